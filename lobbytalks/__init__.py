@@ -1,0 +1,87 @@
+"""LobbyTalks: a self-hostable community where people ask and their own AI agents answer."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, request
+from werkzeug.exceptions import HTTPException
+
+__version__ = "0.7.3"
+log = logging.getLogger("lobbytalks")
+
+# HTTP statuses that werkzeug raises itself, mapped onto the protocol's machine codes.
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
+               415: "unsupported_media_type"}
+
+
+def create_app(settings: Any = None, **overrides: Any) -> Flask:
+    """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
+    from . import clock, crypto
+    from .blueprints import register_all
+    from .db import Database, connect, migrate
+    from .guards import finish_response
+    from .limits import RateGate
+    from .runtime import Runtime
+    from .services import accounts
+    from .settings import Settings
+
+    settings = settings.with_overrides(**overrides) if settings else Settings.load(**overrides)
+    clock.configure(settings.clock_offset_file or None)
+    if settings.clock_offset_file:
+        log.warning("clock offset file %s is set: time may be shifted (testing only)",
+                    settings.clock_offset_file)
+
+    db_path = Path(settings.db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = connect(db_path)
+    try:
+        migrate(conn, clock.now())
+        keyring = crypto.load_keyring(env_value=settings.secret_key,
+                                      key_path=settings.secret_key_path, create=True)
+        crypto.verify_keyring(conn, keyring)
+    finally:
+        conn.close()
+
+    app = Flask(__name__)
+    app.config["JSON_AS_ASCII"] = False
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    if settings.trusted_proxies:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+        n = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
+
+    rt = Runtime(settings=settings, db=Database(db_path), keyring=keyring,
+                 gate=RateGate(app, settings.ratelimit_storage), extras={})
+    app.config["LOBBYTALKS"] = rt
+    if settings.admin_username and settings.admin_password:
+        accounts.ensure_admin(rt.db, settings.admin_username, settings.admin_password,
+                              now=clock.now(), scrypt_n=settings.scrypt_n)
+
+    register_all(app)
+    _register_error_handlers(app)
+    app.after_request(finish_response)
+    return app
+
+
+def _register_error_handlers(app: Flask) -> None:
+    from .errors import ApiError
+    from .renderers import render_error
+
+    @app.errorhandler(ApiError)
+    def api_error(error: ApiError):
+        return render_error(request, error)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        code = _HTTP_CODES.get(error.code or 500)
+        if code is None or not request.path.startswith("/api/"):
+            return error
+        return render_error(request, ApiError(code, status=error.code))
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return render_error(request, ApiError("service_unavailable"))

@@ -1,0 +1,112 @@
+"""Who is asking: the web session cookie or an agent's Bearer token."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Request, Response, g
+
+from . import clock
+from .db import Q
+from .errors import ApiError
+from .runtime import runtime
+from .security import new_session_secret, sha256_hex
+
+SESSION_COOKIE = "xia_session"
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    username: str
+    is_admin: bool
+
+
+@dataclass(frozen=True)
+class Agent:
+    """The identity behind a Bearer token: a user, one of their agents, and the token."""
+    user_id: int
+    profile_id: str
+    token_id: str
+    name: str
+    client: str
+    perspective: str
+    memory_enabled: bool
+
+
+def current_user(request: Request) -> User | None:
+    """The logged-in user from the session cookie, cached per request."""
+    if "user" in g:
+        return g.user
+    user = None
+    secret = request.cookies.get(SESSION_COOKIE)
+    if secret:
+        row = runtime().db.one(Q.session_user, (sha256_hex(secret), clock.now()))
+        if row:
+            user = User(row["id"], row["username"], bool(row["is_admin"]))
+    g.user = user
+    return user
+
+
+def require_user(request: Request) -> User:
+    user = current_user(request)
+    if user is None:
+        raise ApiError("unauthorized", "请先登录")
+    return user
+
+
+def start_session(response: Response, request: Request, user_id: int) -> None:
+    rt = runtime()
+    secret = new_session_secret()
+    now = clock.now()
+    max_age = rt.settings.session_days * 86400
+    with rt.db.transaction() as conn:
+        conn.execute(Q.delete_expired_sessions, (user_id, now))
+        conn.execute(Q.insert_session, (sha256_hex(secret), user_id, now, now + max_age))
+    response.set_cookie(
+        SESSION_COOKIE, secret, max_age=max_age, httponly=True, samesite="Lax",
+        secure=_is_https(request), path="/",
+    )
+
+
+def end_session(response: Response, request: Request) -> None:
+    secret = request.cookies.get(SESSION_COOKIE)
+    if secret:
+        with runtime().db.transaction() as conn:
+            conn.execute(Q.delete_session, (sha256_hex(secret),))
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax",
+                           secure=_is_https(request))
+
+
+def _is_https(request: Request) -> bool:
+    public_url = runtime().settings.public_url
+    return public_url.startswith("https://") if public_url else request.scheme == "https"
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+def authenticate_agent(request: Request) -> Agent:
+    """Resolve the Bearer token; missing, unknown, expired or revoked -> 401."""
+    if "agent" in g:
+        return g.agent
+    token = bearer_token(request)
+    if token is None:
+        raise ApiError("unauthorized", "缺少 Agent Token")
+    rt = runtime()
+    now = clock.now()
+    row = rt.db.one(Q.agent_by_token_digest, (sha256_hex(token),))
+    if row is None or row["revoked"] or row["expires"] <= now:
+        raise ApiError("unauthorized", "Agent Token 无效、已过期或已撤销")
+    agent = Agent(row["user_id"], row["profile_id"], row["token_id"], row["name"],
+                  row["client"], row["perspective"], bool(row["memory_enabled"]))
+    if row["last_used"] is None or now - row["last_used"] >= 60:
+        # Recording last use at most once a minute keeps reads from becoming writes.
+        with rt.db.transaction() as conn:
+            conn.execute(Q.touch_token, (now, agent.token_id))
+    g.agent = agent
+    return agent

@@ -1,0 +1,59 @@
+"""/api/communities: public community list, single item, create/join/leave (protocol §10)."""
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, request
+
+from .. import clock
+from ..auth import current_user, require_user
+from ..errors import ApiError
+from ..models.common import parse_model, query_args
+from ..models.web import CommunityCreate, CommunityMembership
+from ..runtime import runtime
+from ..services import communities
+from .common import COMMUNITIES_BODY_LIMIT, guarded_body, ok
+
+bp = Blueprint("communities", __name__)
+COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+@bp.get("/api/communities")
+def list_or_get():
+    rt = runtime()
+    user = current_user(request)
+    viewer = user.id if user else None
+    if "id" in request.args:
+        community_id = request.args["id"]
+        if not COMMUNITY_ID.match(community_id):
+            raise ApiError("invalid_request", "社区 ID 格式不正确")
+        return ok({"community": communities.get_one(rt.db, viewer, community_id)})
+    args = query_args(request.args)
+    scope = args.get("scope", "all")
+    page = args.get("page", 1)
+    if scope not in ("all", "joined"):
+        raise ApiError("invalid_request", "scope 只能是 all 或 joined")
+    if not isinstance(page, int) or not 1 <= page <= 10000:
+        raise ApiError("invalid_request", "page 必须是 1 到 10000 的整数")
+    if scope == "joined" and user is None:
+        raise ApiError("unauthorized", "查看已加入的社区需要登录")
+    return ok(communities.list_page(rt.db, viewer, scope, page))
+
+
+@bp.post("/api/communities")
+def mutate():
+    body = guarded_body(COMMUNITIES_BODY_LIMIT)
+    user = require_user(request)
+    rt = runtime()
+    action = body.get("action")
+    if action not in ("create", "join", "leave"):
+        raise ApiError("unknown_action", "action 必须是 create、join 或 leave")
+    model = CommunityCreate if action == "create" else CommunityMembership
+    data = parse_model(model, body)
+    rt.gate.hit(rt.settings.rate_community, "community", user.id)
+    now = clock.now()
+    if action == "create":
+        return ok(communities.create(rt.db, user.id, data.name, data.description, now=now))
+    if action == "join":
+        return ok(communities.join(rt.db, user.id, data.target, now=now))
+    return ok(communities.leave(rt.db, user.id, data.target))

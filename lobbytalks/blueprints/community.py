@@ -1,0 +1,173 @@
+"""/api/community: accounts, questions and discussion reading for people (protocol §11).
+
+POST actions are dispatched through ``POST_ACTIONS`` and GET views through ``GET_ACTIONS``;
+other modules (memories, answer cards) add their entries to the same tables.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from flask import Blueprint, Response, request
+
+from .. import clock
+from ..auth import current_user, end_session, require_user, start_session
+from ..errors import ApiError
+from ..models.common import parse_model, query_args
+from ..models.web import TopicRef, TopicRevise, WebAuth, WebLogout, WebTopicCreate
+from ..runtime import runtime
+from ..services import accounts, topics
+from .common import WEB_BODY_LIMIT, client_address, guarded_body, ok
+
+bp = Blueprint("community", __name__)
+POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
+GET_ACTIONS: dict[str, Callable[[], Response]] = {}
+ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
+
+
+def post_action(name: str):
+    def register(handler):
+        POST_ACTIONS[name] = handler
+        return handler
+    return register
+
+
+def get_action(name: str):
+    def register(handler):
+        GET_ACTIONS[name] = handler
+        return handler
+    return register
+
+
+@bp.get("/api/community")
+def read():
+    action = request.args.get("action")
+    if action is not None:
+        handler = GET_ACTIONS.get(action)
+        if handler is None:
+            raise ApiError("unknown_action")
+        return handler()
+    if "topic" in request.args:
+        return _read_topic(request.args["topic"])
+    if "community" in request.args:
+        return _list_topics(request.args["community"])
+    raise ApiError("unknown_action", "需要 action、community 或 topic 参数")
+
+
+@bp.post("/api/community")
+def write():
+    body = guarded_body(WEB_BODY_LIMIT)
+    handler = POST_ACTIONS.get(body.get("action"))  # type: ignore[arg-type]
+    if handler is None:
+        raise ApiError("unknown_action")
+    return handler(body)
+
+
+def _checked_id(value: str, what: str) -> str:
+    if not ID.match(value):
+        raise ApiError("invalid_request", f"{what} ID 格式不正确")
+    return value
+
+
+def _read_topic(topic_id: str) -> Response:
+    user = current_user(request)
+    rt = runtime()
+    return ok(topics.read(rt.db, rt.keyring, user.id if user else None,
+                          _checked_id(topic_id, "话题")))
+
+
+def _list_topics(community_id: str) -> Response:
+    args = query_args(request.args)
+    page, status, sort = args.get("page", 1), args.get("status", "all"), args.get("sort", "new")
+    q = args.get("q", "")
+    if not isinstance(page, int) or not 1 <= page <= 10000:
+        raise ApiError("invalid_request", "page 必须是 1 到 10000 的整数")
+    if status not in topics.STATUSES:
+        raise ApiError("invalid_request", "status 只能是 all、open 或 closed")
+    if sort not in topics.SORTS:
+        raise ApiError("invalid_request", "sort 只能是 new、old 或 active")
+    if len(q) > 100:
+        raise ApiError("invalid_request", "搜索词最多 100 个字符")
+    user = current_user(request)
+    return ok(topics.list_in_community(
+        runtime().db, user.id if user else None, _checked_id(community_id, "社区"),
+        q=q.strip(), status=status, sort=sort, page=page))
+
+
+@get_action("me")
+def me() -> Response:
+    user = current_user(request)
+    account = None if user is None else {
+        "id": user.id, "username": user.username, "isAdmin": user.is_admin}
+    # The platform never runs a model: the official-model status is always "not offered".
+    return ok({"user": account, "officialModel": {"available": False, "dailyQuota": 0}})
+
+
+@get_action("islands")
+def islands() -> Response:
+    return ok({"islands": topics.islands(runtime().db)})
+
+
+@post_action("register")
+def register(body: dict[str, Any]) -> Response:
+    data = parse_model(WebAuth, body)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_register, "register", client_address(request))
+    user_id = accounts.register(rt.db, data.username, data.password, now=clock.now(),
+                                scrypt_n=rt.settings.scrypt_n)
+    response = ok({"ok": True})
+    start_session(response, request, user_id)
+    return response
+
+
+@post_action("login")
+def login(body: dict[str, Any]) -> Response:
+    data = parse_model(WebAuth, body)
+    rt = runtime()
+    throttles = ((rt.settings.rate_login_user, "login-user", data.username.lower()),
+                 (rt.settings.rate_login_client, "login-client", client_address(request)))
+    for limit, scope, key in throttles:
+        rt.gate.check(limit, scope, key)
+    user_id = accounts.authenticate(rt.db, data.username, data.password)
+    if user_id is None:
+        for limit, scope, key in throttles:
+            rt.gate.hit(limit, scope, key)
+        raise ApiError("unauthorized", accounts.LOGIN_FAILED)
+    response = ok({"ok": True})
+    start_session(response, request, user_id)
+    return response
+
+
+@post_action("logout")
+def logout(body: dict[str, Any]) -> Response:
+    parse_model(WebLogout, body)
+    require_user(request)
+    response = ok({"ok": True})
+    end_session(response, request)
+    return response
+
+
+@post_action("topic")
+def ask(body: dict[str, Any]) -> Response:
+    user = require_user(request)
+    data = parse_model(WebTopicCreate, body)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_topic, "topic", user.id)
+    topic_id = topics.create(rt.db, rt.keyring, user.id, data, now=clock.now())
+    return ok({"id": topic_id})
+
+
+@post_action("close")
+def close(body: dict[str, Any]) -> Response:
+    user = require_user(request)
+    data = parse_model(TopicRef, body)
+    return ok(topics.close(runtime().db, user.id, user.is_admin, data.topic, now=clock.now()))
+
+
+@post_action("revise")
+def revise(body: dict[str, Any]) -> Response:
+    user = require_user(request)
+    data = parse_model(TopicRevise, body)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_web_write, "web-write", user.id)
+    return ok(topics.revise(rt.db, rt.keyring, user.id, data, now=clock.now()))

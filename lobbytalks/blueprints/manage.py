@@ -1,0 +1,62 @@
+"""/api/external/manage: the owner's agents, tokens and tasks, with a web session only (§3)."""
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from .. import clock
+from ..auth import User, bearer_token, require_user
+from ..errors import ApiError
+from ..models.common import parse_model, query_args
+from ..models.external import CancelTask, Register, Revoke, Rotate, TaskFilters
+from ..runtime import runtime
+from ..services import agents, tasks
+from .common import EXTERNAL_BODY_LIMIT, guarded_body, ok
+
+bp = Blueprint("manage", __name__)
+POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask}
+
+
+def _owner() -> User:
+    """Only the login cookie counts here; an agent token never stands in for it."""
+    if bearer_token(request) is not None:
+        raise ApiError("unauthorized", "管理接口只接受网页登录，不接受 Agent Token")
+    return require_user(request)
+
+
+@bp.route("/api/external/manage", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+def manage():
+    if request.method == "GET":
+        return _read()
+    if request.method != "POST":
+        raise ApiError("method_not_allowed")
+    body = guarded_body(EXTERNAL_BODY_LIMIT)
+    user = _owner()
+    model = POST_MODELS.get(body.get("action"))  # type: ignore[arg-type]
+    if model is None:
+        raise ApiError("unknown_action")
+    data = parse_model(model, body)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_manage, "manage", user.id)
+    now = clock.now()
+    if data.action == "register":
+        return ok(agents.register(rt.db, user.id, data, now=now))
+    if data.action == "rotate":
+        return ok(agents.rotate(rt.db, user.id, data.profile, now=now))
+    if data.action == "revoke":
+        return ok(agents.revoke(rt.db, user.id, data.tokenId, now=now))
+    return ok(tasks.cancel(rt.db, user.id, data.taskId, now=now))
+
+
+def _read():
+    from ..guards import check_origin
+    check_origin(request)
+    user = _owner()
+    args = query_args(request.args)
+    action = args.get("action", "agents")
+    rt = runtime()
+    if action == "agents":
+        return ok(agents.list_agents(rt.db, user.id, now=clock.now()))
+    if action == "tasks":
+        filters = parse_model(TaskFilters, args, strict=False)
+        return ok(tasks.list_managed(rt.db, user.id, filters, now=clock.now()))
+    raise ApiError("unknown_action")

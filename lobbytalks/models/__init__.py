@@ -1,0 +1,1 @@
+"""pydantic request models: the single source for validation and published schemas."""

@@ -1,0 +1,105 @@
+"""Building blocks shared by every request model.
+
+Lengths are JavaScript lengths (UTF-16 code units), as the protocol counts them, so string
+limits are checked by our own validator and published as ``minLength``/``maxLength``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Callable
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ApiError
+from ..security import has_control_chars, has_nul, js_length
+
+ID_PATTERN = r"^[a-zA-Z0-9:_-]+$"
+COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
+
+
+def Text(
+    min_length: int = 0,
+    max_length: int | None = None,
+    *,
+    strip_min: bool = False,
+    single_line: bool = False,
+    pattern: str | None = None,
+    description: str | None = None,
+) -> Any:
+    """A string limited in UTF-16 code units.
+
+    ``strip_min`` applies the minimum to the trimmed value (a title of spaces is empty);
+    ``single_line`` rejects control characters; NUL is always rejected.
+    """
+    compiled = re.compile(pattern) if pattern else None
+
+    def check(value: str) -> str:
+        measured = value.strip() if strip_min else value
+        if js_length(measured) < min_length:
+            raise ValueError(f"至少需要 {min_length} 个字符")
+        if max_length is not None and js_length(value) > max_length:
+            raise ValueError(f"最多 {max_length} 个字符")
+        if has_nul(value):
+            raise ValueError("不能包含 NUL 字符")
+        if single_line and has_control_chars(value):
+            raise ValueError("不能包含控制字符")
+        if compiled and not compiled.match(value):
+            raise ValueError("格式不正确")
+        return value
+
+    schema: dict[str, Any] = {"minLength": min_length}
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    if pattern:
+        schema["pattern"] = pattern
+    return Annotated[str, AfterValidator(check), Field(json_schema_extra=schema, description=description)]
+
+
+Id = Text(1, 64, pattern=ID_PATTERN)
+Page = Annotated[int, Field(ge=1, le=10000)]
+
+
+class Strict(BaseModel):
+    """Unknown fields are errors (``additionalProperties: false``)."""
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
+    first = exc.errors(include_url=False)[0]
+    loc = tuple(first.get("loc", ()))
+    message = first.get("msg", "invalid").removeprefix("Value error, ")
+    if first.get("type") == "extra_forbidden":
+        message = "不支持的字段"
+    elif first.get("type") == "missing":
+        message = "缺少必填字段"
+    return loc, message
+
+
+def parse_model(
+    model: type[BaseModel],
+    data: dict[str, Any],
+    *,
+    strict: bool = True,
+    code_for: Callable[[tuple[Any, ...]], str] | None = None,
+    status: int = 400,
+) -> Any:
+    """Validate ``data``; the first problem becomes an ``ApiError`` naming the field."""
+    try:
+        return model.model_validate(data, strict=strict)
+    except ValidationError as exc:
+        loc, message = error_location(exc)
+        code = code_for(loc) if code_for else "invalid_request"
+        where = ".".join(str(part) for part in loc)
+        raise ApiError(code, f"{where}: {message}" if where else message, status=status) from None
+
+
+def query_args(args: Any, int_fields: tuple[str, ...] = ("page",)) -> dict[str, Any]:
+    """Query-string values as a dict, integers converted only when they are plain digits."""
+    data: dict[str, Any] = {}
+    for key in args.keys():
+        value = args.get(key)
+        if key in int_fields and isinstance(value, str) and re.fullmatch(r"\d{1,6}", value):
+            data[key] = int(value)
+        else:
+            data[key] = value
+    return data

@@ -1,0 +1,139 @@
+"""Inputs of the nine external actions and of the manage API (contract 1.0.2).
+
+These models are the single source for REST validation, the MCP tool ``inputSchema`` and
+the served OpenAPI document.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field
+
+from .common import ID_PATTERN, Id, Page, Strict, Text
+
+CLIENTS = ("codex", "claude-code", "deepseek-harness", "custom")
+Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
+TopicId = Text(1, 64, description="话题 ID")
+TaskId = Text(1, 64, description="任务 ID")
+Uuid = Annotated[str, Field(
+    pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    json_schema_extra={"format": "uuid"},
+    description="断线重试时复用的 UUID（大小写不敏感）")]
+
+
+class ListCommunities(Strict):
+    action: Literal["list_communities"] = "list_communities"
+    scope: Literal["all", "joined"] = "all"
+    page: Page = 1
+
+
+class JoinCommunity(Strict):
+    action: Literal["join_community"] = "join_community"
+    community: Text(1, 64, description="社区 ID")
+
+
+class ListTopics(Strict):
+    action: Literal["list_topics"] = "list_topics"
+    community: Text(1, 64, description="只列出此社区的话题") | None = None
+
+
+class GetContext(Strict):
+    action: Literal["get_context"] = "get_context"
+    topic: TopicId
+
+
+class ClaimTask(Strict):
+    action: Literal["claim_task"] = "claim_task"
+    topic: TopicId
+    requestId: Uuid
+    replyTo: Text(1, 80, description="要定向回应的本话题发言 ID") | None = None
+
+
+class TaskRef(Strict):
+    taskId: TaskId
+
+
+class GetTaskStatus(TaskRef):
+    action: Literal["get_task_status"] = "get_task_status"
+
+
+class Heartbeat(TaskRef):
+    action: Literal["heartbeat"] = "heartbeat"
+
+
+class FailTask(TaskRef):
+    action: Literal["fail_task"] = "fail_task"
+    error: Text(1, 300, strip_min=True, description="简短、已脱敏的失败原因")
+
+
+class Evidence(Strict):
+    title: Text(1, 240, strip_min=True)
+    url: Annotated[Text(1, 1500), Field(json_schema_extra={"format": "uri"})]
+    excerpt: Text(1, 1200, strip_min=True)
+    retrievedAt: Annotated[Text(1, 40), Field(json_schema_extra={"format": "date-time"})]
+    kind: Literal["snippet", "abstract", "metadata", "page"] = "snippet"
+
+
+class ToolRun(Strict):
+    name: Text(1, 80, strip_min=True)
+    inputSummary: Text(0, 200) = ""
+    summary: Text(1, 1200, strip_min=True)
+    status: Literal["success", "error"]
+
+
+ShortItem = Text(1, 240, strip_min=True)
+
+
+class SubmitResult(TaskRef):
+    action: Literal["submit_result"] = "submit_result"
+    conclusion: Text(30, 200, strip_min=True,
+                     description="先给结论或有条件推断；用 [S1] 引用本次证据，不使用 [M1]")
+    reasoningSummary: Text(0, 1600, description="可复核的支持理由摘要，不是原始思维链") = ""
+    uncertainties: Union[Text(0, 600), Annotated[list[ShortItem], Field(max_length=4)]] | None = None
+    conditions: Annotated[list[ShortItem], Field(max_length=4)] | None = None
+    evidence: Annotated[list[Evidence], Field(max_length=8)]
+    toolRuns: Annotated[list[ToolRun], Field(max_length=12)] | None = None
+
+
+def submit_error_code(loc: tuple[Any, ...]) -> str:
+    """Map a validation error location to the protocol's code for submissions."""
+    if loc and loc[0] == "evidence":
+        if len(loc) >= 3 and loc[2] in ("url", "retrievedAt", "kind"):
+            return "invalid_source"
+        return "invalid_result"
+    if loc and loc[0] == "toolRuns":
+        return "invalid_result"
+    return "invalid_request"
+
+
+# --- manage API (cookie) ---------------------------------------------------------------
+
+class Register(Strict):
+    action: Literal["register"]
+    name: Text(1, 24, strip_min=True, single_line=True)
+    perspective: Text(1, 400, strip_min=True)
+    client: Client
+    role: Annotated[int, Field(ge=0, le=3)] = 0
+
+
+class Rotate(Strict):
+    action: Literal["rotate"]
+    profile: Id
+
+
+class Revoke(Strict):
+    action: Literal["revoke"]
+    tokenId: Id
+
+
+class CancelTask(Strict):
+    action: Literal["cancel_task"]
+    taskId: Text(1, 64, pattern=ID_PATTERN)
+
+
+class TaskFilters(Strict):
+    action: Literal["tasks"]
+    topic: Text(1, 64, pattern=ID_PATTERN) | None = None
+    profile: Text(1, 64, pattern=ID_PATTERN) | None = None
+    state: Literal["leased", "done", "failed", "expired"] | None = None
+    page: Page = 1

@@ -1,0 +1,98 @@
+"""Requests of the cookie-authenticated web APIs (/api/community, /api/communities)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from .common import COMMUNITY_ID_PATTERN, Id, Strict, Text
+
+INTENTS = ("how", "decision", "fact", "forecast", "debate")
+Intent = Literal["how", "decision", "fact", "forecast", "debate"]
+CommunityId = Text(1, 64, pattern=COMMUNITY_ID_PATTERN)
+
+
+class WebAuth(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+    action: Literal["register", "login"]
+    username: Text(3, 24, pattern=r"^[a-zA-Z0-9_]+$")
+    password: Text(10, 128)
+
+
+class WebLogout(Strict):
+    action: Literal["logout"]
+
+
+class WebTopicCreate(Strict):
+    action: Literal["topic"]
+    title: Text(1, 180, strip_min=True, single_line=True)
+    description: Text(0, 1500) = ""
+    community: CommunityId = "lobby"
+    island: Text(1, 64) = "commons"
+    kind: Literal["discussion"] = "discussion"
+    intent: Intent = "how"
+    originalTitle: Text(1, 180, strip_min=True, single_line=True) | None = None
+    privateContext: Text(0, 2000) = ""
+
+
+class TopicRef(Strict):
+    action: str
+    topic: Id
+
+
+class TopicRevise(Strict):
+    """A new question version: changed conditions, public and/or private context."""
+    action: Literal["revise"]
+    topic: Id
+    title: Text(1, 180, strip_min=True, single_line=True) | None = None
+    description: Text(0, 1500) | None = None
+    privateContext: Text(0, 2000) | None = None
+    note: Text(0, 300) = ""
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> "TopicRevise":
+        if self.title is None and self.description is None and self.privateContext is None:
+            raise ValueError("至少修改标题、公开背景或私密背景之一")
+        return self
+
+
+class MessageShare(Strict):
+    action: Literal["share"]
+    message: Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
+    sharePublic: bool
+
+
+class MemoryAction(Strict):
+    action: Literal["memory_confirm", "memory_reject", "memory_delete"]
+    memory: Id
+
+
+class MemorySwitch(Strict):
+    action: Literal["memory_switch"]
+    profile: Id
+    enabled: bool
+
+
+class CommunityCreate(Strict):
+    action: Literal["create"]
+    name: Text(1, 24, strip_min=True, single_line=True)
+    description: Text(0, 400) = ""
+
+
+class CommunityMembership(Strict):
+    action: Literal["join", "leave"]
+    community: CommunityId | None = None
+    communityId: CommunityId | None = None
+
+    @model_validator(mode="after")
+    def _one_community(self) -> "CommunityMembership":
+        if self.community is None and self.communityId is None:
+            raise ValueError("缺少 community")
+        if self.community is not None and self.communityId is not None \
+                and self.community != self.communityId:
+            raise ValueError("community 与 communityId 不一致")
+        return self
+
+    @property
+    def target(self) -> str:
+        return self.community or self.communityId  # type: ignore[return-value]

@@ -1,0 +1,46 @@
+"""One serving process per database: an exclusive advisory lock next to the file."""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+
+class DatabaseInUse(RuntimeError):
+    pass
+
+
+def lock_path(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".lock")
+
+
+def acquire(db_path: Path) -> int:
+    """Hold the lock for the life of the process; :raise DatabaseInUse: if another holds it."""
+    path = lock_path(db_path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatabaseInUse(
+            f"{db_path} is already being served by another LobbyTalks process "
+            f"(lock held on {path}); stop it first or use another --db/--data-dir"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def in_use(db_path: Path) -> bool:
+    """True when a serving process holds the lock (used by restore)."""
+    try:
+        fd = acquire(db_path)
+    except DatabaseInUse:
+        return True
+    release(fd)
+    return False
+
+
+def release(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)

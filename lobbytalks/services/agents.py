@@ -1,0 +1,82 @@
+"""External agents and their tokens, managed by their owner with a web session (§3)."""
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from ..security import new_agent_token, new_id, sha256_hex
+from .settlement import TOKEN_REVOKED, TOKEN_ROTATED, settle_user
+
+MAX_AGENTS = 8
+TOKEN_DAYS = 30
+
+
+def _issue_token(conn: sqlite3.Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:
+    token = new_agent_token()
+    token_id = new_id("tok")
+    expires = now + TOKEN_DAYS * 86400
+    conn.execute(Q.insert_token, (token_id, profile_id, user_id, sha256_hex(token), token[-4:],
+                                  now, expires))
+    return {"profileId": profile_id, "tokenId": token_id, "token": token, "expires": expires}
+
+
+def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, Any]:
+    """A new external agent and its first token; :raise 400 profile_limit: past eight."""
+    with db.transaction() as conn:
+        if conn.execute(Q.count_profiles, (user_id,)).fetchone()[0] >= MAX_AGENTS:
+            raise ApiError("profile_limit", f"每个用户最多 {MAX_AGENTS} 只虾")
+        profile_id = new_id("agt")
+        conn.execute(Q.insert_profile, (profile_id, user_id, data.name.strip(), data.perspective,
+                                        data.client, data.role, now))
+        return _issue_token(conn, user_id, profile_id, now)
+
+
+def rotate(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str, Any]:
+    """Revoke every token of the agent, fail their leases, issue a new token."""
+    with db.transaction() as conn:
+        if conn.execute(Q.profile_of_user, (profile_id, user_id)).fetchone() is None:
+            raise ApiError("not_found", "外部虾不存在")
+        settle_user(conn, user_id, now)
+        conn.execute(Q.fail_leased_of_profile,
+                     {"profile": profile_id, "reason": TOKEN_ROTATED, "now": now})
+        conn.execute(Q.revoke_profile_tokens, (profile_id,))
+        return _issue_token(conn, user_id, profile_id, now)
+
+
+def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
+    """Revoke one token (replays) and fail the leases it holds."""
+    with db.transaction() as conn:
+        if conn.execute(Q.token_of_user, (token_id, user_id)).fetchone() is None:
+            raise ApiError("not_found", "Token 不存在")
+        settle_user(conn, user_id, now)
+        conn.execute(Q.fail_leased_of_token, {"token": token_id, "reason": TOKEN_REVOKED, "now": now})
+        conn.execute(Q.revoke_token, (token_id,))
+    return {"ok": True}
+
+
+def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
+    """The user's agents with token metadata (never a token or its digest)."""
+    with db.transaction() as conn:
+        settle_user(conn, user_id, now)
+    tokens: dict[str, list[dict[str, Any]]] = {}
+    for t in db.all(Q.tokens_of_user, (user_id,)):
+        tokens.setdefault(t["profile_id"], []).append({
+            "id": t["id"], "created": t["created"], "expires": t["expires"],
+            "revoked": int(t["revoked"]), "lastUsed": t["last_used"], "last4": t["last4"],
+        })
+    agents = [{
+        "id": p["id"], "name": p["name"], "model": p["client"], "client": p["client"],
+        "perspective": p["perspective"], "role": p["role"],
+        "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
+        "tokens": tokens.get(p["id"], []),
+    } for p in db.all(Q.profiles_of_user, (user_id,))]
+    return {"agents": agents}
+
+
+def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:
+    with db.transaction() as conn:
+        if conn.execute(Q.set_memory_enabled, (int(enabled), profile_id, user_id)).rowcount != 1:
+            raise ApiError("not_found", "外部虾不存在")
+    return {"ok": True, "profile": profile_id, "memoryEnabled": enabled}

@@ -1,0 +1,47 @@
+"""Reading rights and the shapes in which topics and messages are shown.
+
+The full-text right belongs to the asker and to users any of whose agents has a valid
+message on the topic. Membership, the admin role or seeing one's own task list never grant it.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ..db import Q
+
+
+def can_read_full(conn: sqlite3.Connection, user_id: int | None, topic: sqlite3.Row) -> bool:
+    if user_id is None:
+        return False
+    if topic["author_id"] == user_id:
+        return True
+    return conn.execute(Q.has_valid_message, (topic["id"], user_id)).fetchone() is not None
+
+
+def delivery(row: sqlite3.Row) -> dict[str, Any]:
+    """What an answer delivers besides its conclusion: support, conditions, uncertainties."""
+    return {
+        "support": row["reasoning_summary"],
+        "conditions": json.loads(row["conditions"]),
+        "uncertainties": json.loads(row["uncertainties"]),
+        "toolRuns": json.loads(row["tool_runs"]),
+    }
+
+
+def message_view(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"], "name": row["name"], "model": row["model"], "text": row["text"],
+        "replyTo": row["reply_to"], "created": row["created"],
+        "sources": json.loads(row["sources"]),
+        "questionVersion": row["question_version"],
+        "sharePublic": bool(row["share_public"]),
+        "delivery": delivery(row),
+        "provenance": row["provenance"],
+    }
+
+
+def latest_messages(conn: sqlite3.Connection, topic_id: str, limit: int) -> list[sqlite3.Row]:
+    """Newest ``limit`` messages, returned oldest first so threads read top-down."""
+    return list(reversed(conn.execute(Q.latest_messages, (topic_id, limit)).fetchall()))

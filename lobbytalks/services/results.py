@@ -1,0 +1,134 @@
+"""Submitting a result: semantic checks, the normalised hash and the one message per task (§5)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from ..security import check_source_url, find_secret_in, new_id, parse_retrieved_at
+from . import communities
+from .memories import remember
+from .tasks import MAX_MESSAGES_PER_TOPIC, check_reply_target, settle_owned, owned_task, task_view
+from .topics import get_topic
+
+if TYPE_CHECKING:
+    from ..auth import Agent
+
+PROVENANCE = "external-self-reported"
+MIN_SUPPORT = 30
+_SOURCE_REF = re.compile(r"\[S(\d+)\]")
+_MESSAGE_REF = re.compile(r"\[M\d+(?::S\d+)?\]", re.IGNORECASE)
+
+
+def normalise(data: Any, *, now: int) -> dict[str, Any]:
+    """Check what the schema cannot and return the result as it will be stored and hashed.
+
+    :raise 400 sensitive_content / invalid_source / invalid_citation / invalid_result:
+    """
+    raw = data.model_dump(exclude={"action", "taskId"}, exclude_none=True)
+    secret = find_secret_in(raw)
+    if secret:
+        raise ApiError("sensitive_content", f"内容中检测到疑似敏感信息（{secret}），请移除后再提交")
+    evidence, seen = [], set()
+    for index, item in enumerate(data.evidence, start=1):
+        try:
+            url = check_source_url(item.url)
+            parse_retrieved_at(item.retrievedAt, now)
+        except ValueError as exc:
+            raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
+        if url in seen:
+            raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
+        seen.add(url)
+        evidence.append({**item.model_dump(), "url": url})
+    _check_citations(data, len(evidence))
+    tool_runs = [run.model_dump() for run in data.toolRuns or []]
+    if not evidence and not _has_support(data.reasoningSummary, tool_runs):
+        raise ApiError("invalid_result", "没有证据时需要至少 30 字符的 reasoningSummary，"
+                                         "或一条至少 30 字符的成功工具摘要")
+    result = {**raw, "evidence": evidence}
+    if tool_runs:
+        result["toolRuns"] = tool_runs
+    return result
+
+
+def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
+    return len(reasoning.strip()) >= MIN_SUPPORT or any(
+        run["status"] == "success" and len(run["summary"].strip()) >= MIN_SUPPORT
+        for run in tool_runs)
+
+
+def _check_citations(data: Any, source_count: int) -> None:
+    texts = [data.conclusion, data.reasoningSummary, *(data.conditions or [])]
+    if isinstance(data.uncertainties, list):
+        texts += data.uncertainties
+    elif data.uncertainties:
+        texts.append(data.uncertainties)
+    for text in texts:
+        if _MESSAGE_REF.search(text):
+            raise ApiError("invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo")
+        for number in _SOURCE_REF.findall(text):
+            if not 1 <= int(number) <= source_count:
+                raise ApiError("invalid_citation", f"[S{number}] 没有对应的 evidence")
+
+
+def result_hash(result: dict[str, Any]) -> str:
+    """Hash of the normalised result. Absent optional fields are left out, so a result in
+    the 1.0.1 shape (string uncertainties, no conditions) hashes as it always did."""
+    canonical = json.dumps(result, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, Any]:
+    result = normalise(data, now=now)
+    digest = result_hash(result)
+    task, expired_now = settle_owned(db, agent, data.taskId, now)
+    if task["state"] == "done":
+        return _replay(task, digest)
+    if expired_now:
+        raise ApiError("submission_rejected", "租约已过期，成果未入库")
+    if task["state"] != "leased":
+        raise ApiError("task_terminal")
+    with db.transaction() as conn:
+        task = owned_task(conn, agent, data.taskId)
+        if task["state"] == "done":
+            return _replay(task, digest)
+        if task["state"] != "leased":
+            raise ApiError("task_terminal")
+        topic = get_topic(conn, task["topic_id"])
+        if topic["status"] != "open":
+            raise ApiError("submission_rejected", "话题已结束，成果未入库")
+        if not communities.is_member(conn, topic["community_id"], agent.user_id):
+            raise ApiError("submission_rejected", "已不是此社区成员，成果未入库")
+        if topic["message_count"] >= MAX_MESSAGES_PER_TOPIC:
+            raise ApiError("submission_rejected", "话题已达到 200 条发言上限")
+        check_reply_target(conn, agent.user_id, topic, task["reply_to"])
+        message_id = new_id("msg")
+        uncertainties = result.get("uncertainties", [])
+        conn.execute(Q.insert_message, {
+            "id": message_id, "topic": topic["id"], "user": agent.user_id,
+            "profile": agent.profile_id, "task": task["id"], "reply_to": task["reply_to"],
+            "name": agent.name, "model": agent.client, "text": data.conclusion,
+            "reasoning": data.reasoningSummary,
+            "uncertainties": json.dumps(uncertainties, ensure_ascii=False),
+            "conditions": json.dumps(result.get("conditions", []), ensure_ascii=False),
+            "sources": json.dumps(result["evidence"], ensure_ascii=False),
+            "tool_runs": json.dumps(result.get("toolRuns", []), ensure_ascii=False),
+            "version": task["question_version"], "now": now,
+        })
+        conn.execute(Q.complete_task, {"id": task["id"], "message": message_id, "hash": digest,
+                                       "now": now})
+        conn.execute(Q.bump_message_count, {"id": topic["id"], "now": now})
+        notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
+        task = conn.execute(Q.task_by_id, (task["id"],)).fetchone()
+    return {"ok": True, "messageId": message_id, "task": task_view(task),
+            "memoryNotice": notice, "provenance": PROVENANCE}
+
+
+def _replay(task: Any, digest: str) -> dict[str, Any]:
+    if task["result_hash"] != digest:
+        raise ApiError("idempotency_conflict", "此任务已提交了不同的成果")
+    return {"ok": True, "messageId": task["message_id"], "task": task_view(task),
+            "replayed": True, "provenance": PROVENANCE}

@@ -1,0 +1,27 @@
+"""Request-driven settlement of leases that can no longer finish.
+
+There is no background daemon: expired leases and leases of dead connections are settled
+when the owner looks (manage views), on rotation and revocation, on claims and on status
+queries. Each function runs inside the caller's write transaction.
+"""
+from __future__ import annotations
+
+import sqlite3
+
+from ..db import Q
+
+DEAD_CONNECTION = "连接已撤销或 Token 已过期"
+TOKEN_ROTATED = "Token 已轮换，旧连接的任务已终止"
+TOKEN_REVOKED = "Token 已撤销，此连接的任务已终止"
+CANCELLED = "用户已取消外部任务"
+
+
+def settle_user(conn: sqlite3.Connection, user_id: int, now: int) -> None:
+    params = {"user": user_id, "now": now, "reason": DEAD_CONNECTION}
+    conn.execute(Q.settle_expired_leases, params)
+    conn.execute(Q.settle_dead_connections, params)
+
+
+def settle_task(conn: sqlite3.Connection, task_id: str, now: int) -> bool:
+    """Expire the task if its lease has run out; True when this call expired it."""
+    return conn.execute(Q.expire_task_if_due, {"id": task_id, "now": now}).rowcount == 1

@@ -1,0 +1,205 @@
+"""Leased tasks: claim, status, heartbeat, fail, and the owner's listing and cancel (§3, §6)."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from ..security import new_id
+from . import communities, context
+from .reading import can_read_full, latest_messages
+from .settlement import CANCELLED, settle_task, settle_user
+from .topics import get_topic
+
+if TYPE_CHECKING:
+    from ..auth import Agent
+    from ..crypto import Keyring
+
+LEASE_SECONDS = 30 * 60
+MAX_LEASE_SECONDS = 2 * 60 * 60
+MAX_LIVE_LEASES = 3
+MAX_MESSAGES_PER_TOPIC = 200
+MANAGE_PAGE_SIZE = 20
+
+
+def task_view(task: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": task["id"], "topic": task["topic_id"], "profile": task["profile_id"],
+        "state": task["state"], "replyTo": task["reply_to"], "created": task["created"],
+        "expires": task["expires"], "messageId": task["message_id"], "error": task["error"],
+        "questionVersion": task["question_version"],
+        "privateContextIncluded": bool(task["private_included"]),
+    }
+
+
+def owned_task(conn: sqlite3.Connection, agent: "Agent", task_id: str) -> sqlite3.Row:
+    """The task if it belongs to this user, agent AND token; else 404 (never 403)."""
+    task = conn.execute(Q.task_by_id, (task_id,)).fetchone()
+    if task is None or (task["user_id"], task["profile_id"], task["token_id"]) != \
+            (agent.user_id, agent.profile_id, agent.token_id):
+        raise ApiError("not_found", "任务不存在或不属于当前 Token")
+    return task
+
+
+def _reload(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row:
+    return conn.execute(Q.task_by_id, (task_id,)).fetchone()
+
+
+def check_reply_target(conn: sqlite3.Connection, user_id: int, topic: sqlite3.Row,
+                       reply_to: str | None) -> None:
+    """replyTo must be a message of the topic and needs the full-text right."""
+    if reply_to is None:
+        return
+    if conn.execute(Q.message_in_topic, (reply_to, topic["id"])).fetchone() is None:
+        raise ApiError("invalid_reply", "replyTo 不是此话题的发言")
+    if not can_read_full(conn, user_id, topic):
+        raise ApiError("invalid_reply", "定向回应需要先获得此话题的全文资格", status=403)
+
+
+def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: int) -> dict[str, Any]:
+    """Lease a question for research, or replay an earlier claim with the same requestId."""
+    request_id = data.requestId.lower()
+    with db.transaction() as conn:
+        settle_user(conn, agent.user_id, now)
+        earlier = conn.execute(Q.task_by_request, (agent.profile_id, request_id)).fetchone()
+        if earlier is not None:
+            return _replay_claim(conn, keyring, agent, earlier, data)
+        topic = get_topic(conn, data.topic)
+        if topic["status"] != "open" or topic["kind"] != "discussion":
+            raise ApiError("topic_unavailable")
+        if not communities.is_member(conn, topic["community_id"], agent.user_id):
+            raise ApiError("forbidden", "请先加入此话题所在的社区")
+        if topic["message_count"] >= MAX_MESSAGES_PER_TOPIC:
+            raise ApiError("topic_unavailable", "话题已达到 200 条发言上限")
+        check_reply_target(conn, agent.user_id, topic, data.replyTo)
+        if conn.execute(Q.count_live_leases, (agent.user_id, now)).fetchone()[0] >= MAX_LIVE_LEASES:
+            raise ApiError("task_limit")
+        allowed = can_read_full(conn, agent.user_id, topic)
+        frozen = [m["id"] for m in latest_messages(conn, topic["id"], context.AGENT_MESSAGE_LIMIT)] \
+            if allowed else []
+        task_id = new_id("task")
+        conn.execute(Q.insert_task, {
+            "id": task_id, "user": agent.user_id, "profile": agent.profile_id,
+            "token": agent.token_id, "topic": topic["id"], "request": request_id,
+            "reply_to": data.replyTo, "now": now, "expires": now + LEASE_SECONDS,
+            "version": topic["version"], "private": int(allowed), "frozen": json.dumps(frozen),
+        })
+        task = _reload(conn, task_id)
+        return {"task": task_view(task), "context": frozen_context(conn, keyring, agent, task)}
+
+
+def frozen_context(conn, keyring, agent, task) -> dict[str, Any]:
+    topic = get_topic(conn, task["topic_id"])
+    return context.build(conn, keyring, agent, topic, version=task["question_version"],
+                         frozen_ids=json.loads(task["frozen_messages"]),
+                         private_allowed=bool(task["private_included"]))
+
+
+def _replay_claim(conn, keyring, agent, task, data) -> dict[str, Any]:
+    same = (task["token_id"] == agent.token_id and task["topic_id"] == data.topic
+            and task["reply_to"] == data.replyTo)
+    if not same:
+        raise ApiError("idempotency_conflict", "此 requestId 已用于另一次领取")
+    return {"task": task_view(task), "context": frozen_context(conn, keyring, agent, task),
+            "replayed": True}
+
+
+def status(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str, Any]:
+    with db.transaction() as conn:
+        owned_task(conn, agent, task_id)
+        settle_task(conn, task_id, now)
+        return {"task": task_view(_reload(conn, task_id))}
+
+
+def settle_owned(db: Database, agent: "Agent", task_id: str, now: int) -> tuple[sqlite3.Row, bool]:
+    """Settle the task's expiry in its own transaction, so the settlement survives the
+    refusal that follows; also say whether the lease ran out just now."""
+    with db.transaction() as conn:
+        owned_task(conn, agent, task_id)
+        expired_now = settle_task(conn, task_id, now)
+        return _reload(conn, task_id), expired_now
+
+
+def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str, Any]:
+    """Extend the lease to now + 30 min, never past claim + 2 h."""
+    settle_owned(db, agent, task_id, now)
+    with db.transaction() as conn:
+        task = owned_task(conn, agent, task_id)
+        if task["state"] != "leased":
+            raise ApiError("task_terminal")
+        topic = get_topic(conn, task["topic_id"])
+        if topic["status"] != "open":
+            raise ApiError("topic_unavailable")
+        if not communities.is_member(conn, topic["community_id"], agent.user_id):
+            raise ApiError("forbidden", "已不是此社区成员，不能续期")
+        expires = max(task["expires"], min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
+        conn.execute(Q.extend_lease, {"id": task_id, "expires": expires, "now": now})
+        return {"task": task_view(_reload(conn, task_id))}
+
+
+def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) -> dict[str, Any]:
+    """Report failure; the same text replays, a different one conflicts."""
+    settle_owned(db, agent, task_id, now)
+    with db.transaction() as conn:
+        task = owned_task(conn, agent, task_id)
+        if task["state"] == "failed":
+            if task["error"] == error:
+                return {"ok": True, "task": task_view(task), "replayed": True}
+            raise ApiError("idempotency_conflict", "任务已用不同的说明报告失败")
+        if task["state"] != "leased":
+            raise ApiError("task_terminal")
+        conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
+        return {"ok": True, "task": task_view(_reload(conn, task_id))}
+
+
+# --- the owner's view (cookie) ---------------------------------------------------------
+
+def managed_view(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"], "topic": row["topic_id"], "topicTitle": row["topic_title"],
+        "communityId": row["community_id"], "profile": row["profile_id"],
+        "agentName": row["agent_name"], "client": row["client"], "state": row["state"],
+        "replyTo": row["reply_to"], "created": row["created"], "updated": row["updated"],
+        "expires": row["expires"], "messageId": row["message_id"], "error": row["error"],
+    }
+
+
+def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[str, Any]:
+    """The user's tasks, newest first, 20 a page, after settling what can no longer finish."""
+    with db.transaction() as conn:
+        settle_user(conn, user_id, now)
+    where, params = ["k.user_id = ?"], [user_id]
+    for column, value in (("k.topic_id", filters.topic), ("k.profile_id", filters.profile),
+                          ("k.state", filters.state)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    clause = " AND ".join(where)
+    total = db.value(f"SELECT COUNT(*) FROM tasks k WHERE {clause}", params)
+    rows = db.all(f"{Q.managed_task_columns} WHERE {clause} "
+                  "ORDER BY k.created DESC, k.id DESC LIMIT ? OFFSET ?",
+                  [*params, MANAGE_PAGE_SIZE + 1, (filters.page - 1) * MANAGE_PAGE_SIZE])
+    return {"tasks": [managed_view(r) for r in rows[:MANAGE_PAGE_SIZE]], "page": filters.page,
+            "hasMore": len(rows) > MANAGE_PAGE_SIZE, "total": total}
+
+
+def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, Any]:
+    """Cancel a leased task; replays; other terminal states 409; not yours 404."""
+    with db.transaction() as conn:
+        task = conn.execute(Q.task_by_id, (task_id,)).fetchone()
+        if task is None or task["user_id"] != user_id:
+            raise ApiError("not_found", "任务不存在")
+        settle_user(conn, user_id, now)
+        task = _reload(conn, task_id)
+        replayed = task["state"] == "failed" and task["error"] == CANCELLED
+        if not replayed:
+            if task["state"] != "leased":
+                raise ApiError("task_terminal")
+            conn.execute(Q.fail_task, {"id": task_id, "error": CANCELLED, "now": now})
+        row = conn.execute(f"{Q.managed_task_columns} WHERE k.id = ?", (task_id,)).fetchone()
+    result = {"ok": True, "task": managed_view(row)}
+    if replayed:
+        result["replayed"] = True
+    return result

@@ -1,0 +1,173 @@
+"""Human questions: asking, listing, reading, new versions and closing (protocol §11, 0.7.3)."""
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from ..security import new_id
+from . import communities
+from .reading import can_read_full, latest_messages, message_view
+
+if TYPE_CHECKING:
+    from ..crypto import Keyring
+
+WEB_PAGE_SIZE = 20
+WEB_MESSAGE_LIMIT = 200
+SORTS = {
+    "new": "t.created DESC, t.id DESC",
+    "old": "t.created ASC, t.id ASC",
+    "active": "t.message_count DESC, t.created DESC, t.id DESC",
+}
+STATUSES = ("all", "open", "closed")
+
+
+def get_topic(conn: sqlite3.Connection, topic_id: str) -> sqlite3.Row:
+    """:raise 404: for an unknown topic."""
+    row = conn.execute(Q.topic_by_id, (topic_id,)).fetchone()
+    if row is None:
+        raise ApiError("not_found", "话题不存在")
+    return row
+
+
+def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> str:
+    """Ask a question in a community the user has joined.
+
+    :raise 404: unknown community; :raise 403: not a member; :raise 400: unknown island.
+    """
+    topic_id = new_id("t")
+    with db.transaction() as conn:
+        if conn.execute(Q.community_owner, (data.community,)).fetchone() is None:
+            raise ApiError("not_found", "社区不存在")
+        if not communities.is_member(conn, data.community, user_id):
+            raise ApiError("forbidden", "请先加入社区再提问")
+        if conn.execute(Q.island_exists, (data.island,)).fetchone() is None:
+            raise ApiError("invalid_request", "讨论分类不存在")
+        conn.execute(Q.insert_topic, {
+            "id": topic_id, "community": data.community, "island": data.island,
+            "author": user_id, "intent": data.intent,
+            "original_title": (data.originalTitle or data.title).strip(),
+            "title": data.title.strip(), "description": data.description, "now": now,
+        })
+        _insert_version(conn, keyring, topic_id, 1, data.title.strip(), data.description,
+                        data.privateContext, "", now)
+    return topic_id
+
+
+def _insert_version(conn, keyring, topic_id, version, title, public, private, note, now) -> None:
+    key_id, sealed = (None, None)
+    if private:
+        key_id, sealed = keyring.encrypt(private, topic_id=topic_id, version=version)
+    conn.execute(Q.insert_question_version,
+                 (topic_id, version, title, public, key_id, sealed, note, now))
+
+
+def private_context(conn: sqlite3.Connection, keyring: "Keyring", topic_id: str,
+                    version: int) -> str | None:
+    """The decrypted private context of one question version, or None when it has none."""
+    row = conn.execute(Q.question_version, (topic_id, version)).fetchone()
+    if row is None or row["private_context"] is None:
+        return None
+    return keyring.decrypt(row["private_key_id"], row["private_context"],
+                           topic_id=topic_id, version=version)
+
+
+def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> dict[str, Any]:
+    """A new version with changed conditions; earlier versions are kept.
+
+    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: closed.
+    """
+    with db.transaction() as conn:
+        topic = get_topic(conn, data.topic)
+        if topic["author_id"] != user_id:
+            raise ApiError("forbidden", "只有题主可以更新问题")
+        if topic["status"] != "open":
+            raise ApiError("topic_unavailable", "话题已结束")
+        old = private_context(conn, keyring, topic["id"], topic["version"]) or ""
+        version = topic["version"] + 1
+        title = data.title.strip() if data.title is not None else topic["title"]
+        public = data.description if data.description is not None else topic["description"]
+        private = data.privateContext if data.privateContext is not None else old
+        _insert_version(conn, keyring, topic["id"], version, title, public, private, data.note, now)
+        conn.execute(Q.update_topic_version, (title, public, version, now, topic["id"]))
+    return {"ok": True, "id": topic["id"], "questionVersion": version}
+
+
+def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int) -> dict[str, Any]:
+    """Close an open question (asker or admin); closing twice replays."""
+    with db.transaction() as conn:
+        topic = get_topic(conn, topic_id)
+        if topic["author_id"] != user_id and not is_admin:
+            raise ApiError("forbidden", "只有题主或管理员可以结束问题")
+        conn.execute(Q.close_topic, (now, user_id, now, topic_id))
+    return {"ok": True, "id": topic_id, "status": "closed"}
+
+
+def public_summary(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"], "title": row["title"], "description": row["description"],
+        "communityId": row["community_id"], "created": row["created"],
+        "messageCount": row["message_count"], "intent": row["intent"],
+        "questionVersion": row["version"],
+    }
+
+
+def list_in_community(db: Database, viewer: int | None, community_id: str, *, q: str,
+                      status: str, sort: str, page: int) -> dict[str, Any]:
+    """One page of a community's questions, filtered and sorted."""
+    conn = db.conn
+    if conn.execute(Q.community_owner, (community_id,)).fetchone() is None:
+        raise ApiError("not_found", "社区不存在")
+    where, params = ["t.community_id = ?"], [community_id]
+    if status != "all":
+        where.append("t.status = ?")
+        params.append(status)
+    if q:
+        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(t.title LIKE ? ESCAPE '\\' OR t.description LIKE ? ESCAPE '\\')")
+        params += [pattern, pattern]
+    sql = (
+        "SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,"
+        " t.message_count, t.intent, t.version, t.status, u.username AS author_name,"
+        " EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id"
+        "         AND m.user_id = ?) AS joined"
+        " FROM topics t JOIN users u ON u.id = t.author_id"
+        f" WHERE {' AND '.join(where)} ORDER BY {SORTS[sort]} LIMIT ? OFFSET ?"
+    )
+    rows = conn.execute(sql, [viewer or 0, *params, WEB_PAGE_SIZE + 1,
+                              (page - 1) * WEB_PAGE_SIZE]).fetchall()
+    topics = [{**public_summary(r), "joined": bool(r["joined"]), "status": r["status"],
+               "island": r["island_id"], "author": r["author_name"]}
+              for r in rows[:WEB_PAGE_SIZE]]
+    return {"topics": topics, "page": page, "hasMore": len(rows) > WEB_PAGE_SIZE}
+
+
+def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
+    """The public question for everyone; discussion and private context for the entitled."""
+    conn = db.conn
+    topic = get_topic(conn, topic_id)
+    allowed = can_read_full(conn, viewer, topic)
+    view = {
+        **public_summary(topic), "status": topic["status"], "island": topic["island_id"],
+        "originalTitle": topic["original_title"], "author": topic["author_name"],
+        "isAsker": viewer is not None and viewer == topic["author_id"],
+        "joined": viewer is not None and communities.is_member(conn, topic["community_id"], viewer),
+    }
+    if allowed:
+        private = private_context(conn, keyring, topic["id"], topic["version"])
+        if private:
+            view["privateContext"] = private
+    versions = [
+        {"version": v["version"], "title": v["title"], "publicContext": v["public_context"],
+         "note": v["note"], "created": v["created"], "hasPrivateContext": bool(v["has_private"])}
+        for v in conn.execute(Q.question_versions_of, (topic["id"],))
+    ]
+    messages = [message_view(m) for m in latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT)] \
+        if allowed else []
+    return {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
+            "messages": messages, "versions": versions}
+
+
+def islands(db: Database) -> list[dict[str, str]]:
+    return [dict(r) for r in db.all(Q.islands_all)]

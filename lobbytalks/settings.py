@@ -1,0 +1,111 @@
+"""One Settings object: CLI flags > ``LOBBYTALKS_*`` environment > defaults.
+
+Every setting is declared once below with its default and help text; the README's
+configuration table and ``lobbytalks config`` are derived from the same declarations.
+Secret settings also accept ``LOBBYTALKS_<NAME>_FILE`` naming a file that holds the value
+(Docker and Kubernetes secrets).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+ENV_PREFIX = "LOBBYTALKS_"
+
+
+def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True) -> Any:
+    return field(default=default, metadata={"help": help, "secret": secret, "env": env})
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = _setting("127.0.0.1", "Address to listen on")
+    port: int = _setting(8000, "Port to listen on")
+    data_dir: str = _setting("lobbytalks-data", "Folder for the database and the secret key")
+    db: str = _setting("", "SQLite database path (default: DATA_DIR/lobbytalks.db)")
+    public_url: str = _setting(
+        "", "Public address of the service, e.g. https://talk.example.org; used for the Origin "
+        "rule, Secure cookies and the URLs shown in docs (unset: each request's own host)")
+    secret_key: str = _setting(
+        "", "Key for private question context (base64 of 32 bytes, optionally KEYID:BASE64); "
+        "unset: generated once into DATA_DIR/secret.key", secret=True)
+    admin_username: str = _setting("", "Administrator account created or updated at start")
+    admin_password: str = _setting("", "Password for ADMIN_USERNAME", secret=True)
+    clock_offset_file: str = _setting(
+        "", "File holding seconds added to the clock, re-read per request (testing only)")
+    threads: int = _setting(8, "Waitress worker threads")
+    session_days: int = _setting(30, "Days a login session lasts")
+    trusted_proxies: int = _setting(
+        0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto are trusted (0: none)")
+    log_format: str = _setting("plain", "Access log format: plain or json")
+    access_log: bool = _setting(True, "Write one access-log line per request")
+    ratelimit_storage: str = _setting("memory://", "Flask-Limiter storage URI")
+    rate_token: str = _setting("120/minute", "External REST + MCP requests per agent token")
+    rate_claim: str = _setting("20/minute", "Task claims per user")
+    rate_manage: str = _setting("20/hour", "Agent management actions per user")
+    rate_community: str = _setting("30/hour", "Community create/join/leave actions per user")
+    rate_topic: str = _setting("10/day", "Questions asked per user")
+    rate_register: str = _setting("30/hour", "Account registrations per client address")
+    rate_login_user: str = _setting("10/15minute", "Failed logins per username")
+    rate_login_client: str = _setting("30/15minute", "Failed logins per client address")
+    rate_web_write: str = _setting("120/hour", "Other web write actions per user")
+    scrypt_n: int = _setting(2**14, "scrypt cost for password hashes (power of two)")
+    testing: bool = _setting(False, "Test mode", env=False)
+
+    @property
+    def db_path(self) -> Path:
+        return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
+
+    @property
+    def secret_key_path(self) -> Path:
+        return self.db_path.parent / "secret.key"
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Defaults, then the environment, then explicit overrides (CLI flags, tests)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if not f.metadata.get("env"):
+                continue
+            name = ENV_PREFIX + f.name.upper()
+            raw = env.get(name)
+            if raw is None and f.metadata.get("secret") and env.get(name + "_FILE"):
+                raw = Path(env[name + "_FILE"]).read_text("utf-8").strip()
+            if raw is not None and raw != "":
+                values[f.name] = _convert(f.type, raw, name)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_overrides(self, **overrides: Any) -> "Settings":
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def describe(self) -> list[tuple[str, str, str]]:
+        """(env name, effective value with secrets masked, help) for every setting."""
+        rows = []
+        for f in fields(self):
+            if not f.metadata.get("env"):
+                continue
+            value = getattr(self, f.name)
+            shown = ("****" if value else "") if f.metadata.get("secret") else str(value)
+            rows.append((ENV_PREFIX + f.name.upper(), shown, f.metadata["help"]))
+        return rows
+
+
+def _convert(kind: Any, raw: str, name: str) -> Any:
+    kind = kind if isinstance(kind, str) else kind.__name__
+    if kind == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    if kind == "bool":
+        lowered = raw.strip().lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off"}:
+            return False
+        raise ValueError(f"{name} must be true or false, got {raw!r}")
+    return raw

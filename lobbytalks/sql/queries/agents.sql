@@ -1,0 +1,35 @@
+-- name: count_profiles
+-- Agents of every kind count toward the per-user cap.
+SELECT COUNT(*) FROM profiles WHERE user_id = ?;
+
+-- name: insert_profile
+INSERT INTO profiles (id, user_id, kind, name, perspective, client, role, memory_enabled, created)
+VALUES (?, ?, 'external', ?, ?, ?, ?, 1, ?);
+
+-- name: insert_token
+INSERT INTO tokens (id, profile_id, user_id, digest, last4, created, expires, revoked)
+VALUES (?, ?, ?, ?, ?, ?, ?, 0);
+
+-- name: profile_of_user
+SELECT id, name, client, perspective, role, memory_enabled, created
+FROM profiles WHERE id = ? AND user_id = ?;
+
+-- name: profiles_of_user
+SELECT id, name, client, perspective, role, memory_enabled, created
+FROM profiles WHERE user_id = ? ORDER BY created, id;
+
+-- name: tokens_of_user
+SELECT id, profile_id, last4, created, expires, revoked, last_used
+FROM tokens WHERE user_id = ? ORDER BY created, id;
+
+-- name: token_of_user
+SELECT id, profile_id, revoked FROM tokens WHERE id = ? AND user_id = ?;
+
+-- name: revoke_profile_tokens
+UPDATE tokens SET revoked = 1 WHERE profile_id = ? AND revoked = 0;
+
+-- name: revoke_token
+UPDATE tokens SET revoked = 1 WHERE id = ?;
+
+-- name: set_memory_enabled
+UPDATE profiles SET memory_enabled = ? WHERE id = ? AND user_id = ?;

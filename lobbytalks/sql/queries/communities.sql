@@ -1,0 +1,39 @@
+-- name: community_page
+-- One page of communities with counts and the viewer's relation (viewer 0 = anonymous).
+SELECT c.id, c.name, c.description,
+       (SELECT COUNT(*) FROM memberships m WHERE m.community_id = c.id) AS member_count,
+       (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id) AS topic_count,
+       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = c.id AND m.user_id = :viewer) AS joined,
+       (c.owner_id IS NOT NULL AND c.owner_id = :viewer) AS owned
+FROM communities c
+WHERE :joined_only = 0
+   OR EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = c.id AND m.user_id = :viewer)
+ORDER BY c.created, c.id
+LIMIT :limit OFFSET :offset;
+
+-- name: community_one
+SELECT c.id, c.name, c.description,
+       (SELECT COUNT(*) FROM memberships m WHERE m.community_id = c.id) AS member_count,
+       (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id) AS topic_count,
+       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = c.id AND m.user_id = :viewer) AS joined,
+       (c.owner_id IS NOT NULL AND c.owner_id = :viewer) AS owned
+FROM communities c WHERE c.id = :id;
+
+-- name: community_owner
+SELECT owner_id FROM communities WHERE id = ?;
+
+-- name: count_owned_communities
+SELECT COUNT(*) FROM communities WHERE owner_id = ?;
+
+-- name: insert_community
+INSERT INTO communities (id, name, description, owner_id, created) VALUES (?, ?, ?, ?, ?);
+
+-- name: insert_membership
+INSERT INTO memberships (community_id, user_id, created) VALUES (?, ?, ?)
+ON CONFLICT (community_id, user_id) DO NOTHING;
+
+-- name: delete_membership
+DELETE FROM memberships WHERE community_id = ? AND user_id = ?;
+
+-- name: is_member
+SELECT 1 FROM memberships WHERE community_id = ? AND user_id = ?;

@@ -1,0 +1,75 @@
+-- name: settle_expired_leases
+-- Leases past their expiry become expired (request-driven settlement).
+UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
+WHERE user_id = :user AND state = 'leased' AND expires <= :now;
+
+-- name: settle_dead_connections
+-- Leases held by a revoked or expired token can never be completed: fail them.
+UPDATE tasks SET state = 'failed', error = :reason, updated = :now
+WHERE user_id = :user AND state = 'leased'
+  AND token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now));
+
+-- name: fail_leased_of_profile
+UPDATE tasks SET state = 'failed', error = :reason, updated = :now
+WHERE profile_id = :profile AND state = 'leased';
+
+-- name: fail_leased_of_token
+UPDATE tasks SET state = 'failed', error = :reason, updated = :now
+WHERE token_id = :token AND state = 'leased';
+
+-- name: expire_task_if_due
+UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
+WHERE id = :id AND state = 'leased' AND expires <= :now;
+
+-- name: task_by_request
+SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
+       updated, expires, message_id, error, question_version, private_included,
+       frozen_messages, result_hash
+FROM tasks WHERE profile_id = ? AND request_id = ?;
+
+-- name: task_by_id
+SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
+       updated, expires, message_id, error, question_version, private_included,
+       frozen_messages, result_hash
+FROM tasks WHERE id = ?;
+
+-- name: count_live_leases
+SELECT COUNT(*) FROM tasks WHERE user_id = ? AND state = 'leased' AND expires > ?;
+
+-- name: insert_task
+INSERT INTO tasks (id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state,
+                   created, updated, expires, question_version, private_included, frozen_messages)
+VALUES (:id, :user, :profile, :token, :topic, :request, :reply_to, 'leased',
+        :now, :now, :expires, :version, :private, :frozen);
+
+-- name: extend_lease
+UPDATE tasks SET expires = :expires, updated = :now WHERE id = :id AND state = 'leased';
+
+-- name: fail_task
+UPDATE tasks SET state = 'failed', error = :error, updated = :now
+WHERE id = :id AND state = 'leased';
+
+-- name: complete_task
+UPDATE tasks SET state = 'done', message_id = :message, result_hash = :hash, updated = :now
+WHERE id = :id AND state = 'leased';
+
+-- name: managed_task_columns
+-- (fragment) the ManagedTask projection joined with its topic and agent.
+SELECT k.id, k.topic_id, t.title AS topic_title, t.community_id, k.profile_id,
+       p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
+       k.expires, k.message_id, k.error
+FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id;
+
+-- name: insert_message
+INSERT INTO messages (id, topic_id, user_id, profile_id, task_id, reply_to, name, model, text,
+                      reasoning_summary, uncertainties, conditions, sources, tool_runs,
+                      provenance, question_version, share_public, created)
+VALUES (:id, :topic, :user, :profile, :task, :reply_to, :name, :model, :text, :reasoning,
+        :uncertainties, :conditions, :sources, :tool_runs, 'external-self-reported',
+        :version, 0, :now);
+
+-- name: bump_message_count
+UPDATE topics SET message_count = message_count + 1, updated = :now WHERE id = :id;
+
+-- name: message_in_topic
+SELECT 1 FROM messages WHERE id = ? AND topic_id = ?;

@@ -1,0 +1,53 @@
+-- name: topic_by_id
+SELECT t.id, t.community_id, t.island_id, t.author_id, t.kind, t.intent, t.original_title,
+       t.title, t.description, t.status, t.version, t.message_count, t.created, t.updated,
+       t.closed_at, u.username AS author_name
+FROM topics t JOIN users u ON u.id = t.author_id
+WHERE t.id = ?;
+
+-- name: island_exists
+SELECT 1 FROM islands WHERE id = ?;
+
+-- name: islands_all
+SELECT id, name, description FROM islands ORDER BY position;
+
+-- name: insert_topic
+INSERT INTO topics (id, community_id, island_id, author_id, kind, intent, original_title,
+                    title, description, status, version, created, updated)
+VALUES (:id, :community, :island, :author, 'discussion', :intent, :original_title,
+        :title, :description, 'open', 1, :now, :now);
+
+-- name: insert_question_version
+INSERT INTO question_versions (topic_id, version, title, public_context, private_key_id,
+                               private_context, note, created)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: question_version
+SELECT topic_id, version, title, public_context, private_key_id, private_context, note, created
+FROM question_versions WHERE topic_id = ? AND version = ?;
+
+-- name: question_versions_of
+SELECT version, title, public_context, note, created,
+       private_context IS NOT NULL AS has_private
+FROM question_versions WHERE topic_id = ? ORDER BY version;
+
+-- name: update_topic_version
+UPDATE topics SET title = ?, description = ?, version = ?, updated = ? WHERE id = ?;
+
+-- name: close_topic
+UPDATE topics SET status = 'closed', closed_at = ?, closed_by = ?, updated = ?
+WHERE id = ? AND status = 'open';
+
+-- name: open_topics_newest
+-- Newest open discussions, optionally in one community, with the viewer's membership.
+SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
+       t.intent, t.version,
+       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id AND m.user_id = :viewer) AS joined
+FROM topics t
+WHERE t.status = 'open' AND t.kind = 'discussion'
+  AND (:community IS NULL OR t.community_id = :community)
+ORDER BY t.created DESC, t.id DESC
+LIMIT :limit;
+
+-- name: count_user_topics_since
+SELECT COUNT(*) FROM topics WHERE author_id = ? AND created > ?;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs, then run the whole suite.
+# Used by the README's quick start and by .ci/run, so the two can never disagree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${LOBBYTALKS_TEST_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet -e '.[test,build]'
+
+# The browser tests drive Debian's Chromium (a test tool's own browser download does not
+# work offline). Install it when missing and we are allowed to.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium is not installed; run: sudo apt-get install chromium" >&2
+    exit 1
+  fi
+fi
+
+exec "$VENV/bin/python" -m pytest "$@"

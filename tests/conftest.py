@@ -1,0 +1,217 @@
+"""Shared fixtures: a fresh app and database per test, people, agents and questions."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from lobbytalks import create_app
+from lobbytalks.settings import Settings
+
+_names = itertools.count(1)
+FAST_SCRYPT = 2**10
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings(data_dir=str(tmp_path / "data"), scrypt_n=FAST_SCRYPT, testing=True,
+                    access_log=False)
+
+
+@pytest.fixture
+def app(settings):
+    return create_app(settings)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def db(app):
+    """A raw connection for asserting what the database holds."""
+    conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()
+
+
+def count(db: sqlite3.Connection, table: str, where: str = "1", params: tuple = ()) -> int:
+    return db.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0]
+
+
+class Person:
+    """A browser-like web user: its own cookie jar on the Flask test client."""
+
+    def __init__(self, app, username: str | None = None, password: str = "correct horse 1"):
+        self.app = app
+        self.http = app.test_client()
+        self.username = username or f"user{next(_names)}"
+        self.password = password
+
+    def register(self) -> "Person":
+        r = self.web_post("register", username=self.username, password=self.password)
+        assert r.status_code == 200, r.get_json()
+        return self
+
+    def web_post(self, action: str, **fields: Any):
+        return self.http.post("/api/community", json={"action": action, **fields})
+
+    def web_get(self, **params: Any):
+        return self.http.get("/api/community", query_string=params)
+
+    def communities_post(self, action: str, **fields: Any):
+        return self.http.post("/api/communities", json={"action": action, **fields})
+
+    def join(self, community: str = "lobby") -> None:
+        r = self.communities_post("join", community=community)
+        assert r.status_code == 200, r.get_json()
+
+    def ask(self, title: str = "如何在 SQLite 中安全地做在线备份？", **fields: Any) -> str:
+        r = self.web_post("topic", title=title, **fields)
+        assert r.status_code == 200, r.get_json()
+        return r.get_json()["id"]
+
+    def manage_post(self, action: str, **fields: Any):
+        return self.http.post("/api/external/manage", json={"action": action, **fields})
+
+    def manage_get(self, **params: Any):
+        return self.http.get("/api/external/manage", query_string=params)
+
+    def new_agent(self, name: str = "查证虾", client: str = "codex") -> "AgentClient":
+        r = self.manage_post("register", name=name, perspective="先给结论，再给可复核来源。",
+                             client=client)
+        assert r.status_code == 200, r.get_json()
+        body = r.get_json()
+        return AgentClient(self.app, body["token"], body["profileId"], body["tokenId"])
+
+
+class AgentClient:
+    """An external agent calling /api/external with its Bearer token."""
+
+    def __init__(self, app, token: str, profile_id: str, token_id: str):
+        self.http = app.test_client()
+        self.token, self.profile_id, self.token_id = token, profile_id, token_id
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def get(self, action: str, **params: Any):
+        return self.http.get("/api/external", query_string={"action": action, **params},
+                             headers=self.headers)
+
+    def post(self, action: str, **fields: Any):
+        return self.http.post("/api/external", json={"action": action, **fields},
+                              headers=self.headers)
+
+    def claim(self, topic: str, request_id: str | None = None, **fields: Any):
+        return self.post("claim_task", topic=topic, requestId=request_id or str(uuid.uuid4()),
+                         **fields)
+
+
+def good_result(**overrides: Any) -> dict[str, Any]:
+    result = {
+        "conclusion": "用 SQLite 在线备份 API 可以在服务运行时得到一致副本 [S1]，不要直接复制文件。",
+        "reasoningSummary": "官方文档说明备份 API 逐页复制并处理并发写入，因此副本一致。",
+        "uncertainties": ["超大数据库的备份耗时未实测"],
+        "evidence": [{
+            "title": "SQLite Online Backup API",
+            "url": "https://www.sqlite.org/backup.html",
+            "excerpt": "The online backup API allows the contents of one database to be copied.",
+            "retrievedAt": "2026-10-01T00:00:00Z",
+            "kind": "page",
+        }],
+        "toolRuns": [{"name": "sqlite3", "inputSummary": "运行 .backup 命令",
+                      "summary": "备份完成，integrity_check 返回 ok。", "status": "success"}],
+    }
+    result.update(overrides)
+    return result
+
+
+@pytest.fixture
+def person(app):
+    return Person(app).register()
+
+
+@pytest.fixture
+def make_person(app):
+    def make(**kwargs: Any) -> Person:
+        return Person(app, **kwargs).register()
+    return make
+
+
+# --- a real server process -------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, data_dir: Path, env: dict[str, str] | None = None,
+                 command: list[str] | None = None):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data_dir = data_dir
+        full_env = {**os.environ, "LOBBYTALKS_SCRYPT_N": str(FAST_SCRYPT), **(env or {})}
+        base = command or [sys.executable, "-m", "lobbytalks"]
+        self.proc = subprocess.Popen(
+            [*base, "serve", "--port", str(self.port), "--data-dir", str(data_dir)],
+            env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self._wait()
+
+    def _wait(self) -> None:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.proc.stdout.read()}")
+            try:
+                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                time.sleep(0.1)
+        raise RuntimeError("server did not become healthy")
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        return out or ""
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    server = LiveServer(tmp_path / "live")
+    yield server
+    server.stop()
+
+
+def web_session(server: LiveServer, username: str | None = None) -> requests.Session:
+    """A registered requests.Session against a live server."""
+    session = requests.Session()
+    name = username or f"live{next(_names)}"
+    r = session.post(server.url + "/api/community",
+                     json={"action": "register", "username": name, "password": "correct horse 1"})
+    assert r.status_code == 200, r.text
+    return session
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False).encode()
