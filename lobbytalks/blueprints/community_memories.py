@@ -1,0 +1,42 @@
+"""Memory garden actions on /api/community: list, confirm, reject, delete, switch on/off."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, request
+
+from .. import clock
+from ..auth import require_user
+from ..models.common import parse_model
+from ..models.web import MemoryAction, MemorySwitch
+from ..runtime import runtime
+from ..services import agents, memories
+from .common import ok
+from .community import get_action, post_action
+
+
+@get_action("memories")
+def list_memories() -> Response:
+    user = require_user(request)
+    rt = runtime()
+    listing = memories.list_for_user(rt.db, user.id)
+    listing["agents"] = [{"id": a["id"], "name": a["name"], "memoryEnabled": a["memoryEnabled"]}
+                         for a in agents.list_agents(rt.db, user.id, now=clock.now())["agents"]]
+    return ok(listing)
+
+
+def _change(body: dict[str, Any]) -> Response:
+    user = require_user(request)
+    data = parse_model(MemoryAction, body)
+    return ok(memories.change(runtime().db, user.id, data.memory, data.action, now=clock.now()))
+
+
+for _name in ("memory_confirm", "memory_reject", "memory_delete"):
+    post_action(_name)(_change)
+
+
+@post_action("memory_switch")
+def switch(body: dict[str, Any]) -> Response:
+    user = require_user(request)
+    data = parse_model(MemorySwitch, body)
+    return ok(agents.set_memory(runtime().db, user.id, data.profile, data.enabled))
