@@ -35,6 +35,14 @@ def check_not_cross_site(request: Request) -> None:
 
 def read_json_object(request: Request, limit: int) -> dict[str, Any]:
     """The POST body as a JSON object, or 415 / 413 / 400 ``invalid_json``."""
+    data = read_json(request, limit)
+    if not isinstance(data, dict):
+        raise ApiError("invalid_request", "请求体必须是 JSON 对象")
+    return data
+
+
+def read_json(request: Request, limit: int) -> Any:
+    """The POST body as any JSON value (MCP tells arrays apart), or 415 / 413 / 400."""
     if request.mimetype != "application/json":
         raise ApiError("unsupported_media_type")
     length = request.content_length
@@ -44,12 +52,9 @@ def read_json_object(request: Request, limit: int) -> dict[str, Any]:
     if len(raw) > limit:
         raise ApiError("payload_too_large")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ApiError("invalid_json") from None
-    if not isinstance(data, dict):
-        raise ApiError("invalid_request", "请求体必须是 JSON 对象")
-    return data
 
 
 SECURITY_HEADERS = {
