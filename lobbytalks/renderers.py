@@ -7,8 +7,8 @@ from flask import Request, Response, jsonify
 
 from .errors import ApiError
 
-# Longest prefix first. The MCP surface renders its own JSON-RPC errors; anything that
-# escapes it still gets the external envelope.
+# Everything under /api/external gets the {error, code} envelope, except the paths below
+# that register a renderer of their own.
 _EXTERNAL_PREFIXES = ("/api/external",)
 
 
@@ -20,7 +20,18 @@ def _web(error: ApiError) -> Response:
     return jsonify(error.web_body())
 
 
+# Exact paths whose surface has its own error format (MCP answers in JSON-RPC), registered
+# by that surface's blueprint so that errors escaping its view are rendered the same way.
+_OWN_RENDERERS: dict[str, Callable[[ApiError], Response]] = {}
+
+
+def register_renderer(path: str, renderer: Callable[[ApiError], Response]) -> None:
+    _OWN_RENDERERS[path] = renderer
+
+
 def renderer_for(path: str) -> Callable[[ApiError], Response]:
+    if path in _OWN_RENDERERS:
+        return _OWN_RENDERERS[path]
     return _external if path.startswith(_EXTERNAL_PREFIXES) else _web
 
 
