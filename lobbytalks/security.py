@@ -15,6 +15,8 @@ import hmac
 import re
 import secrets
 import string
+import threading
+import time
 import unicodedata
 import zlib
 from datetime import datetime, timedelta, timezone
@@ -79,7 +81,8 @@ _TOKEN_RANDOM_LENGTH = 40
 _TOKEN_CHECKSUM_LENGTH = 6
 AGENT_TOKEN_LENGTH = len(AGENT_TOKEN_PREFIX) + _TOKEN_RANDOM_LENGTH + _TOKEN_CHECKSUM_LENGTH
 _AGENT_TOKEN_SHAPE = re.compile(
-    re.escape(AGENT_TOKEN_PREFIX) + f"[0-9A-Za-z]{{{_TOKEN_RANDOM_LENGTH + _TOKEN_CHECKSUM_LENGTH}}}"
+    re.escape(AGENT_TOKEN_PREFIX)
+    + f"[0-9A-Za-z]{{{_TOKEN_RANDOM_LENGTH + _TOKEN_CHECKSUM_LENGTH}}}"
 )
 
 
@@ -87,16 +90,43 @@ def _random_string(alphabet: str, length: int) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(length))
 
 
-def new_id(prefix: str) -> str:
-    """A random public id: ``prefix + "_" + 20 chars of [a-z0-9]``, e.g. ``t_k3v...``.
+_BASE36_DIGITS = string.digits + string.ascii_lowercase  # ASCII order, so text order = number order
+_ID_STAMP_LENGTH = 11  # base36 microseconds: sortable for the next four thousand years
+_id_lock = threading.Lock()
+_last_stamp = 0
 
+
+def _monotonic_stamp() -> int:
+    """Microseconds since the epoch, strictly increasing within this process."""
+    global _last_stamp
+    with _id_lock:
+        _last_stamp = max(time.time_ns() // 1000, _last_stamp + 1)
+        return _last_stamp
+
+
+def _base36(number: int, width: int) -> str:
+    digits = ""
+    while number:
+        number, digit = divmod(number, 36)
+        digits = _BASE36_DIGITS[digit] + digits
+    return digits.rjust(width, "0")
+
+
+def new_id(prefix: str) -> str:
+    """A public id ``prefix + "_" + 20 chars of [a-z0-9]``, e.g. ``t_0fz3k...``.
+
+    The first 11 characters are a base36 time stamp, so ids sort in creation order
+    (lists ordered ``created DESC, id DESC`` are newest first even within one second);
+    the last 9 are random (46 bits), so ids cannot be guessed.
     The result always matches ``^[a-zA-Z0-9:_-]{1,64}$``.
     :raise ValueError: if the prefix is empty, too long or uses other characters.
     """
     max_prefix_length = _ID_MAX_LENGTH - 1 - _ID_RANDOM_LENGTH
     if not _ID_PREFIX.fullmatch(prefix) or len(prefix) > max_prefix_length:
         raise ValueError(f"id prefix must be 1-{max_prefix_length} chars of [a-zA-Z0-9:_-]")
-    return f"{prefix}_{_random_string(_ID_ALPHABET, _ID_RANDOM_LENGTH)}"
+    stamp = _base36(_monotonic_stamp(), _ID_STAMP_LENGTH)
+    random_part = _random_string(_ID_ALPHABET, _ID_RANDOM_LENGTH - _ID_STAMP_LENGTH)
+    return f"{prefix}_{stamp}{random_part}"
 
 
 def _base62(number: int, width: int) -> str:
@@ -159,20 +189,24 @@ _SCRYPT_P = 1
 _SALT_BYTES = 16
 _KEY_BYTES = 32
 _MIN_MAXMEM = 64 * 1024 * 1024
-# Bounds for parsing stored hashes, so a corrupt row cannot make one login allocate
+# Upper bound on r*n*p (memory is about 128*r*n*p bytes): 256 MiB, i.e. n=2**18 at r=8,
+# p=1. Applied to stored hashes too, so a corrupt row cannot make one login allocate
 # gigabytes or spin for minutes.
-_MAX_STORED_N = 2**20
-_MAX_STORED_R = 32
-_MAX_STORED_P = 16
+_MAX_SCRYPT_WORK = 8 * 2**18
 _STORED_HASH = re.compile(
     r"scrypt\$(?P<n>[1-9][0-9]{0,7})\$(?P<r>[1-9][0-9]{0,2})\$(?P<p>[1-9][0-9]{0,2})"
     r"\$(?P<salt>[A-Za-z0-9+/]+={0,2})\$(?P<key>[A-Za-z0-9+/]+={0,2})"
 )
 
 
+def _cost_is_bounded(n: int, r: int, p: int) -> bool:
+    is_power_of_two = n >= 2 and n & (n - 1) == 0
+    return is_power_of_two and r * n * p <= _MAX_SCRYPT_WORK
+
+
 def _scrypt(password: str, salt: bytes, *, n: int, r: int, p: int, key_bytes: int) -> bytes:
-    # OpenSSL needs about 128*r*(n+p+2) bytes; the 32 MiB floor of Python's default
-    # maxmem is too small even for n=2**14, r=8 with headroom.
+    # OpenSSL needs about 128*r*(n+p+2) bytes and by default refuses more than 32 MiB,
+    # which would rule out n=2**15 and up at r=8.
     maxmem = max(_MIN_MAXMEM, 128 * r * (n + p + 2) + 1024 * 1024)
     return hashlib.scrypt(_utf8(password), salt=salt, n=n, r=r, p=p,
                           maxmem=maxmem, dklen=key_bytes)
@@ -187,10 +221,10 @@ def hash_password(password: str, *, n: int = DEFAULT_SCRYPT_N) -> str:
 
     r=8, p=1, a fresh 16-byte salt and a 32-byte key; the string carries its own
     parameters so ``n`` can be raised later without breaking old hashes.
-    :raise ValueError: if ``n`` is not a power of two between 2 and 2**20.
+    :raise ValueError: if ``n`` is not a power of two between 2 and 2**18.
     """
-    if not 2 <= n <= _MAX_STORED_N or n & (n - 1):
-        raise ValueError("scrypt n must be a power of two between 2 and 2**20")
+    if not _cost_is_bounded(n, _SCRYPT_R, _SCRYPT_P):
+        raise ValueError("scrypt n must be a power of two between 2 and 2**18")
     salt = secrets.token_bytes(_SALT_BYTES)
     key = _scrypt(password, salt, n=n, r=_SCRYPT_R, p=_SCRYPT_P, key_bytes=_KEY_BYTES)
     return f"scrypt${n}${_SCRYPT_R}${_SCRYPT_P}${_b64(salt)}${_b64(key)}"
@@ -201,7 +235,7 @@ def _parse_stored_hash(stored: str) -> tuple[int, int, int, bytes, bytes] | None
     if match is None:
         return None
     n, r, p = int(match["n"]), int(match["r"]), int(match["p"])
-    if n < 2 or n & (n - 1) or n > _MAX_STORED_N or r > _MAX_STORED_R or p > _MAX_STORED_P:
+    if not _cost_is_bounded(n, r, p):
         return None
     try:
         salt = base64.b64decode(match["salt"], validate=True)
@@ -245,17 +279,20 @@ def verify_password_timing_safe(
     usernames exist. Pass the same ``n`` the server hashes with. Never raises.
     """
     if stored is None:
-        verify_password(password, _dummy_hash(n))
+        dummy_cost = n if _cost_is_bounded(n, _SCRYPT_R, _SCRYPT_P) else DEFAULT_SCRYPT_N
+        verify_password(password, _dummy_hash(dummy_cost))
         return False
     return verify_password(password, stored)
 
 
 # --------------------------------------------------------------------------- secret scanning
 
-# Credentials after "Bearer"/"Authorization:" that are really prose, e.g. "Bearer
-# authentication/authorization": short dictionary-like words joined by punctuation.
-# Real tokens have digits, inner capitals or one very long run.
-_PROSE_LIKE = re.compile(r"[A-Za-z][a-z]{0,14}(?:[-/._~+][A-Za-z][a-z]{0,14})*[-/._~+]?")
+# Credentials after "Bearer"/"Authorization:" that are really prose or placeholders, e.g.
+# "Bearer authentication/authorization" or "Bearer YOUR_ACCESS_TOKEN_HERE": short words
+# (Capitalised, lower or UPPER case) joined by punctuation. Real tokens have digits, mixed
+# case inside a word, or one very long run.
+_WORD = r"(?:[A-Za-z][a-z]{0,14}|[A-Z]{1,15})"
+_PROSE_LIKE = re.compile(f"{_WORD}(?:[-/._~+]{_WORD})*[-/._~+]?")
 
 
 def _not_prose(match: re.Match[str]) -> bool:
@@ -281,12 +318,12 @@ _SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], Any], ...] = (
     ("api_key", re.compile(
         r"(?<![A-Za-z0-9_-])sk-(?:[A-Za-z0-9_]*-)*[A-Za-z0-9_]{20}"), None),
     ("bearer_token", re.compile(
-        r"(?<![A-Za-z0-9_])bearer\s+(?P<credential>[A-Za-z0-9._~+/-]{20,})=*",
+        r"(?<![A-Za-z0-9_])bearer\s+(?P<credential>[A-Za-z0-9._~+/_-]{20,})=*",
         re.IGNORECASE), _not_prose),
     ("authorization_header", re.compile(
         r"(?<![A-Za-z0-9_])authorization[\"']?\s*[:=]\s*[\"']?"
         r"(?:(?:basic|bearer|token|digest|bot|apikey)\s+)?"
-        r"(?P<credential>[A-Za-z0-9._~+/-]{12,})=*",
+        r"(?P<credential>[A-Za-z0-9._~+/_-]{12,})=*",
         re.IGNORECASE), _not_prose),
     # scheme://user:password@host (user may be empty, as in redis://:pw@host).
     ("url_password", re.compile(

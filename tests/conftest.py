@@ -24,9 +24,21 @@ FAST_SCRYPT = 2**10
 
 
 @pytest.fixture
-def settings(tmp_path) -> Settings:
+def clock_file(tmp_path) -> Path:
+    """The app's clock offset file: write seconds into it to move the server's time."""
+    path = tmp_path / "clock-offset"
+    path.write_text("0")
+    return path
+
+
+def advance(clock_file: Path, seconds: int) -> None:
+    clock_file.write_text(str(int(clock_file.read_text()) + seconds))
+
+
+@pytest.fixture
+def settings(tmp_path, clock_file) -> Settings:
     return Settings(data_dir=str(tmp_path / "data"), scrypt_n=FAST_SCRYPT, testing=True,
-                    access_log=False)
+                    access_log=False, clock_offset_file=str(clock_file))
 
 
 @pytest.fixture

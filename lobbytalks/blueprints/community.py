@@ -128,7 +128,8 @@ def login(body: dict[str, Any]) -> Response:
                  (rt.settings.rate_login_client, "login-client", client_address(request)))
     for limit, scope, key in throttles:
         rt.gate.check(limit, scope, key)
-    user_id = accounts.authenticate(rt.db, data.username, data.password)
+    user_id = accounts.authenticate(rt.db, data.username, data.password,
+                                    scrypt_n=rt.settings.scrypt_n)
     if user_id is None:
         for limit, scope, key in throttles:
             rt.gate.hit(limit, scope, key)

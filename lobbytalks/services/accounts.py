@@ -20,11 +20,11 @@ def register(db: Database, username: str, password: str, *, now: int, scrypt_n: 
         raise ApiError("invalid_request", "用户名已被使用", status=409) from None
 
 
-def authenticate(db: Database, username: str, password: str) -> int | None:
+def authenticate(db: Database, username: str, password: str, *, scrypt_n: int) -> int | None:
     """The user id for a correct password, else None (same cost for unknown names)."""
     row = db.one(Q.user_by_name, (username,))
     stored = row["password_hash"] if row else None
-    if verify_password_timing_safe(password, stored) and row is not None:
+    if verify_password_timing_safe(password, stored, n=scrypt_n) and row is not None:
         return row["id"]
     return None
 

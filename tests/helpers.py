@@ -1,0 +1,24 @@
+"""Assertions shared by every surface's tests: one canonical error shape per surface."""
+from __future__ import annotations
+
+from lobbytalks.errors import CODES
+
+
+def assert_external_error(response, status: int, code: str) -> dict:
+    """The external/manage envelope: exactly {error, code}, the right status, no caching."""
+    body = response.get_json()
+    assert response.status_code == status, (response.status_code, body)
+    assert set(body) == {"error", "code"}, body
+    assert body["code"] == code, body
+    assert code in CODES and body["error"]
+    assert response.headers.get("Cache-Control") == "no-store"
+    return body
+
+
+def assert_web_error(response, status: int) -> dict:
+    """The web envelope: exactly {error} with a message people can read."""
+    body = response.get_json()
+    assert response.status_code == status, (response.status_code, body)
+    assert set(body) == {"error"} and body["error"], body
+    assert response.headers.get("Cache-Control") == "no-store"
+    return body

@@ -1,0 +1,154 @@
+"""Accounts (§11): register, login, logout, me; sessions stored only as digests."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from conftest import Person, count
+from helpers import assert_web_error
+
+
+def test_register_sets_a_safe_session_cookie(app, db):
+    p = Person(app, username="alice")
+    r = p.web_post("register", username="alice", password="correct horse 1")
+    assert r.status_code == 200 and r.get_json() == {"ok": True}
+    cookie = r.headers["Set-Cookie"]
+    assert cookie.startswith("xia_session=")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
+    raw = cookie.split(";")[0].split("=", 1)[1]
+    stored = [row[0] for row in db.execute("SELECT digest FROM sessions")]
+    assert stored == [hashlib.sha256(raw.encode()).hexdigest()]
+    assert raw not in stored
+    user = db.execute("SELECT username, password_hash FROM users").fetchone()
+    assert user["username"] == "alice" and user["password_hash"].startswith("scrypt$")
+    assert "correct horse" not in user["password_hash"]
+
+
+def test_secure_cookie_when_public_url_is_https(settings):
+    from lobbytalks import create_app
+    app = create_app(settings, public_url="https://talk.example.org")
+    r = app.test_client().post("/api/community", json={
+        "action": "register", "username": "bob_s", "password": "correct horse 1"})
+    assert "Secure" in r.headers["Set-Cookie"]
+
+
+def test_me_reflects_the_session(app):
+    p = Person(app)
+    assert p.web_get(action="me").get_json()["user"] is None
+    p.register()
+    me = p.web_get(action="me").get_json()
+    assert me["user"]["username"] == p.username and me["user"]["isAdmin"] is False
+    assert "officialModel" in me
+
+
+@pytest.mark.parametrize("username", ["ab", "a" * 25, "bad name", "名字abc", "semi;colon", ""])
+def test_bad_usernames_rejected(client, db, username):
+    r = client.post("/api/community", json={"action": "register", "username": username,
+                                            "password": "correct horse 1"})
+    assert_web_error(r, 400)
+    assert count(db, "users") == 0
+
+
+@pytest.mark.parametrize("password", ["short", "x" * 9, "y" * 129, 1234567890])
+def test_bad_passwords_rejected(client, db, password):
+    r = client.post("/api/community", json={"action": "register", "username": "carol",
+                                            "password": password})
+    assert_web_error(r, 400)
+    assert count(db, "users") == 0
+
+
+def test_password_limits_inclusive(client, db):
+    for name, pw in (("min_pw", "x" * 10), ("max_pw", "y" * 128)):
+        r = client.post("/api/community", json={"action": "register", "username": name,
+                                                "password": pw})
+        assert r.status_code == 200
+    assert count(db, "users") == 2
+
+
+def test_duplicate_username_case_insensitive(app, db):
+    Person(app, username="Dora").register()
+    r = Person(app).web_post("register", username="dora", password="correct horse 1")
+    assert_web_error(r, 409)
+    assert count(db, "users") == 1
+
+
+def test_login_and_wrong_password_same_message(app, db):
+    Person(app, username="erin").register()
+    fresh = Person(app, username="erin")
+    wrong = fresh.web_post("login", username="erin", password="wrong password!")
+    missing = fresh.web_post("login", username="nobody_here", password="wrong password!")
+    assert_web_error(wrong, 401)
+    assert_web_error(missing, 401)
+    assert wrong.get_json() == missing.get_json()  # no user enumeration
+    ok = fresh.web_post("login", username="erin", password="correct horse 1")
+    assert ok.status_code == 200
+    assert fresh.web_get(action="me").get_json()["user"]["username"] == "erin"
+
+
+def test_logout_invalidates_the_session(app, db):
+    p = Person(app).register()
+    assert count(db, "sessions") == 1
+    cookie = p.http.get_cookie("xia_session").value
+    assert p.web_post("logout").status_code == 200
+    assert count(db, "sessions") == 0
+    assert p.web_get(action="me").get_json()["user"] is None
+    # Replaying the old cookie value does not bring the session back.
+    p.http.set_cookie("xia_session", cookie)
+    assert p.web_get(action="me").get_json()["user"] is None
+
+
+def test_logout_requires_login(client):
+    assert_web_error(client.post("/api/community", json={"action": "logout"}), 401)
+
+
+def test_expired_session_is_not_accepted(app, clock_file):
+    from conftest import advance
+    p = Person(app).register()
+    advance(clock_file, 31 * 86400)
+    assert p.web_get(action="me").get_json()["user"] is None
+
+
+def test_failed_logins_throttled_per_username(app):
+    Person(app, username="frank").register()
+    p = Person(app)
+    for _ in range(10):
+        assert p.web_post("login", username="frank", password="not the pw!").status_code == 401
+    r = p.web_post("login", username="frank", password="correct horse 1")
+    assert_web_error(r, 429)
+    assert int(r.headers["Retry-After"]) > 0
+
+
+def test_failed_logins_throttled_per_client(settings):
+    from lobbytalks import create_app
+    app = create_app(settings, rate_login_client="3/hour")
+    p = Person(app)
+    for i in range(3):
+        assert p.web_post("login", username=f"ghost{i}", password="not the pw!").status_code == 401
+    assert_web_error(p.web_post("login", username="ghost9", password="not the pw!"), 429)
+
+
+def test_registrations_limited_per_client(settings):
+    from lobbytalks import create_app
+    app = create_app(settings, rate_register="2/hour")
+    Person(app).register()
+    Person(app).register()
+    r = Person(app).web_post("register", username="third_one", password="correct horse 1")
+    assert_web_error(r, 429)
+
+
+def test_admin_from_environment_is_upserted(settings):
+    from lobbytalks import create_app
+    app = create_app(settings, admin_username="root_admin", admin_password="admin password 1")
+    p = Person(app, username="root_admin", password="admin password 1")
+    assert p.web_post("login", username="root_admin", password="admin password 1").status_code == 200
+    assert p.web_get(action="me").get_json()["user"]["isAdmin"] is True
+
+
+def test_admin_grant_command(app, db):
+    from lobbytalks.cli import main
+    Person(app, username="henry").register()
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    assert main(["admin", "grant", "henry", "--data-dir", data_dir]) == 0
+    assert db.execute("SELECT is_admin FROM users WHERE username='henry'").fetchone()[0] == 1
+    assert main(["admin", "grant", "nobody", "--data-dir", data_dir]) == 1

@@ -1,0 +1,143 @@
+"""Communities (§10): list, single item, create, join, leave, with every rule."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Person, count
+from helpers import assert_web_error
+
+
+def test_fresh_database_has_the_lobby(client):
+    r = client.get("/api/communities")
+    body = r.get_json()
+    assert r.status_code == 200
+    assert body["scope"] == "all" and body["page"] == 1 and body["hasMore"] is False
+    lobby = body["communities"][0]
+    assert lobby == {"id": "lobby", "name": "虾扯淡广场", "description": lobby["description"],
+                     "memberCount": 0, "topicCount": 0, "joined": False, "owned": False}
+
+
+def test_islands_have_commons(client):
+    islands = client.get("/api/community?action=islands").get_json()["islands"]
+    assert islands[0]["id"] == "commons"
+
+
+def test_anonymous_joined_scope_needs_login(client):
+    assert_web_error(client.get("/api/communities?scope=joined"), 401)
+
+
+@pytest.mark.parametrize("query", ["scope=mine", "page=0", "page=10001", "page=abc", "page=-1"])
+def test_bad_list_parameters(client, query):
+    assert_web_error(client.get(f"/api/communities?{query}"), 400)
+
+
+def test_pages_of_sixty(app, db):
+    db.executemany("INSERT INTO communities (id, name, description, created) VALUES (?, ?, '', ?)",
+                   [(f"c{i:03}", f"社区{i}", i + 1) for i in range(60)])
+    db.commit()
+    client = app.test_client()
+    first = client.get("/api/communities?page=1").get_json()
+    second = client.get("/api/communities?page=2").get_json()
+    assert len(first["communities"]) == 60 and first["hasMore"] is True
+    assert [c["id"] for c in second["communities"]] == ["c059"] and second["hasMore"] is False
+
+
+def test_single_item_by_id(person, client):
+    r = client.get("/api/communities?id=lobby&scope=joined&page=99")
+    assert r.status_code == 200
+    assert r.get_json()["community"]["id"] == "lobby"
+    assert r.get_json()["community"]["joined"] is False
+
+
+@pytest.mark.parametrize("bad", ["bad id", "a" * 65, "x:y", ""])
+def test_single_item_bad_id(client, bad):
+    assert_web_error(client.get("/api/communities", query_string={"id": bad}), 400)
+
+
+def test_single_item_unknown(client):
+    assert_web_error(client.get("/api/communities?id=nope"), 404)
+
+
+def test_create_joins_the_creator_who_cannot_leave(person, db):
+    r = person.communities_post("create", name="  读书会 ", description="一起读书")
+    body = r.get_json()
+    assert r.status_code == 200 and body["ok"] is True and body["joined"] is True
+    row = db.execute("SELECT name, description FROM communities WHERE id = ?", (body["id"],)).fetchone()
+    assert tuple(row) == ("读书会", "一起读书")
+    mine = person.http.get(f"/api/communities?id={body['id']}").get_json()["community"]
+    assert mine["owned"] is True and mine["joined"] is True and mine["memberCount"] == 1
+    assert_web_error(person.communities_post("leave", community=body["id"]), 409)
+    assert count(db, "memberships", "community_id = ?", (body["id"],)) == 1
+
+
+def test_five_communities_per_user(person, db):
+    for i in range(5):
+        assert person.communities_post("create", name=f"社区{i}").status_code == 200
+    assert_web_error(person.communities_post("create", name="第六个"), 409)
+    assert count(db, "communities", "owner_id IS NOT NULL") == 5
+
+
+@pytest.mark.parametrize("fields", [
+    {"name": ""}, {"name": "   "}, {"name": "x" * 25}, {"name": "bad\nname"}, {"name": "tab\tname"},
+    {"name": "ok", "description": "y" * 401}, {"name": "ok", "description": "nul\x00"},
+    {"name": 5}, {"name": "ok", "extra": 1}, {},
+])
+def test_create_validation(person, db, fields):
+    assert_web_error(person.communities_post("create", **fields), 400)
+    assert count(db, "communities") == 1
+
+
+def test_name_length_counts_utf16_units(person):
+    assert person.communities_post("create", name="😀" * 12).status_code == 200  # 24 units
+    assert_web_error(person.communities_post("create", name="😀" * 13), 400)  # 26 units
+
+
+def test_repeated_join_adds_no_member(person, db):
+    for _ in range(2):
+        r = person.communities_post("join", community="lobby")
+        assert r.get_json() == {"ok": True, "id": "lobby", "joined": True}
+    assert count(db, "memberships") == 1
+
+
+def test_leave_replays(person, db):
+    person.join()
+    for _ in range(2):
+        r = person.communities_post("leave", community="lobby")
+        assert r.status_code == 200 and r.get_json() == {"ok": True, "id": "lobby", "joined": False}
+    assert count(db, "memberships") == 0
+
+
+def test_community_id_alias(person, db):
+    assert person.communities_post("join", communityId="lobby").status_code == 200
+    assert person.communities_post("leave", community="lobby", communityId="lobby").status_code == 200
+    assert_web_error(person.communities_post("join", community="lobby", communityId="other"), 400)
+    assert count(db, "memberships") == 0
+
+
+def test_unknown_community_is_404(person):
+    assert_web_error(person.communities_post("join", community="nope"), 404)
+    assert_web_error(person.communities_post("leave", community="nope"), 404)
+
+
+def test_mutations_need_login(client, db):
+    assert_web_error(client.post("/api/communities", json={"action": "join", "community": "lobby"}), 401)
+    assert count(db, "memberships") == 0
+
+
+def test_thirty_actions_an_hour(person):
+    for i in range(30):
+        action = "join" if i % 2 == 0 else "leave"
+        assert person.communities_post(action, community="lobby").status_code == 200
+    r = person.communities_post("join", community="lobby")
+    assert_web_error(r, 429)
+    assert "Retry-After" in r.headers
+
+
+def test_joined_scope_and_flags(app, person):
+    other = Person(app).register()
+    made = other.communities_post("create", name="别人的").get_json()["id"]
+    person.join()
+    joined = person.http.get("/api/communities?scope=joined").get_json()
+    assert [c["id"] for c in joined["communities"]] == ["lobby"]
+    everything = {c["id"]: c for c in person.http.get("/api/communities").get_json()["communities"]}
+    assert everything[made]["joined"] is False and everything[made]["owned"] is False

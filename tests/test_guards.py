@@ -1,0 +1,133 @@
+"""Request guards shared by every /api/ surface: Origin, cross-site, media type, size, JSON."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import assert_external_error, assert_web_error
+
+WEB_POSTS = [("/api/community", {"action": "login", "username": "nobody", "password": "x" * 10}),
+             ("/api/communities", {"action": "join", "community": "lobby"})]
+
+
+@pytest.fixture
+def agent(person):
+    person.join()
+    return person.new_agent()
+
+
+def test_foreign_origin_rejected_on_external(agent, db):
+    r = agent.http.post("/api/external", json={"action": "join_community", "community": "lobby"},
+                        headers={**agent.headers, "Origin": "https://evil.example.org"})
+    assert_external_error(r, 403, "forbidden_origin")
+
+
+def test_same_origin_accepted_on_external(agent):
+    r = agent.http.get("/api/external?action=list_topics",
+                       headers={**agent.headers, "Origin": "http://localhost"})
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize("path,body", WEB_POSTS)
+def test_foreign_origin_rejected_on_web(client, path, body):
+    r = client.post(path, json=body, headers={"Origin": "https://evil.example.org"})
+    assert_web_error(r, 403)
+
+
+def test_public_url_decides_the_origin(app):
+    from lobbytalks import create_app
+    other = create_app(app.config["LOBBYTALKS"].settings, public_url="https://talk.example.org")
+    c = other.test_client()
+    body = {"action": "login", "username": "nobody", "password": "x" * 10}
+    assert c.post("/api/community", json=body,
+                  headers={"Origin": "http://localhost"}).status_code == 403
+    assert c.post("/api/community", json=body,
+                  headers={"Origin": "https://talk.example.org"}).status_code == 401
+
+
+@pytest.mark.parametrize("path,body", WEB_POSTS)
+def test_cross_site_fetch_rejected_on_web_writes(client, path, body):
+    r = client.post(path, json=body, headers={"Sec-Fetch-Site": "cross-site"})
+    assert_web_error(r, 403)
+
+
+def test_cross_site_fetch_rejected_on_external(agent):
+    r = agent.http.get("/api/external?action=list_topics",
+                       headers={**agent.headers, "Sec-Fetch-Site": "cross-site"})
+    assert_external_error(r, 403, "forbidden_origin")
+
+
+def test_same_site_fetch_allowed(person):
+    r = person.http.post("/api/communities", json={"action": "join", "community": "lobby"},
+                         headers={"Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200
+
+
+def test_external_requires_json_media_type(agent):
+    r = agent.http.post("/api/external", data="action=join_community", headers={
+        **agent.headers, "Content-Type": "application/x-www-form-urlencoded"})
+    assert_external_error(r, 415, "unsupported_media_type")
+
+
+def test_json_with_charset_is_accepted(agent):
+    r = agent.http.post("/api/external", data=b'{"action":"join_community","community":"lobby"}',
+                        headers={**agent.headers, "Content-Type": "application/json; charset=utf-8"})
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize("path,body", WEB_POSTS)
+def test_web_requires_json_media_type(client, path, body):
+    r = client.post(path, data="x", headers={"Content-Type": "text/plain"})
+    assert_web_error(r, 415)
+
+
+def test_external_body_over_64_kib(agent, db):
+    big = {"action": "fail_task", "taskId": "t", "error": "x" * (64 * 1024)}
+    r = agent.http.post("/api/external", json=big, headers=agent.headers)
+    assert_external_error(r, 413, "payload_too_large")
+
+
+def test_communities_body_over_4_kib(person, db):
+    r = person.communities_post("create", name="大社区", description="说" * 2000)
+    assert_web_error(r, 413)
+    assert db.execute("SELECT COUNT(*) FROM communities").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("raw", [b"{", b"not json", b"\xff\xfe"])
+def test_malformed_json_external(agent, raw):
+    r = agent.http.post("/api/external", data=raw,
+                        headers={**agent.headers, "Content-Type": "application/json"})
+    assert_external_error(r, 400, "invalid_json")
+
+
+def test_malformed_json_web(client):
+    r = client.post("/api/community", data=b"{oops", headers={"Content-Type": "application/json"})
+    assert_web_error(r, 400)
+
+
+def test_json_array_body_is_invalid_request(agent):
+    r = agent.http.post("/api/external", json=[1, 2], headers=agent.headers)
+    assert_external_error(r, 400, "invalid_request")
+
+
+@pytest.mark.parametrize("body", [{}, {"action": "drop_tables"}, {"action": 5}])
+def test_unknown_action_external(agent, body):
+    r = agent.http.post("/api/external", json=body, headers=agent.headers)
+    assert_external_error(r, 400, "unknown_action")
+
+
+@pytest.mark.parametrize("path", ["/api/community", "/api/communities"])
+def test_unknown_action_web(person, path):
+    r = person.http.post(path, json={"action": "teleport"})
+    assert_web_error(r, 400)
+
+
+def test_json_responses_are_never_cached(client):
+    for path in ("/api/communities", "/api/community?action=islands", "/healthz"):
+        r = client.get(path)
+        assert r.headers["Cache-Control"] == "no-store", path
+
+
+def test_security_headers_everywhere(client):
+    r = client.get("/api/communities")
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert r.headers["X-Frame-Options"] == "DENY"

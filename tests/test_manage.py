@@ -1,0 +1,232 @@
+"""The owner's manage API (§3): agents, tokens, tasks and cancel — web session only."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from conftest import Person, count, good_result
+from helpers import assert_external_error
+from lobbytalks.security import is_agent_token_shape
+
+
+def test_register_issues_a_token_once_and_stores_only_its_digest(person, db):
+    r = person.manage_post("register", name="代码查证虾", perspective="先给结论", client="codex", role=2)
+    issued = r.get_json()
+    assert r.status_code == 200 and set(issued) == {"profileId", "tokenId", "token", "expires"}
+    token = issued["token"]
+    assert token.startswith("lbt_") and is_agent_token_shape(token)
+    row = db.execute("SELECT digest, last4, expires, created FROM tokens").fetchone()
+    assert row["digest"] == hashlib.sha256(token.encode()).hexdigest()
+    assert row["expires"] - row["created"] == 30 * 86400 == issued["expires"] - row["created"]
+    listing = person.manage_get().get_json()
+    assert token not in str(listing) and row["digest"] not in str(listing)
+    agent = listing["agents"][0]
+    assert agent["model"] == "codex" and agent["role"] == 2 and agent["name"] == "代码查证虾"
+    assert set(agent["tokens"][0]) >= {"id", "created", "expires", "revoked"}
+    assert agent["tokens"][0]["revoked"] == 0 and agent["tokens"][0]["last4"] == token[-4:]
+
+
+def test_listing_shows_when_a_token_was_last_used(person):
+    person.join()
+    agent = person.new_agent()
+    assert person.manage_get().get_json()["agents"][0]["tokens"][0]["lastUsed"] is None
+    agent.get("list_topics")
+    assert person.manage_get().get_json()["agents"][0]["tokens"][0]["lastUsed"] is not None
+
+
+@pytest.mark.parametrize("fields", [
+    {"name": "", "perspective": "p", "client": "codex"},
+    {"name": "n" * 25, "perspective": "p", "client": "codex"},
+    {"name": "n", "perspective": "p" * 401, "client": "codex"},
+    {"name": "n", "perspective": "p", "client": "gpt"},
+    {"name": "n", "perspective": "p", "client": "codex", "role": 4},
+    {"name": "n", "perspective": "p", "client": "codex", "role": "1"},
+    {"name": "n", "perspective": "p"},
+    {"name": "n", "perspective": "p", "client": "codex", "model": "x"},
+])
+def test_register_validation(person, db, fields):
+    assert_external_error(person.manage_post("register", **fields), 400, "invalid_request")
+    assert count(db, "profiles") == 0
+
+
+def test_eight_agents_per_user(person, db):
+    for i in range(8):
+        person.new_agent(name=f"虾{i}")
+    r = person.manage_post("register", name="第九只", perspective="p", client="custom")
+    assert_external_error(r, 400, "profile_limit")
+    assert count(db, "profiles") == 8
+
+
+def test_manage_needs_the_cookie_not_a_token(app, person, db):
+    agent = person.new_agent()
+    anon = app.test_client()
+    assert_external_error(anon.get("/api/external/manage"), 401, "unauthorized")
+    r = anon.get("/api/external/manage", headers=agent.headers)
+    assert_external_error(r, 401, "unauthorized")
+    r = anon.post("/api/external/manage", headers=agent.headers,
+                  json={"action": "register", "name": "n", "perspective": "p", "client": "codex"})
+    assert_external_error(r, 401, "unauthorized")
+    assert count(db, "profiles") == 1
+
+
+def test_rotate_revokes_old_tokens_and_fails_their_leases(person, db):
+    person.join()
+    topic = person.ask()
+    agent = person.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    rotated = person.manage_post("rotate", profile=agent.profile_id).get_json()
+    assert rotated["profileId"] == agent.profile_id and rotated["token"] != agent.token
+    assert_external_error(agent.get("list_topics"), 401, "unauthorized")
+    state, error = db.execute("SELECT state, error FROM tasks WHERE id = ?", (task,)).fetchone()
+    assert state == "failed" and error
+    revoked = db.execute("SELECT revoked FROM tokens WHERE id = ?", (agent.token_id,)).fetchone()[0]
+    assert revoked == 1
+
+
+def test_old_task_does_not_move_to_the_new_token(app, person, db):
+    person.join()
+    topic = person.ask()
+    agent = person.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    rotated = person.manage_post("rotate", profile=agent.profile_id).get_json()
+    from conftest import AgentClient
+    fresh = AgentClient(app, rotated["token"], rotated["profileId"], rotated["tokenId"])
+    assert_external_error(fresh.get("get_task_status", taskId=task), 404, "not_found")
+    assert_external_error(fresh.post("submit_result", taskId=task, **good_result()), 404, "not_found")
+    assert count(db, "messages") == 0
+
+
+def test_revoke_replays_and_fails_leases(person, db):
+    person.join()
+    topic = person.ask()
+    agent = person.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    for _ in range(2):
+        assert person.manage_post("revoke", tokenId=agent.token_id).get_json() == {"ok": True}
+    assert db.execute("SELECT state FROM tasks WHERE id = ?", (task,)).fetchone()[0] == "failed"
+    assert_external_error(agent.get("list_topics"), 401, "unauthorized")
+
+
+def test_cannot_manage_someone_elses_agent(app, person, db):
+    agent = person.new_agent()
+    other = Person(app).register()
+    assert_external_error(other.manage_post("rotate", profile=agent.profile_id), 404, "not_found")
+    assert_external_error(other.manage_post("revoke", tokenId=agent.token_id), 404, "not_found")
+    assert db.execute("SELECT revoked FROM tokens").fetchone()[0] == 0
+
+
+def _tasks(person, **filters):
+    return person.manage_get(action="tasks", **filters)
+
+
+def test_task_listing_fields_order_filters_and_pages(app, person, db):
+    person.join()
+    topics = [person.ask(f"问题 {i}") for i in range(3)]
+    a, b = person.new_agent(name="甲"), person.new_agent(name="乙")
+    t1 = a.claim(topics[0]).get_json()["task"]["id"]
+    t2 = b.claim(topics[1]).get_json()["task"]["id"]
+    a.post("fail_task", taskId=t1, error="找不到来源")
+    listing = _tasks(person).get_json()
+    assert listing["total"] == 2 and listing["page"] == 1 and listing["hasMore"] is False
+    first = listing["tasks"][0]
+    assert set(first) == {"id", "topic", "topicTitle", "communityId", "profile", "agentName",
+                          "client", "state", "replyTo", "created", "updated", "expires",
+                          "messageId", "error"}
+    assert {t["id"] for t in listing["tasks"]} == {t1, t2}
+    assert _tasks(person, state="failed").get_json()["tasks"][0]["id"] == t1
+    assert _tasks(person, profile=b.profile_id).get_json()["total"] == 1
+    assert _tasks(person, topic=topics[2]).get_json() == {"tasks": [], "page": 1, "hasMore": False,
+                                                          "total": 0}
+    assert _tasks(person, topic=topics[0], state="leased").get_json()["total"] == 0
+
+
+def test_task_listing_pages_of_twenty(person, db):
+    person.join()
+    topic = person.ask()
+    agent = person.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    row = db.execute("SELECT * FROM tasks WHERE id = ?", (task,)).fetchone()
+    cols = row.keys()
+    for i in range(24):
+        values = dict(row)
+        values.update(id=f"task_copy{i:02}", request_id=f"00000000-0000-0000-0000-{i:012}",
+                      created=row["created"] - i - 1, state="failed")
+        db.execute(f"INSERT INTO tasks ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                   [values[c] for c in cols])
+    db.commit()
+    one = _tasks(person, page=1).get_json()
+    two = _tasks(person, page=2).get_json()
+    assert len(one["tasks"]) == 20 and one["hasMore"] and one["total"] == 25
+    assert len(two["tasks"]) == 5 and not two["hasMore"]
+    assert one["tasks"][0]["id"] == task
+    created = [t["created"] for t in one["tasks"] + two["tasks"]]
+    assert created == sorted(created, reverse=True)
+
+
+def test_other_users_ids_never_widen_the_listing(app, person):
+    other = Person(app).register()
+    other.join()
+    topic = other.ask()
+    their_agent = other.new_agent()
+    their_agent.claim(topic)
+    assert _tasks(person, profile=their_agent.profile_id).get_json()["total"] == 0
+    assert _tasks(person, topic=topic).get_json()["total"] == 0
+
+
+@pytest.mark.parametrize("filters", [{"state": "all"}, {"state": "running"}, {"page": 0},
+                                     {"page": 10001}, {"topic": "bad id"}, {"profile": "x" * 65}])
+def test_task_listing_validation(person, filters):
+    assert_external_error(_tasks(person, **filters), 400, "invalid_request")
+
+
+def test_task_listing_settles_expired_leases_first(person, db, clock_file):
+    from conftest import advance
+    person.join()
+    agent = person.new_agent()
+    agent.claim(person.ask())
+    advance(clock_file, 31 * 60)
+    assert _tasks(person).get_json()["tasks"][0]["state"] == "expired"
+    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+
+
+def test_cancel_task(app, person, db):
+    person.join()
+    agent = person.new_agent()
+    task = agent.claim(person.ask()).get_json()["task"]["id"]
+    r = person.manage_post("cancel_task", taskId=task)
+    body = r.get_json()
+    assert r.status_code == 200 and body["ok"] is True and "replayed" not in body
+    assert body["task"]["state"] == "failed" and body["task"]["error"] == "用户已取消外部任务"
+    again = person.manage_post("cancel_task", taskId=task).get_json()
+    assert again["replayed"] is True and again["task"]["id"] == task
+    r = agent.post("submit_result", taskId=task, **good_result())
+    assert_external_error(r, 409, "task_terminal")
+    assert count(db, "messages") == 0 and count(db, "memories") == 0
+
+
+def test_cancel_other_terminal_states_and_strangers(app, person, db):
+    person.join()
+    agent = person.new_agent()
+    done = agent.claim(person.ask()).get_json()["task"]["id"]
+    agent.post("submit_result", taskId=done, **good_result())
+    assert_external_error(person.manage_post("cancel_task", taskId=done), 409, "task_terminal")
+    stranger = Person(app).register()
+    assert_external_error(stranger.manage_post("cancel_task", taskId=done), 404, "not_found")
+    assert_external_error(person.manage_post("cancel_task", taskId="task_nope"), 404, "not_found")
+    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "done"
+
+
+def test_manage_actions_limited_to_twenty_an_hour(person):
+    agent = person.new_agent()
+    for _ in range(19):
+        assert person.manage_post("revoke", tokenId=agent.token_id).status_code == 200
+    r = person.manage_post("revoke", tokenId=agent.token_id)
+    assert_external_error(r, 429, "rate_limited")
+    assert int(r.headers["Retry-After"]) > 0
+
+
+def test_manage_wrong_method_and_unknown_action(person):
+    assert_external_error(person.http.delete("/api/external/manage"), 405, "method_not_allowed")
+    assert_external_error(person.manage_post("explode"), 400, "unknown_action")
+    assert_external_error(person.manage_get(action="secrets"), 400, "unknown_action")

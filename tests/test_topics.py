@@ -1,0 +1,153 @@
+"""Human questions (§11): asking, listing, reading rights, closing."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Person, count, good_result
+from helpers import assert_web_error
+
+
+def test_ask_requires_membership(person, db):
+    assert_web_error(person.web_post("topic", title="没加入也想问"), 403)
+    person.join()
+    topic_id = person.ask("加入之后提问", description="背景")
+    row = db.execute("SELECT community_id, island_id, kind, status, version, intent FROM topics "
+                     "WHERE id = ?", (topic_id,)).fetchone()
+    assert tuple(row) == ("lobby", "commons", "discussion", "open", 1, "how")
+
+
+def test_ask_needs_login(client, db):
+    assert_web_error(client.post("/api/community", json={"action": "topic", "title": "匿名"}), 401)
+    assert count(db, "topics") == 0
+
+
+@pytest.mark.parametrize("fields", [
+    {"title": ""}, {"title": "  "}, {"title": "t" * 181}, {"title": "两行\n标题"},
+    {"title": "ok", "description": "d" * 1501}, {"title": "ok", "kind": "prophecy"},
+    {"title": "ok", "island": "atlantis"}, {"title": "ok", "intent": "gossip"},
+    {"title": "ok", "privateContext": "p" * 2001}, {"title": "ok", "unknown": True},
+    {"title": ["list"]},
+])
+def test_question_validation(person, db, fields):
+    person.join()
+    assert_web_error(person.web_post("topic", **fields), 400)
+    assert count(db, "topics") == 0 and count(db, "question_versions") == 0
+
+
+def test_unknown_community_is_404(person):
+    assert_web_error(person.web_post("topic", title="问", community="nowhere"), 404)
+
+
+def test_ten_questions_a_day(person, db):
+    person.join()
+    for i in range(10):
+        person.ask(f"第 {i} 个问题")
+    assert_web_error(person.web_post("topic", title="第十一个"), 429)
+    assert count(db, "topics") == 10
+
+
+def test_list_filters_sort_and_pages(app, person):
+    person.join()
+    ids = [person.ask(f"问题 {i} 关于 {'备份' if i % 2 else '索引'}") for i in range(6)]
+    listing = person.web_get(community="lobby").get_json()
+    assert [t["id"] for t in listing["topics"]] == ids[::-1]
+    assert listing["page"] == 1 and listing["hasMore"] is False
+    found = person.web_get(community="lobby", q="备份").get_json()["topics"]
+    assert {t["id"] for t in found} == {ids[1], ids[3], ids[5]}
+    person.web_post("close", topic=ids[0])
+    closed = person.web_get(community="lobby", status="closed").get_json()["topics"]
+    assert [t["id"] for t in closed] == [ids[0]]
+    oldest = person.web_get(community="lobby", sort="old").get_json()["topics"]
+    assert oldest[0]["id"] == ids[0]
+
+
+def test_search_treats_wildcards_literally(person):
+    person.join()
+    person.ask("百分号 100% 的问题")
+    person.ask("普通问题")
+    assert len(person.web_get(community="lobby", q="%").get_json()["topics"]) == 1
+
+
+@pytest.mark.parametrize("query", [{"status": "deleted"}, {"sort": "random"}, {"page": "0"},
+                                   {"page": "x"}, {"q": "q" * 101}])
+def test_list_bad_parameters(person, query):
+    assert_web_error(person.web_get(community="lobby", **query), 400)
+
+
+def test_list_unknown_community(client):
+    assert_web_error(client.get("/api/community?community=nowhere"), 404)
+
+
+def test_anonymous_reads_public_question_never_discussion(app, person):
+    person.join()
+    topic_id = person.ask("公开的问题", description="公开背景", privateContext="私密背景")
+    anon = app.test_client().get(f"/api/community?topic={topic_id}").get_json()
+    assert anon["topic"]["title"] == "公开的问题" and anon["topic"]["description"] == "公开背景"
+    assert anon["allowed"] is False and anon["messages"] == []
+    assert "privateContext" not in anon["topic"]
+
+
+def test_membership_and_admin_do_not_unlock_the_discussion(app, person, settings):
+    from lobbytalks import create_app
+    person.join()
+    topic_id = person.ask("谁能读全文？", privateContext="只给有资格的人")
+    helper = Person(app).register()
+    helper.join()
+    agent = helper.new_agent()
+    task = agent.claim(topic_id).get_json()["task"]["id"]
+    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+
+    member = Person(app).register()
+    member.join()
+    view = member.web_get(topic=topic_id).get_json()
+    assert view["allowed"] is False and view["messages"] == [] and view["messageCount"] == 1
+
+    admin_app = create_app(settings, admin_username="boss", admin_password="boss password 1")
+    boss = Person(admin_app, username="boss", password="boss password 1")
+    boss.web_post("login", username="boss", password="boss password 1")
+    assert boss.web_get(topic=topic_id).get_json()["allowed"] is False
+
+    asker = person.web_get(topic=topic_id).get_json()
+    contributor = helper.web_get(topic=topic_id).get_json()
+    for view in (asker, contributor):
+        assert view["allowed"] is True and len(view["messages"]) == 1
+        assert view["topic"]["privateContext"] == "只给有资格的人"
+        assert view["messages"][0]["provenance"] == "external-self-reported"
+
+
+def test_unknown_topic(client):
+    assert_web_error(client.get("/api/community?topic=t_missing"), 404)
+    assert_web_error(client.get("/api/community?topic=bad%20id"), 400)
+
+
+def test_close_by_asker_replays_and_stops_claims(app, person, db):
+    person.join()
+    topic_id = person.ask("结束后不能领取")
+    for _ in range(2):
+        r = person.web_post("close", topic=topic_id)
+        assert r.status_code == 200 and r.get_json()["status"] == "closed"
+    assert db.execute("SELECT status FROM topics WHERE id = ?", (topic_id,)).fetchone()[0] == "closed"
+    other = Person(app).register()
+    other.join()
+    r = other.new_agent().claim(topic_id)
+    assert r.status_code == 409 and r.get_json()["code"] == "topic_unavailable"
+
+
+def test_only_asker_or_admin_can_close(app, person, settings, db):
+    from lobbytalks import create_app
+    person.join()
+    topic_id = person.ask("别人不能结束")
+    stranger = Person(app).register()
+    assert_web_error(stranger.web_post("close", topic=topic_id), 403)
+    assert db.execute("SELECT status FROM topics").fetchone()[0] == "open"
+    admin_app = create_app(settings, admin_username="mod", admin_password="mod password 1")
+    mod = Person(admin_app, username="mod", password="mod password 1")
+    mod.web_post("login", username="mod", password="mod password 1")
+    assert mod.web_post("close", topic=topic_id).status_code == 200
+    assert db.execute("SELECT status, closed_by FROM topics").fetchone()[0] == "closed"
+
+
+def test_question_title_is_stored_as_typed(person, db):
+    person.join()
+    topic_id = person.ask("<script>alert(1)</script> 怎么办？")
+    assert person.web_get(topic=topic_id).get_json()["topic"]["title"].startswith("<script>")
