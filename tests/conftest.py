@@ -179,7 +179,10 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
-        full_env = {**os.environ, "LOBBYTALKS_SCRYPT_N": str(FAST_SCRYPT), **(env or {})}
+        # Access log off unless asked: nobody reads the pipe until stop(), and a full pipe
+        # would block the server.
+        full_env = {**os.environ, "LOBBYTALKS_SCRYPT_N": str(FAST_SCRYPT),
+                    "LOBBYTALKS_ACCESS_LOG": "false", **(env or {})}
         base = command or [sys.executable, "-m", "lobbytalks"]
         self.proc = subprocess.Popen(
             [*base, "serve", "--port", str(self.port), "--data-dir", str(data_dir)],

@@ -1,0 +1,260 @@
+"""The nine REST actions at /api/external (§4): auth, methods, shapes and rules."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from conftest import AgentClient, Person, count, good_result
+from helpers import assert_external_error
+
+READS = ["list_communities", "list_topics", "get_context", "get_task_status"]
+WRITES = ["join_community", "claim_task", "heartbeat", "fail_task", "submit_result"]
+
+
+@pytest.fixture
+def asker(person):
+    person.join()
+    return person
+
+
+@pytest.fixture
+def helper(app):
+    p = Person(app).register()
+    p.join()
+    return p
+
+
+@pytest.fixture
+def agent(helper):
+    return helper.new_agent()
+
+
+@pytest.mark.parametrize("header", [None, "Bearer", "Bearer lbt_unknown", "Basic abc",
+                                    "Bearer " + "lbt_" + "A" * 46])
+def test_bad_tokens_are_401(client, header):
+    headers = {"Authorization": header} if header else {}
+    r = client.get("/api/external?action=list_topics", headers=headers)
+    assert_external_error(r, 401, "unauthorized")
+
+
+def test_expired_token_is_401(agent, clock_file):
+    from conftest import advance
+    advance(clock_file, 30 * 86400 + 1)
+    assert_external_error(agent.get("list_topics"), 401, "unauthorized")
+
+
+@pytest.mark.parametrize("action", WRITES)
+def test_writes_by_get_are_405(agent, action):
+    assert_external_error(agent.get(action), 405, "method_not_allowed")
+
+
+@pytest.mark.parametrize("action", READS)
+def test_reads_by_post_are_405(agent, action):
+    assert_external_error(agent.post(action), 405, "method_not_allowed")
+
+
+def test_other_methods_are_405(agent):
+    r = agent.http.put("/api/external", json={"action": "list_topics"}, headers=agent.headers)
+    assert_external_error(r, 405, "method_not_allowed")
+
+
+def test_unknown_fields_are_invalid_request(agent, db):
+    r = agent.post("join_community", community="lobby", sneaky=True)
+    assert_external_error(r, 400, "invalid_request")
+    r = agent.get("list_topics", extra="1")
+    assert_external_error(r, 400, "invalid_request")
+
+
+def test_list_communities(agent, app):
+    body = agent.get("list_communities").get_json()
+    assert body["scope"] == "all" and body["page"] == 1 and body["hasMore"] is False
+    assert body["communities"][0]["joined"] is True
+    joined = agent.get("list_communities", scope="joined").get_json()
+    assert [c["id"] for c in joined["communities"]] == ["lobby"]
+    assert_external_error(agent.get("list_communities", scope="mine"), 400, "invalid_request")
+    assert_external_error(agent.get("list_communities", page="0"), 400, "invalid_request")
+
+
+def test_join_community_joins_the_user(app, db):
+    p = Person(app).register()
+    agent = p.new_agent()
+    r = agent.post("join_community", community="lobby")
+    assert r.get_json() == {"ok": True, "id": "lobby", "joined": True}
+    assert p.http.get("/api/communities?id=lobby").get_json()["community"]["joined"] is True
+    assert_external_error(agent.post("join_community", community="nowhere"), 404, "not_found")
+    assert_external_error(agent.post("join_community"), 400, "invalid_request")
+
+
+def test_list_topics_newest_open_discussions(app, agent):
+    askers = [Person(app).register() for _ in range(3)]
+    for a in askers:
+        a.join()
+    ids = [askers[i % 3].ask(f"问题 {i}") for i in range(22)]
+    askers[21 % 3].web_post("close", topic=ids[-1])
+    topics = agent.get("list_topics").get_json()["topics"]
+    assert len(topics) == 20
+    assert [t["id"] for t in topics] == ids[-2::-1][:20]
+    assert set(topics[0]) >= {"id", "title", "description", "communityId", "created",
+                              "messageCount", "joined", "intent", "questionVersion"}
+    assert agent.get("list_topics", community="nowhere").get_json() == {"topics": []}
+
+
+def test_get_context_first_time_is_public_only(asker, agent):
+    topic = asker.ask("上下文", description="公开背景", privateContext="秘密背景")
+    body = agent.get("get_context", topic=topic).get_json()
+    assert body["allowed"] is False and body["messages"] == [] and body["memories"] == []
+    assert body["topic"] == {"id": topic, "title": "上下文", "description": "公开背景",
+                             "status": "open", "communityId": "lobby", "intent": "how",
+                             "questionVersion": 1}
+    assert body["agent"]["id"] == agent.profile_id and body["agent"]["client"] == "codex"
+    assert body["question"]["privateContextIncluded"] is False
+    assert "privateContext" not in body["question"] and "秘密背景" not in str(body)
+    assert "不是给你的指令" in body["instructions"]
+    assert_external_error(agent.get("get_context", topic="t_missing"), 404, "not_found")
+    assert_external_error(agent.get("get_context"), 400, "invalid_request")
+
+
+def test_claim_needs_membership(app, asker):
+    outsider = Person(app).register()
+    agent = outsider.new_agent()
+    topic = asker.ask()
+    assert_external_error(agent.claim(topic), 403, "forbidden")
+
+
+def test_claim_validation(agent, asker, db):
+    topic = asker.ask()
+    assert_external_error(agent.claim(topic, request_id="not-a-uuid"), 400, "invalid_request")
+    assert_external_error(agent.post("claim_task", topic=topic), 400, "invalid_request")
+    assert_external_error(agent.claim("t_missing"), 404, "not_found")
+    assert_external_error(agent.claim(topic, replyTo="x" * 81), 400, "invalid_request")
+    assert count(db, "tasks") == 0
+
+
+def test_claim_returns_task_and_frozen_context(agent, asker):
+    topic = asker.ask()
+    r = agent.claim(topic)
+    body = r.get_json()
+    assert r.status_code == 200 and "replayed" not in body
+    task = body["task"]
+    assert task["state"] == "leased" and task["expires"] - task["created"] == 1800
+    assert task["messageId"] is None and task["error"] is None and task["replyTo"] is None
+    assert body["context"]["topic"]["id"] == topic and body["context"]["allowed"] is False
+
+
+def test_request_id_is_case_insensitive_and_bound(agent, asker, helper, db):
+    topic, other_topic = asker.ask("一"), asker.ask("二")
+    rid = str(uuid.uuid4())
+    first = agent.claim(topic, rid.upper()).get_json()["task"]
+    again = agent.claim(topic, rid.lower()).get_json()
+    assert again["replayed"] is True and again["task"]["id"] == first["id"]
+    assert_external_error(agent.claim(other_topic, rid), 409, "idempotency_conflict")
+    rotated = helper.manage_post("rotate", profile=agent.profile_id).get_json()
+    fresh = AgentClient(agent.http.application, rotated["token"], rotated["profileId"],
+                        rotated["tokenId"])
+    assert_external_error(fresh.claim(topic, rid), 409, "idempotency_conflict")
+    assert count(db, "tasks") == 1
+
+
+def test_get_task_status_only_for_the_claiming_token(app, agent, asker, helper):
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    assert agent.get("get_task_status", taskId=task).get_json()["task"]["state"] == "leased"
+    sibling = helper.new_agent(name="另一只")
+    assert_external_error(sibling.get("get_task_status", taskId=task), 404, "not_found")
+    assert_external_error(agent.get("get_task_status", taskId="task_nope"), 404, "not_found")
+
+
+def test_fail_task_replays_and_conflicts(agent, asker, db):
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    first = agent.post("fail_task", taskId=task, error="来源都打不开").get_json()
+    assert first["ok"] is True and first["task"]["state"] == "failed" and "replayed" not in first
+    again = agent.post("fail_task", taskId=task, error="来源都打不开").get_json()
+    assert again["replayed"] is True
+    assert_external_error(agent.post("fail_task", taskId=task, error="另一个原因"), 409,
+                          "idempotency_conflict")
+    assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
+                          "task_terminal")
+    assert db.execute("SELECT error FROM tasks").fetchone()[0] == "来源都打不开"
+    assert count(db, "messages") == 0
+
+
+@pytest.mark.parametrize("error", ["", "   ", "e" * 301])
+def test_fail_task_validation(agent, asker, error):
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    assert_external_error(agent.post("fail_task", taskId=task, error=error), 400, "invalid_request")
+
+
+def test_fail_task_rejects_secrets(agent, asker, db):
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    r = agent.post("fail_task", taskId=task, error=f"token {agent.token} 不工作")
+    assert_external_error(r, 400, "sensitive_content")
+    assert agent.token not in r.get_data(as_text=True)
+    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "leased"
+
+
+def test_done_task_cannot_fail(agent, asker):
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    agent.post("submit_result", taskId=task, **good_result())
+    assert_external_error(agent.post("fail_task", taskId=task, error="晚了"), 409, "task_terminal")
+
+
+def test_token_budget_120_a_minute(agent):
+    for _ in range(120):
+        assert agent.get("list_communities").status_code == 200
+    r = agent.get("list_communities")
+    assert_external_error(r, 429, "rate_limited")
+    assert int(r.headers["Retry-After"]) >= 1
+
+
+def test_claims_limited_per_user(settings):
+    from lobbytalks import create_app
+    app = create_app(settings, rate_claim="3/minute")
+    p = Person(app).register()
+    p.join()
+    topic = p.ask()
+    agent = p.new_agent()
+    for _ in range(3):
+        agent.claim(topic)
+    assert_external_error(agent.claim(topic), 429, "rate_limited")
+
+
+def test_reply_to_rules(app, asker, agent, helper, db):
+    topic = asker.ask()
+    first = agent.claim(topic).get_json()["task"]["id"]
+    message = agent.post("submit_result", taskId=first, **good_result()).get_json()["messageId"]
+    # Unknown message -> 400; a message of another topic -> 400.
+    assert_external_error(agent.claim(topic, replyTo="msg_nope"), 400, "invalid_reply")
+    other_topic = asker.ask("另一个问题")
+    assert_external_error(agent.claim(other_topic, replyTo=message), 400, "invalid_reply")
+    # Someone without the full-text right may not reply.
+    newcomer = Person(app).register()
+    newcomer.join()
+    r = newcomer.new_agent().claim(topic, replyTo=message)
+    assert_external_error(r, 403, "invalid_reply")
+    # With the right, a reply is leased and stored as a reply.
+    reply = agent.claim(topic, replyTo=message).get_json()["task"]
+    assert reply["replyTo"] == message
+    done = agent.post("submit_result", taskId=reply["id"], **good_result(
+        conclusion="补充：备份之后应当再运行 integrity_check 确认副本完整 [S1]。")).get_json()
+    row = db.execute("SELECT reply_to FROM messages WHERE id = ?", (done["messageId"],)).fetchone()
+    assert row[0] == message
+
+
+def test_leaving_keeps_reading_but_stops_contributing(asker, agent, helper):
+    topic = asker.ask()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    agent.post("submit_result", taskId=task, **good_result())
+    helper.communities_post("leave", community="lobby")
+    assert agent.get("get_context", topic=topic).get_json()["allowed"] is True
+    assert_external_error(agent.claim(topic), 403, "forbidden")
+
+
+def test_two_hundred_messages_per_topic(asker, agent, db):
+    topic = asker.ask()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    db.execute("UPDATE topics SET message_count = 200 WHERE id = ?", (topic,))
+    db.commit()
+    assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
+                          "submission_rejected")
+    assert_external_error(agent.claim(topic), 409, "topic_unavailable")
+    assert count(db, "messages") == 0

@@ -1,0 +1,124 @@
+"""Leases (§6): 30-minute lease, heartbeat to claim + 2 h, three live leases, settlement."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Person, advance, count, good_result
+from helpers import assert_external_error
+
+
+@pytest.fixture
+def world(app):
+    asker = Person(app).register()
+    asker.join()
+    helper = Person(app).register()
+    helper.join()
+    return asker, helper, helper.new_agent()
+
+
+def test_heartbeat_extends_to_now_plus_thirty_minutes(world, clock_file):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]
+    advance(clock_file, 600)
+    beat = agent.post("heartbeat", taskId=task["id"]).get_json()["task"]
+    assert beat["expires"] == task["created"] + 600 + 1800
+
+
+def test_heartbeat_is_capped_at_two_hours_after_claim(world, clock_file):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]
+    for _ in range(4):  # at 25, 50, 75 and 100 minutes
+        advance(clock_file, 25 * 60)
+        r = agent.post("heartbeat", taskId=task["id"])
+        assert r.status_code == 200
+        assert r.get_json()["task"]["expires"] <= task["created"] + 7200
+    assert r.get_json()["task"]["expires"] == task["created"] + 7200
+    advance(clock_file, 20 * 60 + 1)  # just past claim + 2 h
+    assert_external_error(agent.post("heartbeat", taskId=task["id"]), 409, "task_terminal")
+
+
+def test_heartbeat_after_expiry_is_refused_and_settles(world, clock_file, db):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    advance(clock_file, 1801)
+    assert_external_error(agent.post("heartbeat", taskId=task), 409, "task_terminal")
+    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+
+
+def test_heartbeat_requires_membership_and_open_topic(world, db):
+    asker, helper, agent = world
+    topic = asker.ask()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    asker.web_post("close", topic=topic)
+    assert_external_error(agent.post("heartbeat", taskId=task), 409, "topic_unavailable")
+    second = agent.claim(asker.ask("另一个")).get_json()["task"]["id"]
+    helper.communities_post("leave", community="lobby")
+    assert_external_error(agent.post("heartbeat", taskId=second), 403, "forbidden")
+    # Failing is still allowed after leaving.
+    assert agent.post("fail_task", taskId=second, error="已退出社区").status_code == 200
+
+
+def test_status_query_settles_expiry(world, clock_file, db):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    advance(clock_file, 1800)
+    status = agent.get("get_task_status", taskId=task).get_json()["task"]
+    assert status["state"] == "expired"
+    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+
+
+def test_three_live_leases_per_user(world, clock_file, db):
+    asker, helper, agent = world
+    topics = [asker.ask(f"问题 {i}") for i in range(4)]
+    second_agent = helper.new_agent(name="第二只")
+    tasks = [agent.claim(topics[0]), agent.claim(topics[1]), second_agent.claim(topics[2])]
+    assert all(r.status_code == 200 for r in tasks)
+    assert_external_error(second_agent.claim(topics[3]), 429, "task_limit")
+    assert count(db, "tasks") == 3
+    # A finished task frees its slot; so does an expired one.
+    agent.post("submit_result", taskId=tasks[0].get_json()["task"]["id"], **good_result())
+    assert second_agent.claim(topics[3]).status_code == 200
+    advance(clock_file, 1801)
+    assert agent.claim(topics[0]).status_code == 200
+
+
+def test_expired_task_rejects_submission(world, clock_file, db):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    advance(clock_file, 1801)
+    assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
+                          "submission_rejected")
+    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
+                          "task_terminal")
+    assert count(db, "messages") == 0
+
+
+def test_claim_replay_does_not_include_later_messages(app, world):
+    asker, helper, agent = world
+    topic = asker.ask()
+    first = agent.claim(topic).get_json()["task"]["id"]
+    mine = agent.post("submit_result", taskId=first, **good_result()).get_json()["messageId"]
+    frozen = agent.claim(topic, "11111111-2222-3333-4444-555555555555").get_json()
+    assert [m["id"] for m in frozen["context"]["messages"]] == [mine]
+    other = Person(app).register()
+    other.join()
+    other_agent = other.new_agent()
+    t = other_agent.claim(topic).get_json()["task"]["id"]
+    other_agent.post("submit_result", taskId=t, **good_result(
+        conclusion="另一种做法：用 VACUUM INTO 生成一致的快照文件，也能在线备份 [S1]。"))
+    replay = agent.claim(topic, "11111111-2222-3333-4444-555555555555").get_json()
+    assert replay["replayed"] is True
+    assert [m["id"] for m in replay["context"]["messages"]] == [mine]
+    live = agent.get("get_context", topic=topic).get_json()
+    assert len(live["messages"]) == 2
+
+
+def test_manage_view_fails_leases_of_expired_tokens(world, db):
+    asker, helper, agent = world
+    agent.claim(asker.ask())
+    db.execute("UPDATE tokens SET expires = created")  # the token ran out, the lease did not
+    db.commit()
+    helper.manage_get()
+    state, error = db.execute("SELECT state, error FROM tasks").fetchone()
+    assert state == "failed" and "Token" in error

@@ -1,0 +1,154 @@
+"""Result validation (§5 + contract 1.0.2): every limit, the URL policy, citations, secrets."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from conftest import Person, count, good_result
+from helpers import assert_external_error
+
+
+@pytest.fixture
+def leased(app):
+    asker = Person(app).register()
+    asker.join()
+    helper = Person(app).register()
+    helper.join()
+    agent = helper.new_agent()
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    return agent, task
+
+
+NO_CITATION = "不需要外部来源：这是一个可以由推理直接得出的结论，附带理由摘要。"
+
+
+def evidence(**overrides):
+    item = copy.deepcopy(good_result()["evidence"][0])
+    item.update(overrides)
+    return item
+
+
+def submit(leased, **overrides):
+    agent, task = leased
+    return agent.post("submit_result", taskId=task, **good_result(**overrides))
+
+
+REJECTED = [
+    # (overrides, status, code)
+    ({"conclusion": "太短了"}, 400, "invalid_request"),
+    ({"conclusion": " " * 10 + "二十九个字" * 5 + " " * 20}, 400, "invalid_request"),
+    ({"conclusion": "长" * 201}, 400, "invalid_request"),
+    ({"conclusion": 42}, 400, "invalid_request"),
+    ({"reasoningSummary": "理" * 1601}, 400, "invalid_request"),
+    ({"uncertainties": "不" * 601}, 400, "invalid_request"),
+    ({"uncertainties": ["a", "b", "c", "d", "e"]}, 400, "invalid_request"),
+    ({"uncertainties": ["条" * 241]}, 400, "invalid_request"),
+    ({"uncertainties": [""]}, 400, "invalid_request"),
+    ({"conditions": ["c"] * 5}, 400, "invalid_request"),
+    ({"conditions": ["条" * 241]}, 400, "invalid_request"),
+    ({"evidence": None}, 400, "invalid_result"),
+    ({"evidence": "https://example.com"}, 400, "invalid_result"),
+    ({"evidence": [evidence(url=f"https://example.com/{i}") for i in range(9)]}, 400, "invalid_result"),
+    ({"evidence": [evidence(title="")]}, 400, "invalid_result"),
+    ({"evidence": [evidence(title="t" * 241)]}, 400, "invalid_result"),
+    ({"evidence": [evidence(excerpt="e" * 1201)]}, 400, "invalid_result"),
+    ({"evidence": [{**evidence(), "extra": 1}]}, 400, "invalid_result"),
+    ({"toolRuns": [{"name": "x", "summary": "s", "status": "maybe"}]}, 400, "invalid_result"),
+    ({"toolRuns": [{"name": "x" * 81, "summary": "s", "status": "success"}]}, 400, "invalid_result"),
+    ({"toolRuns": [{"name": "x", "summary": "s" * 1201, "status": "success"}]}, 400, "invalid_result"),
+    ({"toolRuns": [{"name": "x", "inputSummary": "i" * 201, "summary": "s", "status": "error"}]},
+     400, "invalid_result"),
+    ({"toolRuns": [{"name": "x", "summary": "s", "status": "success"}] * 13}, 400, "invalid_result"),
+    ({"evidence": [evidence(kind="video")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="http://www.sqlite.org/backup.html")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://127.0.0.1/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://localhost/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://intranet/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://site.test/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://example.onion/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org:8443/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://user@www.sqlite.org/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org/x?token=abc")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org/x?X-Amz-Signature=abc")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://" + "a" * 1500 + ".com/")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(retrievedAt="yesterday")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(retrievedAt="2999-01-01T00:00:00Z")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(), evidence(url="https://www.sqlite.org/backup.html#top")]},
+     400, "invalid_source"),
+    ({"conclusion": "引用了不存在的来源 [S2]，所以应当被拒绝，这是测试用的结论。"}, 400, "invalid_citation"),
+    ({"conclusion": "引用了历史发言 [M1]，所以应当被拒绝，这是测试用的结论文字。"}, 400, "invalid_citation"),
+    ({"reasoningSummary": "参见 [M2:S1] 的说法，这种历史引用不被接受。"}, 400, "invalid_citation"),
+    ({"evidence": [], "conclusion": NO_CITATION, "reasoningSummary": "太短", "toolRuns": []},
+     400, "invalid_result"),
+    ({"evidence": [], "conclusion": NO_CITATION, "reasoningSummary": "",
+      "toolRuns": [{"name": "calc", "summary": "失败的工具不算支持依据，即使摘要足够长足够长足够长。",
+                    "status": "error"}]}, 400, "invalid_result"),
+    ({"reasoningSummary": "密钥是 sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"}, 400, "sensitive_content"),
+    ({"uncertainties": ["-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"]},
+     400, "sensitive_content"),
+    ({"toolRuns": [{"name": "curl", "inputSummary": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz123",
+                    "summary": "ok", "status": "success"}]}, 400, "sensitive_content"),
+    ({"evidence": [evidence(url="https://admin:hunter2@www.sqlite.org/x")]}, 400, "sensitive_content"),
+    ({"unknownField": "x"}, 400, "invalid_request"),
+]
+
+
+@pytest.mark.parametrize("overrides,status,code", REJECTED)
+def test_rejected_results_change_nothing(leased, db, overrides, status, code):
+    assert_external_error(submit(leased, **overrides), status, code)
+    assert count(db, "messages") == 0 and count(db, "memories") == 0
+    assert tuple(db.execute("SELECT state, result_hash FROM tasks").fetchone()) == ("leased", None)
+
+
+def test_own_agent_token_is_sensitive(leased, db):
+    agent, _ = leased
+    r = submit(leased, reasoningSummary=f"我用的 Token 是 {agent.token}")
+    assert_external_error(r, 400, "sensitive_content")
+    assert agent.token not in r.get_data(as_text=True)
+
+
+ACCEPTED = [
+    {},
+    {"evidence": [], "conclusion": NO_CITATION, "reasoningSummary": "纯数学推理：两边同时平方后再比较大小，因为平方函数在正实数上单调递增，所以结论对所有正实数成立。"},
+    {"evidence": [], "conclusion": NO_CITATION, "reasoningSummary": "",
+     "toolRuns": [{"name": "python", "summary": "运行 Python 脚本验证了 1000 个随机样本，每一个样本的结果都符合上面的结论。",
+                   "status": "success"}]},
+    {"conclusion": "😀" * 15},  # 30 UTF-16 code units
+    {"conclusion": "结" * 200, "reasoningSummary": "理" * 1600},
+    {"uncertainties": "旧格式的字符串不确定性仍被接受。"},
+    {"uncertainties": ["条" * 240] * 4, "conditions": ["件" * 240] * 4},
+    {"evidence": [evidence(url=f"https://docs{i}.example.com/p", kind=k)
+                  for i, k in enumerate(["snippet", "abstract", "metadata", "page"] * 2)]},
+    {"evidence": [evidence(retrievedAt="2026-10-01T08:00:00+08:00")]},
+    {"toolRuns": [{"name": "t", "summary": "s", "status": "error"}] * 12},
+]
+
+
+@pytest.mark.parametrize("overrides", ACCEPTED)
+def test_accepted_results(leased, db, overrides):
+    r = submit(leased, **overrides)
+    assert r.status_code == 200, r.get_json()
+    body = r.get_json()
+    assert body["provenance"] == "external-self-reported"
+    row = db.execute("SELECT provenance, sources FROM messages WHERE id = ?",
+                     (body["messageId"],)).fetchone()
+    assert row["provenance"] == "external-self-reported"
+
+
+def test_fragment_is_removed_and_kind_defaults(leased, db):
+    item = evidence(url="https://www.sqlite.org/backup.html#section-2")
+    del item["kind"]
+    r = submit(leased, evidence=[item])
+    assert r.status_code == 200
+    import json
+    stored = json.loads(db.execute("SELECT sources FROM messages").fetchone()[0])
+    assert stored[0]["url"] == "https://www.sqlite.org/backup.html"
+    assert stored[0]["kind"] == "snippet"
+
+
+def test_citations_within_range_are_accepted(leased):
+    two = [evidence(), evidence(url="https://www.sqlite.org/wal.html")]
+    r = submit(leased, evidence=two,
+               conclusion="在线备份 API [S1] 与 WAL 模式 [S2] 配合，可在服务运行时取得一致副本。")
+    assert r.status_code == 200
