@@ -1,0 +1,159 @@
+"""The base: settings, storage, migrations, health, the CLI and a real server process."""
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from conftest import LiveServer, web_session
+from lobbytalks import db as dbmod
+from lobbytalks.settings import Settings
+
+
+def test_settings_precedence_flags_over_env_over_defaults():
+    env = {"LOBBYTALKS_PORT": "9001", "LOBBYTALKS_HOST": "0.0.0.0", "LOBBYTALKS_RATE_CLAIM": "5/minute"}
+    assert Settings.load({}).port == 8000
+    from_env = Settings.load(env)
+    assert (from_env.port, from_env.host, from_env.rate_claim) == (9001, "0.0.0.0", "5/minute")
+    assert Settings.load(env, port=9100).port == 9100
+
+
+def test_settings_reject_bad_values():
+    with pytest.raises(ValueError):
+        Settings.load({"LOBBYTALKS_PORT": "eighty"})
+
+
+def test_secret_settings_accept_files(tmp_path):
+    secret = tmp_path / "admin-password"
+    secret.write_text("from a file!!\n")
+    loaded = Settings.load({"LOBBYTALKS_ADMIN_PASSWORD_FILE": str(secret)})
+    assert loaded.admin_password == "from a file!!"
+    shown = dict((name, value) for name, value, _ in loaded.describe())
+    assert shown["LOBBYTALKS_ADMIN_PASSWORD"] == "****"
+
+
+def test_every_setting_is_documented_in_the_readme():
+    readme = open("README.md", encoding="utf-8").read()
+    for name, _, _ in Settings().describe():
+        assert f"`{name}" in readme, name
+
+
+def test_database_is_wal_with_foreign_keys_and_migrations_recorded(app):
+    conn = app.config["LOBBYTALKS"].db.conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+    assert versions == [m[0] for m in dbmod.migrations()]
+
+
+def test_migrations_are_idempotent(settings):
+    from lobbytalks import create_app
+    create_app(settings)
+    conn = dbmod.connect(settings.db_path)
+    assert dbmod.migrate(conn, 0) == []
+    assert conn.execute("SELECT COUNT(*) FROM communities WHERE id = 'lobby'").fetchone()[0] == 1
+
+
+def test_newer_schema_is_refused(settings):
+    from lobbytalks import create_app
+    create_app(settings)
+    conn = sqlite3.connect(settings.db_path)
+    conn.execute("INSERT INTO schema_migrations (version, name, applied) VALUES (9999, 'future', 0)")
+    conn.commit()
+    with pytest.raises(dbmod.SchemaTooNew):
+        create_app(settings)
+
+
+def test_query_loader_rejects_duplicate_names():
+    queries = dbmod.Queries.__new__(dbmod.Queries)
+    queries._sql = {}
+    queries._load("a.sql", "-- name: one\nSELECT 1;\n")
+    with pytest.raises(ValueError):
+        queries._load("b.sql", "-- name: one\nSELECT 2;\n")
+    assert queries.one == "SELECT 1"
+
+
+def test_every_named_query_compiles(app):
+    conn = app.config["LOBBYTALKS"].db.conn
+    for name, sql in dbmod.Q._sql.items():
+        if sql.lstrip().upper().startswith(("SELECT", "UPDATE", "INSERT", "DELETE")):
+            try:
+                conn.execute("EXPLAIN " + sql, _null_params(sql))
+            except sqlite3.Error as exc:  # pragma: no cover - the assertion names the query
+                pytest.fail(f"query {name} does not compile: {exc}")
+
+
+def _null_params(sql: str):
+    import re
+    named = re.findall(r":([a-z_]+)", sql)
+    if named:
+        return {n: None for n in named}
+    return [None] * sql.count("?")
+
+
+def test_health_is_ok(client):
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.get_json() == {"ok": True}
+
+
+def test_health_is_503_when_schema_is_behind(app):
+    conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
+    conn.execute("DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)")
+    conn.commit()
+    r = app.test_client().get("/healthz")
+    assert r.status_code == 503 and r.get_json()["ok"] is False
+
+
+def test_unknown_api_path_uses_the_surface_envelope(client):
+    r = client.get("/api/external/nothing-here")
+    assert r.status_code == 404 and r.get_json()["code"] == "not_found"
+
+
+def test_cli_help_and_init(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "lobbytalks", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "serve" in out.stdout and "healthcheck" in out.stdout
+    data = tmp_path / "d"
+    done = subprocess.run([sys.executable, "-m", "lobbytalks", "init", "--data-dir", str(data)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    conn = sqlite3.connect(data / "lobbytalks.db")
+    assert conn.execute("SELECT name FROM communities").fetchone()[0] == "虾扯淡广场"
+    assert (data / "secret.key").stat().st_mode & 0o077 == 0
+
+
+def test_real_server_flow_and_healthcheck_command(live_server):
+    session = web_session(live_server)
+    me = session.get(live_server.url + "/api/community?action=me").json()
+    assert me["user"]["username"]
+    check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck", live_server.url],
+                           capture_output=True, text=True)
+    assert check.returncode == 0
+    assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
+
+
+def test_healthcheck_fails_when_nothing_listens():
+    from conftest import free_port
+    check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck",
+                            f"http://127.0.0.1:{free_port()}", "--timeout", "1"],
+                           capture_output=True, text=True)
+    assert check.returncode == 1
+
+
+def test_second_server_on_the_same_database_refuses(live_server):
+    from conftest import free_port
+    second = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "serve", "--port", str(free_port()),
+         "--data-dir", str(live_server.data_dir)],
+        capture_output=True, text=True, timeout=30)
+    assert second.returncode == 1
+    assert "already being served" in second.stderr
+    assert requests.get(live_server.url + "/healthz").status_code == 200
+
+
+def test_serve_prints_its_url(tmp_path):
+    server = LiveServer(tmp_path / "printing")
+    output = server.stop()
+    assert f"http://127.0.0.1:{server.port}" in output
