@@ -131,3 +131,24 @@ def test_security_headers_everywhere(client):
     r = client.get("/api/communities")
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert r.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.mark.parametrize("path", ["/api/communities", "/api/community?action=islands",
+                                  "/api/external/manage", "/api/external?action=list_topics"])
+def test_foreign_origin_rejected_on_reads_too(client, path):
+    r = client.get(path, headers={"Origin": "https://evil.example.org"})
+    assert r.status_code == 403
+
+
+def test_internal_failures_are_503_without_internals(agent, monkeypatch):
+    import sqlite3
+
+    from lobbytalks.services import communities
+
+    def broken(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error at /secret/path")
+
+    monkeypatch.setattr(communities, "list_page", broken)
+    r = agent.get("list_communities")
+    body = assert_external_error(r, 503, "service_unavailable")
+    assert "/secret/path" not in body["error"]

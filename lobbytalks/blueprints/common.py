@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Request, Response, jsonify, request
+from flask import Blueprint, Request, Response, jsonify, request
 
 from ..guards import check_not_cross_site, check_origin, read_json_object
 
@@ -12,9 +12,13 @@ COMMUNITIES_BODY_LIMIT = 4 * 1024
 EXTERNAL_BODY_LIMIT = 64 * 1024
 
 
+def guard_origin(bp: Blueprint) -> None:
+    """Every request to the blueprint, reads included, must come from the service's origin."""
+    bp.before_request(lambda: check_origin(request))
+
+
 def guarded_body(limit: int) -> dict[str, Any]:
-    """Origin and Sec-Fetch-Site checks, then the JSON object body (415/413/400)."""
-    check_origin(request)
+    """A write: no cross-site fetch, then the JSON object body (415/413/400)."""
     check_not_cross_site(request)
     return read_json_object(request, limit)
 

@@ -12,9 +12,10 @@ from ..models.common import parse_model, query_args
 from ..models.web import CommunityCreate, CommunityMembership
 from ..runtime import runtime
 from ..services import communities
-from .common import COMMUNITIES_BODY_LIMIT, guarded_body, ok
+from .common import COMMUNITIES_BODY_LIMIT, guard_origin, guarded_body, ok
 
 bp = Blueprint("communities", __name__)
+guard_origin(bp)
 COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 

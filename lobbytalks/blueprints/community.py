@@ -17,9 +17,10 @@ from ..models.common import parse_model, query_args
 from ..models.web import TopicRef, TopicRevise, WebAuth, WebLogout, WebTopicCreate
 from ..runtime import runtime
 from ..services import accounts, topics
-from .common import WEB_BODY_LIMIT, client_address, guarded_body, ok
+from .common import WEB_BODY_LIMIT, client_address, guard_origin, guarded_body, ok
 
 bp = Blueprint("community", __name__)
+guard_origin(bp)
 POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
 GET_ACTIONS: dict[str, Callable[[], Response]] = {}
 ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")

@@ -8,17 +8,19 @@ from flask import Blueprint, request
 from .. import actions
 from ..auth import Agent, authenticate_agent
 from ..errors import ApiError
-from ..guards import check_not_cross_site, check_origin, read_json_object
+from ..guards import check_not_cross_site, read_json_object
 from ..models.common import query_args
 from ..runtime import runtime
-from .common import EXTERNAL_BODY_LIMIT, ok
+from .common import EXTERNAL_BODY_LIMIT, guard_origin, ok
 
 bp = Blueprint("external", __name__)
+guard_origin(bp)
 
 
 def authenticated_agent() -> Agent:
-    """Guards shared with MCP: Origin, Sec-Fetch-Site, Bearer token, per-token budget."""
-    check_origin(request)
+    """Guards shared with MCP: Sec-Fetch-Site, Bearer token, per-token budget.
+
+    (Origin is checked for the whole blueprint before this runs; MCP checks it too.)"""
     check_not_cross_site(request)
     agent = authenticate_agent(request)
     rt = runtime()

@@ -10,9 +10,10 @@ from ..models.common import parse_model, query_args
 from ..models.external import CancelTask, Register, Revoke, Rotate, TaskFilters
 from ..runtime import runtime
 from ..services import agents, tasks
-from .common import EXTERNAL_BODY_LIMIT, guarded_body, ok
+from .common import EXTERNAL_BODY_LIMIT, guard_origin, guarded_body, ok
 
 bp = Blueprint("manage", __name__)
+guard_origin(bp)
 POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask}
 
 
@@ -48,8 +49,6 @@ def manage():
 
 
 def _read():
-    from ..guards import check_origin
-    check_origin(request)
     user = _owner()
     args = query_args(request.args)
     action = args.get("action", "agents")

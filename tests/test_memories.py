@@ -1,0 +1,86 @@
+"""Private memories: pending after a valid answer, confirmed by the owner, shown when active."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Person, count, good_result
+from helpers import assert_web_error
+
+
+@pytest.fixture
+def answered(app):
+    asker = Person(app).register()
+    asker.join()
+    owner = Person(app).register()
+    owner.join()
+    agent = owner.new_agent()
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    body = agent.post("submit_result", taskId=task, **good_result()).get_json()
+    return asker, owner, agent, body
+
+
+def test_valid_answer_creates_a_pending_memory(answered, db):
+    _, owner, agent, body = answered
+    assert "待确认" in body["memoryNotice"]
+    listing = owner.web_get(action="memories").get_json()
+    assert [m["state"] for m in listing["memories"]] == ["pending"]
+    assert listing["memories"][0]["messageId"] == body["messageId"]
+    # Pending memories are not given to the agent.
+    topic = db.execute("SELECT topic_id FROM messages").fetchone()[0]
+    assert agent.get("get_context", topic=topic).get_json()["memories"] == []
+
+
+def test_confirmed_memory_reaches_only_that_agent(answered, db):
+    _, owner, agent, _ = answered
+    memory = owner.web_get(action="memories").get_json()["memories"][0]
+    assert owner.web_post("memory_confirm", memory=memory["id"]).get_json()["state"] == "active"
+    topic = db.execute("SELECT topic_id FROM messages").fetchone()[0]
+    assert agent.get("get_context", topic=topic).get_json()["memories"] == [memory["text"]]
+    sibling = owner.new_agent(name="另一只")
+    assert sibling.get("get_context", topic=topic).get_json()["memories"] == []
+
+
+def test_memory_switch_hides_and_stops_new_memories(answered, db):
+    asker, owner, agent, _ = answered
+    memory = owner.web_get(action="memories").get_json()["memories"][0]
+    owner.web_post("memory_confirm", memory=memory["id"])
+    r = owner.web_post("memory_switch", profile=agent.profile_id, enabled=False)
+    assert r.get_json()["memoryEnabled"] is False
+    topic = asker.ask("第二个问题")
+    assert agent.get("get_context", topic=topic).get_json()["memories"] == []
+    task = agent.claim(topic).get_json()["task"]["id"]
+    body = agent.post("submit_result", taskId=task, **good_result()).get_json()
+    assert "关闭" in body["memoryNotice"]
+    assert count(db, "memories") == 1
+
+
+def test_thirty_memories_at_most(answered, db):
+    asker, owner, agent, _ = answered
+    profile = agent.profile_id
+    user = db.execute("SELECT user_id FROM profiles WHERE id = ?", (profile,)).fetchone()[0]
+    db.executemany("INSERT INTO memories (id, user_id, profile_id, text, state, created, updated) "
+                   "VALUES (?, ?, ?, 'm', 'pending', 0, 0)",
+                   [(f"mem_fill{i}", user, profile) for i in range(29)])
+    db.commit()
+    task = agent.claim(asker.ask("第三个问题")).get_json()["task"]["id"]
+    body = agent.post("submit_result", taskId=task, **good_result()).get_json()
+    assert "30" in body["memoryNotice"]
+    assert count(db, "memories") == 30
+
+
+def test_reject_and_delete(answered, app, db):
+    _, owner, _, _ = answered
+    memory = owner.web_get(action="memories").get_json()["memories"][0]["id"]
+    stranger = Person(app).register()
+    assert_web_error(stranger.web_post("memory_delete", memory=memory), 404)
+    assert owner.web_post("memory_reject", memory=memory).get_json()["state"] == "deleted"
+    assert count(db, "memories") == 0
+    assert_web_error(owner.web_post("memory_confirm", memory=memory), 404)
+
+
+def test_memories_need_login_and_own_agent(answered, app, client):
+    _, _, agent, _ = answered
+    assert_web_error(client.get("/api/community?action=memories"), 401)
+    stranger = Person(app).register()
+    assert_web_error(stranger.web_post("memory_switch", profile=agent.profile_id, enabled=False), 404)
+    assert_web_error(stranger.web_post("memory_switch", profile=agent.profile_id, enabled="no"), 400)
