@@ -159,6 +159,22 @@ def person(app):
 
 
 @pytest.fixture
+def asker(app) -> Person:
+    """A registered user who has joined the lobby (typically asks the questions)."""
+    p = Person(app).register()
+    p.join()
+    return p
+
+
+@pytest.fixture
+def member(app) -> Person:
+    """A second registered lobby member (typically owns the answering agent)."""
+    p = Person(app).register()
+    p.join()
+    return p
+
+
+@pytest.fixture
 def make_person(app):
     def make(**kwargs: Any) -> Person:
         return Person(app, **kwargs).register()

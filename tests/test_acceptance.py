@@ -1,28 +1,13 @@
 """The protocol's acceptance list (§13), one named test per item, through HTTP."""
 from __future__ import annotations
 
-import pytest
 
 from conftest import AgentClient, Person, advance, count, good_result
 from helpers import assert_external_error
 
 
-@pytest.fixture
-def asker(app):
-    p = Person(app).register()
-    p.join()
-    return p
-
-
-@pytest.fixture
-def owner(app):
-    p = Person(app).register()
-    p.join()
-    return p
-
-
-def test_01_wrong_token_is_rejected(app, owner):
-    agent = owner.new_agent()
+def test_01_wrong_token_is_rejected(app, member):
+    agent = member.new_agent()
     wrong = AgentClient(app, agent.token[:-1] + ("A" if agent.token[-1] != "A" else "B"),
                         agent.profile_id, agent.token_id)
     assert_external_error(wrong.get("list_topics"), 401, "unauthorized")
@@ -35,9 +20,9 @@ def test_02_claim_without_joining_is_rejected(app, asker, db):
     assert count(db, "tasks") == 0
 
 
-def test_03_first_context_has_no_full_text(asker, owner):
+def test_03_first_context_has_no_full_text(asker, member):
     topic = asker.ask(privateContext="题主的私密背景")
-    first = owner.new_agent(name="甲")
+    first = member.new_agent(name="甲")
     t = first.claim(topic).get_json()["task"]["id"]
     first.post("submit_result", taskId=t, **good_result())
     # A different user's agent, joined but never contributed, sees nothing of the discussion.
@@ -48,14 +33,14 @@ def test_03_first_context_has_no_full_text(asker, owner):
     assert "题主的私密背景" not in str(ctx)
 
 
-def test_04_contribution_unlocks_reading(app, asker, owner):
+def test_04_contribution_unlocks_reading(app, asker, member):
     topic = asker.ask()
     others = Person(app).register()
     others.join()
     other_agent = others.new_agent()
     t = other_agent.claim(topic).get_json()["task"]["id"]
     other_agent.post("submit_result", taskId=t, **good_result())
-    agent = owner.new_agent()
+    agent = member.new_agent()
     assert agent.get("get_context", topic=topic).get_json()["allowed"] is False
     t = agent.claim(topic).get_json()["task"]["id"]
     agent.post("submit_result", taskId=t, **good_result(
@@ -63,13 +48,13 @@ def test_04_contribution_unlocks_reading(app, asker, owner):
     ctx = agent.get("get_context", topic=topic).get_json()
     assert ctx["allowed"] is True and len(ctx["messages"]) == 2
     # Another agent of the same user inherits the right.
-    sibling = owner.new_agent(name="同主人的另一只")
+    sibling = member.new_agent(name="同主人的另一只")
     assert sibling.get("get_context", topic=topic).get_json()["allowed"] is True
-    assert owner.web_get(topic=topic).get_json()["allowed"] is True
+    assert member.web_get(topic=topic).get_json()["allowed"] is True
 
 
-def test_05_same_result_replays_without_duplicates(asker, owner, db):
-    agent = owner.new_agent()
+def test_05_same_result_replays_without_duplicates(asker, member, db):
+    agent = member.new_agent()
     t = agent.claim(asker.ask()).get_json()["task"]["id"]
     first = agent.post("submit_result", taskId=t, **good_result()).get_json()
     again = agent.post("submit_result", taskId=t, **good_result()).get_json()
@@ -78,8 +63,8 @@ def test_05_same_result_replays_without_duplicates(asker, owner, db):
     assert db.execute("SELECT message_count FROM topics").fetchone()[0] == 1
 
 
-def test_06_different_result_conflicts(asker, owner, db):
-    agent = owner.new_agent()
+def test_06_different_result_conflicts(asker, member, db):
+    agent = member.new_agent()
     t = agent.claim(asker.ask()).get_json()["task"]["id"]
     agent.post("submit_result", taskId=t, **good_result())
     changed = good_result(evidence=[{**good_result()["evidence"][0],
@@ -89,33 +74,33 @@ def test_06_different_result_conflicts(asker, owner, db):
     assert count(db, "messages") == 1
 
 
-def test_07_failure_does_not_unlock(asker, owner, db):
+def test_07_failure_does_not_unlock(asker, member, db):
     topic = asker.ask()
-    other = Person(owner.app).register()
+    other = Person(member.app).register()
     other.join()
     oa = other.new_agent()
     ot = oa.claim(topic).get_json()["task"]["id"]
     oa.post("submit_result", taskId=ot, **good_result())
-    agent = owner.new_agent()
+    agent = member.new_agent()
     t = agent.claim(topic).get_json()["task"]["id"]
     agent.post("fail_task", taskId=t, error="没有找到可靠来源")
     ctx = agent.get("get_context", topic=topic).get_json()
     assert ctx["allowed"] is False and ctx["messages"] == []
-    assert owner.web_get(topic=topic).get_json()["messages"] == []
+    assert member.web_get(topic=topic).get_json()["messages"] == []
 
 
-def test_08_submit_after_leaving_is_rejected(asker, owner, db):
-    agent = owner.new_agent()
+def test_08_submit_after_leaving_is_rejected(asker, member, db):
+    agent = member.new_agent()
     t = agent.claim(asker.ask()).get_json()["task"]["id"]
-    owner.communities_post("leave", community="lobby")
+    member.communities_post("leave", community="lobby")
     assert_external_error(agent.post("submit_result", taskId=t, **good_result()), 409,
                           "submission_rejected")
     assert count(db, "messages") == 0
     assert db.execute("SELECT state FROM tasks").fetchone()[0] == "leased"
 
 
-def test_09_expired_task_is_rejected(asker, owner, db, clock_file):
-    agent = owner.new_agent()
+def test_09_expired_task_is_rejected(asker, member, db, clock_file):
+    agent = member.new_agent()
     t = agent.claim(asker.ask()).get_json()["task"]["id"]
     advance(clock_file, 31 * 60)
     assert_external_error(agent.post("submit_result", taskId=t, **good_result()), 409,
@@ -124,10 +109,10 @@ def test_09_expired_task_is_rejected(asker, owner, db, clock_file):
     assert count(db, "messages") == 0
 
 
-def test_10_rotation_does_not_transfer_old_tasks(app, asker, owner, db):
-    agent = owner.new_agent()
+def test_10_rotation_does_not_transfer_old_tasks(app, asker, member, db):
+    agent = member.new_agent()
     t = agent.claim(asker.ask()).get_json()["task"]["id"]
-    issued = owner.manage_post("rotate", profile=agent.profile_id).get_json()
+    issued = member.manage_post("rotate", profile=agent.profile_id).get_json()
     fresh = AgentClient(app, issued["token"], issued["profileId"], issued["tokenId"])
     assert_external_error(fresh.post("submit_result", taskId=t, **good_result()), 404, "not_found")
     assert_external_error(agent.post("submit_result", taskId=t, **good_result()), 401,
@@ -135,9 +120,9 @@ def test_10_rotation_does_not_transfer_old_tasks(app, asker, owner, db):
     assert db.execute("SELECT state FROM tasks").fetchone()[0] == "failed"
 
 
-def test_11_sources_and_tool_summaries_are_shown_as_submitted(asker, owner):
+def test_11_sources_and_tool_summaries_are_shown_as_submitted(asker, member):
     topic = asker.ask()
-    agent = owner.new_agent()
+    agent = member.new_agent()
     t = agent.claim(topic).get_json()["task"]["id"]
     result = good_result()
     agent.post("submit_result", taskId=t, **result)

@@ -13,21 +13,8 @@ WRITES = ["join_community", "claim_task", "heartbeat", "fail_task", "submit_resu
 
 
 @pytest.fixture
-def asker(person):
-    person.join()
-    return person
-
-
-@pytest.fixture
-def helper(app):
-    p = Person(app).register()
-    p.join()
-    return p
-
-
-@pytest.fixture
-def agent(helper):
-    return helper.new_agent()
+def agent(member):
+    return member.new_agent()
 
 
 @pytest.mark.parametrize("header", [None, "Bearer", "Bearer lbt_unknown", "Basic abc",
@@ -142,24 +129,24 @@ def test_claim_returns_task_and_frozen_context(agent, asker):
     assert body["context"]["topic"]["id"] == topic and body["context"]["allowed"] is False
 
 
-def test_request_id_is_case_insensitive_and_bound(agent, asker, helper, db):
+def test_request_id_is_case_insensitive_and_bound(agent, asker, member, db):
     topic, other_topic = asker.ask("一"), asker.ask("二")
     rid = str(uuid.uuid4())
     first = agent.claim(topic, rid.upper()).get_json()["task"]
     again = agent.claim(topic, rid.lower()).get_json()
     assert again["replayed"] is True and again["task"]["id"] == first["id"]
     assert_external_error(agent.claim(other_topic, rid), 409, "idempotency_conflict")
-    rotated = helper.manage_post("rotate", profile=agent.profile_id).get_json()
+    rotated = member.manage_post("rotate", profile=agent.profile_id).get_json()
     fresh = AgentClient(agent.http.application, rotated["token"], rotated["profileId"],
                         rotated["tokenId"])
     assert_external_error(fresh.claim(topic, rid), 409, "idempotency_conflict")
     assert count(db, "tasks") == 1
 
 
-def test_get_task_status_only_for_the_claiming_token(app, agent, asker, helper):
+def test_get_task_status_only_for_the_claiming_token(app, agent, asker, member):
     task = agent.claim(asker.ask()).get_json()["task"]["id"]
     assert agent.get("get_task_status", taskId=task).get_json()["task"]["state"] == "leased"
-    sibling = helper.new_agent(name="另一只")
+    sibling = member.new_agent(name="另一只")
     assert_external_error(sibling.get("get_task_status", taskId=task), 404, "not_found")
     assert_external_error(agent.get("get_task_status", taskId="task_nope"), 404, "not_found")
 
@@ -218,7 +205,7 @@ def test_claims_limited_per_user(settings):
     assert_external_error(agent.claim(topic), 429, "rate_limited")
 
 
-def test_reply_to_rules(app, asker, agent, helper, db):
+def test_reply_to_rules(app, asker, agent, member, db):
     topic = asker.ask()
     first = agent.claim(topic).get_json()["task"]["id"]
     message = agent.post("submit_result", taskId=first, **good_result()).get_json()["messageId"]
@@ -240,11 +227,11 @@ def test_reply_to_rules(app, asker, agent, helper, db):
     assert row[0] == message
 
 
-def test_leaving_keeps_reading_but_stops_contributing(asker, agent, helper):
+def test_leaving_keeps_reading_but_stops_contributing(asker, agent, member):
     topic = asker.ask()
     task = agent.claim(topic).get_json()["task"]["id"]
     agent.post("submit_result", taskId=task, **good_result())
-    helper.communities_post("leave", community="lobby")
+    member.communities_post("leave", community="lobby")
     assert agent.get("get_context", topic=topic).get_json()["allowed"] is True
     assert_external_error(agent.claim(topic), 403, "forbidden")
 

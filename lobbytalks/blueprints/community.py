@@ -11,11 +11,11 @@ from typing import Any, Callable
 from flask import Blueprint, Response, request
 
 from .. import clock
-from ..auth import current_user, end_session, require_user, start_session
+from ..auth import User, current_user, end_session, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
 from ..models.web import TopicRef, TopicRevise, WebAuth, WebLogout, WebTopicCreate
-from ..runtime import runtime
+from ..runtime import Runtime, runtime
 from ..services import accounts, topics
 from .common import WEB_BODY_LIMIT, client_address, guard_origin, guarded_body, ok
 
@@ -62,6 +62,17 @@ def write():
     if handler is None:
         raise ApiError("unknown_action")
     return handler(body)
+
+
+def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_write",
+                    scope: str = "web-write") -> tuple[User, Any, Runtime]:
+    """The logged-in user, the validated body and the runtime, after spending the user's
+    write budget (``limit`` names the setting). Used by every counted web write."""
+    user = require_user(request)
+    data = parse_model(model, body)
+    rt = runtime()
+    rt.gate.hit(getattr(rt.settings, limit), scope, user.id)
+    return user, data, rt
 
 
 def _checked_id(value: str, what: str) -> str:
@@ -151,10 +162,7 @@ def logout(body: dict[str, Any]) -> Response:
 
 @post_action("topic")
 def ask(body: dict[str, Any]) -> Response:
-    user = require_user(request)
-    data = parse_model(WebTopicCreate, body)
-    rt = runtime()
-    rt.gate.hit(rt.settings.rate_topic, "topic", user.id)
+    user, data, rt = signed_in_write(WebTopicCreate, body, limit="rate_topic", scope="topic")
     topic_id = topics.create(rt.db, rt.keyring, user.id, data, now=clock.now())
     return ok({"id": topic_id})
 
@@ -168,8 +176,5 @@ def close(body: dict[str, Any]) -> Response:
 
 @post_action("revise")
 def revise(body: dict[str, Any]) -> Response:
-    user = require_user(request)
-    data = parse_model(TopicRevise, body)
-    rt = runtime()
-    rt.gate.hit(rt.settings.rate_web_write, "web-write", user.id)
+    user, data, rt = signed_in_write(TopicRevise, body)
     return ok(topics.revise(rt.db, rt.keyring, user.id, data, now=clock.now()))
