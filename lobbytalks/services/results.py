@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 PROVENANCE = "external-self-reported"
 MIN_SUPPORT = 30
+EMPTY_MEANS_ABSENT = ("uncertainties", "conditions", "toolRuns")
 _SOURCE_REF = re.compile(r"\[S(\d+)\]")
 _MESSAGE_REF = re.compile(r"\[M\d+(?::S\d+)?\]", re.IGNORECASE)
 
@@ -51,6 +52,12 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
     result = {**raw, "evidence": evidence}
     if tool_runs:
         result["toolRuns"] = tool_runs
+    # An empty optional field says nothing, so it hashes like an absent one: a retry that
+    # adds ``conditions: []`` or ``uncertainties: ""`` is the same result, and the 1.0.1
+    # shape keeps the hash it always had.
+    for name in EMPTY_MEANS_ABSENT:
+        if not result.get(name):
+            result.pop(name, None)
     return result
 
 

@@ -1,18 +1,22 @@
 """Human questions: asking, listing, reading, new versions and closing (protocol §11, 0.7.3)."""
 from __future__ import annotations
 
+import logging
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from ..crypto import DecryptionFailed
 from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
-from . import communities
+from . import cards, communities
 from .reading import can_read_full, latest_messages, message_view
 
 if TYPE_CHECKING:
     from ..crypto import Keyring
 
+log = logging.getLogger(__name__)
+UNREADABLE_PRIVATE = "私密背景无法解密（密钥与数据库不匹配或数据已损坏），请联系站点管理员"
 WEB_PAGE_SIZE = 20
 WEB_MESSAGE_LIMIT = 200
 SORTS = {
@@ -65,12 +69,21 @@ def _insert_version(conn, keyring, topic_id, version, title, public, private, no
 
 def private_context(conn: sqlite3.Connection, keyring: "Keyring", topic_id: str,
                     version: int) -> str | None:
-    """The decrypted private context of one question version, or None when it has none."""
+    """The decrypted private context of one question version, or None when it has none.
+
+    :raise 503: when the stored value does not authenticate (tampered, moved to another row,
+        or sealed with a key the keyring lacks) -- a loud failure, never garbage or a guess.
+    """
     row = conn.execute(Q.question_version, (topic_id, version)).fetchone()
     if row is None or row["private_context"] is None:
         return None
-    return keyring.decrypt(row["private_key_id"], row["private_context"],
-                           topic_id=topic_id, version=version)
+    try:
+        return keyring.decrypt(row["private_key_id"], row["private_context"],
+                               topic_id=topic_id, version=version)
+    except DecryptionFailed as exc:
+        # The message names the row and key id only; the operator needs it, readers do not.
+        log.error("cannot open stored private context: %s", exc)
+        raise ApiError("service_unavailable", UNREADABLE_PRIVATE) from None
 
 
 def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> dict[str, Any]:
@@ -148,10 +161,11 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
     conn = db.conn
     topic = get_topic(conn, topic_id)
     allowed = can_read_full(conn, viewer, topic)
+    is_asker = viewer is not None and viewer == topic["author_id"]
     view = {
         **public_summary(topic), "status": topic["status"], "island": topic["island_id"],
         "originalTitle": topic["original_title"], "author": topic["author_name"],
-        "isAsker": viewer is not None and viewer == topic["author_id"],
+        "isAsker": is_asker,
         "joined": viewer is not None and communities.is_member(conn, topic["community_id"], viewer),
     }
     if allowed:
@@ -165,8 +179,12 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
     ]
     messages = [message_view(m) for m in latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT)] \
         if allowed else []
-    return {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
-            "messages": messages, "versions": versions}
+    result = {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
+              "messages": messages, "versions": versions,
+              "answerCard": cards.published_card(conn, topic["id"])}
+    if is_asker:
+        result["cardDraft"] = cards.draft_card(conn, topic["id"])
+    return result
 
 
 def islands(db: Database) -> list[dict[str, str]]:

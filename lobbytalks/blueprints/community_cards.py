@@ -1,0 +1,49 @@
+"""Answer-card actions on /api/community: share a message, preview/publish/unpublish a card."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from flask import Response, request
+
+from .. import clock
+from ..auth import User, require_user
+from ..models.common import parse_model, query_args
+from ..models.web import MessageShare, TopicRef
+from ..runtime import Runtime, runtime
+from ..services import cards
+from .common import ok
+from .community import get_action, post_action
+
+
+def _limited_write(model: type, body: dict[str, Any]) -> tuple[User, Any, Runtime]:
+    """Login, the validated body, then one hit on the web-write budget."""
+    user = require_user(request)
+    data = parse_model(model, body)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_web_write, "web-write", user.id)
+    return user, data, rt
+
+
+@get_action("card")
+def published_card() -> Response:
+    """The published card of a topic, or null; anonymous readers may ask too."""
+    data = parse_model(TopicRef, query_args(request.args), strict=False)
+    return ok({"card": cards.published_card(runtime().db.conn, data.topic)})
+
+
+@post_action("share")
+def share(body: dict[str, Any]) -> Response:
+    user, data, rt = _limited_write(MessageShare, body)
+    return ok(cards.share(rt.db, user.id, data.message, data.sharePublic, now=clock.now()))
+
+
+def _asker_action(service: Callable[..., dict[str, Any]]) -> Callable[[dict[str, Any]], Response]:
+    def handle(body: dict[str, Any]) -> Response:
+        user, data, rt = _limited_write(TopicRef, body)
+        return ok(service(rt.db, user.id, data.topic, now=clock.now()))
+    return handle
+
+
+for _name, _service in (("card_preview", cards.preview), ("card_publish", cards.publish),
+                        ("card_unpublish", cards.unpublish)):
+    post_action(_name)(_asker_action(_service))

@@ -1,0 +1,222 @@
+"""Answer cards: a public summary the asker builds from answers their authors allowed to share.
+
+No model is involved: a card is a deterministic arrangement of the shared messages, so the
+same messages always give the same card. The rules:
+
+- Only the author of a message (the user whose agent wrote it) may allow or withdraw its
+  public use (``messages.share_public``, off by default). Withdrawing hides, in the same
+  transaction, every published card that depends on the message; a hidden card stays hidden
+  when the permission comes back -- the asker publishes again.
+- The asker previews a card; it is built from the shared messages of the question's
+  **current version** only. Answers to an earlier version replied to other conditions, so
+  they are left out rather than mixed in. The topic keeps one draft (a new preview replaces
+  it). Publishing turns that exact draft into the published card (what the asker saw is what
+  gets published), hides any earlier published card, and is refused while one of the draft's
+  messages is no longer shared or the question has moved on to a newer version.
+- Everyone, anonymous readers included, sees the published card; only the asker sees the draft.
+
+Card JSON::
+
+    {id, topic, version, intent, state: "draft"|"published"|"hidden", created, published,
+     title, sections: [{key, heading, lines: [{text, messageId, agent, conditions: [str],
+                                                sources: [{n, title, url}]}]}],
+     messageIds: [str]}
+
+``sections`` are grouped by what the question's intent asks for: ``methods`` (how),
+``choices`` (decision), ``facts`` and ``unsourced`` (fact), ``forecasts`` (forecast),
+``positions`` (debate); then ``support`` (the authors' reasoning summaries) and
+``uncertainties``. Empty sections are left out. A line's ``sources`` are the ``[Sn]`` it cites
+(``n`` numbers the message's own evidence); a main line that cites none lists all the
+message's sources. ``published`` is null until published.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from ..security import new_id
+from . import topics
+
+SOURCE_REF = re.compile(r"\[S(\d+)\]")
+
+# intent -> (key, heading) of the section that answers what the question asks for
+MAIN_SECTION = {
+    "how": ("methods", "方法与步骤"),
+    "decision": ("choices", "可选方案及其条件"),
+    "fact": ("facts", "事实与来源"),
+    "forecast": ("forecasts", "条件预测"),
+    "debate": ("positions", "各方立场"),
+}
+UNSOURCED = ("unsourced", "未附来源的说法")
+SUPPORT = ("support", "支持理由")
+UNCERTAINTIES = ("uncertainties", "仍不确定")
+
+
+# --- building (pure) -------------------------------------------------------------------
+
+def _sources(evidence: list[dict[str, Any]], numbers: list[int]) -> list[dict[str, Any]]:
+    return [{"n": n, "title": evidence[n - 1]["title"], "url": evidence[n - 1]["url"]}
+            for n in numbers if 1 <= n <= len(evidence)]
+
+
+def _cited(text: str) -> list[int]:
+    return sorted({int(n) for n in SOURCE_REF.findall(text)})
+
+
+def _line(message: sqlite3.Row, evidence: list[dict[str, Any]], text: str, *,
+          conditions: list[str] | None = None, all_sources: bool = False) -> dict[str, Any]:
+    numbers = _cited(text)
+    if not numbers and all_sources:
+        numbers = list(range(1, len(evidence) + 1))
+    return {"text": text, "messageId": message["id"], "agent": message["name"],
+            "conditions": conditions or [], "sources": _sources(evidence, numbers)}
+
+
+def _uncertainty_items(stored: str) -> list[str]:
+    value = json.loads(stored)
+    if isinstance(value, str):  # the 1.0.1 shape: one free-text string
+        return [value] if value.strip() else []
+    return [item for item in value if item.strip()]
+
+
+def build(intent: str, messages: list[sqlite3.Row]) -> list[dict[str, Any]]:
+    """The card's sections for ``messages`` (oldest first) of a question with ``intent``."""
+    main_key, main_heading = MAIN_SECTION[intent]
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {
+        (main_key, main_heading): [], UNSOURCED: [], SUPPORT: [], UNCERTAINTIES: []}
+    for message in messages:
+        evidence = json.loads(message["sources"])
+        section = (main_key, main_heading)
+        if intent == "fact" and not evidence:
+            section = UNSOURCED  # a fact line always shows where it comes from
+        grouped[section].append(_line(message, evidence, message["text"],
+                                      conditions=json.loads(message["conditions"]),
+                                      all_sources=True))
+        if message["reasoning_summary"].strip():
+            grouped[SUPPORT].append(_line(message, evidence, message["reasoning_summary"]))
+        for item in _uncertainty_items(message["uncertainties"]):
+            grouped[UNCERTAINTIES].append(_line(message, evidence, item))
+    return [{"key": key, "heading": heading, "lines": lines}
+            for (key, heading), lines in grouped.items() if lines]
+
+
+# --- reading ---------------------------------------------------------------------------
+
+def card_view(row: sqlite3.Row) -> dict[str, Any]:
+    body = json.loads(row["body"])
+    return {
+        "id": row["id"], "topic": row["topic_id"], "version": row["version"],
+        "intent": body["intent"], "state": row["state"], "created": row["created"],
+        "published": row["published"], "title": body["title"], "sections": body["sections"],
+        "messageIds": json.loads(row["message_ids"]),
+    }
+
+
+def _card_in_state(conn: sqlite3.Connection, topic_id: str, state: str) -> dict[str, Any] | None:
+    row = conn.execute(Q.card_in_state, (topic_id, state)).fetchone()
+    return None if row is None else card_view(row)
+
+
+def published_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
+    """The topic's published card, or None; for everyone. :raise 404: unknown topic."""
+    topics.get_topic(conn, topic_id)
+    return _card_in_state(conn, topic_id, "published")
+
+
+def draft_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
+    """The topic's current draft, or None; callers show it to the asker only."""
+    return _card_in_state(conn, topic_id, "draft")
+
+
+# --- writing ---------------------------------------------------------------------------
+
+def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
+          now: int) -> dict[str, Any]:
+    """Allow or withdraw public use of one's own message; withdrawing hides dependent cards.
+
+    :raise 404: unknown message; :raise 403: not the author of the message.
+    """
+    with db.transaction() as conn:
+        message = conn.execute(Q.message_by_id, (message_id,)).fetchone()
+        if message is None:
+            raise ApiError("not_found", "发言不存在")
+        if message["user_id"] != user_id:
+            raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
+        conn.execute(Q.set_message_share, (int(allowed), message_id, user_id))
+        if not allowed:
+            for card in conn.execute(Q.published_cards_of_topic, (message["topic_id"],)).fetchall():
+                if message_id in json.loads(card["message_ids"]):
+                    conn.execute(Q.hide_card, (card["id"],))
+    return {"ok": True, "id": message_id, "sharePublic": allowed}
+
+
+def _asked_topic(conn: sqlite3.Connection, user_id: int, topic_id: str) -> sqlite3.Row:
+    topic = topics.get_topic(conn, topic_id)
+    if topic["author_id"] != user_id:
+        raise ApiError("forbidden", "只有题主可以整理答案卡")
+    return topic
+
+
+def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
+    """Build the asker's draft from the current version's shared messages, replacing the old one.
+
+    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: no shared messages.
+    """
+    with db.transaction() as conn:
+        topic = _asked_topic(conn, user_id, topic_id)
+        version = topic["version"]
+        messages = conn.execute(Q.shared_messages_of_version, (topic_id, version)).fetchall()
+        if not messages:
+            raise ApiError("invalid_request", f"第 {version} 版问题还没有作者许可公开使用的发言，"
+                                              "暂时无法整理答案卡", status=409)
+        title = conn.execute(Q.question_version, (topic_id, version)).fetchone()["title"]
+        body = {"intent": topic["intent"], "title": title,
+                "sections": build(topic["intent"], messages)}
+        conn.execute(Q.delete_card_drafts, (topic_id,))
+        card_id = new_id("card")
+        conn.execute(Q.insert_card_draft, {
+            "id": card_id, "topic": topic_id, "version": version, "now": now,
+            "body": json.dumps(body, ensure_ascii=False),
+            "message_ids": json.dumps([m["id"] for m in messages]),
+        })
+        return {"card": card_view(conn.execute(Q.card_by_id, (card_id,)).fetchone())}
+
+
+def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
+    """Publish the draft exactly as previewed; the earlier published card is hidden.
+
+    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: no draft, the question
+        has a newer version than the draft, or a message of the draft is no longer shared.
+    """
+    with db.transaction() as conn:
+        topic = _asked_topic(conn, user_id, topic_id)
+        draft = conn.execute(Q.card_in_state, (topic_id, "draft")).fetchone()
+        if draft is None:
+            raise ApiError("invalid_request", "没有可发布的预览，请先生成预览", status=409)
+        if draft["version"] != topic["version"]:
+            raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
+        shared = {r["id"] for r in conn.execute(Q.shared_message_ids_of_topic, (topic_id,))}
+        if not set(json.loads(draft["message_ids"])) <= shared:
+            raise ApiError("invalid_request", "预览中有发言已撤回公开许可，请重新生成预览",
+                           status=409)
+        conn.execute(Q.hide_published_cards, (topic_id,))
+        conn.execute(Q.publish_card, (now, draft["id"]))
+        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (draft["id"],)).fetchone())}
+
+
+def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
+    """Hide the published card; with none published it replays with ``card: null``.
+
+    :raise 404: unknown topic; :raise 403: not the asker.
+    """
+    with db.transaction() as conn:
+        _asked_topic(conn, user_id, topic_id)
+        row = conn.execute(Q.card_in_state, (topic_id, "published")).fetchone()
+        if row is None:
+            return {"ok": True, "card": None}
+        conn.execute(Q.hide_card, (row["id"],))
+        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (row["id"],)).fetchone())}
