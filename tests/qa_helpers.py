@@ -6,22 +6,22 @@ from typing import Any
 from conftest import AgentClient, Person, good_result
 
 
-def member(app, **kwargs: Any) -> Person:
+def joined_person(app, **kwargs: Any) -> Person:
     """A registered person who has joined the default community."""
     person = Person(app, **kwargs).register()
     person.join()
     return person
 
 
-def asker(app, **fields: Any) -> tuple[Person, str]:
+def ask_question(app, **fields: Any) -> tuple[Person, str]:
     """A member and the question they asked."""
-    person = member(app)
+    person = joined_person(app)
     return person, person.ask(**fields)
 
 
 def contributor(app, name: str = "查证虾") -> tuple[Person, AgentClient]:
     """A member with one external agent."""
-    person = member(app)
+    person = joined_person(app)
     return person, person.new_agent(name)
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import Person, count
 from helpers import assert_web_error
-from qa_helpers import answer, asker, contributor, member, revise
+from qa_helpers import answer, ask_question, contributor, joined_person, revise
 
 from lobbytalks import create_app
 
@@ -42,7 +42,7 @@ def public_card(app, topic):
 @pytest.fixture
 def discussion(app):
     """A question with two answers from two authors; only the first is shared."""
-    person, topic = asker(app, intent="decision", title="选 SQLite 还是 PostgreSQL？")
+    person, topic = ask_question(app, intent="decision", title="选 SQLite 还是 PostgreSQL？")
     first_author, first_agent = contributor(app, "甲虾")
     second_author, second_agent = contributor(app, "乙虾")
     shared = answer(first_agent, topic, conditions=["单机、写入不多"], evidence=EVIDENCE,
@@ -62,7 +62,7 @@ def test_only_the_author_may_allow_or_withdraw_public_use(app, db, discussion):
                               (message,)).fetchone()[0]
     assert flag() == 0  # off by default
     for someone, status in ((discussion["asker"], 403), (discussion["first_author"], 403),
-                            (member(app), 403), (Person(app), 401)):
+                            (joined_person(app), 403), (Person(app), 401)):
         assert_web_error(someone.web_post("share", message=message, sharePublic=True), status)
     assert flag() == 0
     share(discussion["second_author"], message)
@@ -123,7 +123,7 @@ def test_a_new_preview_replaces_the_draft(app, db, discussion):
 
 
 def test_preview_without_shared_messages_is_a_clear_409(app, db):
-    person, topic = asker(app)
+    person, topic = ask_question(app)
     _, agent = contributor(app)
     answer(agent, topic)
     body = assert_web_error(person.web_post("card_preview", topic=topic), 409)
@@ -143,7 +143,7 @@ def test_answers_to_an_earlier_version_are_left_out(app, db, discussion):
 
 @pytest.mark.parametrize("who, status", [("member", 403), ("author", 403), ("anonymous", 401)])
 def test_only_the_asker_previews(app, db, discussion, who, status):
-    someone = {"member": member(app), "author": discussion["first_author"],
+    someone = {"member": joined_person(app), "author": discussion["first_author"],
                "anonymous": Person(app)}[who]
     assert_web_error(someone.web_post("card_preview", topic=discussion["topic"]), status)
     assert count(db, "answer_cards") == 0
@@ -161,7 +161,7 @@ def test_unknown_topic(app, discussion):
                                           ("fact", "facts"), ("forecast", "forecasts"),
                                           ("debate", "positions")])
 def test_sections_follow_the_intent(app, intent, main):
-    person, topic = asker(app, intent=intent)
+    person, topic = ask_question(app, intent=intent)
     author, agent = contributor(app)
     sourced = answer(agent, topic, conditions=["如果利率不变"],
                      uncertainties="只观察了一个季度的数据，样本可能不足以代表全年",
@@ -293,7 +293,7 @@ def test_withdrawing_a_permission_hides_every_card_that_depends_on_it(app, db, d
     person, topic = discussion["asker"], discussion["topic"]
     preview_and_publish(person, topic)
     # a second question whose published card does not use the message stays visible
-    other_person, other_topic = asker(app)
+    other_person, other_topic = ask_question(app)
     author, agent = contributor(app)
     other_message = answer(agent, other_topic)
     share(author, other_message)
@@ -309,9 +309,9 @@ def test_withdrawing_a_permission_hides_every_card_that_depends_on_it(app, db, d
     assert public_card(app, topic) is None
 
 
-def test_card_writes_are_rate_limited(settings, tmp_path):
+def test_card_writes_are_rate_limited(settings):
     app = create_app(settings.with_overrides(rate_web_write="3/hour"))
-    person, topic = asker(app)
+    person, topic = ask_question(app)
     for _ in range(3):
         assert person.web_post("card_preview", topic=topic).status_code == 409
     r = person.web_post("card_preview", topic=topic)

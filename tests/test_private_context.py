@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import Person, count
 from helpers import assert_external_error, assert_web_error
-from qa_helpers import answer, asker, claim_ok, contributor, member, revise, submit_ok
+from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
+                        submit_ok)
 
 from lobbytalks import create_app
 from lobbytalks.crypto import Keyring, SecretKeyProblem
@@ -32,7 +33,7 @@ def _no_key_from_environment(monkeypatch):
 
 @pytest.fixture
 def question(app):
-    person, topic = asker(app, description=PUBLIC, privateContext=SECRET, intent="decision")
+    person, topic = ask_question(app, description=PUBLIC, privateContext=SECRET, intent="decision")
     return person, topic
 
 
@@ -59,7 +60,7 @@ def test_the_asker_reads_the_private_context_on_the_web(question):
 def test_people_without_the_full_text_right_never_see_it(app, question, who):
     _, topic = question
     reader = Person(app) if who == "anonymous" else \
-        Person(app).register() if who == "logged in, not joined" else member(app)
+        Person(app).register() if who == "logged in, not joined" else joined_person(app)
     r = reader.web_get(topic=topic)
     assert r.status_code == 200
     assert "privateContext" not in r.get_json()["topic"]
@@ -246,7 +247,7 @@ def test_a_tampered_ciphertext_fails_loudly(app, db, question, caplog):
 
 def test_a_ciphertext_moved_to_another_question_does_not_open(app, db, question):
     _, source = question
-    person, target = asker(app, privateContext="另一题的私密背景")
+    person, target = ask_question(app, privateContext="另一题的私密背景")
     _tamper(db, target, sealed_row(db, source)["private_context"])
     assert_web_error(person.web_get(topic=target), 503)
     assert SECRET.encode() not in person.web_get(topic=target).data
@@ -254,7 +255,7 @@ def test_a_ciphertext_moved_to_another_question_does_not_open(app, db, question)
 
 def test_rotate_key_re_encrypts_and_a_restarted_app_still_reads(app, db, settings, question):
     person, topic = question
-    other, second = asker(app, privateContext="第二个私密背景")
+    other, second = ask_question(app, privateContext="第二个私密背景")
     before = {r[0]: r[1] for r in db.execute(
         "SELECT topic_id, private_context FROM question_versions")}
 
@@ -301,7 +302,7 @@ def test_a_malformed_key_at_startup_is_refused(settings, app):
 
 def test_the_plaintext_never_reaches_the_logs(app, db, caplog):
     caplog.set_level(logging.DEBUG)
-    person, topic = asker(app, privateContext=SECRET)
+    person, topic = ask_question(app, privateContext=SECRET)
     agent = person.new_agent()
     task = claim_ok(agent, topic)["task"]
     submit_ok(agent, task["id"])

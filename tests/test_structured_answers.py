@@ -6,14 +6,14 @@ import json
 import pytest
 from conftest import count, good_result
 from helpers import assert_external_error
-from qa_helpers import asker, claim_ok, contributor, result, submit_ok
+from qa_helpers import ask_question, claim_ok, contributor, result, submit_ok
 
 EMOJI = "😀"  # two UTF-16 code units: lengths are JavaScript lengths
 
 
 @pytest.fixture
 def setup(app):
-    asking, topic = asker(app)
+    asking, topic = ask_question(app)
     person, agent = contributor(app)
     return {"asker": asking, "topic": topic, "person": person, "agent": agent}
 

@@ -7,7 +7,8 @@ import uuid
 import pytest
 from conftest import Person, count
 from helpers import assert_web_error
-from qa_helpers import answer, asker, claim_ok, contributor, member, revise, submit_ok
+from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
+                        submit_ok)
 
 QUESTION_KEYS = {"originalTitle", "intent", "version", "publicContext", "privateContextIncluded"}
 
@@ -23,7 +24,7 @@ def version_rows(db, topic_id):
 
 
 def test_a_question_starts_at_version_one_with_its_intent(app, db):
-    person, topic = asker(app, title="选 SQLite 还是 PostgreSQL？", description="小团队内部工具",
+    person, topic = ask_question(app, title="选 SQLite 还是 PostgreSQL？", description="小团队内部工具",
                           intent="decision", originalTitle="数据库怎么选")
     view = person.web_get(topic=topic).get_json()["topic"]
     assert (view["intent"], view["originalTitle"], view["questionVersion"]) == \
@@ -35,7 +36,7 @@ def test_a_question_starts_at_version_one_with_its_intent(app, db):
 
 
 def test_intent_defaults_to_how_and_original_title_to_the_title(app, db):
-    person, topic = asker(app, title="怎样备份 SQLite？")
+    person, topic = ask_question(app, title="怎样备份 SQLite？")
     row = topic_row(db, topic)
     assert (row["intent"], row["original_title"]) == ("how", "怎样备份 SQLite？")
 
@@ -43,13 +44,13 @@ def test_intent_defaults_to_how_and_original_title_to_the_title(app, db):
 @pytest.mark.parametrize("fields", [{"intent": "poll"}, {"originalTitle": ""},
                                     {"originalTitle": "x" * 181}, {"privateContext": "p" * 2001}])
 def test_invalid_question_fields_are_refused(app, db, fields):
-    person = member(app)
+    person = joined_person(app)
     assert_web_error(person.web_post("topic", title="一个问题", **fields), 400)
     assert count(db, "topics") == 0
 
 
 def test_a_revision_makes_a_new_version_and_keeps_the_earlier_ones(app, db):
-    person, topic = asker(app, title="怎样备份 SQLite？", description="单机部署", intent="how")
+    person, topic = ask_question(app, title="怎样备份 SQLite？", description="单机部署", intent="how")
     assert revise(person, topic, title="怎样在线备份 SQLite？", description="单机部署，7x24 运行",
                   note="补充：不能停机") == 2
     assert revise(person, topic, privateContext="数据库 40 GB，在 NFS 上", note="补充私密条件") == 3
@@ -73,27 +74,22 @@ def test_a_revision_makes_a_new_version_and_keeps_the_earlier_ones(app, db):
     ]
 
 
-def _closed(app, person, topic):
-    assert person.web_post("close", topic=topic).status_code == 200
-    return person, topic
-
-
 @pytest.mark.parametrize("case, status", [
     ("anonymous", 401), ("someone else", 403), ("unknown topic", 404),
     ("nothing changes", 400), ("closed question", 409), ("title too long", 400)])
 def test_revision_rules(app, db, case, status):
-    person, topic = asker(app)
+    person, topic = ask_question(app)
     fields = {"topic": topic, "description": "新的条件"}
     if case == "anonymous":
         person = Person(app)
     elif case == "someone else":
-        person = member(app)
+        person = joined_person(app)
     elif case == "unknown topic":
         fields["topic"] = "t_doesnotexist"
     elif case == "nothing changes":
         fields = {"topic": topic, "note": "只是备注"}
     elif case == "closed question":
-        _closed(app, person, topic)
+        assert person.web_post("close", topic=topic).status_code == 200
     elif case == "title too long":
         fields["title"] = "长" * 181
     assert_web_error(person.web_post("revise", **fields), status)
@@ -102,7 +98,7 @@ def test_revision_rules(app, db, case, status):
 
 
 def test_every_surface_carries_the_question_version(app):
-    person, topic = asker(app, intent="forecast")
+    person, topic = ask_question(app, intent="forecast")
     revise(person, topic, description="加上 2027 年的条件")
     agent = person.new_agent()
 
@@ -126,7 +122,7 @@ def test_every_surface_carries_the_question_version(app):
 
 
 def test_get_context_returns_the_contract_question_object(app):
-    person, topic = asker(app, title="明年会降息吗？", description="只看中国", intent="forecast",
+    person, topic = ask_question(app, title="明年会降息吗？", description="只看中国", intent="forecast",
                           originalTitle="降息", privateContext="我有一笔浮动利率贷款")
     _, outsider = contributor(app)
     question = outsider.get("get_context", topic=topic).get_json()["question"]
@@ -140,7 +136,7 @@ def test_get_context_returns_the_contract_question_object(app):
 
 
 def test_a_submission_belongs_to_the_version_it_was_claimed_on(app, db):
-    person, topic = asker(app)
+    person, topic = ask_question(app)
     _, agent = contributor(app)
     task = claim_ok(agent, topic)["task"]
     assert task["questionVersion"] == 1
@@ -160,7 +156,7 @@ def test_a_submission_belongs_to_the_version_it_was_claimed_on(app, db):
 
 
 def test_a_replayed_claim_keeps_its_version_and_frozen_messages(app):
-    person, topic = asker(app, title="第一版标题", description="第一版背景")
+    person, topic = ask_question(app, title="第一版标题", description="第一版背景")
     _, first = contributor(app)
     early = answer(first, topic)
     own_agent = person.new_agent()

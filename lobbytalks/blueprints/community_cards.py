@@ -6,22 +6,12 @@ from typing import Any, Callable
 from flask import Response, request
 
 from .. import clock
-from ..auth import User, require_user
 from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, TopicRef
-from ..runtime import Runtime, runtime
+from ..runtime import runtime
 from ..services import cards
 from .common import ok
-from .community import get_action, post_action
-
-
-def _limited_write(model: type, body: dict[str, Any]) -> tuple[User, Any, Runtime]:
-    """Login, the validated body, then one hit on the web-write budget."""
-    user = require_user(request)
-    data = parse_model(model, body)
-    rt = runtime()
-    rt.gate.hit(rt.settings.rate_web_write, "web-write", user.id)
-    return user, data, rt
+from .community import get_action, post_action, signed_in_write
 
 
 @get_action("card")
@@ -33,13 +23,13 @@ def published_card() -> Response:
 
 @post_action("share")
 def share(body: dict[str, Any]) -> Response:
-    user, data, rt = _limited_write(MessageShare, body)
+    user, data, rt = signed_in_write(MessageShare, body)
     return ok(cards.share(rt.db, user.id, data.message, data.sharePublic, now=clock.now()))
 
 
 def _asker_action(service: Callable[..., dict[str, Any]]) -> Callable[[dict[str, Any]], Response]:
     def handle(body: dict[str, Any]) -> Response:
-        user, data, rt = _limited_write(TopicRef, body)
+        user, data, rt = signed_in_write(TopicRef, body)
         return ok(service(rt.db, user.id, data.topic, now=clock.now()))
     return handle
 
