@@ -1,0 +1,78 @@
+"""The web pages people use: home, communities, accounts (questions and agents live in
+``web_questions`` and ``web_agents``, which add their routes to the same blueprint)."""
+from __future__ import annotations
+
+from flask import redirect, request
+
+from ..db import Q
+from ..errors import ApiError
+from ..runtime import runtime
+from ..services import communities, topics
+from .communities import COMMUNITY_ID
+from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer
+from . import web_agents, web_questions  # noqa: F401  (their routes join ``bp``)
+
+HOME_QUESTIONS = 12
+HOME_COMMUNITIES = 8
+
+
+@bp.get("/")
+def home():
+    user = viewer()
+    viewer_id = user.id if user else None
+    rt = runtime()
+    listing = communities.list_page(rt.db, viewer_id, "all", 1)
+    newest = [topics.public_summary(r) for r in rt.db.all(
+        Q.open_topics_newest, {"viewer": viewer_id or 0, "community": None,
+                               "limit": HOME_QUESTIONS})]
+    names = {c["id"]: c["name"] for c in listing["communities"]}
+    return render("home.html", newest=newest, names=names,
+                  communities=listing["communities"][:HOME_COMMUNITIES],
+                  more_communities=len(listing["communities"]) > HOME_COMMUNITIES)
+
+
+@bp.get("/communities")
+def communities_page():
+    user = viewer()
+    scope = choice_arg("scope", ("all", "joined"), "all") if user else "all"
+    page = int_arg("page")
+    listing = communities.list_page(runtime().db, user.id if user else None, scope, page)
+    return render("communities.html", listing=listing, scope=scope)
+
+
+@bp.get("/c/<community_id>")
+def community_page(community_id: str):
+    if not COMMUNITY_ID.match(community_id):
+        raise ApiError("not_found", "社区不存在")
+    user = viewer()
+    viewer_id = user.id if user else None
+    rt = runtime()
+    community = communities.get_one(rt.db, viewer_id, community_id)
+    q = request.args.get("q", "").strip()[:100]
+    filters = {"q": q, "status": choice_arg("status", topics.STATUSES, "all"),
+               "sort": choice_arg("sort", tuple(topics.SORTS), "new"), "page": int_arg("page")}
+    listing = topics.list_in_community(rt.db, viewer_id, community_id, **filters)
+    return render("community.html", community=community, listing=listing, filters=filters)
+
+
+@bp.get("/login")
+def login():
+    target = safe_next(request.args.get("next"))
+    if viewer():
+        return redirect(target)
+    return render("login.html", next_url=target)
+
+
+@bp.get("/register")
+def register():
+    target = safe_next(request.args.get("next"))
+    if viewer():
+        return redirect(target)
+    return render("register.html", next_url=target)
+
+
+@bp.get("/logout")
+def logout():
+    if viewer() is None:
+        return redirect("/")
+    return render("logout.html")

@@ -1,0 +1,172 @@
+"""What every web page shares: the blueprint, language, the signed-in user, rendering.
+
+Pages read through the same services as the JSON APIs and render on the server; every
+change a person makes goes through the JSON APIs from ``static/app.js``. Template helpers
+are registered app-wide so any surface's template can extend ``base.html``.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime, timezone
+from functools import wraps
+from typing import Any, Callable
+from urllib.parse import urlencode
+
+from flask import Blueprint, Response, redirect, render_template, request, url_for
+from markupsafe import Markup, escape
+from werkzeug.exceptions import HTTPException
+
+from .. import i18n
+from ..auth import User, current_user
+from ..errors import ApiError
+from ..runtime import runtime
+
+bp = Blueprint("web", __name__)
+log = logging.getLogger("lobbytalks.web")
+SOURCE_REF = re.compile(r"\[S(\d+)\]")
+LANG_COOKIE_DAYS = 365
+
+
+def lang() -> str:
+    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese."""
+    return (i18n.normalise_lang(request.args.get("lang"))
+            or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
+            or i18n.DEFAULT_LANG)
+
+
+def t(key: str, **values: Any) -> str:
+    """Translate; when a value is already markup (a <time>), the result is markup too."""
+    if any(isinstance(v, Markup) for v in values.values()):
+        return Markup(escape(i18n.translate(lang(), key))).format(**values)
+    return i18n.translate(lang(), key, **values)
+
+
+def base_url() -> str:
+    """This instance's address as people's clients should use it."""
+    public = runtime().settings.public_url
+    return (public or request.host_url).rstrip("/")
+
+
+def lang_url(code: str) -> str:
+    """The current page in another language (the choice is then kept in a cookie)."""
+    args = request.args.to_dict()
+    args["lang"] = code
+    return f"{request.path}?{urlencode(args)}"
+
+
+def page_url(**changes: Any) -> str:
+    """The current page with some query arguments changed; ``None`` removes one."""
+    args = {k: v for k, v in request.args.items() if k != "lang"}
+    for key, value in changes.items():
+        if value is None:
+            args.pop(key, None)
+        else:
+            args[key] = str(value)
+    return f"{request.path}?{urlencode(args)}" if args else request.path
+
+
+def safe_next(target: str | None) -> str:
+    """A local path to return to after logging in; anything else goes home."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"
+
+
+def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Send logged-out visitors to the login page, then back here."""
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if current_user(request) is None:
+            return redirect(url_for("web.login", next=request.full_path.rstrip("?")))
+        return view(*args, **kwargs)
+    return wrapper
+
+
+def render(template: str, status: int = 200, **context: Any) -> Response:
+    response = Response(render_template(template, **context), status=status,
+                        mimetype="text/html")
+    # Pages show a person's own data; never let a shared cache keep them.
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Vary"] = "Cookie"
+    return response
+
+
+def viewer() -> User | None:
+    return current_user(request)
+
+
+def int_arg(name: str, default: int = 1, low: int = 1, high: int = 10000) -> int:
+    """A lenient integer query argument: pages never fail on a hand-edited URL."""
+    value = request.args.get(name, "")
+    return int(value) if value.isdigit() and low <= int(value) <= high else default
+
+
+def choice_arg(name: str, choices: tuple[str, ...], default: str) -> str:
+    value = request.args.get(name, default)
+    return value if value in choices else default
+
+
+# --- template helpers ----------------------------------------------------------------
+
+def when(ts: int | None) -> Markup:
+    """A <time> element: UTC on the server, turned into local time by the page script."""
+    if not ts:
+        return Markup(escape(t("common.never")))
+    moment = datetime.fromtimestamp(int(ts), tz=timezone.utc)
+    return Markup('<time datetime="{iso}" data-ts="{ts}">{text}</time>').format(
+        iso=moment.strftime("%Y-%m-%dT%H:%M:%SZ"), ts=int(ts),
+        text=moment.strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def cite(text: str, anchor: str, count: int) -> Markup:
+    """Escape the text, then link each valid ``[Sn]`` to source n of the same answer."""
+    def link(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        if not 1 <= n <= count:
+            return match.group(0)
+        return f'<a class="cite" href="#{anchor}-s{n}">[S{n}]</a>'
+    return Markup(SOURCE_REF.sub(link, str(escape(text))))
+
+
+@bp.app_context_processor
+def page_globals() -> dict[str, Any]:
+    code = lang()
+    return {
+        "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
+        "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
+        "js_strings": i18n.js_strings(code), "when": when, "cite": cite,
+    }
+
+
+@bp.after_app_request
+def remember_language(response: Response) -> Response:
+    chosen = i18n.normalise_lang(request.args.get("lang"))
+    if chosen and not request.path.startswith("/api/") \
+            and chosen != request.cookies.get(i18n.LANG_COOKIE):
+        response.set_cookie(i18n.LANG_COOKIE, chosen, max_age=LANG_COOKIE_DAYS * 86400,
+                            samesite="Lax", path="/")
+    return response
+
+
+def error_page(status: int, detail: str | None = None) -> Response:
+    key = f"error.{status}"
+    return render("error.html", status=status, code=status, detail=detail,
+                  headline=t(key) if i18n.has(key) else t("error.title"))
+
+
+@bp.errorhandler(ApiError)
+def page_error(error: ApiError) -> Response:
+    """A page whose object is missing or forbidden explains it in the reader's language."""
+    return error_page(error.status, error.message)
+
+
+@bp.errorhandler(HTTPException)
+def page_http_error(error: HTTPException) -> Response:
+    return error_page(error.code or 500)
+
+
+@bp.errorhandler(Exception)
+def page_crash(error: Exception) -> Response:
+    log.exception("unhandled error on page %s", request.path)
+    return error_page(500)

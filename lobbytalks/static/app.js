@@ -1,0 +1,351 @@
+// LobbyTalks pages: forms and buttons call the same-origin JSON APIs; pages render on the
+// server. No framework, no build step. Errors are shown next to what caused them and a
+// failed submit never clears what was typed.
+'use strict';
+
+(function () {
+  const stringsNode = document.getElementById('page-strings');
+  const S = stringsNode ? JSON.parse(stringsNode.textContent) : {};
+  const lang = document.documentElement.lang.startsWith('en') ? 'en' : 'zh';
+  const signedIn = Boolean(document.querySelector('.whoami'));
+  const FLASH_KEY = 'lobbytalks-flash';
+
+  class ApiFailure extends Error {
+    constructor(status, detail, code) {
+      super(detail || String(status));
+      this.status = status;
+      this.detail = detail || '';
+      this.code = code || '';
+    }
+  }
+
+  async function api(method, url, body) {
+    const options = {method, credentials: 'same-origin', headers: {Accept: 'application/json'}};
+    if (body !== undefined) {
+      options.headers['Content-Type'] = 'application/json';
+      options.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(url, options);
+    } catch (err) {
+      throw new ApiFailure(0, '');
+    }
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (err) {
+      data = null;
+    }
+    if (!response.ok) {
+      throw new ApiFailure(response.status, data && data.error, data && data.code);
+    }
+    return data || {};
+  }
+
+  // --- explaining failures -------------------------------------------------------------
+
+  function statusText(status) {
+    if (status >= 500) return S['status.500'];
+    return S['status.' + status] || S['status.400'];
+  }
+
+  // The server's own sentence is already plain Chinese; in English we lead with a plain
+  // English sentence for the status and add the server's detail after it.
+  function explain(failure, detail) {
+    if (failure.status === 0) return S.network;
+    if (failure.status === 401 && signedIn) return S.session;
+    const said = detail === undefined ? failure.detail : detail;
+    if (lang === 'zh') return said || statusText(failure.status);
+    return said ? statusText(failure.status) + ' ' + S.server_said + said : statusText(failure.status);
+  }
+
+  // Validation errors name their field first ("title: ..."); show those at the field.
+  function fieldOf(detail) {
+    const match = /^([A-Za-z][A-Za-z0-9_]*)(?:[.[][^:]*)?: (.+)$/.exec(detail || '');
+    return match ? {name: match[1], message: match[2]} : null;
+  }
+
+  function loginLink() {
+    const link = document.createElement('a');
+    link.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
+    link.target = '_blank';
+    link.rel = 'noopener';
+    link.textContent = S.login_link;
+    return link;
+  }
+
+  function showMessage(box, text, failure) {
+    box.textContent = text;
+    if (failure && failure.status === 401 && signedIn) {
+      box.append(' ', loginLink());
+    }
+    box.hidden = false;
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll('.field-error, .form-error').forEach((box) => {
+      box.hidden = true;
+      box.textContent = '';
+    });
+    form.querySelectorAll('[aria-invalid]').forEach((el) => el.removeAttribute('aria-invalid'));
+  }
+
+  function showFormFailure(form, failure) {
+    const located = fieldOf(failure.detail);
+    const control = located && form.querySelector('[name="' + located.name + '"]:not([type=hidden])');
+    const holder = control && control.closest('.field');
+    const box = holder && holder.querySelector('.field-error');
+    if (box) {
+      showMessage(box, explain(failure, located.message), failure);
+      control.setAttribute('aria-invalid', 'true');
+      control.focus();
+      return;
+    }
+    const general = form.querySelector('.form-error');
+    showMessage(general, explain(failure), failure);
+    general.scrollIntoView({block: 'nearest'});
+  }
+
+  function showButtonFailure(button, failure) {
+    let box = button.nextElementSibling;
+    if (!box || !box.classList.contains('inline-error')) {
+      box = document.createElement('span');
+      box.className = 'inline-error';
+      box.setAttribute('role', 'alert');
+      button.after(box);
+    }
+    showMessage(box, explain(failure), failure);
+  }
+
+  // --- after success -------------------------------------------------------------------
+
+  function fill(template, data) {
+    return template.replace(/\{(\w+)\}/g, (whole, key) =>
+      (data && data[key] !== undefined ? encodeURIComponent(String(data[key])) : whole));
+  }
+
+  function flash(text) {
+    const box = document.getElementById('flash');
+    if (!box || !text) return;
+    box.textContent = text;
+    box.hidden = false;
+  }
+
+  function leaveWithFlash(text) {
+    if (text) {
+      try { sessionStorage.setItem(FLASH_KEY, text); } catch (err) { /* private mode */ }
+    }
+  }
+
+  async function refreshRegion(selector) {
+    // Re-render one part of the page from the server without reloading (a reload would
+    // lose a token that is shown only once).
+    const response = await fetch(location.href, {credentials: 'same-origin'});
+    const html = await response.text();
+    const fresh = new DOMParser().parseFromString(html, 'text/html').querySelector(selector);
+    const current = document.querySelector(selector);
+    if (fresh && current) {
+      current.replaceWith(document.importNode(fresh, true));
+      localiseTimes(document.querySelector(selector));
+    }
+  }
+
+  async function afterSuccess(source, result, context) {
+    const how = source.dataset.then || 'reload';
+    const done = source.dataset.done;
+    if (how === 'token') {
+      showToken(result, context);
+      flash(done);
+      if (source.tagName === 'FORM') source.reset();
+      await refreshRegion('#agent-list');
+      return;
+    }
+    leaveWithFlash(done);
+    if (how.startsWith('go:')) {
+      location.assign(fill(how.slice(3), result));
+    } else {
+      location.reload();
+    }
+  }
+
+  // --- agent tokens (shown once) -----------------------------------------------------
+
+  function showToken(result, context) {
+    const panel = document.getElementById('token-panel');
+    if (!panel) return;
+    document.getElementById('token-value').value = result.token;
+    const agent = document.getElementById('token-agent');
+    agent.textContent = agent.dataset.template.replace('{name}', context.name || '');
+    const expires = document.getElementById('token-expires');
+    expires.textContent = expires.dataset.template.replace('{when}', formatTime(result.expires));
+    panel.hidden = false;
+    const config = context.client && document.getElementById('config-' + context.client);
+    if (config) config.open = true;
+    panel.focus();
+    panel.scrollIntoView({block: 'start'});
+  }
+
+  // --- forms and buttons -----------------------------------------------------------------
+
+  function collect(form) {
+    const data = {action: form.dataset.action};
+    const changedOnly = form.hasAttribute('data-changed-only');
+    for (const el of form.elements) {
+      if (!el.name || el.disabled || el.type === 'submit' || el.type === 'button') continue;
+      if (el.type === 'radio' && !el.checked) continue;
+      if (changedOnly && !el.hasAttribute('data-always') && !changed(el)) continue;
+      data[el.name] = el.type === 'checkbox' ? el.checked : el.value;
+    }
+    return data;
+  }
+
+  function changed(el) {
+    if (el.tagName === 'SELECT') return Array.from(el.options).some((o) => o.selected !== o.defaultSelected);
+    if (el.type === 'checkbox' || el.type === 'radio') return el.checked !== el.defaultChecked;
+    return el.value !== el.defaultValue;
+  }
+
+  async function submitForm(form) {
+    const button = form.querySelector('[type=submit]');
+    if (button.disabled) return;
+    clearErrors(form);
+    button.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    const body = collect(form);
+    try {
+      const result = await api('POST', form.dataset.endpoint, body);
+      await afterSuccess(form, result, {name: body.name, client: body.client});
+    } catch (err) {
+      if (!(err instanceof ApiFailure)) throw err;
+      showFormFailure(form, err);
+    } finally {
+      button.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  }
+
+  async function pressButton(button) {
+    if (button.disabled) return;
+    if (button.dataset.confirm && !(await confirmAction(button.dataset.confirm, button.textContent.trim()))) {
+      return;
+    }
+    const old = button.nextElementSibling;
+    if (old && old.classList.contains('inline-error')) old.remove();
+    button.disabled = true;
+    button.setAttribute('aria-busy', 'true');
+    try {
+      const result = await api('POST', button.dataset.post, JSON.parse(button.dataset.body));
+      await afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
+    } catch (err) {
+      if (!(err instanceof ApiFailure)) throw err;
+      showButtonFailure(button, err);
+    } finally {
+      button.disabled = false;
+      button.removeAttribute('aria-busy');
+    }
+  }
+
+  function confirmAction(text, label) {
+    const dialog = document.getElementById('confirm-dialog');
+    if (!dialog || typeof dialog.showModal !== 'function') return Promise.resolve(window.confirm(text));
+    document.getElementById('confirm-text').textContent = text;
+    const yes = document.getElementById('confirm-yes');
+    const no = document.getElementById('confirm-no');
+    yes.textContent = label || S.confirm;
+    return new Promise((resolve) => {
+      const finish = (answer) => {
+        yes.removeEventListener('click', onYes);
+        no.removeEventListener('click', onNo);
+        dialog.removeEventListener('cancel', onNo);
+        if (dialog.open) dialog.close();
+        resolve(answer);
+      };
+      const onYes = () => finish(true);
+      const onNo = () => finish(false);
+      yes.addEventListener('click', onYes);
+      no.addEventListener('click', onNo);
+      dialog.addEventListener('cancel', onNo);
+      dialog.showModal();
+      no.focus();
+    });
+  }
+
+  async function copyFrom(button) {
+    const source = document.querySelector(button.dataset.copy);
+    if (!source) return;
+    const text = 'value' in source && source.tagName === 'INPUT' ? source.value : source.textContent;
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      copied = true;
+    } catch (err) {
+      if (source.select) {
+        source.select();
+        copied = document.execCommand && document.execCommand('copy');
+      }
+    }
+    const label = button.textContent;
+    button.textContent = copied ? S.copied : S.copy_failed;
+    setTimeout(() => { button.textContent = label; }, 2500);
+  }
+
+  // --- small enhancements ------------------------------------------------------------------
+
+  function formatTime(seconds) {
+    const locale = lang === 'en' ? 'en-GB' : 'zh-CN';
+    return new Date(seconds * 1000).toLocaleString(locale, {dateStyle: 'medium', timeStyle: 'short'});
+  }
+
+  function localiseTimes(root) {
+    (root || document).querySelectorAll('time[data-ts]').forEach((node) => {
+      node.title = node.textContent;
+      node.textContent = formatTime(Number(node.dataset.ts));
+    });
+  }
+
+  function addCounters() {
+    document.querySelectorAll('textarea[maxlength]').forEach((area) => {
+      const counter = document.createElement('span');
+      counter.className = 'counter';
+      const update = () => {
+        counter.textContent = S.count.replace('{n}', area.value.length).replace('{max}', area.maxLength);
+      };
+      area.after(counter);
+      area.addEventListener('input', update);
+      if (area.form) area.form.addEventListener('reset', () => setTimeout(update));
+      update();
+    });
+  }
+
+  function showStoredFlash() {
+    let text = null;
+    try {
+      text = sessionStorage.getItem(FLASH_KEY);
+      sessionStorage.removeItem(FLASH_KEY);
+    } catch (err) { /* private mode */ }
+    flash(text);
+  }
+
+  document.addEventListener('submit', (event) => {
+    const form = event.target.closest('form.api-form');
+    if (!form) return;
+    event.preventDefault();
+    submitForm(form);
+  });
+
+  document.addEventListener('click', (event) => {
+    const poster = event.target.closest('button[data-post]');
+    if (poster) {
+      pressButton(poster);
+      return;
+    }
+    const copier = event.target.closest('[data-copy]');
+    if (copier) copyFrom(copier);
+  });
+
+  localiseTimes(document);
+  addCounters();
+  showStoredFlash();
+  document.documentElement.classList.add('js');
+})();

@@ -1,0 +1,369 @@
+"""The web pages through the Flask test client: they render, guard, escape and translate."""
+from __future__ import annotations
+
+import json
+import re
+import string
+from html import unescape
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from conftest import Person, good_result
+from lobbytalks import i18n
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "lobbytalks" / "templates"
+XSS_TITLE = '<script>alert("x")</script> 标题'
+
+
+def html(response) -> str:
+    assert response.mimetype == "text/html"
+    return response.get_data(as_text=True)
+
+
+def actions(body: str) -> list[dict]:
+    """The JSON bodies the page's buttons would post."""
+    return [json.loads(unescape(raw)) for raw in re.findall(r"data-body='([^']*)'", body)]
+
+
+def action_names(body: str) -> set[str]:
+    return {a["action"] for a in actions(body)}
+
+
+def member(app, **kwargs) -> Person:
+    person = Person(app, **kwargs).register()
+    person.join()
+    return person
+
+
+def answered_question(app, **ask_fields):
+    """An ask_question, a question with private context, and one answer by the asker's own agent."""
+    asker = member(app)
+    topic = asker.ask(description="公开背景：服务在运行。", privateContext="私密：库有 40 GB。",
+                      **ask_fields)
+    agent = asker.new_agent("题主的虾")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    r = agent.post("submit_result", taskId=task, **good_result())
+    assert r.status_code == 200, r.get_json()
+    return ask_question, agent, topic, r.get_json()["messageId"]
+
+
+# --- every page renders, with the security headers ----------------------------------------
+
+@pytest.mark.parametrize("path, expected", [
+    ("/", "最新问题"),
+    ("/communities", "创建社区"),
+    ("/c/lobby", "虾扯淡广场"),
+    ("/login", 'autocomplete="current-password"'),
+    ("/register", 'autocomplete="new-password"'),
+])
+def test_public_pages_render_with_csp(client, path, expected):
+    r = client.get(path)
+    assert r.status_code == 200
+    body = html(r)
+    assert expected in body
+    csp = r.headers["Content-Security-Policy"]
+    for rule in ("default-src 'self'", "script-src 'self'", "style-src 'self'",
+                 "frame-ancestors 'none'", "form-action 'self'"):
+        assert rule in csp
+    assert r.headers["Cache-Control"] == "no-store"
+    assert r.headers["X-Frame-Options"] == "DENY"
+    # Nothing inline that the policy would block.
+    assert "<style" not in body and " style=" not in body and " onclick=" not in body
+    assert re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", body) == []
+
+
+def test_static_files_are_served(client):
+    for path, mimetype in (("/static/app.js", "text/javascript"), ("/static/app.css", "text/css"),
+                           ("/static/favicon.svg", "image/svg+xml")):
+        r = client.get(path)
+        assert r.status_code == 200 and r.mimetype == mimetype, path
+        r.close()
+
+
+@pytest.mark.parametrize("path", ["/ask", "/agents", "/tasks", "/memories", "/ask?community=lobby"])
+def test_personal_pages_send_visitors_to_login_and_back(client, path):
+    r = client.get(path)
+    assert r.status_code == 302
+    location = urlsplit(r.headers["Location"])
+    assert location.path == "/login" and parse_qs(location.query) == {"next": [path]}
+
+
+def test_login_returns_only_to_local_pages(app, client):
+    body = html(client.get("/login?next=//evil.example/x"))
+    assert 'data-then="go:/"' in body
+    assert 'data-then="go:/agents"' in html(client.get("/login?next=/agents"))
+    person = Person(app).register()
+    r = person.http.get("/login?next=https://evil.example/")
+    assert r.status_code == 302 and r.headers["Location"] == "/"
+
+
+def test_logout_page_needs_a_session(app, client):
+    assert client.get("/logout").headers["Location"] == "/"
+    person = Person(app).register()
+    body = html(person.http.get("/logout"))
+    assert person.username in body and {"action": "logout"} in actions(body)
+
+
+def test_unknown_objects_are_html_404_pages(client):
+    for path in ("/q/t_missing", "/c/missing", "/c/bad!id", "/q/bad id"):
+        r = client.get(path)
+        assert r.status_code == 404, path
+        assert "找不到这个页面或对象" in html(r)
+        assert "Content-Security-Policy" in r.headers
+
+
+# --- languages ------------------------------------------------------------------------------
+
+def test_chinese_by_default_english_on_request_and_remembered(client):
+    body = html(client.get("/"))
+    assert '<html lang="zh-CN">' in body and "首页" in body
+    r = client.get("/?lang=en")
+    assert '<html lang="en">' in html(r) and ">Home<" in html(r)
+    assert "lang=en" in r.headers["Set-Cookie"]
+    assert ">Communities<" in html(client.get("/communities"))  # the cookie remembers
+    assert "首页" in html(client.get("/?lang=zh"))
+    assert "首页" in html(client.get("/communities"))
+
+
+def test_unknown_language_is_ignored(client):
+    r = client.get("/?lang=xx")
+    assert "Set-Cookie" not in r.headers and "首页" in html(r)
+
+
+def test_every_string_has_both_languages_with_the_same_placeholders():
+    for key, (zh, en) in i18n.STRINGS.items():
+        assert zh.strip() and en.strip(), key
+        fields = lambda s: sorted(f for _, f, _, _ in string.Formatter().parse(s) if f)  # noqa: E731
+        assert fields(zh) == fields(en), key
+
+
+def test_templates_use_only_known_strings():
+    used = set()
+    for template in TEMPLATES.glob("*.html"):
+        used |= set(re.findall(r"""\bt\(\s*["']([a-z0-9_.\-]+)["']\s*[,)]""", template.read_text("utf-8")))
+    assert used, "no strings found"
+    assert sorted(k for k in used if not i18n.has(k)) == []
+
+
+# --- escaping --------------------------------------------------------------------------------
+
+def test_user_content_is_escaped_everywhere(app, client):
+    asker = member(app)
+    topic = asker.ask(title=XSS_TITLE, description="<img src=x onerror=alert(1)>")
+    agent = asker.new_agent("<b>虾</b>")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    conclusion = "<img src=x onerror=alert(1)> 备份用在线备份 API [S1]，不要直接复制正在写入的文件。"
+    r = agent.post("submit_result", taskId=task, **good_result(conclusion=conclusion))
+    assert r.status_code == 200, r.get_json()
+    message = r.get_json()["messageId"]
+    pages = [client.get("/"), client.get("/c/lobby"), asker.http.get(f"/q/{topic}"),
+             asker.http.get("/agents"), asker.http.get("/tasks"), asker.http.get("/memories")]
+    for response in pages:
+        body = html(response)
+        assert '<script>alert("x")' not in body
+        assert "<img src=x" not in body
+        assert "<b>虾</b>" not in body
+    question = html(pages[2])
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; 标题" in question
+    assert "&lt;img src=x onerror=alert(1)&gt; 备份用在线备份 API " \
+           f'<a class="cite" href="#m-{message}-s1">[S1]</a>' in question
+    assert "&lt;b&gt;虾&lt;/b&gt;" in html(pages[3])
+
+
+# --- the question page --------------------------------------------------------------------------
+
+def test_visitor_sees_the_public_question_only(app, client):
+    _, _, topic, message = answered_question(app)
+    body = html(client.get(f"/q/{topic}"))
+    assert "公开背景：服务在运行。" in body
+    assert "私密：库有 40 GB。" not in body
+    assert message not in body
+    assert "讨论全文只对题主和已有有效回答的人开放。这里有 1 条回答。" in body
+    assert "/login?next=/q/" in body
+
+
+def test_joining_does_not_unlock_the_discussion(app):
+    _, _, topic, message = answered_question(app)
+    reader = member(app)
+    body = html(reader.http.get(f"/q/{topic}"))
+    assert message not in body and "私密：库有 40 GB。" not in body
+    assert "加入社区本身不会解锁全文" in body
+    assert "close" not in action_names(body)  # not the asker
+
+
+def test_asker_reads_answer_sources_tools_and_controls(app):
+    ask_question, _, topic, message = answered_question(app, intent="fact")
+    body = html(asker.http.get(f"/q/{topic}"))
+    assert "私密：库有 40 GB。" in body
+    assert f'id="m-{message}"' in body
+    assert f'<a class="cite" href="#m-{message}-s1">[S1]</a>' in body
+    assert f'id="m-{message}-s1"' in body
+    assert 'href="https://www.sqlite.org/backup.html"' in body
+    assert "智能体自报" in body and "工具运行（智能体自报）" in body and "sqlite3" in body
+    assert "超大数据库的备份耗时未实测" in body
+    assert "回答第 1 版" in body
+    assert {"close", "card_preview", "share"} <= action_names(body)
+    assert 'data-action="revise"' in body
+
+
+def test_share_toggle_only_on_ones_own_answers(app):
+    asker = member(app)
+    topic = asker.ask()
+    other = member(app)
+    agent = other.new_agent("别人的虾")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    message = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
+    assert "share" not in action_names(html(asker.http.get(f"/q/{topic}")))
+    body = html(other.http.get(f"/q/{topic}"))
+    assert {"action": "share", "message": message, "sharePublic": True} in actions(body)
+    r = other.web_post("share", message=message, sharePublic=True)
+    assert r.status_code == 200, r.get_json()
+    body = html(other.http.get(f"/q/{topic}"))
+    assert {"action": "share", "message": message, "sharePublic": False} in actions(body)
+    assert "已允许用于公开答案卡" in body
+
+
+def test_published_card_is_shown_to_visitors_and_draft_only_to_the_asker(app, client):
+    ask_question, _, topic, message = answered_question(app)
+    assert asker.web_post("share", message=message, sharePublic=True).status_code == 200
+    assert asker.web_post("card_preview", topic=topic).status_code == 200
+    assert "答案卡预览（只有你能看到）" in html(asker.http.get(f"/q/{topic}"))
+    assert "answer-card" not in html(client.get(f"/q/{topic}"))
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    body = html(client.get(f"/q/{topic}"))
+    assert "answer-card" in body and "方法与步骤" in body
+    assert "来自 题主的虾" in body
+    assert 'href="https://www.sqlite.org/backup.html"' in body
+
+
+def test_versions_are_listed_after_a_revision(app):
+    asker = member(app)
+    topic = asker.ask(title="第一版标题")
+    r = asker.web_post("revise", topic=topic, title="第二版标题", note="加了条件")
+    assert r.status_code == 200, r.get_json()
+    body = html(asker.http.get(f"/q/{topic}"))
+    assert "第 2 版" in body and "第一版标题" in body and "说明：加了条件" in body
+
+
+# --- the community page ----------------------------------------------------------------------
+
+def test_community_page_filters_sorts_and_pages(app, client):
+    asker = member(app)
+    asker.ask(title="关于备份的问题")
+    closed = asker.ask(title="关于索引的问题")
+    asker.web_post("close", topic=closed)
+    body = html(client.get("/c/lobby?q=备份"))
+    assert "关于备份的问题" in body and "关于索引的问题" not in body
+    body = html(client.get("/c/lobby?status=closed"))
+    assert "关于索引的问题" in body and "关于备份的问题" not in body
+    body = html(client.get("/c/lobby?sort=old&status=bogus&page=abc"))
+    assert body.index("关于备份的问题") < body.index("关于索引的问题")
+    assert 'rel="next"' not in body
+
+
+def test_join_and_leave_buttons_follow_membership(app, db):
+    person = Person(app).register()
+    assert {"action": "join", "community": "lobby"} in actions(html(person.http.get("/c/lobby")))
+    person.join()
+    body = html(person.http.get("/c/lobby"))
+    assert {"action": "leave", "community": "lobby"} in actions(body)
+    assert "/ask?community=lobby" in body
+    r = person.communities_post("create", name="我的社区")
+    community = r.get_json()["id"]
+    body = html(person.http.get(f"/c/{community}"))
+    assert "你是创建者" in body and "leave" not in action_names(body)
+
+
+# --- ask ---------------------------------------------------------------------------------------
+
+def test_ask_page_offers_joined_communities_intents_and_islands(app):
+    person = Person(app).register()
+    body = html(person.http.get("/ask"))
+    assert "提问前需要先加入一个社区" in body and 'data-action="topic"' not in body
+    person.join()
+    body = html(person.http.get("/ask"))
+    assert 'data-action="topic"' in body and '<option value="lobby" selected>' in body
+    for intent in ("how", "decision", "fact", "forecast", "debate"):
+        assert f'name="intent" value="{intent}"' in body
+    assert 'name="privateContext"' in body and '<option value="tech">' in body
+
+
+def test_ask_page_offers_to_join_a_community_named_in_the_link(app):
+    owner = Person(app).register()
+    community = owner.communities_post("create", name="别的社区").get_json()["id"]
+    person = member(app)
+    body = html(person.http.get(f"/ask?community={community}"))
+    assert {"action": "join", "community": community} in actions(body)
+
+
+# --- my agents, tasks, memories ----------------------------------------------------------------
+
+def test_agents_page_lists_tokens_and_configs_but_never_a_token(app):
+    person = Person(app).register()
+    agent = person.new_agent("配置虾", client="deepseek-harness")
+    body = html(person.http.get("/agents"))
+    assert agent.token not in body
+    assert "配置虾" in body and f"…{agent.token[-4:]}" in body
+    assert 'codex mcp add xia-chedan --url &#34;http://localhost/api/external/mcp&#34;' in body
+    assert "--bearer-token-env-var XIA_CHEDAN_AGENT_TOKEN" in body
+    assert "&#34;Authorization&#34;: &#34;Bearer ${XIA_CHEDAN_AGENT_TOKEN}&#34;" in body
+    assert "url: http://localhost/api/external/mcp" in body
+    assert "read -rs XIA_CHEDAN_AGENT_TOKEN" in body
+    assert {"action": "revoke", "tokenId": agent.token_id} in actions(body)
+    assert {"action": "rotate", "profile": agent.profile_id} in actions(body)
+    assert "从未" in body  # the token has not been used yet
+    agent.get("list_communities")
+    assert "从未" not in html(person.http.get("/agents"))
+
+
+def test_configs_use_the_public_url_when_set(tmp_path):
+    from conftest import FAST_SCRYPT
+    from lobbytalks import create_app
+    from lobbytalks.settings import Settings
+    app = create_app(Settings(data_dir=str(tmp_path / "d"), scrypt_n=FAST_SCRYPT, testing=True,
+                              access_log=False, public_url="https://talk.example.org"))
+    person = Person(app).register()
+    assert "https://talk.example.org/api/external/mcp" in html(person.http.get("/agents"))
+
+
+def test_tasks_page_explains_leases_filters_and_offers_cancel(app):
+    ask_question, agent, topic, _ = answered_question(app)
+    leased = agent.claim(topic).get_json()["task"]["id"]
+    body = html(asker.http.get("/tasks"))
+    assert "不代表你的客户端在线" in body and "共 2 个任务" in body
+    assert {"action": "cancel_task", "taskId": leased} in actions(body)
+    body = html(asker.http.get("/tasks?state=done"))
+    assert "共 1 个任务" in body and leased not in body
+    body = html(asker.http.get(f"/tasks?topic={topic}&state=leased"))
+    assert "共 1 个任务" in body and leased in body and "问题：如何在 SQLite" in body
+    body = html(asker.http.get("/tasks?state=all"))
+    assert "筛选条件无效" in body and "共 2 个任务" in body
+
+
+def test_tasks_of_other_people_never_show(app):
+    _, _, topic, _ = answered_question(app)
+    stranger = Person(app).register()
+    body = html(stranger.http.get(f"/tasks?topic={topic}"))
+    assert "共 0 个任务" in body
+
+
+def test_memory_garden_lists_pending_and_active_per_agent(app):
+    ask_question, agent, _, _ = answered_question(app)
+    body = html(asker.http.get("/memories"))
+    assert "题主的虾" in body and "待确认（1）" in body and "已确认（0）" in body
+    [memory] = [a["memory"] for a in actions(body) if a["action"] == "memory_confirm"]
+    assert asker.web_post("memory_confirm", memory=memory).status_code == 200
+    body = html(asker.http.get("/memories"))
+    assert "待确认（0）" in body and "已确认（1）" in body
+    assert {"action": "memory_delete", "memory": memory} in actions(body)
+    assert {"action": "memory_switch", "profile": agent.profile_id, "enabled": False} \
+        in actions(body)
+
+
+def test_home_lists_newest_open_questions(app, client):
+    asker = member(app)
+    asker.ask(title="首页上的问题")
+    body = html(client.get("/"))
+    assert "首页上的问题" in body and "虾扯淡广场" in body
