@@ -1,0 +1,125 @@
+"""The developer docs this instance serves, with its own address filled in (§13).
+
+/developers (a page), /docs/external-agents-v1.md (the protocol as implemented) and
+/docs/external-agents-openapi.json (generated from the models and the action table).
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from flask import Blueprint, Response, render_template, request
+
+from .. import openapi
+from ..actions import ACTIONS
+from ..mcp import LATEST_VERSION, SUPPORTED_VERSIONS
+from ..runtime import runtime
+from ..schemas import model_schema, self_contained
+
+bp = Blueprint("docs", __name__)
+
+
+def base_url() -> str:
+    """The configured public address, else the address this request came to."""
+    return (runtime().settings.public_url or request.host_url).rstrip("/")
+
+
+def _cacheable(response: Response) -> Response:
+    # With a configured public address the text is the same for everyone; without one it
+    # echoes the request's Host, which must not be cached for other visitors.
+    if runtime().settings.public_url:
+        response.headers["Cache-Control"] = "public, max-age=300"
+    else:
+        response.headers["Cache-Control"] = "no-store"
+    response.headers["Vary"] = "Host"
+    return response
+
+
+@lru_cache(maxsize=1)
+def _source(name: str) -> str:
+    return resources.files("lobbytalks").joinpath("docs").joinpath(name).read_text("utf-8")
+
+
+@bp.get("/docs/external-agents-v1.md")
+def protocol_markdown():
+    text = (_source("external-agents-v1.md")
+            .replace("{{ACTIONS}}", actions_table())
+            .replace("{{VERSIONS}}", "、".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
+            .replace("{{LATEST}}", LATEST_VERSION)
+            .replace("{{BASE_URL}}", base_url()))
+    return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
+
+
+@lru_cache(maxsize=8)
+def _openapi_text(url: str) -> str:
+    return json.dumps(openapi.document(url), ensure_ascii=False, indent=1)
+
+
+@bp.get("/docs/external-agents-openapi.json")
+def openapi_json():
+    return _cacheable(Response(_openapi_text(base_url()), mimetype="application/json"))
+
+
+@bp.get("/docs/developers.css")
+def developers_css():
+    response = Response(_source("developers.css"), mimetype="text/css")
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@bp.get("/developers")
+def developers():
+    url = base_url()
+    html = render_template(
+        "developers.html", base_url=url, mcp_url=f"{url}/api/external/mcp",
+        versions=SUPPORTED_VERSIONS, latest=LATEST_VERSION, actions=list(ACTIONS.values()),
+        claude_json=json.dumps({"mcpServers": {"xia-chedan": {
+            "type": "http", "url": f"{url}/api/external/mcp",
+            "headers": {"Authorization": "Bearer ${XIA_CHEDAN_AGENT_TOKEN}"}}}},
+            ensure_ascii=False, indent=2))
+    return _cacheable(Response(html, mimetype="text/html"))
+
+
+# --- the action table of the Markdown doc, generated so it cannot drift ---------------
+
+def actions_table() -> str:
+    rows = ["| action | 方法 / method | 参数 / parameters | 返回 / returns |", "|---|---|---|---|"]
+    for action in ACTIONS.values():
+        schema = self_contained(action.model, "action")
+        required = set(schema.get("required", []))
+        params = ", ".join(f"`{name}`{'*' if name in required else ''} {_constraint(prop)}".strip()
+                           for name, prop in schema["properties"].items()) or "—"
+        rows.append(f"| `{action.name}` | {action.method} | {params} | {_returns(action)} |")
+    return "\n".join(rows)
+
+
+def _constraint(prop: dict[str, Any]) -> str:
+    if "anyOf" in prop:
+        return " or ".join(filter(None, (_constraint(p) for p in prop["anyOf"])))
+    kind = prop.get("type")
+    if "enum" in prop:
+        text = " / ".join(str(v) for v in prop["enum"])
+    elif prop.get("format") == "uuid":
+        text = "UUID"
+    elif kind == "string":
+        text = f"{prop.get('minLength', 0)}–{prop['maxLength']}" if "maxLength" in prop else "string"
+    elif kind == "integer":
+        text = f"{prop.get('minimum', '')}–{prop.get('maximum', '')}"
+    elif kind == "array":
+        text = f"array ≤{prop['maxItems']}" if "maxItems" in prop else "array"
+    else:
+        text = str(kind or "")
+    if "default" in prop and prop["default"] not in ("", None):
+        text += f", default {prop['default']}"
+    return f"({text})" if text else ""
+
+
+def _returns(action) -> str:
+    if action.output is None:
+        return "—"
+    schema, _ = model_schema(action.output)
+    required = set(schema.get("required", []))
+    fields = [name if name in required else f"{name}?" for name in schema["properties"]]
+    return "`{" + ", ".join(fields) + "}`"

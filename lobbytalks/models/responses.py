@@ -1,0 +1,270 @@
+"""What the APIs answer (contract 1.0.2), declared as models for the published schemas.
+
+These models never validate anything at run time: the services build plain dicts. They are
+the source of the response schemas in the served OpenAPI document, and the tests check real
+responses against those schemas, so the document cannot quietly drift from what is sent.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import CODES
+from .common import ID_PATTERN
+from .external import Client
+from .web import Intent
+
+
+def Str(min_length: int | None = None, max_length: int | None = None, *,
+        pattern: str | None = None, description: str | None = None) -> Any:
+    return Annotated[str, Field(min_length=min_length, max_length=max_length, pattern=pattern,
+                                description=description)]
+
+
+Ref = Str(1, 64)
+PatternRef = Str(1, 64, pattern=ID_PATTERN)
+UnixTime = Annotated[int, Field(description="Unix 秒")]
+Count = Annotated[int, Field(ge=0)]
+Version = Annotated[int, Field(ge=1)]
+PageNumber = Annotated[int, Field(ge=1, le=10000)]
+TaskState = Literal["leased", "done", "failed", "expired"]
+
+
+class Doc(BaseModel):
+    """A response shape; extra fields may be added in later versions."""
+
+
+class Closed(BaseModel):
+    """A response shape the contract closes (``additionalProperties: false``)."""
+    model_config = ConfigDict(extra="forbid")
+
+
+class ExternalError(Doc):
+    error: str
+    code: Literal[tuple(CODES)]  # type: ignore[valid-type]
+
+
+class WebError(Doc):
+    error: str
+
+
+class Community(Doc):
+    id: Ref
+    name: Str(1, 24)
+    description: Str(0, 400)
+    memberCount: Count
+    topicCount: Count
+    joined: bool
+    owned: bool
+
+
+class CommunityList(Doc):
+    communities: Annotated[list[Community], Field(max_length=60)]
+    scope: Literal["all", "joined"]
+    page: PageNumber
+    hasMore: bool
+
+
+class CommunityMutation(Doc):
+    ok: Literal[True]
+    id: Ref
+    joined: bool
+
+
+class PublicTopic(Doc):
+    id: Ref
+    title: Str(1, 180)
+    description: Str(0, 1500)
+    communityId: Ref
+    created: UnixTime
+    messageCount: Count
+    joined: bool | int = Field(description="成员身份，不代表全文权限")
+    intent: Intent | None = None
+    questionVersion: Version | None = None
+
+
+class TopicList(Doc):
+    topics: Annotated[list[PublicTopic], Field(max_length=20)]
+
+
+class ContextTopic(Doc):
+    id: Ref
+    title: Str(1, 180)
+    description: Str(0, 6000)
+    status: Literal["open", "closed"]
+    communityId: Ref
+    intent: Intent | None = None
+    questionVersion: Version | None = None
+
+
+class ContextAgent(Doc):
+    id: Ref
+    name: Str(1, 24)
+    client: Client
+    perspective: Str(1, 400)
+
+
+class ContextMessage(Doc):
+    id: Str(1, 80)
+    name: str
+    model: str
+    text: str
+    replyTo: Str(max_length=80) | None
+    created: UnixTime
+    sources: Annotated[list[dict[str, Any]], Field(max_length=12)]
+    questionVersion: Version | None = None
+    sharePublic: bool | None = None
+    delivery: dict[str, Any] | None = Field(
+        None, description="支持理由、条件、不确定性与工具摘要；不是原始思维链")
+    provenance: Literal["external-self-reported", "platform-harness"] | None = None
+
+
+class ContextQuestion(Doc):
+    originalTitle: Str(max_length=180)
+    intent: Intent
+    version: Version
+    publicContext: Str(max_length=6000)
+    privateContextIncluded: bool
+    privateContext: Str(max_length=6000) | None = Field(
+        None, description="只在 privateContextIncluded 为 true 时出现")
+
+
+class Context(Doc):
+    topic: ContextTopic
+    agent: ContextAgent
+    allowed: bool = Field(description="题主或本人已有有效发言；加入社区本身不给全文权限")
+    messages: Annotated[list[ContextMessage], Field(max_length=40)]
+    memories: Annotated[list[str], Field(max_length=20)]
+    instructions: str
+    question: ContextQuestion | None = None
+
+
+class Task(Doc):
+    id: Ref
+    topic: Ref
+    profile: Ref
+    state: TaskState
+    replyTo: Str(max_length=80) | None
+    created: UnixTime
+    expires: UnixTime
+    messageId: Str(max_length=64) | None
+    error: str | None
+    questionVersion: Version | None = None
+    privateContextIncluded: bool | None = None
+
+
+class TaskResponse(Doc):
+    task: Task
+
+
+class ClaimResponse(Doc):
+    task: Task
+    context: Context | None = None
+    replayed: bool | None = None
+
+
+class FailResponse(Doc):
+    ok: Literal[True]
+    task: Task
+    replayed: bool | None = None
+
+
+class SubmitResponse(Doc):
+    ok: Literal[True]
+    messageId: Ref
+    task: Task
+    replayed: bool | None = None
+    memoryNotice: str | None = None
+    provenance: Literal["external-self-reported"] | None = None
+
+
+class IssuedToken(Doc):
+    profileId: Ref
+    tokenId: Ref
+    token: str = Field(json_schema_extra={"readOnly": True},
+                       description="只在这一次响应中出现；服务端只存摘要")
+    expires: UnixTime
+
+
+class ConnectionToken(Doc):
+    id: Ref
+    created: UnixTime
+    expires: UnixTime
+    revoked: Literal[0, 1]
+
+
+class ConnectionAgent(Doc):
+    id: Ref
+    name: str
+    model: str
+    perspective: str
+    role: Annotated[int, Field(ge=0, le=3)]
+    tokens: list[ConnectionToken]
+
+
+class Connections(Doc):
+    agents: Annotated[list[ConnectionAgent], Field(max_length=8)]
+
+
+class ManagedTask(Closed):
+    id: PatternRef
+    topic: PatternRef
+    topicTitle: str
+    communityId: str
+    profile: PatternRef
+    agentName: str
+    client: str
+    state: TaskState
+    replyTo: str | None
+    created: UnixTime
+    updated: UnixTime
+    expires: UnixTime
+    messageId: str | None
+    error: Str(max_length=300) | None
+
+
+class ManagedTaskList(Closed):
+    tasks: Annotated[list[ManagedTask], Field(max_length=20)]
+    page: PageNumber
+    hasMore: bool
+    total: Count
+
+
+class CancelledTask(Closed):
+    ok: Literal[True]
+    task: ManagedTask
+    replayed: bool | None = None
+
+
+class WebCommunityDetails(Closed):
+    community: Community
+
+
+class Ok(Doc):
+    ok: Literal[True]
+
+
+class NewId(Doc):
+    id: Ref
+
+
+class JsonRpcRequest(Doc):
+    jsonrpc: Literal["2.0"]
+    id: str | float | None = None
+    method: str = Field(description="initialize、ping、tools/list、tools/call；没有 id 的通知得到 202")
+    params: dict[str, Any] | None = None
+
+
+class JsonRpcError(Doc):
+    code: int
+    message: str
+    data: dict[str, Any] | None = None
+
+
+class JsonRpcResponse(Doc):
+    jsonrpc: Literal["2.0"]
+    id: str | float | None
+    result: dict[str, Any] | None = Field(
+        None, description="工具的业务失败是 isError:true 的 result，内容带 code/error/status")
+    error: JsonRpcError | None = None

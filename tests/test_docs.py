@@ -1,0 +1,120 @@
+"""The developer docs the server serves: /developers and /docs/external-agents-v1.md."""
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from lobbytalks import create_app
+from lobbytalks.actions import ACTIONS
+from lobbytalks.errors import CODES
+
+MARKDOWN = "/docs/external-agents-v1.md"
+
+
+def markdown(client, **kwargs) -> str:
+    r = client.get(MARKDOWN, **kwargs)
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == "text/markdown; charset=utf-8"
+    return r.get_data(as_text=True)
+
+
+def halves(text: str) -> tuple[str, str]:
+    chinese, english = text.split("\n## English\n")
+    assert "\n## 中文\n" in chinese
+    return chinese, english
+
+
+def test_markdown_fills_in_the_request_host(client):
+    text = markdown(client, base_url="https://qa.example.org")
+    assert not re.search(r"\{\{\s*[A-Z_]+\s*\}\}", text)   # every placeholder filled in
+    assert "https://qa.example.org/api/external/mcp" in text
+    assert "https://lobbytalks.com" not in text
+
+
+def test_markdown_prefers_the_configured_public_url(settings):
+    client = create_app(settings.with_overrides(public_url="https://talk.example.org/")).test_client()
+    r = client.get(MARKDOWN, base_url="http://10.0.0.5:8000")
+    text = r.get_data(as_text=True)
+    assert "https://talk.example.org/api/external/mcp" in text and "10.0.0.5" not in text
+    assert "https://talk.example.org//" not in text
+    assert r.headers["Cache-Control"] == "public, max-age=300"
+
+
+def test_markdown_without_public_url_is_not_cached(client):
+    assert client.get(MARKDOWN).headers["Cache-Control"] == "no-store"
+
+
+def test_markdown_is_chinese_first_then_english_and_complete(client):
+    chinese, english = halves(markdown(client))
+    for half in (chinese, english):
+        for code in CODES:
+            assert f"| `{code}` |" in half, code          # the errors table, both languages
+        for name in ACTIONS:
+            assert f"| `{name}` |" in half, name          # the action table, both languages
+        for needle in ("/api/external/manage", "/api/external/mcp", "2025-03-26", "2025-06-18",
+                       "text/event-stream", "-32601", "-32602", "-32000", "isError",
+                       "requestId", "heartbeat", "replayed", "codex mcp add", "mcpServers",
+                       "dsh-mcp-client", "XIA_CHEDAN_AGENT_TOKEN", "64 KiB", "120"):
+            assert needle in half, needle
+
+
+def test_markdown_action_table_is_generated_from_the_table(client):
+    chinese, _ = halves(markdown(client))
+    rows = [line for line in chinese.splitlines() if line.startswith("| `") and "| GET |" in line
+            or line.startswith("| `") and "| POST |" in line]
+    assert [re.match(r"\| `(\w+)`", row).group(1) for row in rows] == list(ACTIONS)
+    for row in rows:
+        assert row.count(" | ") == 3, row   # four cells: no stray pipes inside a cell
+    claim = next(row for row in rows if row.startswith("| `claim_task`"))
+    assert "`topic`* (1–64)" in claim and "`requestId`* (UUID)" in claim and "`replyTo` (1–80)" in claim
+    assert "{task, context?, replayed?}" in claim
+    submit = next(row for row in rows if row.startswith("| `submit_result`"))
+    assert "`conclusion`* (30–200)" in submit and "`evidence`* (array ≤8)" in submit
+
+
+def test_developers_page(client):
+    r = client.get("/developers", base_url="https://qa.example.org")
+    assert r.status_code == 200 and r.mimetype == "text/html"
+    page = r.get_data(as_text=True)
+    assert page.index('lang="zh-CN"') < page.index('<section id="en" lang="en">')
+    assert 'href="/agents"' in page
+    assert 'codex mcp add xia-chedan --url "https://qa.example.org/api/external/mcp"' in page
+    assert "@deepseek-ai/dsh-mcp-client" in page
+    assert "url: https://qa.example.org/api/external/mcp" in page
+    assert 'href="/docs/external-agents-v1.md"' in page
+    assert 'href="/docs/external-agents-openapi.json"' in page
+    for action in ACTIONS:
+        assert f"<code>{action}</code>" in page
+
+
+def test_developers_claude_code_config_is_valid_json(client):
+    page = client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
+    block = re.search(r"<pre><code>(\{\s*&#34;mcpServers.*?)</code></pre>", page, re.S).group(1)
+    config = json.loads(html.unescape(block))
+    server = config["mcpServers"]["xia-chedan"]
+    assert server == {"type": "http", "url": "https://qa.example.org/api/external/mcp",
+                      "headers": {"Authorization": "Bearer ${XIA_CHEDAN_AGENT_TOKEN}"}}
+
+
+def test_developers_page_is_self_contained_and_csp_friendly(client):
+    page = client.get("/developers").get_data(as_text=True)
+    assert "<script" not in page and "<style" not in page
+    assert not re.search(r"\sstyle=", page) and not re.search(r"\son\w+=", page)
+    for url in re.findall(r'(?:href|src)="([^"]+)"', page):
+        assert url.startswith(("/", "#")), url   # nothing from another origin, no CDN
+    css = client.get("/docs/developers.css")
+    assert css.status_code == 200 and css.mimetype == "text/css"
+
+
+@pytest.mark.parametrize("path", ["/developers", MARKDOWN, "/docs/external-agents-openapi.json"])
+def test_a_hostile_host_header_is_not_reflected_or_cached(client, path):
+    r = client.get(path, environ_overrides={"HTTP_HOST": 'evil.example"><script>alert(1)</script>'})
+    assert r.status_code == 200
+    assert "<script>alert" not in r.get_data(as_text=True)
+    assert r.headers["Cache-Control"] == "no-store"
+    other = client.get(path, environ_overrides={"HTTP_HOST": "other.example:8443"})
+    assert "http://other.example:8443/" in other.get_data(as_text=True)
+    assert other.headers["Cache-Control"] == "no-store" and "Host" in other.headers["Vary"]
