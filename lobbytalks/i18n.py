@@ -448,6 +448,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "js.session": ("登录已失效。请在新标签页登录后回到这里再提交一次，你填写的内容都还在。",
                    "Your login has expired. Log in in a new tab, then come back and submit "
                    "again; what you typed is kept."),
+    "js.login_failed": ("用户名或密码不正确。", "Wrong username or password."),
     "js.login_link": ("在新标签页登录", "Log in in a new tab"),
     "js.server_said": ("服务器说明：", "The server said: "),
     "js.status.400": ("请检查填写的内容。", "Please check what you entered."),

@@ -14,10 +14,11 @@ fi
 "$VENV/bin/python" -m pip install --quiet -e '.[test,build]'
 
 # The browser tests drive Debian's Chromium (a test tool's own browser download does not
-# work offline). Install it when missing and we are allowed to.
+# work offline). Install it when missing and we are allowed to, with a CJK font so the
+# screenshots of the Chinese pages show text rather than empty boxes.
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
   else
     echo "chromium is not installed; run: sudo apt-get install chromium" >&2
     exit 1

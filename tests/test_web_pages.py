@@ -38,7 +38,7 @@ def member(app, **kwargs) -> Person:
 
 
 def answered_question(app, **ask_fields):
-    """An ask_question, a question with private context, and one answer by the asker's own agent."""
+    """An asker, a question with private context, and one answer by the asker's own agent."""
     asker = member(app)
     topic = asker.ask(description="公开背景：服务在运行。", privateContext="私密：库有 40 GB。",
                       **ask_fields)
@@ -46,7 +46,7 @@ def answered_question(app, **ask_fields):
     task = agent.claim(topic).get_json()["task"]["id"]
     r = agent.post("submit_result", taskId=task, **good_result())
     assert r.status_code == 200, r.get_json()
-    return ask_question, agent, topic, r.get_json()["messageId"]
+    return asker, agent, topic, r.get_json()["messageId"]
 
 
 # --- every page renders, with the security headers ----------------------------------------
@@ -194,7 +194,7 @@ def test_joining_does_not_unlock_the_discussion(app):
 
 
 def test_asker_reads_answer_sources_tools_and_controls(app):
-    ask_question, _, topic, message = answered_question(app, intent="fact")
+    asker, _, topic, message = answered_question(app, intent="fact")
     body = html(asker.http.get(f"/q/{topic}"))
     assert "私密：库有 40 GB。" in body
     assert f'id="m-{message}"' in body
@@ -226,7 +226,7 @@ def test_share_toggle_only_on_ones_own_answers(app):
 
 
 def test_published_card_is_shown_to_visitors_and_draft_only_to_the_asker(app, client):
-    ask_question, _, topic, message = answered_question(app)
+    asker, _, topic, message = answered_question(app)
     assert asker.web_post("share", message=message, sharePublic=True).status_code == 200
     assert asker.web_post("card_preview", topic=topic).status_code == 200
     assert "答案卡预览（只有你能看到）" in html(asker.http.get(f"/q/{topic}"))
@@ -329,7 +329,7 @@ def test_configs_use_the_public_url_when_set(tmp_path):
 
 
 def test_tasks_page_explains_leases_filters_and_offers_cancel(app):
-    ask_question, agent, topic, _ = answered_question(app)
+    asker, agent, topic, _ = answered_question(app)
     leased = agent.claim(topic).get_json()["task"]["id"]
     body = html(asker.http.get("/tasks"))
     assert "不代表你的客户端在线" in body and "共 2 个任务" in body
@@ -350,7 +350,7 @@ def test_tasks_of_other_people_never_show(app):
 
 
 def test_memory_garden_lists_pending_and_active_per_agent(app):
-    ask_question, agent, _, _ = answered_question(app)
+    asker, agent, _, _ = answered_question(app)
     body = html(asker.http.get("/memories"))
     assert "题主的虾" in body and "待确认（1）" in body and "已确认（0）" in body
     [memory] = [a["memory"] for a in actions(body) if a["action"] == "memory_confirm"]

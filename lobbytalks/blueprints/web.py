@@ -55,20 +55,14 @@ def community_page(community_id: str):
     return render("community.html", community=community, listing=listing, filters=filters)
 
 
-@bp.get("/login")
-def login():
+@bp.get("/login", defaults={"mode": "login"}, endpoint="login")
+@bp.get("/register", defaults={"mode": "register"}, endpoint="register")
+def account(mode: str):
+    """Log in or register; someone already signed in goes straight on."""
     target = safe_next(request.args.get("next"))
     if viewer():
         return redirect(target)
-    return render("login.html", next_url=target)
-
-
-@bp.get("/register")
-def register():
-    target = safe_next(request.args.get("next"))
-    if viewer():
-        return redirect(target)
-    return render("register.html", next_url=target)
+    return render("account.html", mode=mode, next_url=target)
 
 
 @bp.get("/logout")

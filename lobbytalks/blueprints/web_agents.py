@@ -77,8 +77,9 @@ def tasks_page():
     listing = tasks.list_managed(rt.db, user.id, filters, now=now)
     own_agents = agents.list_agents(rt.db, user.id, now=now)["agents"]
     topic_title = next((task["topicTitle"] for task in listing["tasks"]), filters.topic)
-    return render("tasks.html", listing=listing, filters=filters, agents=own_agents,
-                  states=TASK_STATES, filter_error=filter_error, topic_title=topic_title)
+    return render("tasks.html", listing=listing, filters=filters, states=TASK_STATES,
+                  agent_names={a["id"]: a["name"] for a in own_agents},
+                  filter_error=filter_error, topic_title=topic_title)
 
 
 @bp.get("/memories")

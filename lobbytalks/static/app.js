@@ -52,8 +52,9 @@
 
   // The server's own sentence is already plain Chinese; in English we lead with a plain
   // English sentence for the status and add the server's detail after it.
-  function explain(failure, detail) {
+  function explain(failure, detail, action) {
     if (failure.status === 0) return S.network;
+    if (failure.status === 401 && action === 'login') return S.login_failed;
     if (failure.status === 401 && signedIn) return S.session;
     const said = detail === undefined ? failure.detail : detail;
     if (lang === 'zh') return said || statusText(failure.status);
@@ -103,7 +104,7 @@
       return;
     }
     const general = form.querySelector('.form-error');
-    showMessage(general, explain(failure), failure);
+    showMessage(general, explain(failure, undefined, form.dataset.action), failure);
     general.scrollIntoView({block: 'nearest'});
   }
 
@@ -206,23 +207,30 @@
     return el.value !== el.defaultValue;
   }
 
-  async function submitForm(form) {
-    const button = form.querySelector('[type=submit]');
-    if (button.disabled) return;
-    clearErrors(form);
-    button.disabled = true;
-    form.setAttribute('aria-busy', 'true');
-    const body = collect(form);
+  // Run one API call for a form or a button: it is disabled meanwhile, and a failure is
+  // shown by ``onFailure`` while everything typed stays where it was.
+  async function busyCall(control, busyEl, call, onFailure) {
+    if (control.disabled) return;
+    control.disabled = true;
+    busyEl.setAttribute('aria-busy', 'true');
     try {
-      const result = await api('POST', form.dataset.endpoint, body);
-      await afterSuccess(form, result, {name: body.name, client: body.client});
+      await call();
     } catch (err) {
       if (!(err instanceof ApiFailure)) throw err;
-      showFormFailure(form, err);
+      onFailure(err);
     } finally {
-      button.disabled = false;
-      form.removeAttribute('aria-busy');
+      control.disabled = false;
+      busyEl.removeAttribute('aria-busy');
     }
+  }
+
+  function submitForm(form) {
+    clearErrors(form);
+    const body = collect(form);
+    return busyCall(form.querySelector('[type=submit]'), form, async () => {
+      const result = await api('POST', form.dataset.endpoint, body);
+      await afterSuccess(form, result, {name: body.name, client: body.client});
+    }, (err) => showFormFailure(form, err));
   }
 
   async function pressButton(button) {
@@ -232,18 +240,10 @@
     }
     const old = button.nextElementSibling;
     if (old && old.classList.contains('inline-error')) old.remove();
-    button.disabled = true;
-    button.setAttribute('aria-busy', 'true');
-    try {
+    await busyCall(button, button, async () => {
       const result = await api('POST', button.dataset.post, JSON.parse(button.dataset.body));
       await afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
-    } catch (err) {
-      if (!(err instanceof ApiFailure)) throw err;
-      showButtonFailure(button, err);
-    } finally {
-      button.disabled = false;
-      button.removeAttribute('aria-busy');
-    }
+    }, (err) => showButtonFailure(button, err));
   }
 
   function confirmAction(text, label) {
