@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Database, Q
 from ..errors import ApiError
-from ..security import check_source_url, find_secret_in, new_id, parse_retrieved_at
+from ..security import check_source_url, find_secret_in, js_length, new_id, parse_retrieved_at
 from . import communities
 from .memories import remember
 from .tasks import MAX_MESSAGES_PER_TOPIC, check_reply_target, settle_owned, owned_task, task_view
@@ -62,8 +62,8 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
 
 
 def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
-    return len(reasoning.strip()) >= MIN_SUPPORT or any(
-        run["status"] == "success" and len(run["summary"].strip()) >= MIN_SUPPORT
+    return js_length(reasoning.strip()) >= MIN_SUPPORT or any(
+        run["status"] == "success" and js_length(run["summary"].strip()) >= MIN_SUPPORT
         for run in tool_runs)
 
 
