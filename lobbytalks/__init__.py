@@ -18,7 +18,7 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
-    from . import clock, crypto
+    from . import accesslog, clock, crypto, ops
     from .blueprints import register_all
     from .db import Database, connect, migrate
     from .guards import finish_response
@@ -37,6 +37,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     conn = connect(db_path)
     try:
+        ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
         migrate(conn, clock.now())
         keyring = crypto.load_keyring(env_value=settings.secret_key,
                                       key_path=settings.secret_key_path, create=True)
@@ -63,6 +64,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     register_all(app)
     _register_error_handlers(app)
     app.after_request(finish_response)
+    accesslog.install(app, settings)
     return app
 
 

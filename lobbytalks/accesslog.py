@@ -1,0 +1,97 @@
+"""One access-log line per request on the ``lobbytalks.access`` logger (stderr).
+
+What a line may hold is decided here and nowhere else: client address, method, path, the
+query's parameter names (values are replaced by ``*``, except ``action``, which names an
+endpoint action), status, duration, and the ids of the user and agent profile the request
+was authenticated as. Never headers, cookies, tokens, bodies or query values: a Bearer
+token, a password or private context cannot reach the log because nothing that carries
+them is read.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+from urllib.parse import parse_qsl
+
+from flask import Flask, Response, g, request
+
+logger = logging.getLogger("lobbytalks.access")
+_ACTION = re.compile(r"[a-z_]{1,40}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (test runners swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def install(app: Flask, settings) -> None:
+    """Log every request of ``app`` when ``settings.access_log`` is on."""
+    if not settings.access_log:
+        return
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        logger.addHandler(_Stderr())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # the CLI's root handler would print each line twice
+    as_json = settings.log_format == "json"
+
+    @app.before_request
+    def _start() -> None:
+        g.access_started = time.perf_counter()
+
+    @app.after_request
+    def _log(response: Response) -> Response:
+        logger.info(format_line(entry(response), as_json))
+        return response
+
+
+def redacted_query(query: str) -> str:
+    """``action=claim_task&topic=*``: names kept, values hidden (``action`` shown)."""
+    parts = []
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        shown = value if name == "action" and _ACTION.fullmatch(value) else "*"
+        parts.append(f"{_clean(name[:40])}={shown}")
+    return "&".join(parts)
+
+
+def _clean(text: str) -> str:
+    """No control characters: a decoded %0A in a path must not forge a second log line."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def entry(response: Response) -> dict:
+    started = g.get("access_started")
+    user, agent = g.get("user"), g.get("agent")
+    return {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "client": request.remote_addr or "-",
+        "method": request.method,
+        "path": _clean(request.path),
+        "query": redacted_query(request.query_string.decode("latin-1")),
+        "status": response.status_code,
+        "ms": round((time.perf_counter() - started) * 1000, 1) if started else None,
+        "user": agent.user_id if agent else (user.id if user else None),
+        "agent": agent.profile_id if agent else None,
+    }
+
+
+def format_line(e: dict, as_json: bool) -> str:
+    if as_json:
+        return json.dumps(e, ensure_ascii=False, separators=(",", ":"))
+    target = e["path"] + (f"?{e['query']}" if e["query"] else "")
+    return (f"{e['time']} {e['client']} {e['method']} {target} {e['status']} {e['ms']}ms "
+            f"user={e['user'] or '-'} agent={e['agent'] or '-'}")

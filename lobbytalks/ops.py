@@ -1,0 +1,407 @@
+"""Operations on the database file for admins: backup, restore, check, pre-migration backup.
+
+Every copy goes through SQLite's online backup API, never a file copy: a plain copy of a
+live WAL database can miss committed pages that still sit in the ``-wal`` file, or catch a
+page half written. The source is read inside one read transaction held for the whole copy,
+so the copy is the snapshot taken when it started (every transaction committed before
+that is in it) and concurrent writers never make the copy restart. WAL readers do not block
+writers, so the server keeps serving meanwhile.
+
+The secret key that seals private question context is NOT in the database; the helpers at
+the end copy it beside a backup and report whether a key opens a restored database.
+
+Nothing here knows Flask; the CLI prints, this module raises ``OpsError`` with a message
+meant for the admin.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import crypto, serverlock
+from .db import BUSY_TIMEOUT_MS, Q, latest_version, pending_migrations, schema_version
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]  # (pages copied, total pages)
+STEP_PAGES = 1024  # 4 MiB per step with SQLite's default 4 KiB pages
+
+
+class OpsError(RuntimeError):
+    """An operation refused or failed; the message tells the admin what to do."""
+
+
+def stamp(now: int) -> str:
+    """A UTC timestamp for file names, sortable: 20261101T120000Z."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+
+
+def open_existing(path: str | Path) -> sqlite3.Connection:
+    """Open a database that must already exist, without changing its journal mode.
+
+    ``db.connect`` would create a missing file and switch a backup to WAL mode; opening with
+    ``mode=rw`` does neither, and closing it leaves no ``-wal``/``-shm`` behind (a read-only
+    handle on a WAL file would). A file we may not write falls back to read-only.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise OpsError(f"{path}: no such database file")
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+# --- check -----------------------------------------------------------------------------------
+
+@dataclass
+class CheckReport:
+    path: Path
+    integrity: list[str]
+    foreign_key_problems: list[str]
+    version: int
+    latest: int
+
+    @property
+    def too_new(self) -> bool:
+        return self.version > self.latest
+
+    @property
+    def ok(self) -> bool:
+        return self.integrity == ["ok"] and not self.foreign_key_problems and not self.too_new
+
+    def lines(self) -> list[str]:
+        state = ("up to date" if self.version == self.latest else
+                 "NEWER than this LobbyTalks: run a newer release" if self.too_new else
+                 "older: migrates forward at the next start")
+        out = [f"database: {self.path}",
+               f"schema version: {self.version} (this LobbyTalks knows up to {self.latest}; "
+               f"{state})",
+               "integrity_check: " + ("ok" if self.integrity == ["ok"] else "FAILED")]
+        if self.integrity != ["ok"]:
+            out += [f"  {line}" for line in self.integrity[:20]]
+            out += [f"  ... {len(self.integrity) - 20} more"] if len(self.integrity) > 20 else []
+        out.append("foreign_key_check: " + ("ok" if not self.foreign_key_problems else
+                                            f"{len(self.foreign_key_problems)} problem(s)"))
+        out += [f"  {line}" for line in self.foreign_key_problems[:20]]
+        out.append("result: " + ("ok" if self.ok else "PROBLEMS FOUND"))
+        return out
+
+
+def inspect(conn: sqlite3.Connection, path: Path) -> CheckReport:
+    """Integrity, foreign keys and schema version of an open database."""
+    try:
+        integrity = [line for row in conn.execute("PRAGMA integrity_check")
+                     for line in row[0].splitlines()]
+        problems = [f"{row[0]} rowid {row[1]} -> {row[2]} (constraint {row[3]})"
+                    for row in conn.execute("PRAGMA foreign_key_check")]
+        version = schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise OpsError(f"{path}: not a readable SQLite database ({exc})") from None
+    return CheckReport(Path(path), integrity, problems, version, latest_version())
+
+
+def check(path: str | Path) -> CheckReport:
+    conn = open_existing(path)
+    try:
+        return inspect(conn, Path(path))
+    finally:
+        conn.close()
+
+
+# --- backup ----------------------------------------------------------------------------------
+
+@dataclass
+class BackupResult:
+    path: Path
+    pages: int
+    size: int
+    version: int
+    sealed_key_ids: list[str] = field(default_factory=list)
+
+
+def sealed_key_ids(conn: sqlite3.Connection) -> list[str]:
+    """Key ids that seal private context in this database (empty: no key is needed)."""
+    try:
+        rows = conn.execute("SELECT DISTINCT private_key_id FROM question_versions"
+                            " WHERE private_context IS NOT NULL ORDER BY 1").fetchall()
+    except sqlite3.OperationalError:  # no such table: an empty or foreign database
+        return []
+    return [row[0] for row in rows]
+
+
+def _copy(src: sqlite3.Connection, dest: Path, step_pages: int,
+          progress: Progress | None) -> tuple[sqlite3.Connection, int]:
+    """Copy ``src`` into the new file ``dest``; return the open copy and its page count.
+
+    The copy ends in rollback-journal mode so it is one self-contained file.
+    """
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds password hashes
+    os.close(fd)
+    target = sqlite3.connect(str(dest), isolation_level=None)
+    try:
+        # The read transaction pins one snapshot for every step: sqlite3_backup_step reuses a
+        # read transaction that is already open instead of starting (and restarting) its own.
+        src.execute("BEGIN")
+        try:
+            src.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            src.backup(target, pages=step_pages,
+                       progress=(lambda _s, left, total: progress(total - left, total))
+                       if progress else None)
+        finally:
+            src.execute("COMMIT")
+        target.execute("PRAGMA journal_mode = DELETE")
+        pages = target.execute("PRAGMA page_count").fetchone()[0]
+    except BaseException:
+        target.close()
+        raise
+    return target, pages
+
+
+def _verify(conn: sqlite3.Connection, path: Path) -> CheckReport:
+    report = inspect(conn, path)
+    if report.integrity != ["ok"]:
+        raise OpsError(f"{path}: the copy fails integrity_check: {'; '.join(report.integrity)}")
+    return report
+
+
+def _discard(path: Path) -> None:
+    for leftover in (path, _sidecar(path, "-journal"), _sidecar(path, "-wal"),
+                     _sidecar(path, "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def _sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
+           step_pages: int = STEP_PAGES, progress: Progress | None = None) -> BackupResult:
+    """Consistent copy of ``db_path`` (served or not) into ``dest``, verified before it lands.
+
+    Raises OpsError if ``dest`` exists and ``force`` is false, the source is missing or
+    unreadable, or the copy fails its integrity check. ``dest`` appears only complete.
+    """
+    db_path, dest = Path(db_path), Path(dest)
+    if dest.exists() and not force:
+        raise OpsError(f"{dest} already exists; choose another name or pass --force")
+    if dest.resolve() == db_path.resolve():
+        raise OpsError("the backup file cannot be the database itself")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
+    _discard(tmp)
+    src = open_existing(db_path)
+    try:
+        copy, pages = _copy(src, tmp, step_pages, progress)
+        try:
+            report = _verify(copy, dest)
+            key_ids = sealed_key_ids(copy)
+        finally:
+            copy.close()
+        os.replace(tmp, dest)
+    except sqlite3.DatabaseError as exc:
+        raise OpsError(f"backup of {db_path} failed: {exc}") from None
+    finally:
+        src.close()
+        _discard(tmp)
+    return BackupResult(dest, pages, dest.stat().st_size, report.version, key_ids)
+
+
+def backup_before_migrate(conn: sqlite3.Connection, db_path: str | Path,
+                          now: int) -> Path | None:
+    """Before an upgrade migrates a non-empty database, copy it aside; return the copy's path.
+
+    Raises db.SchemaTooNew for a database from a newer LobbyTalks, so that case is refused
+    before anything is written.
+    """
+    pending = pending_migrations(conn)
+    current = schema_version(conn)
+    if not pending or current == 0:
+        return None  # nothing to migrate, or a brand-new database with nothing to lose
+    db_path = Path(db_path)
+    dest = db_path.with_name(f"{db_path.name}.pre-migrate-v{current}-{stamp(now)}.bak")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = db_path.with_name(f"{db_path.name}.pre-migrate-v{current}-{stamp(now)}-{n}.bak")
+    copy, _ = _copy(conn, dest, STEP_PAGES, None)
+    try:
+        _verify(copy, dest)
+    finally:
+        copy.close()
+    log.warning("upgrading %s from schema version %d to %d; a copy of the old database is "
+                "at %s", db_path, current, pending[-1][0], dest)
+    return dest
+
+
+# --- restore ---------------------------------------------------------------------------------
+
+@dataclass
+class RestoreResult:
+    db_path: Path
+    previous: Path | None  # where the replaced database was kept
+    version: int
+    latest: int
+    sessions_ended: int
+    sealed_key_ids: list[str]
+
+
+def check_backup_file(path: str | Path) -> CheckReport:
+    """Refuse a file that fails integrity or is from a newer LobbyTalks; older is fine."""
+    report = check(path)
+    if report.integrity != ["ok"]:
+        raise OpsError(f"{path} fails integrity_check ({'; '.join(report.integrity[:5])}); "
+                       f"not restoring it")
+    if report.too_new:
+        raise OpsError(f"{path} is at schema version {report.version}, newer than this "
+                       f"LobbyTalks (knows up to {report.latest}); restore it with a newer "
+                       f"release")
+    if report.version == 0:
+        raise OpsError(f"{path} holds no LobbyTalks schema; is it the right file?")
+    return report
+
+
+def restore(db_path: str | Path, source: str | Path, *, now: int,
+            step_pages: int = STEP_PAGES, progress: Progress | None = None) -> RestoreResult:
+    """Replace ``db_path`` with the backup ``source``; the old file is kept beside it.
+
+    Holds the serving lock throughout, so it refuses a database that is being served and no
+    server can start halfway. The replaced database (and its ``-wal``, which may hold
+    committed data) is renamed to ``<db>.before-restore-<time>``; its ``-shm`` is removed,
+    so the restored file starts without stale sidecars. Web sessions of the restored
+    database are ended before it is put in place.
+    """
+    db_path, source = Path(db_path), Path(source)
+    if source.resolve() == db_path.resolve():
+        raise OpsError("the backup file is the database itself")
+    report = check_backup_file(source)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = serverlock.acquire(db_path)
+    except serverlock.DatabaseInUse as exc:
+        raise OpsError(f"refusing to restore: {exc}") from None
+    tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.restoring")
+    _discard(tmp)
+    try:
+        src = open_existing(source)
+        try:
+            copy, _ = _copy(src, tmp, step_pages, progress)
+        finally:
+            src.close()
+        try:
+            _verify(copy, tmp)
+            ended = copy.execute(Q.delete_all_sessions).rowcount
+            key_ids = sealed_key_ids(copy)
+        finally:
+            copy.close()
+        previous = _set_aside(db_path, f"before-restore-{stamp(now)}")
+        os.replace(tmp, db_path)
+    except sqlite3.DatabaseError as exc:
+        raise OpsError(f"restore from {source} failed: {exc}; {db_path} was not changed") \
+            from None
+    finally:
+        _discard(tmp)
+        serverlock.release(lock)
+    return RestoreResult(db_path, previous, report.version, report.latest, ended, key_ids)
+
+
+def _set_aside(db_path: Path, label: str) -> Path | None:
+    """Rename the database and its -wal to ``<db>.<label>``; drop its -shm.
+
+    With no database file, a ``-wal`` left beside it is an orphan that SQLite would replay
+    into the restored file, so it goes too.
+    """
+    if not db_path.exists():
+        _discard(db_path)
+        return None
+    kept = db_path.with_name(f"{db_path.name}.{label}")
+    n = 1
+    while kept.exists():
+        n += 1
+        kept = db_path.with_name(f"{db_path.name}.{label}-{n}")
+    os.replace(db_path, kept)
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(_sidecar(db_path, "-wal"), _sidecar(kept, "-wal"))
+    for stale in (_sidecar(db_path, "-shm"), _sidecar(db_path, "-journal")):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    return kept
+
+
+# --- the secret key --------------------------------------------------------------------------
+
+def key_file_for(backup_file: str | Path) -> Path:
+    """Where ``backup --with-key`` puts the key: beside the backup, ``FILE.key``."""
+    backup_file = Path(backup_file)
+    return backup_file.with_name(backup_file.name + ".key")
+
+
+def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:
+    """Write the keyring in use (env value or key file) to ``dest`` (0600); return fingerprint."""
+    keyring = crypto.load_keyring(env_value=env_value, key_path=key_path, create=False)
+    if dest.exists():
+        if not force:
+            raise OpsError(f"{dest} already exists; pass --force to overwrite it")
+        dest.unlink()
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(keyring.dump())
+    return keyring.fingerprint()
+
+
+def install_key(source: Path, key_path: Path, now: int) -> Path | None:
+    """Make the key file ``source`` the data folder's key; keep a different old key aside.
+
+    Returns where the previous key was kept (None if there was none or it was the same).
+    """
+    try:
+        new = crypto.Keyring.parse(source.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OpsError(f"cannot read key file {source}: {exc}") from None
+    except crypto.SecretKeyProblem as exc:
+        raise OpsError(f"key file {source}: {exc}") from None
+    kept = None
+    if key_path.exists():
+        with contextlib.suppress(crypto.SecretKeyProblem, OSError, UnicodeDecodeError):
+            if crypto.Keyring.parse(key_path.read_text("utf-8")) == new:
+                return None
+        kept = key_path.with_name(f"{key_path.name}.before-restore-{stamp(now)}")
+        os.replace(key_path, kept)
+    crypto.save_keyring(new, key_path)
+    return kept
+
+
+@dataclass
+class KeyCheck:
+    matches: bool | None  # None: the database seals nothing, any key will do
+    message: str
+
+
+def check_key(db_path: Path, env_value: str, key_path: Path) -> KeyCheck:
+    """Does the key this installation would use open the database's private context?"""
+    conn = open_existing(db_path)
+    try:
+        if not sealed_key_ids(conn):
+            return KeyCheck(None, "the database holds no private context, so no particular "
+                                  "key is needed")
+        source = crypto.ENV_NAME if env_value.strip() else str(key_path)
+        try:
+            keyring = crypto.load_keyring(env_value=env_value, key_path=key_path, create=False)
+            crypto.verify_keyring(conn, keyring)
+        except crypto.SecretKeyProblem as exc:
+            return KeyCheck(False, str(exc))
+        return KeyCheck(True, f"the key from {source} (fingerprint {keyring.fingerprint()}) "
+                              f"opens this database's private context")
+    finally:
+        conn.close()

@@ -1,0 +1,95 @@
+"""One access-log line per request, and nothing secret in it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lobbytalks import accesslog, create_app
+
+from conftest import Person
+
+SECRET_PASSWORD = "hunter2 correct horse"
+PRIVATE = "服务器 root 密码是 tr0ub4dor"
+
+
+def lines(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def logged(settings):
+    def make(**overrides):
+        return create_app(settings.with_overrides(access_log=True, **overrides))
+    return make
+
+
+def test_each_request_gets_one_plain_line_with_ids_and_no_secrets(logged, capsys):
+    app = logged()
+    alice = Person(app, username="alice", password=SECRET_PASSWORD).register()
+    alice.join()
+    topic = alice.ask(privateContext=PRIVATE)
+    agent = alice.new_agent()
+    cookie = alice.http.get_cookie("xia_session").value
+    capsys.readouterr()
+
+    assert alice.web_post("login", username="alice", password=SECRET_PASSWORD).status_code == 200
+    assert agent.get("get_context", topic=topic).status_code == 200
+    r = alice.http.get(f"/api/community?topic={topic}&token={agent.token}&q=%0Afake")
+    assert r.status_code == 200 and PRIVATE in r.get_data(as_text=True)  # the asker reads it
+    app.test_client().get("/healthz")
+    out = lines(capsys)
+
+    assert len(out) == 4, out
+    login, context, query, health = out
+    user_id = app.config["LOBBYTALKS"].db.one("SELECT id FROM users WHERE username='alice'")[0]
+    assert " POST /api/community 200 " in login and "user=- agent=-" in login
+    assert " GET /api/external?action=get_context&topic=* 200 " in context
+    assert f"user={user_id} agent={agent.profile_id}" in context
+    assert " GET /api/community?topic=*&token=*&q=* 200 " in query
+    assert f"user={user_id} agent=-" in query
+    assert health.split()[1:5] == ["127.0.0.1", "GET", "/healthz", "200"]
+    assert health.endswith("ms user=- agent=-")
+    text = "\n".join(out)
+    for secret in (SECRET_PASSWORD, agent.token, cookie, PRIVATE, "fake"):
+        assert secret not in text
+
+
+def test_json_lines(logged, capsys):
+    app = logged(log_format="json")
+    person = Person(app, password=SECRET_PASSWORD).register()
+    agent = person.new_agent()
+    capsys.readouterr()
+    r = agent.get("list_communities", cursor="abc")
+    app.test_client().get("/no/such/page")
+    first, second = (json.loads(line) for line in lines(capsys))
+    assert set(first) == {"time", "client", "method", "path", "query", "status", "ms",
+                          "user", "agent"}
+    assert first["method"] == "GET" and first["path"] == "/api/external"
+    assert first["query"] == "action=list_communities&cursor=*"
+    assert first["status"] == r.status_code
+    assert first["agent"] == agent.profile_id and isinstance(first["user"], int)
+    assert isinstance(first["ms"], float) and first["ms"] >= 0
+    assert second["status"] == 404 and second["user"] is None and second["agent"] is None
+    assert agent.token not in json.dumps([first, second])
+
+
+def test_off_means_no_lines(settings, capsys):
+    app = create_app(settings.with_overrides(access_log=False))
+    app.test_client().get("/healthz")
+    assert lines(capsys) == []
+
+
+def test_control_characters_cannot_forge_lines(logged, capsys):
+    app = logged()
+    capsys.readouterr()
+    app.test_client().get("/x%0A2026-01-01T00:00:00Z 1.2.3.4 GET /admin 200")
+    (line,) = lines(capsys)
+    assert "/x\\x0a2026" in line
+
+
+def test_redacted_query_keeps_names_only():
+    assert accesslog.redacted_query("") == ""
+    assert accesslog.redacted_query("action=claim_task&token=abc&password=x") == \
+        "action=claim_task&token=*&password=*"
+    assert accesslog.redacted_query("action=DROP%20TABLE") == "action=*"

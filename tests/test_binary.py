@@ -1,0 +1,97 @@
+"""The single-file executable built by packaging/build.sh behaves like the pip-installed CLI."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import LiveServer, web_session
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ("sql", "templates", "static", "docs")
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("pyinstaller")
+    env = {**os.environ, "PYTHON": sys.executable, "DIST": str(out / "dist"),
+           "WORK": str(out / "work")}
+    started = time.monotonic()
+    built = subprocess.run(["bash", "packaging/build.sh"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stdout + built.stderr
+    path = out / "dist" / "lobbytalks"
+    print(f"\nbuilt {path} in {time.monotonic() - started:.0f}s, "
+          f"{path.stat().st_size / 2**20:.1f} MiB")
+    return path
+
+
+def bundled_files(binary: Path) -> set[str]:
+    """What the executable carries, as paths relative to the package."""
+    listing = subprocess.run([sys.executable, "-m", "PyInstaller.utils.cliutils.archive_viewer",
+                              "--list", str(binary)], capture_output=True, text=True,
+                             timeout=120)
+    assert listing.returncode == 0, listing.stderr
+    names = set()
+    for line in listing.stdout.splitlines():
+        name = line.strip().split(",")[-1].strip().strip("'\"")
+        if name.startswith("lobbytalks/"):
+            names.add(name.removeprefix("lobbytalks/"))
+    return names
+
+
+def test_it_carries_every_data_file_of_the_package(binary):
+    expected = {str(p.relative_to(ROOT / "lobbytalks")) for kind in BUNDLED
+                for p in (ROOT / "lobbytalks" / kind).rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+    assert any(name.startswith("sql/migrations/") for name in expected)
+    missing = expected - bundled_files(binary)
+    assert not missing, sorted(missing)
+
+
+def test_it_answers_like_the_cli(binary):
+    from lobbytalks import __version__
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                             timeout=60)
+    assert version.returncode == 0 and version.stdout.strip() == f"lobbytalks {__version__}"
+    helped = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
+    for name in ("serve", "backup", "restore", "check", "healthcheck", "rotate-key"):
+        assert name in helped.stdout
+
+
+def test_it_serves_registers_backs_up_and_stops(binary, tmp_path):
+    server = LiveServer(tmp_path / "data", command=[str(binary)])
+    try:
+        assert requests.get(server.url + "/healthz", timeout=5).json() == {"ok": True}
+        session = web_session(server, "binary_user")
+        me = session.get(server.url + "/api/community", params={"action": "me"}, timeout=5)
+        assert me.json()["user"]["username"] == "binary_user"
+        page = requests.get(server.url + "/", timeout=5)  # a template, found in the bundle
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        css = requests.get(server.url + "/static/app.css", timeout=5)
+        assert css.status_code == 200 and css.text == \
+            (ROOT / "lobbytalks/static/app.css").read_text()
+        docs = requests.get(server.url + "/docs/external-agents-v1.md", timeout=5)
+        source = (ROOT / "lobbytalks/docs/external-agents-v1.md").read_text()
+        assert docs.status_code == 200 and source.splitlines()[0] in docs.text
+        backup = tmp_path / "b.db"
+        done = subprocess.run([str(binary), "backup", "--data-dir", str(server.data_dir),
+                               str(backup)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        checked = subprocess.run([str(binary), "check", "--db", str(backup)],
+                                 capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0 and "result: ok" in checked.stdout
+        server.proc.send_signal(signal.SIGTERM)
+        out, _ = server.proc.communicate(timeout=30)
+        assert server.proc.returncode == 0, out
+        assert "LobbyTalks stopped" in out
+    finally:
+        if server.proc.poll() is None:
+            server.stop()

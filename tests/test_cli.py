@@ -1,0 +1,355 @@
+"""The admin commands as an admin runs them: backup, restore, check, config, serve's stop."""
+from __future__ import annotations
+
+import io
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+
+from lobbytalks import create_app, serverlock
+from lobbytalks.cli import ProgressBar, main
+from lobbytalks.settings import Settings
+
+from conftest import FAST_SCRYPT, LiveServer, Person, web_session
+
+
+def run(*argv: str) -> int:
+    return main(list(argv))
+
+
+def cli(*argv: str) -> subprocess.CompletedProcess:
+    """The command in its own process, as an admin's shell or cron runs it."""
+    return subprocess.run([sys.executable, "-m", "lobbytalks", *argv], capture_output=True,
+                          text=True, timeout=60)
+
+
+def usernames(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT username FROM users")}
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def data_dir(app) -> str:
+    return app.config["LOBBYTALKS"].settings.data_dir
+
+
+def add_private_question(app) -> None:
+    asker = Person(app).register()
+    asker.join()
+    asker.ask(privateContext="只给回答者看的内部信息")
+
+
+# --- backup ------------------------------------------------------------------------------------
+
+def test_backup_writes_a_checked_copy_and_explains_the_key(app, data_dir, tmp_path, capsys):
+    Person(app, username="alice").register()
+    add_private_question(app)
+    dest = tmp_path / "nightly.db"
+    assert run("backup", "--data-dir", data_dir, str(dest)) == 0
+    out = capsys.readouterr().out
+    assert f"backup written: {dest}" in out and "integrity_check ok" in out
+    assert "secret key is NOT in the backup" in out and "sealed with key id(s) k1" in out
+    assert "--with-key" in out and str(dest) + ".key" in out
+    assert "alice" in usernames(dest)
+    assert not dest.with_name("nightly.db.key").exists()
+
+    # an existing file is never overwritten by accident
+    assert run("backup", "--data-dir", data_dir, str(dest)) == 1
+    assert "already exists" in capsys.readouterr().err
+    assert run("backup", "--data-dir", data_dir, "--force", str(dest)) == 0
+
+
+def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, capsys):
+    add_private_question(app)
+    dest = tmp_path / "b.db"
+    assert run("backup", "--with-key", "--data-dir", data_dir, str(dest)) == 0
+    key = tmp_path / "b.db.key"
+    out = capsys.readouterr().out
+    assert f"key written: {key} (mode 0600" in out
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert key.read_text() == (Path(data_dir) / "secret.key").read_text()
+    # a second run must not overwrite the key beside an existing backup either
+    dest.unlink()
+    assert run("backup", "--with-key", "--data-dir", data_dir, str(dest)) == 1
+    assert "b.db.key already exists" in capsys.readouterr().err
+    assert not dest.exists()
+
+
+def test_backup_takes_the_db_option_and_shows_progress_for_large_files(settings, tmp_path,
+                                                                       capsys):
+    create_app(settings).config["LOBBYTALKS"].db.close_thread_connection()
+    conn = sqlite3.connect(settings.db_path)
+    conn.executemany("INSERT INTO users (username, password_hash, created) VALUES (?, ?, 0)",
+                     ((f"bulk{i}", "h" * 2000) for i in range(3000)))  # ~6 MiB: two steps
+    conn.commit()
+    conn.close()
+    dest = tmp_path / "big.db"
+    assert run("backup", "--db", str(settings.db_path), str(dest)) == 0
+    err = capsys.readouterr().err
+    assert "backup: 100%" in err and "backup: 0%" not in err.splitlines()[-1]
+    assert len(usernames(dest)) == 3000
+
+
+def test_progress_bar_draws_in_place_on_a_terminal_and_in_lines_elsewhere():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    log = io.StringIO()
+    bar = ProgressBar("backup", log, min_pages=10)
+    for done in range(0, 101, 5):
+        bar(done, 100)
+    assert log.getvalue().splitlines() == [f"backup: {p}% ({p}/100 pages)" for p in
+                                           range(0, 101, 10)]
+    term = Terminal()
+    bar = ProgressBar("restore", term, min_pages=10)
+    bar(50, 100)
+    bar(100, 100)
+    assert term.getvalue() == ("\rrestore [###############...............]  50%"
+                               "\rrestore [##############################] 100%\n")
+    quiet = io.StringIO()
+    ProgressBar("backup", quiet, min_pages=10)(3, 3)  # small databases: no bar at all
+    assert quiet.getvalue() == ""
+
+
+# --- restore -----------------------------------------------------------------------------------
+
+def test_restore_asks_first_and_refuses_without_a_terminal(app, data_dir, tmp_path, capsys,
+                                                          monkeypatch):
+    backup = tmp_path / "b.db"
+    assert run("backup", "--data-dir", data_dir, str(backup)) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("yes\n"))  # not a terminal
+    assert run("restore", "--data-dir", data_dir, str(backup)) == 1
+    assert "pass --yes" in capsys.readouterr().err
+    assert not list(Path(data_dir).glob("*.before-restore-*"))
+
+
+def test_restore_round_trip(app, data_dir, tmp_path, capsys):
+    Person(app, username="alice").register()
+    add_private_question(app)
+    backup = tmp_path / "b.db"
+    assert run("backup", "--data-dir", data_dir, str(backup)) == 0
+    Person(app, username="bob").register()
+    capsys.readouterr()
+
+    assert run("restore", "--data-dir", data_dir, "--yes", str(backup)) == 0
+    out = capsys.readouterr().out
+    db_path = Path(data_dir) / "lobbytalks.db"
+    assert f"restored {backup} into {db_path} (schema version 1)" in out
+    (kept,) = Path(data_dir).glob("lobbytalks.db.before-restore-*[0-9]Z")  # its -wal beside it
+    assert f"kept as {kept}" in out
+    assert "ended 2 web session(s)" in out
+    assert "key: the key from" in out and "opens this database's private context" in out
+    assert "alice" in usernames(db_path) and "bob" not in usernames(db_path)
+    assert "bob" in usernames(kept)
+    assert run("check", "--data-dir", data_dir) == 0
+
+
+def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, tmp_path,
+                                                                capsys):
+    add_private_question(app)
+    backup = tmp_path / "b.db"
+    assert run("backup", "--with-key", "--data-dir", data_dir, str(backup)) == 0
+    other = tmp_path / "elsewhere"  # a new machine with its own, different key
+    create_app(Settings(data_dir=str(other), scrypt_n=FAST_SCRYPT, testing=True,
+                        access_log=False)).config["LOBBYTALKS"].db.close_thread_connection()
+    capsys.readouterr()
+
+    assert run("restore", "--data-dir", str(other), "--yes", str(backup)) == 0
+    err = capsys.readouterr().err
+    assert "WARNING: the secret key does not match this database" in err
+    assert f"{backup}.key: rerun with --with-key" in err
+    with pytest.raises(RuntimeError, match="does not match"):
+        create_app(Settings(data_dir=str(other), scrypt_n=FAST_SCRYPT, testing=True))
+
+    assert run("restore", "--data-dir", str(other), "--yes", "--with-key", str(backup)) == 0
+    captured = capsys.readouterr()
+    assert "installed the key from" in captured.out and "previous key kept as" in captured.out
+    assert "WARNING" not in captured.err
+    assert (other / "secret.key").read_text() == (Path(data_dir) / "secret.key").read_text()
+    create_app(Settings(data_dir=str(other), scrypt_n=FAST_SCRYPT, testing=True,
+                        access_log=False))  # starts: the key matches again
+
+
+def test_restore_and_rotate_key_refuse_while_the_database_is_served(tmp_path):
+    server = LiveServer(tmp_path / "live")
+    key = server.data_dir / "secret.key"
+    try:
+        web_session(server, "before_backup")
+        backup = tmp_path / "b.db"
+        assert cli("backup", "--data-dir", str(server.data_dir), str(backup)).returncode == 0
+        web_session(server, "after_backup")
+        refused = cli("restore", "--data-dir", str(server.data_dir), "--yes", str(backup))
+        assert refused.returncode == 1
+        assert "refusing to restore" in refused.stderr and "already being served" in \
+            refused.stderr
+        key_before = key.read_text()
+        rotation = cli("rotate-key", "--data-dir", str(server.data_dir))
+        assert rotation.returncode == 1 and "stop the server before rotating" in rotation.stderr
+        assert key.read_text() == key_before
+        assert requests.get(server.url + "/healthz", timeout=5).json() == {"ok": True}
+    finally:
+        server.stop()
+    assert usernames(server.data_dir / "lobbytalks.db") == {"before_backup", "after_backup"}
+
+
+def test_a_backup_from_before_a_key_rotation_still_opens(app, data_dir, tmp_path, capsys):
+    add_private_question(app)
+    backup = tmp_path / "b.db"
+    assert run("backup", "--data-dir", data_dir, str(backup)) == 0
+    assert run("rotate-key", "--data-dir", data_dir) == 0
+    assert "under key k2" in capsys.readouterr().out
+    assert run("restore", "--data-dir", data_dir, "--yes", str(backup)) == 0
+    captured = capsys.readouterr()
+    assert "opens this database's private context" in captured.out  # k1 stays in the file
+    assert "WARNING" not in captured.err
+
+
+# --- the key test: a backup under load restores to a complete, healthy database -------------
+
+@pytest.mark.slow
+def test_backup_while_serving_under_writes_restores_everything_committed_before(tmp_path):
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_RATE_REGISTER": "100000/hour"})
+    committed: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(n: int) -> None:
+        http = requests.Session()
+        i = 0
+        while not stop.is_set():
+            name = f"w{n}_{i}"
+            r = http.post(server.url + "/api/community", timeout=30,
+                          json={"action": "register", "username": name,
+                                "password": "correct horse 1"})
+            assert r.status_code == 200, r.text
+            with lock:
+                committed.append(name)
+            i += 1
+
+    threads = [threading.Thread(target=writer, args=(n,), daemon=True) for n in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        while len(committed) < 20:
+            stop.wait(0.05)
+        with lock:
+            before = set(committed)  # each got its 200: committed before the backup starts
+        backup = tmp_path / "b.db"
+        done = cli("backup", "--data-dir", str(server.data_dir), str(backup))
+        assert done.returncode == 0, done.stderr
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        server.stop()
+
+    target = tmp_path / "restored"
+    restored = cli("restore", "--data-dir", str(target), "--yes", str(backup))
+    assert restored.returncode == 0, restored.stderr
+    check = cli("check", "--data-dir", str(target))
+    assert check.returncode == 0, check.stdout
+    assert "integrity_check: ok" in check.stdout and "foreign_key_check: ok" in check.stdout
+    names = usernames(target / "lobbytalks.db")
+    assert before <= names, before - names
+    assert names <= set(committed)
+    assert usernames(server.data_dir / "lobbytalks.db") == set(committed)
+
+
+# --- check -------------------------------------------------------------------------------------
+
+def test_check_reports_and_exits_by_result(app, data_dir, capsys):
+    assert run("check", "--data-dir", data_dir) == 0
+    out = capsys.readouterr().out
+    assert "schema version: 1 (this LobbyTalks knows up to 1; up to date)" in out
+    assert "integrity_check: ok" in out and "result: ok" in out
+    conn = sqlite3.connect(Path(data_dir) / "lobbytalks.db")
+    conn.execute("INSERT INTO sessions VALUES ('orphan', 12345, 0, 1)")
+    conn.commit()
+    conn.close()
+    assert run("check", "--db", str(Path(data_dir) / "lobbytalks.db")) == 1
+    out = capsys.readouterr().out
+    assert "foreign_key_check: 1 problem(s)" in out and "PROBLEMS FOUND" in out
+
+
+def test_check_of_a_missing_file_creates_nothing(tmp_path, capsys):
+    assert run("check", "--db", str(tmp_path / "nope.db")) == 1
+    assert "no such database file" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_too_new_database_is_refused_cleanly_by_every_command(app, data_dir, capsys):
+    conn = sqlite3.connect(Path(data_dir) / "lobbytalks.db")
+    conn.execute("INSERT INTO schema_migrations VALUES (42, 'future', 0)")
+    conn.commit()
+    conn.close()
+    for argv in (["serve", "--port", "1"], ["init"], ["admin", "grant", "x"]):
+        assert run(*argv, "--data-dir", data_dir) == 1, argv
+        err = capsys.readouterr().err
+        assert err.startswith("lobbytalks: the database is at schema version 42, newer than "
+                              "this LobbyTalks"), err
+        assert "Traceback" not in err
+    assert run("check", "--data-dir", data_dir) == 1
+    assert "NEWER than this LobbyTalks" in capsys.readouterr().out
+    assert not serverlock.in_use(Path(data_dir) / "lobbytalks.db")
+
+
+# --- configuration and secrets in files --------------------------------------------------------
+
+def test_secret_settings_read_files_and_config_masks_them(tmp_path, monkeypatch, capsys):
+    password_file = tmp_path / "admin_password"
+    password_file.write_text("s3cret from a file\n")
+    key_file = tmp_path / "key"
+    key_file.write_text("k1:" + "B" * 43 + "=\n")
+    monkeypatch.setenv("LOBBYTALKS_ADMIN_USERNAME", "root_admin")
+    monkeypatch.setenv("LOBBYTALKS_ADMIN_PASSWORD_FILE", str(password_file))
+    monkeypatch.setenv("LOBBYTALKS_SECRET_KEY_FILE", str(key_file))
+    monkeypatch.setenv("LOBBYTALKS_SCRYPT_N", str(FAST_SCRYPT))
+
+    settings = Settings.load(data_dir=str(tmp_path / "data"), testing=True, access_log=False)
+    assert settings.admin_password == "s3cret from a file"  # trailing newline stripped
+    assert settings.secret_key == "k1:" + "B" * 43 + "="
+    app = create_app(settings)
+    admin = Person(app, username="root_admin", password="s3cret from a file")
+    assert admin.web_post("login", username="root_admin",
+                          password="s3cret from a file").status_code == 200
+    assert not (tmp_path / "data" / "secret.key").exists()  # the key came from the file
+
+    assert run("config", "--data-dir", str(tmp_path / "data")) == 0
+    out = capsys.readouterr().out
+    assert "LOBBYTALKS_ADMIN_PASSWORD=****" in out and "LOBBYTALKS_SECRET_KEY=****" in out
+    assert "LOBBYTALKS_ADMIN_USERNAME=root_admin" in out
+    assert "s3cret" not in out and "BBBB" not in out
+
+
+def test_a_direct_value_wins_over_its_file(tmp_path):
+    secret = tmp_path / "pw"
+    secret.write_text("from file")
+    env = {"LOBBYTALKS_ADMIN_PASSWORD": "direct", "LOBBYTALKS_ADMIN_PASSWORD_FILE": str(secret)}
+    assert Settings.load(env=env).admin_password == "direct"
+    # a non-secret setting has no _FILE form
+    assert Settings.load(env={"LOBBYTALKS_HOST_FILE": str(secret)}).host == "127.0.0.1"
+
+
+# --- serve stops cleanly on SIGTERM ------------------------------------------------------------
+
+def test_serve_stops_cleanly_on_sigterm(tmp_path):
+    server = LiveServer(tmp_path / "live")
+    web_session(server)
+    server.proc.send_signal(signal.SIGTERM)
+    out, _ = server.proc.communicate(timeout=20)
+    assert server.proc.returncode == 0, out
+    assert "LobbyTalks stopped" in out and "Traceback" not in out
+    db_path = server.data_dir / "lobbytalks.db"
+    assert not serverlock.in_use(db_path)
+    assert not db_path.with_name("lobbytalks.db-wal").exists()  # closed cleanly: checkpointed

@@ -1,0 +1,348 @@
+"""Backup, restore, check and the upgrade path, on real database files (lobbytalks.ops)."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from lobbytalks import create_app, db as dbmod, ops, serverlock
+from lobbytalks.db import Database, SchemaTooNew, connect, migrate
+from lobbytalks.services import accounts
+
+from conftest import FAST_SCRYPT, Person
+
+
+def rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return [tuple(r) for r in conn.execute(sql, params)]
+    finally:
+        conn.close()
+
+
+def usernames(path: Path) -> set[str]:
+    return {r[0] for r in rows(path, "SELECT username FROM users")}
+
+
+def new_db(path: Path) -> Database:
+    conn = connect(path)
+    migrate(conn, 0)
+    conn.close()
+    return Database(path)
+
+
+# --- backup ------------------------------------------------------------------------------------
+
+def test_backup_is_a_verified_single_file_owned_by_its_owner(app, tmp_path):
+    Person(app, username="alice").register()
+    src = app.config["LOBBYTALKS"].db.path
+    dest = tmp_path / "out" / "b.db"
+    result = ops.backup(src, dest)
+    assert result.path == dest and result.version == 1 and result.size == dest.stat().st_size
+    assert usernames(dest) == {"alice"}
+    assert rows(dest, "PRAGMA journal_mode") == [("delete",)]  # no -wal needed to read it
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o600  # it holds password hashes
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["b.db"]  # no temp file left
+    assert ops.check(dest).ok
+
+
+def test_backup_refuses_to_overwrite_unless_forced(app, tmp_path):
+    src = app.config["LOBBYTALKS"].db.path
+    dest = tmp_path / "b.db"
+    dest.write_bytes(b"precious")
+    with pytest.raises(ops.OpsError, match="already exists"):
+        ops.backup(src, dest)
+    assert dest.read_bytes() == b"precious"
+    ops.backup(src, dest, force=True)
+    assert ops.check(dest).ok
+
+
+def test_backup_of_a_missing_database_fails_without_creating_it(tmp_path):
+    with pytest.raises(ops.OpsError, match="no such database"):
+        ops.backup(tmp_path / "none.db", tmp_path / "b.db")
+    assert not (tmp_path / "none.db").exists() and not (tmp_path / "b.db").exists()
+
+
+def test_backup_under_concurrent_writes_keeps_every_committed_row(tmp_path):
+    """Writers commit between every backup step; the copy is one consistent snapshot that
+    holds everything committed before it began."""
+    path = tmp_path / "live.db"
+    database = new_db(path)
+    for i in range(300):  # enough pages that the copy takes many steps
+        accounts.register(database, f"seed{i:04d}", "x" * 400, now=0, scrypt_n=FAST_SCRYPT)
+    committed: list[int] = []
+    progressed = threading.Condition()
+    stop = threading.Event()
+
+    def writer(n: int) -> None:
+        i = 0
+        while not stop.is_set():
+            user_id = accounts.register(database, f"w{n}_{i}", "pw", now=0, scrypt_n=FAST_SCRYPT)
+            with progressed:
+                committed.append(user_id)
+                progressed.notify_all()
+            i += 1
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    steps: list[tuple[int, int]] = []
+
+    def each_step(done: int, total: int) -> None:
+        # let at least one more write commit before the next step is copied
+        with progressed:
+            seen = len(committed)
+            progressed.wait_for(lambda: len(committed) > seen, timeout=10)
+        steps.append((done, total))
+
+    try:
+        with progressed:
+            progressed.wait_for(lambda: len(committed) >= 5, timeout=10)
+            before = set(committed)
+        ops.backup(path, tmp_path / "b.db", step_pages=2, progress=each_step)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert len(steps) > 10 and steps[-1][0] == steps[-1][1]
+    assert len(committed) > len(before) + 10  # writes really happened during the copy
+    ids = sorted(r[0] for r in rows(tmp_path / "b.db", "SELECT id FROM users"))
+    assert before <= set(ids)
+    assert ids == list(range(1, len(ids) + 1))  # a snapshot: a prefix of the commit order
+    assert len(ids) < 300 + len(committed)  # and it did not chase the later writes
+    assert ops.check(tmp_path / "b.db").ok
+
+
+# --- check -------------------------------------------------------------------------------------
+
+def test_check_reports_version_and_passes_a_fresh_database(app):
+    report = ops.check(app.config["LOBBYTALKS"].db.path)
+    assert report.ok and report.version == report.latest == dbmod.latest_version()
+    assert "result: ok" in report.lines()
+
+
+def test_check_finds_a_broken_foreign_key(app):
+    path = app.config["LOBBYTALKS"].db.path
+    conn = sqlite3.connect(path)  # foreign keys off by default: the write goes through
+    conn.execute("INSERT INTO sessions (digest, user_id, created, expires) VALUES ('d', 999, 0, 1)")
+    conn.commit()
+    conn.close()
+    report = ops.check(path)
+    assert not report.ok and report.integrity == ["ok"]
+    assert len(report.foreign_key_problems) == 1 and "sessions" in report.foreign_key_problems[0]
+
+
+def test_check_finds_corruption(app, tmp_path):
+    Person(app, username="alice").register()
+    copy = tmp_path / "c.db"
+    ops.backup(app.config["LOBBYTALKS"].db.path, copy)
+    ((root,),) = rows(copy, "SELECT rootpage FROM sqlite_master WHERE name = 'users_username'")
+    data = bytearray(copy.read_bytes())
+    header = (root - 1) * 4096
+    data[header + 3:header + 5] = b"\x01\x00"  # the index page now claims 256 cells
+    copy.write_bytes(bytes(data))
+    report = ops.check(copy)
+    assert not report.ok and report.integrity != ["ok"]
+    assert "integrity_check: FAILED" in report.lines()
+    assert len(report.lines()) < 40  # a long list of problems is cut short
+
+
+def test_check_rejects_a_file_that_is_not_a_database(tmp_path):
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite at all" * 200)
+    with pytest.raises(ops.OpsError, match="not a readable SQLite database"):
+        ops.check(junk)
+
+
+# --- restore -----------------------------------------------------------------------------------
+
+def test_restore_replaces_the_database_keeps_the_old_one_and_ends_sessions(app, tmp_path):
+    rt = app.config["LOBBYTALKS"]
+    path = Path(rt.db.path)
+    alice = Person(app, username="alice").register()
+    backup = tmp_path / "b.db"
+    ops.backup(path, backup)
+    Person(app, username="bob").register()  # after the backup: gone after restore
+    assert rows(path, "SELECT COUNT(*) FROM sessions") == [(2,)]
+    rt.db.close_thread_connection()
+    # a crashed server leaves sidecars; they belong to the old file, not the restored one
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE scratch (x)")
+    (path.parent / (path.name + "-shm")).write_bytes(b"\0" * 100)
+
+    result = ops.restore(path, backup, now=1_800_000_000)
+    conn.close()
+    assert result.sessions_ended == 1 and result.version == result.latest
+    assert result.previous == path.with_name("lobbytalks.db.before-restore-20270115T080000Z")
+    assert usernames(path) == {"alice"}
+    assert rows(path, "SELECT COUNT(*) FROM sessions") == [(0,)]
+    assert usernames(result.previous) == {"alice", "bob"}
+    assert not (path.parent / (path.name + "-shm")).exists()
+    assert not (path.parent / (path.name + "-wal")).exists()
+    assert ops.check(path).ok
+    # the restored app serves: alice's old cookie is dead, her password still works
+    fresh = create_app(rt.settings)
+    alice.app = fresh
+    assert alice.web_get(action="me").get_json().get("user") is None
+    assert alice.web_post("login", username="alice",
+                          password=alice.password).status_code == 200
+
+
+def test_restore_refuses_a_database_being_served(app, tmp_path):
+    path = Path(app.config["LOBBYTALKS"].db.path)
+    backup = tmp_path / "b.db"
+    ops.backup(path, backup)
+    before = path.read_bytes()
+    lock = serverlock.acquire(path)  # what `lobbytalks serve` holds while it runs
+    try:
+        with pytest.raises(ops.OpsError, match="already being served"):
+            ops.restore(path, backup, now=0)
+    finally:
+        serverlock.release(lock)
+    assert path.read_bytes() == before
+    assert not list(path.parent.glob("*.before-restore-*"))
+
+
+def test_restore_refuses_corrupt_and_too_new_files(app, tmp_path):
+    path = Path(app.config["LOBBYTALKS"].db.path)
+    Person(app, username="alice").register()
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"\0" * 8192)
+    with pytest.raises(ops.OpsError):
+        ops.restore(path, junk, now=0)
+    newer = tmp_path / "newer.db"
+    ops.backup(path, newer)
+    conn = sqlite3.connect(newer)
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ops.OpsError, match="schema version 99, newer than this"):
+        ops.restore(path, newer, now=0)
+    assert usernames(path) == {"alice"}
+    assert not list(path.parent.glob("*.before-restore-*"))
+
+
+def test_restore_into_an_empty_folder_drops_an_orphan_wal(tmp_path, app):
+    backup = tmp_path / "b.db"
+    Person(app, username="alice").register()
+    ops.backup(app.config["LOBBYTALKS"].db.path, backup)
+    target = tmp_path / "new" / "lobbytalks.db"
+    target.parent.mkdir()
+    (target.parent / "lobbytalks.db-wal").write_bytes(b"stale" * 100)
+    result = ops.restore(target, backup, now=0)
+    assert result.previous is None and usernames(target) == {"alice"}
+    assert not (target.parent / "lobbytalks.db-wal").exists()
+
+
+# --- the key -----------------------------------------------------------------------------------
+
+def test_key_export_install_and_check(app, tmp_path, make_person):
+    rt = app.config["LOBBYTALKS"]
+    path, key_path = Path(rt.db.path), rt.settings.secret_key_path
+    asker = make_person()
+    asker.join()
+    asker.ask(privateContext="内部数据库路径 /srv/db，请勿外传")
+    assert ops.check_key(path, "", key_path).matches is True
+
+    exported = tmp_path / "b.db.key"
+    fingerprint = ops.export_key("", key_path, exported)
+    assert fingerprint == rt.keyring.fingerprint()
+    assert stat.S_IMODE(exported.stat().st_mode) == 0o600
+    assert exported.read_text() == key_path.read_text()
+    with pytest.raises(ops.OpsError, match="already exists"):
+        ops.export_key("", key_path, exported)
+
+    key_path.unlink()  # the key is lost: the check says so instead of failing later
+    missing = ops.check_key(path, "", key_path)
+    assert missing.matches is False and "no secret key" in missing.message
+    other = tmp_path / "other.key"
+    other.write_text("k1:" + "A" * 43 + "=\n")
+    assert ops.install_key(other, key_path, now=0) is None
+    wrong = ops.check_key(path, "", key_path)
+    assert wrong.matches is False and "does not match" in wrong.message
+    kept = ops.install_key(exported, key_path, now=0)
+    assert kept == key_path.with_name("secret.key.before-restore-19700101T000000Z")
+    assert ops.check_key(path, "", key_path).matches is True
+
+
+def test_check_key_needs_no_key_without_private_context(app):
+    rt = app.config["LOBBYTALKS"]
+    status = ops.check_key(Path(rt.db.path), "", rt.settings.secret_key_path)
+    assert status.matches is None and "no private context" in status.message
+
+
+# --- upgrades ----------------------------------------------------------------------------------
+
+FUTURE_SQL = "CREATE TABLE future_things (id INTEGER PRIMARY KEY, note TEXT NOT NULL);\n"
+
+
+@pytest.fixture
+def future_migration(monkeypatch):
+    """This build pretends to ship a migration 0002 on top of the real ones."""
+    real = dbmod.migrations
+
+    def with_future(sql: str = FUTURE_SQL):
+        monkeypatch.setattr(dbmod, "migrations", lambda: real() + [(2, "future", sql)])
+    return with_future
+
+
+def test_upgrade_backs_up_then_migrates_in_one_go(settings, future_migration):
+    app = create_app(settings)
+    Person(app, username="alice").register()
+    app.config["LOBBYTALKS"].db.close_thread_connection()
+    future_migration()
+
+    upgraded = create_app(settings)
+    path = Path(settings.db_path)
+    (copy,) = path.parent.glob("lobbytalks.db.pre-migrate-v1-*.bak")
+    assert rows(copy, "SELECT MAX(version) FROM schema_migrations") == [(1,)]
+    assert usernames(copy) == {"alice"} and ops.check(copy).ok
+    assert rows(path, "SELECT version, name FROM schema_migrations ORDER BY version") == \
+        [(1, "initial"), (2, "future")]
+    assert rows(path, "SELECT COUNT(*) FROM future_things") == [(0,)]
+    assert upgraded.test_client().get("/healthz").get_json() == {"ok": True}
+    create_app(settings)  # nothing pending: no second copy
+    assert len(list(path.parent.glob("*.pre-migrate-*"))) == 1
+
+
+def test_a_failing_upgrade_leaves_the_database_as_it_was(settings, future_migration):
+    app = create_app(settings)
+    Person(app, username="alice").register()
+    app.config["LOBBYTALKS"].db.close_thread_connection()
+    future_migration("CREATE TABLE fine (x);\nCREATE TABLE users (clash);\n")
+    with pytest.raises(sqlite3.OperationalError):
+        create_app(settings)
+    path = Path(settings.db_path)
+    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(1,)]
+    assert rows(path, "SELECT name FROM sqlite_master WHERE name = 'fine'") == []
+    assert len(list(path.parent.glob("*.pre-migrate-v1-*.bak"))) == 1
+
+
+def test_a_new_database_is_not_backed_up(settings, future_migration):
+    future_migration()
+    create_app(settings)
+    path = Path(settings.db_path)
+    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(2,)]
+    assert not list(path.parent.glob("*.pre-migrate-*"))
+
+
+def test_a_database_from_a_newer_version_is_refused_untouched(settings):
+    create_app(settings).config["LOBBYTALKS"].db.close_thread_connection()
+    path = Path(settings.db_path)
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES (7, 'from_the_future', 0)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew, match="schema version 7, newer than this LobbyTalks"):
+        create_app(settings)
+    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(7,)]
+    assert not list(path.parent.glob("*.pre-migrate-*"))
+    report = ops.check(path)
+    assert report.too_new and not report.ok
+    assert any("NEWER than this LobbyTalks" in line for line in report.lines())
+    assert os.path.exists(path)
