@@ -182,6 +182,16 @@ def _discard(path: Path) -> None:
             leftover.unlink()
 
 
+def _unused(db_path: Path, label: str, suffix: str = "") -> Path:
+    """``<db>.<label><suffix>``, or with ``-2``, ``-3``... if a second run in the same second
+    already took that name."""
+    candidate, n = db_path.with_name(f"{db_path.name}.{label}{suffix}"), 1
+    while candidate.exists():
+        n += 1
+        candidate = db_path.with_name(f"{db_path.name}.{label}-{n}{suffix}")
+    return candidate
+
+
 def _sidecar(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
 
@@ -230,11 +240,7 @@ def backup_before_migrate(conn: sqlite3.Connection, db_path: str | Path,
     if not pending or current == 0:
         return None  # nothing to migrate, or a brand-new database with nothing to lose
     db_path = Path(db_path)
-    dest = db_path.with_name(f"{db_path.name}.pre-migrate-v{current}-{stamp(now)}.bak")
-    n = 1
-    while dest.exists():
-        n += 1
-        dest = db_path.with_name(f"{db_path.name}.pre-migrate-v{current}-{stamp(now)}-{n}.bak")
+    dest = _unused(db_path, f"pre-migrate-v{current}-{stamp(now)}", ".bak")
     copy, _ = _copy(conn, dest, STEP_PAGES, None)
     try:
         _verify(copy, dest)
@@ -325,11 +331,7 @@ def _set_aside(db_path: Path, label: str) -> Path | None:
     if not db_path.exists():
         _discard(db_path)
         return None
-    kept = db_path.with_name(f"{db_path.name}.{label}")
-    n = 1
-    while kept.exists():
-        n += 1
-        kept = db_path.with_name(f"{db_path.name}.{label}-{n}")
+    kept = _unused(db_path, label)
     os.replace(db_path, kept)
     with contextlib.suppress(FileNotFoundError):
         os.replace(_sidecar(db_path, "-wal"), _sidecar(kept, "-wal"))

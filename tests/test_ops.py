@@ -346,3 +346,14 @@ def test_a_database_from_a_newer_version_is_refused_untouched(settings):
     assert report.too_new and not report.ok
     assert any("NEWER than this LobbyTalks" in line for line in report.lines())
     assert os.path.exists(path)
+
+
+def test_two_restores_in_one_second_keep_both_previous_files(app, tmp_path):
+    path = Path(app.config["LOBBYTALKS"].db.path)
+    backup = tmp_path / "b.db"
+    ops.backup(path, backup)
+    first = ops.restore(path, backup, now=0).previous
+    second = ops.restore(path, backup, now=0).previous
+    assert first.name == "lobbytalks.db.before-restore-19700101T000000Z"
+    assert second.name == "lobbytalks.db.before-restore-19700101T000000Z-2"
+    assert first.exists() and second.exists()
