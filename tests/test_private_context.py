@@ -6,6 +6,7 @@ import base64
 import logging
 import os
 import secrets
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -17,7 +18,7 @@ from helpers import assert_external_error, assert_web_error
 from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
                         submit_ok)
 
-from lobbytalks import create_app
+from lobbytalks import cli, create_app
 from lobbytalks.crypto import Keyring, SecretKeyProblem
 
 SECRET = "私密：预算 4711 欧元，供应商 Zyxwvut GmbH"
@@ -217,6 +218,20 @@ def test_the_database_files_hold_ciphertext_not_plaintext(app, db, settings, que
     key_id, blob = sealed_row(db, topic)
     assert key_id == "k1"
     assert len(blob) == 12 + len(SECRET.encode()) + 16  # nonce || ciphertext || tag
+    keyring = Keyring.parse(settings.secret_key_path.read_text())
+    assert keyring.decrypt(key_id, blob, topic_id=topic, version=1) == SECRET
+
+
+def test_a_backup_made_by_the_tool_stays_encrypted(app, settings, tmp_path, question):
+    _, topic = question
+    dest = tmp_path / "copy.db"
+    assert cli.main(["backup", str(dest), "--data-dir", settings.data_dir]) == 0
+    raw = dest.read_bytes()
+    assert PUBLIC.encode() in raw and SECRET.encode() not in raw
+    copy = sqlite3.connect(dest)
+    key_id, blob = copy.execute("SELECT private_key_id, private_context FROM question_versions"
+                                " WHERE topic_id = ?", (topic,)).fetchone()
+    copy.close()
     keyring = Keyring.parse(settings.secret_key_path.read_text())
     assert keyring.decrypt(key_id, blob, topic_id=topic, version=1) == SECRET
 
