@@ -9,7 +9,7 @@ from ..errors import ApiError
 from ..runtime import runtime
 from ..services import communities, topics
 from .communities import COMMUNITY_ID
-from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer
+from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer, viewer_id
 from . import web_agents, web_questions  # noqa: F401  (their routes join ``bp``)
 
 HOME_QUESTIONS = 12
@@ -18,12 +18,11 @@ HOME_COMMUNITIES = 8
 
 @bp.get("/")
 def home():
-    user = viewer()
-    viewer_id = user.id if user else None
+    reader = viewer_id()
     rt = runtime()
-    listing = communities.list_page(rt.db, viewer_id, "all", 1)
+    listing = communities.list_page(rt.db, reader, "all", 1)
     newest = [topics.public_summary(r) for r in rt.db.all(
-        Q.open_topics_newest, {"viewer": viewer_id or 0, "community": None,
+        Q.open_topics_newest, {"viewer": reader or 0, "community": None,
                                "limit": HOME_QUESTIONS})]
     names = {c["id"]: c["name"] for c in listing["communities"]}
     return render("home.html", newest=newest, names=names,
@@ -44,14 +43,13 @@ def communities_page():
 def community_page(community_id: str):
     if not COMMUNITY_ID.match(community_id):
         raise ApiError("not_found", "社区不存在")
-    user = viewer()
-    viewer_id = user.id if user else None
+    reader = viewer_id()
     rt = runtime()
-    community = communities.get_one(rt.db, viewer_id, community_id)
+    community = communities.get_one(rt.db, reader, community_id)
     q = request.args.get("q", "").strip()[:100]
     filters = {"q": q, "status": choice_arg("status", topics.STATUSES, "all"),
                "sort": choice_arg("sort", tuple(topics.SORTS), "new"), "page": int_arg("page")}
-    listing = topics.list_in_community(rt.db, viewer_id, community_id, **filters)
+    listing = topics.list_in_community(rt.db, reader, community_id, **filters)
     return render("community.html", community=community, listing=listing, filters=filters)
 
 

@@ -96,6 +96,12 @@ def viewer() -> User | None:
     return current_user(request)
 
 
+def viewer_id() -> int | None:
+    """The signed-in user's id, or None for a visitor (services take either)."""
+    user = current_user(request)
+    return user.id if user else None
+
+
 def int_arg(name: str, default: int = 1, low: int = 1, high: int = 10000) -> int:
     """A lenient integer query argument: pages never fail on a hand-edited URL."""
     value = request.args.get(name, "")

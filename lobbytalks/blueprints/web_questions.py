@@ -12,7 +12,7 @@ from ..runtime import runtime
 from ..services import communities, topics
 from ..services.reading import latest_messages
 from .communities import COMMUNITY_ID
-from .web_base import bp, login_required, render, viewer
+from .web_base import bp, login_required, render, viewer, viewer_id
 
 TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 
@@ -60,14 +60,13 @@ def threads(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[
 def question(topic_id: str):
     if not TOPIC_ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")
-    user = viewer()
-    viewer_id = user.id if user else None
+    reader = viewer_id()
     rt = runtime()
-    data = topics.read(rt.db, rt.keyring, viewer_id, topic_id)
+    data = topics.read(rt.db, rt.keyring, reader, topic_id)
     topic = data["topic"]
-    community = communities.get_one(rt.db, viewer_id, topic["communityId"])
+    community = communities.get_one(rt.db, reader, topic["communityId"])
     roots, children = threads(data["messages"])
-    mine = own_message_ids(topic_id, viewer_id) if data["allowed"] and viewer_id else set()
+    mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
     shareable = sum(1 for m in data["messages"]
                     if m["sharePublic"] and m["questionVersion"] == topic["questionVersion"])
     islands = {i["id"]: i["name"] for i in topics.islands(rt.db)}
