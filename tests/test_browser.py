@@ -32,8 +32,11 @@ PRIVATE = "私密：线上库 40 GB，每晚 3 点有批量写入。"
 def browser():
     if shutil.which("chromium") is None and not Path(CHROMIUM).exists():
         pytest.fail("Chromium is missing: run `apt-get install chromium` (scripts/test.sh does)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Playwright is missing: install the test extra (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=CHROMIUM_ARGS)
         yield browser
