@@ -39,8 +39,13 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     try:
         ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
         migrate(conn, clock.now())
+        # A new key is generated only while nothing is encrypted yet: a lost key file must
+        # stop the server, not be silently replaced by a key that opens nothing.
+        encrypted = conn.execute("SELECT 1 FROM question_versions "
+                                 "WHERE private_context IS NOT NULL LIMIT 1").fetchone()
         keyring = crypto.load_keyring(env_value=settings.secret_key,
-                                      key_path=settings.secret_key_path, create=True)
+                                      key_path=settings.secret_key_path,
+                                      create=encrypted is None)
         crypto.verify_keyring(conn, keyring)
     finally:
         conn.close()

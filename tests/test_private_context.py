@@ -304,10 +304,11 @@ def test_a_wrong_key_at_startup_is_refused(settings, app, question):
         create_app(settings.with_overrides(secret_key=other_key))
 
 
-def test_a_lost_key_file_at_startup_is_refused(settings, app, question):
+def test_a_lost_key_file_at_startup_is_refused_without_writing_a_new_one(settings, app, question):
     settings.secret_key_path.unlink()
-    with pytest.raises(SecretKeyProblem, match="does not match this database"):
+    with pytest.raises(SecretKeyProblem, match="LOBBYTALKS_SECRET_KEY"):
         create_app(settings)
+    assert not settings.secret_key_path.exists()
 
 
 def test_a_malformed_key_at_startup_is_refused(settings, app):
