@@ -181,3 +181,5 @@ def test_the_image_builds_runs_and_stops_cleanly_with_podman(tmp_path):
     finally:
         subprocess.run(["podman", "rm", "-f", "-v", name], capture_output=True, timeout=60)
         subprocess.run(["podman", "rmi", "-f", tag], capture_output=True, timeout=120)
+        # the untagged build stage would otherwise pile up, one per changed source tree
+        subprocess.run(["podman", "image", "prune", "-f"], capture_output=True, timeout=300)
