@@ -11,16 +11,14 @@ import sqlite3
 import uuid
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from conftest import LiveServer, good_result, web_session
 from lobbytalks.actions import ACTIONS
-
-mcp_client = pytest.importorskip("mcp.client")
-from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +52,8 @@ def ask_in_lobby(server: LiveServer) -> str:
 def run_with_client(server: LiveServer, token: str, body, **client_options: Any):
     """Connect the SDK client with the Bearer header and run ``body(client)``."""
     async def main():
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                  timeout=httpx2.Timeout(30.0))
         async with http:
             transport = streamable_http_client(server.url + "/api/external/mcp", http_client=http)
             async with Client(transport, **client_options) as client:
