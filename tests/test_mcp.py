@@ -225,6 +225,7 @@ def test_accept_without_both_types_is_406(mcp, accept, db):
     r = mcp.rpc("tools/call", {"name": "join_community", "arguments": {"community": "lobby"}},
                 Accept=accept)
     assert_rpc_error(r, 406, -32000, data_code="not_acceptable")
+    assert count(db, "memberships", "community_id = 'lobby'") == 0   # the tool never ran
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
@@ -320,6 +321,7 @@ def test_body_over_64_kib_is_413(mcp, db):
     filler = "x" * (64 * 1024)
     r = mcp.rpc("tools/call", {"name": "join_community", "arguments": {"community": filler}})
     assert_rpc_error(r, 413, -32000, data_code="payload_too_large")
+    assert count(db, "memberships", "community_id = 'lobby'") == 0
 
 
 def test_body_of_exactly_64_kib_is_read(mcp):

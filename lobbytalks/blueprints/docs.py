@@ -37,7 +37,7 @@ def _cacheable(response: Response) -> Response:
     return response
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
 def _source(name: str) -> str:
     return resources.files("lobbytalks").joinpath("docs").joinpath(name).read_text("utf-8")
 
@@ -84,6 +84,7 @@ def developers():
 
 # --- the action table of the Markdown doc, generated so it cannot drift ---------------
 
+@lru_cache(maxsize=1)
 def actions_table() -> str:
     rows = ["| action | 方法 / method | 参数 / parameters | 返回 / returns |", "|---|---|---|---|"]
     for action in ACTIONS.values():
