@@ -7,7 +7,7 @@ The test suite compares the result with the structure of the 1.0.2 contract.
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -17,26 +17,10 @@ from .mcp import SUPPORTED_VERSIONS
 from .models import external as ext
 from .models import responses as r
 from .models import web
-from .models.common import Page, Strict, Text
 from .schemas import model_schema, without
 
 REF = "#/components/schemas/"
 CONTRACT_VERSION = "1.0.2"
-
-
-class CommunitiesQuery(Strict):
-    """GET /api/communities (validated in blueprints/communities.py)."""
-    scope: Literal["all", "joined"] = "all"
-    page: Page = 1
-    id: web.CommunityId | None = None
-
-
-class CommunityQuery(Strict):
-    """GET /api/community (validated in blueprints/community.py)."""
-    action: Literal["me", "islands"] | None = None
-    community: Text(1, 64) | None = None
-    topic: Text(1, 64) | None = None
-    page: Page | None = None
 
 
 class Components:
@@ -224,7 +208,7 @@ def document(base_url: str) -> dict[str, Any]:
                 "summary": "公开社区列表、已加入列表或单个社区",
                 "description": "scope=all 可匿名，joined 需要登录；每页 60。给出 id 时返回 {community}。",
                 "security": [{}, {"WebSession": []}],
-                "parameters": _query_parameters({"list": CommunitiesQuery}, skip=()),
+                "parameters": _query_parameters({"list": web.CommunitiesQuery}, skip=()),
                 "responses": _responses({"oneOf": [{"$ref": REF + "CommunityList"},
                                                    {"$ref": REF + "WebCommunityDetails"}]},
                                         web_error, web_errors),
@@ -243,7 +227,7 @@ def document(base_url: str) -> dict[str, Any]:
                 "operationId": "readWebCommunity", "tags": ["Web"],
                 "summary": "当前账号、分类、社区问题列表或一个话题",
                 "security": [{}, {"WebSession": []}],
-                "parameters": _query_parameters({"read": CommunityQuery}, skip=()),
+                "parameters": _query_parameters({"read": web.CommunityQuery}, skip=()),
                 "responses": _responses({"type": "object"}, web_error, web_errors),
             },
             "post": {

@@ -19,7 +19,8 @@ from lobbytalks.actions import ACTIONS
 from lobbytalks.errors import CODES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "contract_1_0_2.json"
-CONTRACT = Path("/work/shared/spec/001_a7812d2541cbb4fd.txt")
+# The specification lives beside the repository (../shared), both here and in CI.
+CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "spec" / "001_a7812d2541cbb4fd.txt"
 
 # Facts the served document adds to the contract, each a rule the server really enforces.
 # Anything else extra (an enum, a maximum, a required field) would be an incompatible change.

@@ -1,22 +1,19 @@
 """/api/communities: public community list, single item, create/join/leave (protocol §10)."""
 from __future__ import annotations
 
-import re
-
 from flask import Blueprint, request
 
 from .. import clock
 from ..auth import current_user, require_user
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
-from ..models.web import CommunityCreate, CommunityMembership
+from ..models.web import CommunitiesQuery, CommunityCreate, CommunityMembership
 from ..runtime import runtime
 from ..services import communities
 from .common import COMMUNITIES_BODY_LIMIT, guard_origin, guarded_body, ok
 
 bp = Blueprint("communities", __name__)
 guard_origin(bp)
-COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 @bp.get("/api/communities")
@@ -25,20 +22,13 @@ def list_or_get():
     user = current_user(request)
     viewer = user.id if user else None
     if "id" in request.args:
-        community_id = request.args["id"]
-        if not COMMUNITY_ID.match(community_id):
-            raise ApiError("invalid_request", "社区 ID 格式不正确")
-        return ok({"community": communities.get_one(rt.db, viewer, community_id)})
-    args = query_args(request.args)
-    scope = args.get("scope", "all")
-    page = args.get("page", 1)
-    if scope not in ("all", "joined"):
-        raise ApiError("invalid_request", "scope 只能是 all 或 joined")
-    if not isinstance(page, int) or not 1 <= page <= 10000:
-        raise ApiError("invalid_request", "page 必须是 1 到 10000 的整数")
-    if scope == "joined" and user is None:
+        # With an id, scope and page take no part: only the id is validated.
+        query = parse_model(CommunitiesQuery, {"id": request.args["id"]})
+        return ok({"community": communities.get_one(rt.db, viewer, query.id)})
+    query = parse_model(CommunitiesQuery, query_args(request.args), strict=False)
+    if query.scope == "joined" and user is None:
         raise ApiError("unauthorized", "查看已加入的社区需要登录")
-    return ok(communities.list_page(rt.db, viewer, scope, page))
+    return ok(communities.list_page(rt.db, viewer, query.scope, query.page))
 
 
 @bp.post("/api/communities")

@@ -14,7 +14,7 @@ from .. import clock
 from ..auth import User, current_user, end_session, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
-from ..models.web import TopicRef, TopicRevise, WebAuth, WebLogout, WebTopicCreate
+from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebAuth, WebLogout, WebTopicCreate
 from ..runtime import Runtime, runtime
 from ..services import accounts, topics
 from .common import WEB_BODY_LIMIT, client_address, guard_origin, guarded_body, ok
@@ -51,7 +51,7 @@ def read():
     if "topic" in request.args:
         return _read_topic(request.args["topic"])
     if "community" in request.args:
-        return _list_topics(request.args["community"])
+        return _list_topics()
     raise ApiError("unknown_action", "需要 action、community 或 topic 参数")
 
 
@@ -88,22 +88,12 @@ def _read_topic(topic_id: str) -> Response:
                           _checked_id(topic_id, "话题")))
 
 
-def _list_topics(community_id: str) -> Response:
-    args = query_args(request.args)
-    page, status, sort = args.get("page", 1), args.get("status", "all"), args.get("sort", "new")
-    q = args.get("q", "")
-    if not isinstance(page, int) or not 1 <= page <= 10000:
-        raise ApiError("invalid_request", "page 必须是 1 到 10000 的整数")
-    if status not in topics.STATUSES:
-        raise ApiError("invalid_request", "status 只能是 all、open 或 closed")
-    if sort not in topics.SORTS:
-        raise ApiError("invalid_request", "sort 只能是 new、old 或 active")
-    if len(q) > 100:
-        raise ApiError("invalid_request", "搜索词最多 100 个字符")
+def _list_topics() -> Response:
+    query = parse_model(TopicListQuery, query_args(request.args), strict=False)
     user = current_user(request)
     return ok(topics.list_in_community(
-        runtime().db, user.id if user else None, _checked_id(community_id, "社区"),
-        q=q.strip(), status=status, sort=sort, page=page))
+        runtime().db, user.id if user else None, query.community,
+        q=query.q.strip(), status=query.status, sort=query.sort, page=query.page))
 
 
 @get_action("me")

@@ -8,7 +8,7 @@ from ..db import Q
 from ..errors import ApiError
 from ..runtime import runtime
 from ..services import communities, topics
-from .communities import COMMUNITY_ID
+from ..models.common import COMMUNITY_ID
 from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer, viewer_id
 from . import web_agents, web_questions  # noqa: F401  (their routes join ``bp``)
 

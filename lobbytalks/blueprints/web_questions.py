@@ -11,7 +11,7 @@ from ..models.web import INTENTS
 from ..runtime import runtime
 from ..services import communities, topics
 from ..services.reading import latest_messages
-from .communities import COMMUNITY_ID
+from ..models.common import COMMUNITY_ID
 from .web_base import bp, login_required, render, viewer, viewer_id
 
 TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")

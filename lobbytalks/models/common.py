@@ -15,6 +15,7 @@ from ..security import has_control_chars, has_nul, js_length
 
 ID_PATTERN = r"^[a-zA-Z0-9:_-]+$"
 COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
+COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # for checks outside a model
 
 
 def Text(

@@ -5,11 +5,35 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from .common import COMMUNITY_ID_PATTERN, Id, Strict, Text
+from .common import COMMUNITY_ID_PATTERN, Id, Page, Strict, Text
 
 INTENTS = ("how", "decision", "fact", "forecast", "debate")
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 CommunityId = Text(1, 64, pattern=COMMUNITY_ID_PATTERN)
+
+
+class CommunitiesQuery(Strict):
+    """GET /api/communities: a page of the list, or one community by ``id``."""
+    scope: Literal["all", "joined"] = "all"
+    page: Page = 1
+    id: CommunityId | None = None
+
+
+class CommunityQuery(Strict):
+    """GET /api/community as the contract documents it (the OpenAPI document's source)."""
+    action: Literal["me", "islands"] | None = None
+    community: Text(1, 64) | None = None
+    topic: Text(1, 64) | None = None
+    page: Page | None = None
+
+
+class TopicListQuery(Strict):
+    """GET /api/community?community=ID with its filters."""
+    community: CommunityId
+    q: Text(0, 100) = ""
+    status: Literal["all", "open", "closed"] = "all"
+    sort: Literal["new", "old", "active"] = "new"
+    page: Page = 1
 
 
 class WebAuth(BaseModel):
