@@ -118,3 +118,12 @@ def test_a_hostile_host_header_is_not_reflected_or_cached(client, path):
     other = client.get(path, environ_overrides={"HTTP_HOST": "other.example:8443"})
     assert "http://other.example:8443/" in other.get_data(as_text=True)
     assert other.headers["Cache-Control"] == "no-store" and "Host" in other.headers["Vary"]
+
+
+def test_question_answers_doc_is_served_with_this_address(client):
+    r = client.get("/docs/question-answers-v073.md", base_url="http://talk.local:8123")
+    text = r.get_data(as_text=True)
+    assert r.status_code == 200 and r.mimetype == "text/markdown"
+    assert "http://talk.local:8123" in text and "{{" not in text
+    for word in ("intent", "questionVersion", "card_publish", "share", "requestId"):
+        assert word in text

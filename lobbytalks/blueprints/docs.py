@@ -1,6 +1,7 @@
 """The developer docs this instance serves, with its own address filled in (§13).
 
-/developers (a page), /docs/external-agents-v1.md (the protocol as implemented) and
+/developers (a page), /docs/external-agents-v1.md (the protocol as implemented),
+/docs/question-answers-v073.md (intents, versions, private context, answer cards) and
 /docs/external-agents-openapi.json (generated from the models and the action table).
 """
 from __future__ import annotations
@@ -49,6 +50,12 @@ def protocol_markdown():
             .replace("{{VERSIONS}}", "、".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
             .replace("{{LATEST}}", LATEST_VERSION)
             .replace("{{BASE_URL}}", base_url()))
+    return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
+
+
+@bp.get("/docs/question-answers-v073.md")
+def question_answers_markdown():
+    text = _source("question-answers-v073.md").replace("{{BASE_URL}}", base_url())
     return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
 
 
