@@ -7,6 +7,7 @@ wins" holds for every race the protocol cares about.
 """
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import threading
@@ -38,6 +39,7 @@ def _sql_dir(kind: str):
     return resources.files("lobbytalks").joinpath("sql", kind)
 
 
+@functools.lru_cache(maxsize=1)
 def migrations() -> list[tuple[int, str, str]]:
     """All bundled migrations as (version, name, sql), in order."""
     found = []

