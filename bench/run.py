@@ -1,0 +1,622 @@
+"""Benchmark the external agent API over real HTTP against `lobbytalks serve` (waitress).
+
+Seeds a database (or reuses one), starts the real server and a floor app (the cheapest
+Flask + waitress JSON endpoint, same thread count) on free 127.0.0.1 ports, and measures
+each endpoint at each concurrency for a fixed duration with keep-alive `http.client`
+connections, one per worker thread, each worker with its own user, agent and token:
+
+* floor (GET / on the floor app), measured before and after each concurrency level;
+* two references on the floor app: one primary-key read, one write transaction;
+* GET /healthz of the real app;
+* list_topics; get_context on a 150-message topic with the full-text right (40 messages
+  returned) and without it;
+* claim_task -> heartbeat -> submit_result cycles on fresh open topics, each request timed.
+
+Usage: python -m bench.run [--duration 5] [--concurrency 1,8] [--data-dir DIR] ...
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import shlex
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as `python bench/run.py`
+    sys.path.insert(0, str(ROOT))
+
+from bench.seed import MANIFEST, BenchAgent, Manifest, seed  # noqa: E402
+
+# Generous limits so rate limiting never refuses a benchmark request. A one-second window
+# keeps the limiter's per-token bookkeeping about as small as the default 120/minute does.
+RATE_ENV = {"LOBBYTALKS_RATE_TOKEN": "1000000/second", "LOBBYTALKS_RATE_CLAIM": "1000000/second"}
+CYCLE = ("claim_task", "heartbeat", "submit_result")
+EXTERNAL = "/api/external"
+READ_AIM, WRITE_AIM = 0.6, 0.5
+NOISY = 0.2  # cores used by other processes during a window beyond which figures are suspect
+
+
+# --- processes --------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """A server subprocess on a free port; its output goes to a log file."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path,
+                 ready_path: str) -> None:
+        self.name, self.port = name, free_port()
+        self.log = log
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen([*argv, "--host", "127.0.0.1", "--port", str(self.port)],
+                                         cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self._wait(ready_path)
+
+    def _wait(self, path: str) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited; see {self.log}")
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+            try:
+                conn.request("GET", path)
+                if conn.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            finally:
+                conn.close()
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.name} did not answer {path} within 60 s; see {self.log}")
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU time of the process so far (Linux), else None."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# --- client -----------------------------------------------------------------------------------
+
+class Client:
+    """One keep-alive connection; ``call`` returns (status, body, seconds), status 0 when the
+    connection failed (it is then reopened)."""
+
+    def __init__(self, port: int, token: str | None = None) -> None:
+        self.port = port
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.post_headers = {**self.headers, "Content-Type": "application/json"}
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def call(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes, float]:
+        headers = self.post_headers if body is not None else self.headers
+        started = time.perf_counter()
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            return 0, str(exc).encode(), time.perf_counter() - started
+        return response.status, data, time.perf_counter() - started
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# --- measurement ------------------------------------------------------------------------------
+
+@dataclass
+class Samples:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    first_error: str = ""
+
+
+@dataclass
+class Row:
+    endpoint: str
+    concurrency: int
+    requests: int
+    rate: float            # requests per second
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    derived: bool = False  # rate from Little's law (cycle steps), not counted throughput
+    ratio: float = 0.0
+    cpu: "Cpu | None" = None
+    first_error: str = ""
+
+    def as_dict(self) -> dict:
+        return {**self.__dict__, "cpu": self.cpu and self.cpu.__dict__}
+
+
+@dataclass
+class Cpu:
+    """CPU used during a measurement window, in cores (1.0 = one core fully busy)."""
+    server: float | None
+    client: float
+    other: float | None  # everything else on the machine: noise in the figures
+
+
+def system_busy_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (Linux), else None."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+        return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_counters(server: "Server") -> tuple[float, float | None, float, float | None]:
+    return time.perf_counter(), server.cpu_seconds(), time.process_time(), system_busy_seconds()
+
+
+class Window:
+    """A warm-up, then a measured window; a request counts if it starts and ends inside."""
+
+    def __init__(self, warmup: float, duration: float) -> None:
+        self.start = time.perf_counter() + warmup
+        self.end = self.start + duration
+
+    def running(self) -> bool:
+        return time.perf_counter() < self.end
+
+
+Worker = Callable[[int, Window, dict[str, Samples]], None]
+
+
+def record(samples: dict[str, Samples], window: Window, step: str, status: int, body: bytes,
+           seconds: float, ok: int = 200) -> bool:
+    finished = time.perf_counter()
+    if finished - seconds >= window.start and finished <= window.end:
+        s = samples.setdefault(step, Samples())
+        if status == ok:
+            s.latencies.append(seconds)
+        else:
+            s.errors += 1
+            s.first_error = s.first_error or f"{status} {body[:300].decode('utf-8', 'replace')}"
+    return status == ok
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000 if ordered else 0.0
+
+
+def measure(concurrency: int, warmup: float, duration: float, worker: Worker,
+            server: Server) -> tuple[dict[str, Samples], Cpu]:
+    """Run ``worker`` in ``concurrency`` threads; the samples of each step and the CPU used."""
+    per_thread: list[dict[str, Samples]] = [{} for _ in range(concurrency)]
+    window = Window(warmup, duration)
+    threads = [threading.Thread(target=worker, args=(i, window, per_thread[i]))
+               for i in range(concurrency)]
+    for t in threads:
+        t.start()
+    time.sleep(max(0.0, window.start - time.perf_counter()))
+    before = cpu_counters(server)
+    for t in threads:
+        t.join()
+    after = cpu_counters(server)
+    merged: dict[str, Samples] = {}
+    for samples in per_thread:
+        for step, s in samples.items():
+            m = merged.setdefault(step, Samples())
+            m.latencies += s.latencies
+            m.errors += s.errors
+            m.first_error = m.first_error or s.first_error
+    return merged, cpu_share(before, after)
+
+
+def cpu_share(before, after) -> Cpu:
+    elapsed = after[0] - before[0]
+    server = None if None in (before[1], after[1]) else (after[1] - before[1]) / elapsed
+    client = (after[2] - before[2]) / elapsed
+    other = None if server is None or None in (before[3], after[3]) \
+        else max(0.0, (after[3] - before[3]) / elapsed - server - client)
+    return Cpu(server, client, other)
+
+
+def to_rows(name: str, concurrency: int, duration: float, samples: dict[str, Samples],
+            cpu: Cpu, *, derived: bool = False) -> list[Row]:
+    rows = []
+    for step, s in samples.items():
+        n = len(s.latencies)
+        if step == "cycles":
+            rows.append(Row("claim->heartbeat->submit", concurrency, 3 * n, 3 * n / duration,
+                            0.0, 0.0, 0, cpu=cpu))
+            continue
+        if derived and n:
+            # Each step shares the cycle with two others, so its own capacity is Little's
+            # law: concurrency / mean latency, what the step alone would sustain here.
+            rate = concurrency * n / sum(s.latencies)
+        else:
+            rate = n / duration
+        rows.append(Row(step if derived else name, concurrency, n, rate,
+                        percentile(s.latencies, 0.50), percentile(s.latencies, 0.99), s.errors,
+                        derived, cpu=cpu, first_error=s.first_error))
+    order = [*CYCLE, "claim->heartbeat->submit"]
+    return sorted(rows, key=lambda r: order.index(r.endpoint)) if derived else rows
+
+
+def http_worker(port: int, path: str, tokens: list[str | None],
+                body: bytes | None = None) -> Worker:
+    """The same request over and over: GET, or POST when there is a body."""
+    method = "GET" if body is None else "POST"
+
+    def work(index: int, window: Window, samples: dict[str, Samples]) -> None:
+        client = Client(port, tokens[index % len(tokens)])
+        while window.running():
+            status, data, seconds = client.call(method, path, body)
+            record(samples, window, "request", status, data, seconds)
+        client.close()
+    return work
+
+
+class TopicSupply:
+    """Fresh open topics for claims, each used once across the whole run."""
+
+    def __init__(self, topics: list[str]) -> None:
+        self.topics = topics
+        self.next = 0
+        self.lock = threading.Lock()
+
+    def take(self) -> str | None:
+        with self.lock:
+            if self.next >= len(self.topics):
+                return None
+            self.next += 1
+            return self.topics[self.next - 1]
+
+
+SUBMIT_TEXT = {
+    "conclusion": "在两核机器上，WAL 模式的 SQLite 配合单一写入者足以支撑这种读多写少的社区负载 [S1]。",
+    "reasoningSummary": "读请求走各自线程的连接且有索引覆盖，写请求排队进入一个短事务；"
+                        "按本次测得的延迟，这样的规模远未达到瓶颈。",
+    "conditions": ["写入保持短事务"],
+    "uncertainties": ["磁盘很慢时提交延迟会升高"],
+}
+
+
+def submit_body(task_id: str) -> bytes:
+    retrieved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+    return json.dumps({
+        "action": "submit_result", "taskId": task_id, **SUBMIT_TEXT,
+        "evidence": [{
+            "title": "SQLite Write-Ahead Logging", "url": "https://www.sqlite.org/wal.html",
+            "excerpt": "WAL provides more concurrency as readers do not block writers.",
+            "retrievedAt": retrieved, "kind": "snippet"}],
+    }, ensure_ascii=False).encode()
+
+
+def cycle_worker(port: int, agents: list[BenchAgent], supply: TopicSupply,
+                 exhausted: threading.Event) -> Worker:
+    """claim -> heartbeat -> submit on a fresh topic each time, as worker ``index``'s agent."""
+    def work(index: int, window: Window, samples: dict[str, Samples]) -> None:
+        client = Client(port, agents[index].token)
+        while window.running():
+            topic = supply.take()
+            if topic is None:
+                exhausted.set()
+                break
+            cycle_started = time.perf_counter()
+            claim = json.dumps({"action": "claim_task", "topic": topic,
+                                "requestId": str(uuid.uuid4())}).encode()
+            status, body, seconds = client.call("POST", EXTERNAL, claim)
+            if not record(samples, window, "claim_task", status, body, seconds):
+                continue
+            task_id = json.loads(body)["task"]["id"]
+            beat = json.dumps({"action": "heartbeat", "taskId": task_id}).encode()
+            status, body, seconds = client.call("POST", EXTERNAL, beat)
+            record(samples, window, "heartbeat", status, body, seconds)
+            status, body, seconds = client.call("POST", EXTERNAL, submit_body(task_id))
+            if record(samples, window, "submit_result", status, body, seconds) \
+                    and window.start <= cycle_started and time.perf_counter() <= window.end:
+                samples.setdefault("cycles", Samples()).latencies.append(0.0)
+        client.close()
+    return work
+
+
+# --- setup ------------------------------------------------------------------------------------
+
+def claimable_topics(db_path: Path, manifest: Manifest) -> list[str]:
+    """Open questions in the default community where no bench user has any reading right
+    (not the asker, no message), far from the 200-message cap; shuffled deterministically."""
+    bench = [a.user_id for a in manifest.agents]
+    marks = ",".join("?" * len(bench))
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT id FROM topics t WHERE status = 'open' AND kind = 'discussion'"
+            " AND community_id = 'lobby' AND message_count < 190 AND id NOT IN (?, ?)"
+            f" AND author_id NOT IN ({marks}) AND NOT EXISTS (SELECT 1 FROM messages m"
+            f" WHERE m.topic_id = t.id AND m.user_id IN ({marks}))"
+            " ORDER BY substr(id, -5)",
+            [manifest.hot_read, manifest.hot_noread, *bench, *bench]).fetchall()
+    finally:
+        conn.close()
+    return [r[0] for r in rows]
+
+
+def sanity_check(port: int, manifest: Manifest) -> None:
+    """The reads return what they are meant to measure, or the figures would mislead."""
+    client = Client(port, manifest.agents[0].token)
+
+    def get(query: str) -> dict:
+        status, body, _ = client.call("GET", f"{EXTERNAL}?{query}")
+        if status != 200:
+            raise RuntimeError(f"GET {query}: {status} {body[:300]!r}")
+        return json.loads(body)
+
+    topics = get("action=list_topics")["topics"]
+    allowed = get(f"action=get_context&topic={manifest.hot_read}")
+    denied = get(f"action=get_context&topic={manifest.hot_noread}")
+    client.close()
+    problems = []
+    if len(topics) != 20:
+        problems.append(f"list_topics returned {len(topics)} topics, not 20")
+    if not allowed["allowed"] or len(allowed["messages"]) != 40:
+        problems.append(f"allowed get_context: allowed={allowed['allowed']}, "
+                        f"{len(allowed['messages'])} messages (want 40)")
+    if not allowed["question"].get("privateContextIncluded"):
+        problems.append("allowed get_context did not include the private context")
+    if denied["allowed"] or denied["messages"]:
+        problems.append("get_context without the right returned messages")
+    if len(allowed["memories"]) != 20:
+        problems.append(f"get_context returned {len(allowed['memories'])} memories, not 20")
+    if problems:
+        raise RuntimeError("sanity check failed: " + "; ".join(problems))
+
+
+def prepare(args: argparse.Namespace, data_dir: Path) -> Manifest:
+    """The manifest of the data folder, seeding it first if it is new."""
+    if not (data_dir / MANIFEST).exists():
+        print(f"seeding {args.questions} questions and {args.messages} messages into "
+              f"{data_dir} ...", flush=True)
+        started = time.perf_counter()
+        seed(data_dir, questions=args.questions, messages=args.messages,
+             bench_users=max(args.concurrency))
+        print(f"seeded in {time.perf_counter() - started:.1f} s", flush=True)
+    manifest = Manifest.load(data_dir)
+    if len(manifest.agents) < max(args.concurrency):
+        raise SystemExit(f"{data_dir} has {len(manifest.agents)} bench users; concurrency "
+                         f"{max(args.concurrency)} needs one each: seed a new folder")
+    return manifest
+
+
+# --- report -----------------------------------------------------------------------------------
+
+def print_table(rows: list[Row]) -> None:
+    head = (f"{'endpoint':32} {'conc':>4} {'requests':>8} {'req/s':>8} {'p50 ms':>7} "
+            f"{'p99 ms':>7} {'x floor':>7} {'server':>6} {'client':>6} {'other':>6}  errors")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        rate = f"{r.rate:7.0f}{'*' if r.derived else ' '}"
+        ratio = f"{r.ratio:.2f}" if r.ratio else "-"
+        cpu = [getattr(r.cpu, name, None) for name in ("server", "client", "other")]
+        shown = " ".join(f"{v:6.2f}" if v is not None else "     -" for v in cpu)
+        print(f"{r.endpoint:32} {r.concurrency:>4} {r.requests:>8} {rate:>8} {r.p50_ms:7.1f} "
+              f"{r.p99_ms:7.1f} {ratio:>7} {shown}  {r.errors or ''}")
+    print("* cycle steps: req/s is concurrency / mean latency (Little's law), the rate that "
+          "request alone sustains\n  at this concurrency; 'claim->heartbeat->submit' is counted "
+          "cycles/s x 3.\n  server, client, other: CPU cores busy during the window in the server, "
+          "this client and everything\n  else on the machine (other > 0.2 means the figures "
+          "are disturbed).")
+
+
+def verdict(rows: list[Row], top: int) -> list[str]:
+    """Lines saying which aims are met at the highest concurrency."""
+    lines = []
+    for r in rows:
+        if r.concurrency != top or r.endpoint.startswith(("floor", "claim->", "healthz", "ref:")):
+            continue
+        aim = WRITE_AIM if r.endpoint in CYCLE else READ_AIM
+        lines.append(f"{'ok  ' if r.ratio >= aim else 'MISS'} {r.endpoint}: {r.ratio:.2f}x floor "
+                     f"(aim >= {aim}x at concurrency {top})")
+    return lines
+
+
+def parse_levels(text: str) -> list[int]:
+    levels = [int(x) for x in text.split(",") if x.strip()]
+    if not levels or min(levels) < 1:
+        raise argparse.ArgumentTypeError("a comma-separated list of positive integers")
+    return levels
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0],
+                                epilog="Aim: reads >= 0.6x and each write >= 0.5x of the floor "
+                                       "at concurrency 8. Only 127.0.0.1 is used.")
+    p.add_argument("--duration", type=float, default=5.0,
+                   help="measured seconds per endpoint and concurrency (default 5)")
+    p.add_argument("--warmup", type=float, default=1.0,
+                   help="unmeasured seconds before each (default 1)")
+    p.add_argument("--concurrency", type=parse_levels, default=[1, 8],
+                   help="comma-separated worker counts (default 1,8)")
+    p.add_argument("--data-dir", type=Path, help="reuse (or seed once into) this folder instead of "
+                   "a temporary one; later runs claim topics not used before")
+    p.add_argument("--keep", action="store_true", help="keep the temporary data folder")
+    p.add_argument("--questions", type=int, default=10_000)
+    p.add_argument("--messages", type=int, default=100_000)
+    p.add_argument("--only", help="comma-separated subset of reference,healthz,list_topics,"
+                   "get_context,get_context_denied,cycle (the floor is always measured)")
+    p.add_argument("--threads", type=int, help="waitress threads for both servers (default: "
+                   "LobbyTalks' default)")
+    p.add_argument("--no-access-log", action="store_true",
+                   help="turn the server's access log off (default: on, as in production, "
+                        "written to the data folder's server.log)")
+    p.add_argument("--server-command", metavar="CMD",
+                   help="how to start LobbyTalks instead of 'python -m lobbytalks', e.g. the "
+                        "single binary; 'serve --data-dir DIR --host --port' is appended")
+    p.add_argument("--json", type=Path, help="also write the results here (default "
+                   "bench/results/<time>.json)")
+    return p
+
+
+@dataclass
+class Setup:
+    args: argparse.Namespace
+    data_dir: Path
+    manifest: Manifest
+    env: dict[str, str]
+    threads: int
+
+
+def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
+    """Start both servers, check the reads, measure every endpoint at every level."""
+    args, manifest, data_dir = setup.args, setup.manifest, setup.data_dir
+    only = set(args.only.split(",")) if args.only else None
+    topics = claimable_topics(data_dir / "lobbytalks.db", manifest)
+    print(f"{len(topics)} claimable topics", flush=True)
+    servers: list[Server] = []
+    rows: list[Row] = []
+    try:
+        command = shlex.split(args.server_command) if args.server_command \
+            else [sys.executable, "-m", "lobbytalks"]
+        real = Server("lobbytalks", [*command, "serve", "--data-dir", str(data_dir)], setup.env,
+                      data_dir / "server.log", "/healthz")
+        servers.append(real)
+        floor = Server("floor", [sys.executable, "-m", "bench.floor_app", "--threads",
+                                 str(setup.threads), "--db", str(data_dir / "lobbytalks.db")],
+                       setup.env, data_dir / "floor.log", "/")
+        servers.append(floor)
+        sanity_check(real.port, manifest)
+        tokens = [a.token for a in manifest.agents]
+        context = f"{EXTERNAL}?action=get_context&topic="
+        reads = [  # --only key, label, path, tokens
+            ("healthz", "healthz", "/healthz", [None]),
+            ("list_topics", "list_topics", f"{EXTERNAL}?action=list_topics", tokens),
+            ("get_context", "get_context (allowed, 40 msgs)", context + manifest.hot_read, tokens),
+            ("get_context_denied", "get_context (no right)", context + manifest.hot_noread, tokens),
+        ]
+        supply = TopicSupply(topics)
+        for level in args.concurrency:
+            def run(name: str, server: Server, worker: Worker, derived: bool = False) -> list[Row]:
+                print(f"  c={level:<2} {name} ...", end="", flush=True)
+                samples, cpu = measure(level, args.warmup, args.duration, worker, server)
+                print(" done", flush=True)
+                return to_rows(name, level, args.duration, samples, cpu, derived=derived)
+
+            floor_rows = run("floor (before)", floor, http_worker(floor.port, "/", [None]))
+            level_rows: list[Row] = []
+            if only is None or "reference" in only:
+                level_rows += run("ref: bare indexed read", floor, http_worker(
+                    floor.port, f"/read?id={manifest.hot_read}", [None]))
+                level_rows += run("ref: bare write transaction", floor, http_worker(
+                    floor.port, "/write", [None], json.dumps({"id": manifest.hot_read}).encode()))
+            for key, label, path, who in reads:
+                if only is None or key in only:
+                    level_rows += run(label, real, http_worker(real.port, path, who))
+            if only is None or "cycle" in only:
+                level_rows += run("cycle", real, cycle_worker(real.port, manifest.agents, supply,
+                                                              exhausted), derived=True)
+            floor_rows += run("floor (after)", floor, http_worker(floor.port, "/", [None]))
+            reference = sum(r.rate for r in floor_rows) / len(floor_rows)
+            for r in floor_rows + level_rows:
+                r.ratio = r.rate / reference if reference else 0.0
+            rows += floor_rows[:1] + level_rows + floor_rows[1:]
+    finally:
+        for server in servers:
+            server.stop()
+    return rows
+
+
+def report(setup: Setup, rows: list[Row], load_before, exhausted: bool) -> None:
+    args = setup.args
+    load_after = os.getloadavg()
+    print()
+    print_table(rows)
+    print(f"ratios use the mean of the floor before and after each level. load average at "
+          f"start {load_before[0]:.2f}, at end {load_after[0]:.2f} (1 min)")
+    for line in verdict(rows, max(args.concurrency)):
+        print(line)
+    busy = [r for r in rows if r.cpu and r.cpu.other is not None and r.cpu.other > NOISY]
+    if busy:
+        print(f"WARNING: other processes used more than {NOISY} of a core during "
+              f"{len(busy)} of {len(rows)} rows (up to {max(r.cpu.other for r in busy):.2f}): "
+              f"those figures are disturbed; rerun on a quiet machine")
+    if exhausted:
+        print("WARNING: ran out of claimable topics; cycle figures cover less than the duration")
+    for r in rows:
+        if r.errors:
+            print(f"errors in {r.endpoint} c={r.concurrency}: {r.errors}, first: {r.first_error}")
+    out = args.json or ROOT / "bench" / "results" / time.strftime("%Y%m%d-%H%M%S.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count(),
+        "python": platform.python_version(), "threads": setup.threads,
+        "load_before": load_before, "load_after": load_after,
+        "duration": args.duration, "warmup": args.warmup, "rates": RATE_ENV,
+        "access_log": not args.no_access_log, "questions": setup.manifest.questions,
+        "messages": setup.manifest.messages, "rows": [r.as_dict() for r in rows],
+    }, indent=1), "utf-8")
+    print(f"results written to {out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    temporary = args.data_dir is None
+    data_dir = Path(tempfile.mkdtemp(prefix="lobbytalks-bench-")) if temporary else args.data_dir
+    try:
+        manifest = prepare(args, data_dir)
+        env = {k: v for k, v in os.environ.items() if k != "LOBBYTALKS_THREADS"}
+        if args.threads:
+            env["LOBBYTALKS_THREADS"] = str(args.threads)
+        env.update(RATE_ENV, PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
+        if args.no_access_log:
+            env["LOBBYTALKS_ACCESS_LOG"] = "false"
+        from lobbytalks.settings import Settings
+        setup = Setup(args, data_dir, manifest, env, Settings.load(env=env).threads)
+        load_before = os.getloadavg()
+        print(f"LobbyTalks bench: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+              f"waitress threads {setup.threads}, load average {load_before[0]:.2f} "
+              f"{load_before[1]:.2f} {load_before[2]:.2f}")
+        print("rate limits raised for the run: "
+              + ", ".join(f"{k}={v}" for k, v in RATE_ENV.items())
+              + f"; access log {'off' if args.no_access_log else 'on (to server.log)'}",
+              flush=True)
+        exhausted = threading.Event()
+        rows = measure_all(setup, exhausted)
+        report(setup, rows, load_before, exhausted.is_set())
+    finally:
+        if temporary and not args.keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        else:
+            print(f"data folder kept: {data_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
