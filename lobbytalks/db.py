@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
+from .checkpoint import Checkpointer
+
 BUSY_TIMEOUT_MS = 5000
 _QUERY_HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
@@ -24,14 +26,20 @@ class SchemaTooNew(RuntimeError):
     """The database was written by a newer LobbyTalks than this one."""
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Open a connection with the pragmas every connection needs (busy timeout first)."""
+def connect(path: str | Path, *, autocheckpoint: bool = True) -> sqlite3.Connection:
+    """Open a connection with the pragmas every connection needs (busy timeout first).
+
+    ``autocheckpoint=False`` is for request connections, whose WAL is checkpointed by
+    ``checkpoint.Checkpointer`` outside the write lock.
+    """
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    if not autocheckpoint:
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
     return conn
 
 
@@ -151,16 +159,20 @@ class Database:
         self.path = str(path)
         self._local = threading.local()
         self._write_lock = threading.RLock()
+        self.checkpointer = Checkpointer(self.path)
 
     @property
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path)
+            conn = connect(self.path, autocheckpoint=False)
             self._local.conn = conn
         return conn
 
     def close_thread_connection(self) -> None:
+        """Let go of the file from this thread, and end the checkpoint thread too, so the
+        database can be copied over or removed (restore, tests)."""
+        self.checkpointer.stop()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -181,6 +193,7 @@ class Database:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        self.checkpointer.notify()
 
     def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         return self.conn.execute(sql, params).fetchone()

@@ -15,6 +15,7 @@ import requests
 
 from lobbytalks import create_app, serverlock
 from lobbytalks.cli import ProgressBar, main
+from lobbytalks.db import latest_version
 from lobbytalks.settings import Settings
 
 from conftest import FAST_SCRYPT, LiveServer, Person, web_session
@@ -145,7 +146,7 @@ def test_restore_round_trip(app, data_dir, tmp_path, capsys):
     assert run("restore", "--data-dir", data_dir, "--yes", str(backup)) == 0
     out = capsys.readouterr().out
     db_path = Path(data_dir) / "lobbytalks.db"
-    assert f"restored {backup} into {db_path} (schema version 1)" in out
+    assert f"restored {backup} into {db_path} (schema version {latest_version()})" in out
     (kept,) = Path(data_dir).glob("lobbytalks.db.before-restore-*[0-9]Z")  # its -wal beside it
     assert f"kept as {kept}" in out
     assert "ended 2 web session(s)" in out
@@ -271,7 +272,8 @@ def test_backup_while_serving_under_writes_restores_everything_committed_before(
 def test_check_reports_and_exits_by_result(app, data_dir, capsys):
     assert run("check", "--data-dir", data_dir) == 0
     out = capsys.readouterr().out
-    assert "schema version: 1 (this LobbyTalks knows up to 1; up to date)" in out
+    v = latest_version()
+    assert f"schema version: {v} (this LobbyTalks knows up to {v}; up to date)" in out
     assert "integrity_check: ok" in out and "result: ok" in out
     conn = sqlite3.connect(Path(data_dir) / "lobbytalks.db")
     conn.execute("INSERT INTO sessions VALUES ('orphan', 12345, 0, 1)")

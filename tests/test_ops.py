@@ -42,7 +42,8 @@ def test_backup_is_a_verified_single_file_owned_by_its_owner(app, tmp_path):
     src = app.config["LOBBYTALKS"].db.path
     dest = tmp_path / "out" / "b.db"
     result = ops.backup(src, dest)
-    assert result.path == dest and result.version == 1 and result.size == dest.stat().st_size
+    assert result.path == dest and result.version == dbmod.latest_version()
+    assert result.size == dest.stat().st_size
     assert usernames(dest) == {"alice"}
     assert rows(dest, "PRAGMA journal_mode") == [("delete",)]  # no -wal needed to read it
     assert stat.S_IMODE(dest.stat().st_mode) == 0o600  # it holds password hashes
@@ -281,13 +282,17 @@ def test_check_key_needs_no_key_without_private_context(app):
 FUTURE_SQL = "CREATE TABLE future_things (id INTEGER PRIMARY KEY, note TEXT NOT NULL);\n"
 
 
+CURRENT = dbmod.latest_version()
+FUTURE = CURRENT + 1
+
+
 @pytest.fixture
 def future_migration(monkeypatch):
-    """This build pretends to ship a migration 0002 on top of the real ones."""
+    """This build pretends to ship one more migration on top of the real ones."""
     real = dbmod.migrations
 
     def with_future(sql: str = FUTURE_SQL):
-        monkeypatch.setattr(dbmod, "migrations", lambda: real() + [(2, "future", sql)])
+        monkeypatch.setattr(dbmod, "migrations", lambda: real() + [(FUTURE, "future", sql)])
     return with_future
 
 
@@ -299,11 +304,11 @@ def test_upgrade_backs_up_then_migrates_in_one_go(settings, future_migration):
 
     upgraded = create_app(settings)
     path = Path(settings.db_path)
-    (copy,) = path.parent.glob("lobbytalks.db.pre-migrate-v1-*.bak")
-    assert rows(copy, "SELECT MAX(version) FROM schema_migrations") == [(1,)]
+    (copy,) = path.parent.glob(f"lobbytalks.db.pre-migrate-v{CURRENT}-*.bak")
+    assert rows(copy, "SELECT MAX(version) FROM schema_migrations") == [(CURRENT,)]
     assert usernames(copy) == {"alice"} and ops.check(copy).ok
-    assert rows(path, "SELECT version, name FROM schema_migrations ORDER BY version") == \
-        [(1, "initial"), (2, "future")]
+    assert rows(path, "SELECT version, name FROM schema_migrations ORDER BY version")[-2:] == \
+        [(CURRENT, dbmod.migrations()[-2][1]), (FUTURE, "future")]
     assert rows(path, "SELECT COUNT(*) FROM future_things") == [(0,)]
     assert upgraded.test_client().get("/healthz").get_json() == {"ok": True}
     create_app(settings)  # nothing pending: no second copy
@@ -318,16 +323,16 @@ def test_a_failing_upgrade_leaves_the_database_as_it_was(settings, future_migrat
     with pytest.raises(sqlite3.OperationalError):
         create_app(settings)
     path = Path(settings.db_path)
-    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(1,)]
+    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(CURRENT,)]
     assert rows(path, "SELECT name FROM sqlite_master WHERE name = 'fine'") == []
-    assert len(list(path.parent.glob("*.pre-migrate-v1-*.bak"))) == 1
+    assert len(list(path.parent.glob(f"*.pre-migrate-v{CURRENT}-*.bak"))) == 1
 
 
 def test_a_new_database_is_not_backed_up(settings, future_migration):
     future_migration()
     create_app(settings)
     path = Path(settings.db_path)
-    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(2,)]
+    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(FUTURE,)]
     assert not list(path.parent.glob("*.pre-migrate-*"))
 
 

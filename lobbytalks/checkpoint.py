@@ -1,0 +1,93 @@
+"""Moving the WAL into the database file on a thread of its own.
+
+Request connections run with ``wal_autocheckpoint`` off: SQLite would otherwise checkpoint
+inside whichever commit crosses 1000 pages, with the process-wide write lock held (the bench
+saw such commits take about half a second while every other writer waited). Instead a
+PASSIVE checkpoint runs here, at most once a second while there are commits, on a
+connection opened for that checkpoint only (so nothing keeps the WAL index mapped between
+checkpoints). The thread ends when writes stop and starts again with the next commit, so an
+idle app holds none; ``stop`` ends it at once, before the files are replaced (restore).
+"""
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+
+log = logging.getLogger("lobbytalks")
+
+
+class Checkpointer:
+    interval = 1.0      # seconds between checkpoints while there are commits
+    idle_rounds = 5     # quiet intervals before the thread ends
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.completed = 0
+        self._lock = threading.Lock()
+        self._dirty = False
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._thread is not None
+
+    def stop(self) -> None:
+        """End the thread (if any) and wait for it; the next commit starts a new one."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            self._stopping.set()
+            thread.join()
+            self._stopping.clear()
+
+    def notify(self) -> None:
+        """Called after each commit: there is something to checkpoint."""
+        with self._lock:
+            self._dirty = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="lobbytalks-checkpoint",
+                                                daemon=True)
+                self._thread.start()
+
+    def _take_work(self, idle: int) -> int | None:
+        """The new idle count, or None when the thread should end (it is then forgotten)."""
+        with self._lock:
+            if self._stopping.is_set():
+                self._thread = None
+                return None
+            if self._dirty:
+                self._dirty = False
+                return 0
+            if idle + 1 >= self.idle_rounds:
+                self._thread = None
+                return None
+            return idle + 1
+
+    def _run(self) -> None:
+        idle: int | None = 0
+        try:
+            while True:
+                self._stopping.wait(self.interval)
+                idle = self._take_work(idle)
+                if idle is None:
+                    return
+                if idle == 0:
+                    self._checkpoint()
+        except sqlite3.Error:
+            log.exception("WAL checkpoint failed; the next commit tries again")
+            with self._lock:
+                self._thread = None
+
+    def _checkpoint(self) -> None:
+        from .db import connect
+
+        conn = connect(self.path)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self.completed += 1
+        finally:
+            conn.close()
