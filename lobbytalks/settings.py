@@ -35,7 +35,7 @@ class Settings:
     admin_password: str = _setting("", "Password for ADMIN_USERNAME", secret=True)
     clock_offset_file: str = _setting(
         "", "File holding seconds added to the clock, re-read per request (testing only)")
-    threads: int = _setting(8, "Waitress worker threads")
+    threads: int = _setting(4, "Waitress worker threads (more threads contend for the GIL on SQLite calls)")
     session_days: int = _setting(30, "Days a login session lasts")
     trusted_proxies: int = _setting(
         0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto are trusted (0: none)")
