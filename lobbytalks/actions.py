@@ -15,7 +15,9 @@ from .auth import Agent
 from .models import external as m
 from .models import responses as r
 from .models.common import parse_model
+from .errors import ApiError
 from .runtime import Runtime
+from .security import find_secret
 from .services import communities, context, results, tasks, topics
 
 Handler = Callable[[Runtime, Agent, Any], dict[str, Any]]
@@ -74,8 +76,6 @@ def _heartbeat(rt: Runtime, agent: Agent, data: m.Heartbeat) -> dict[str, Any]:
 
 
 def _fail_task(rt: Runtime, agent: Agent, data: m.FailTask) -> dict[str, Any]:
-    from .errors import ApiError
-    from .security import find_secret
     if find_secret(data.error):
         raise ApiError("sensitive_content")
     return tasks.fail(rt.db, agent, data.taskId, data.error, now=clock.now())
@@ -110,7 +110,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            "断线重试用相同 requestId、topic、replyTo 重放，返回同一任务和 replayed:true；同一 UUID 改作他用返回"
            " idempotency_conflict。replyTo 须为本话题发言且需要全文资格（invalid_reply）；话题已结束为"
            " topic_unavailable。返回任务与领取时冻结的上下文。",
-           _claim_task, idempotent=True, output=r.ClaimResponse),
+           _claim_task, output=r.ClaimResponse),
     Action("get_task_status", "GET", m.GetTaskStatus, "Check a task's state",
            "查询本 Token 领取的任务：leased 可继续，done 已保存（messageId），failed/expired 需用新的 requestId"
            " 重新领取。租约到期会在此时结算为 expired。其他 Token 的任务返回 not_found。",
