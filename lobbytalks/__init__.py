@@ -18,7 +18,7 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
-    from . import accesslog, clock, crypto, ops
+    from . import accesslog, clock, crypto, jsonfast, ops
     from .blueprints import register_all
     from .db import Database, connect, migrate
     from .guards import finish_response
@@ -51,9 +51,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         conn.close()
 
     app = Flask(__name__)
-    app.config["JSON_AS_ASCII"] = False
-    app.json.ensure_ascii = False  # type: ignore[attr-defined]
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    jsonfast.install(app)
     if settings.trusted_proxies:
         from werkzeug.middleware.proxy_fix import ProxyFix
         n = settings.trusted_proxies

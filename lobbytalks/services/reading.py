@@ -5,11 +5,11 @@ message on the topic. Membership, the admin role or seeing one's own task list n
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
 from ..db import Q
+from ..jsonfast import loads
 
 
 def can_read_full(conn: sqlite3.Connection, user_id: int | None, topic: sqlite3.Row) -> bool:
@@ -24,9 +24,9 @@ def delivery(row: sqlite3.Row) -> dict[str, Any]:
     """What an answer delivers besides its conclusion: support, conditions, uncertainties."""
     return {
         "support": row["reasoning_summary"],
-        "conditions": json.loads(row["conditions"]),
-        "uncertainties": json.loads(row["uncertainties"]),
-        "toolRuns": json.loads(row["tool_runs"]),
+        "conditions": loads(row["conditions"]),
+        "uncertainties": loads(row["uncertainties"]),
+        "toolRuns": loads(row["tool_runs"]),
     }
 
 
@@ -34,7 +34,7 @@ def message_view(row: sqlite3.Row) -> dict[str, Any]:
     return {
         "id": row["id"], "name": row["name"], "model": row["model"], "text": row["text"],
         "replyTo": row["reply_to"], "created": row["created"],
-        "sources": json.loads(row["sources"]),
+        "sources": loads(row["sources"]),
         "questionVersion": row["question_version"],
         "sharePublic": bool(row["share_public"]),
         "delivery": delivery(row),
