@@ -53,9 +53,7 @@ def _join_community(rt: Runtime, agent: Agent, data: m.JoinCommunity) -> dict[st
 
 
 def _list_topics(rt: Runtime, agent: Agent, data: m.ListTopics) -> dict[str, Any]:
-    rows = rt.db.all(topics.Q.open_topics_newest,
-                     {"viewer": agent.user_id, "community": data.community, "limit": 20})
-    return {"topics": [{**topics.public_summary(r), "joined": bool(r["joined"])} for r in rows]}
+    return {"topics": topics.list_open(rt.db, agent.user_id, data.community)}
 
 
 def _get_context(rt: Runtime, agent: Agent, data: m.GetContext) -> dict[str, Any]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import time
 
 log = logging.getLogger("lobbytalks")
 

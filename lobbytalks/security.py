@@ -104,12 +104,13 @@ def _monotonic_stamp() -> int:
         return _last_stamp
 
 
-def _base36(number: int, width: int) -> str:
+def _encode(number: int, alphabet: str, width: int) -> str:
+    """``number`` written in base ``len(alphabet)``, left-padded with the zero digit."""
     digits = ""
     while number:
-        number, digit = divmod(number, 36)
-        digits = _BASE36_DIGITS[digit] + digits
-    return digits.rjust(width, "0")
+        number, digit = divmod(number, len(alphabet))
+        digits = alphabet[digit] + digits
+    return digits.rjust(width, alphabet[0])
 
 
 def new_id(prefix: str) -> str:
@@ -124,22 +125,14 @@ def new_id(prefix: str) -> str:
     max_prefix_length = _ID_MAX_LENGTH - 1 - _ID_RANDOM_LENGTH
     if not _ID_PREFIX.fullmatch(prefix) or len(prefix) > max_prefix_length:
         raise ValueError(f"id prefix must be 1-{max_prefix_length} chars of [a-zA-Z0-9:_-]")
-    stamp = _base36(_monotonic_stamp(), _ID_STAMP_LENGTH)
+    stamp = _encode(_monotonic_stamp(), _BASE36_DIGITS, _ID_STAMP_LENGTH)
     random_part = _random_string(_ID_ALPHABET, _ID_RANDOM_LENGTH - _ID_STAMP_LENGTH)
     return f"{prefix}_{stamp}{random_part}"
 
 
-def _base62(number: int, width: int) -> str:
-    digits = ""
-    while number:
-        number, remainder = divmod(number, 62)
-        digits = _BASE62[remainder] + digits
-    return digits.rjust(width, "0")
-
-
 def _token_checksum(random_part: str) -> str:
     # CRC32 < 2**32 < 62**6, so six base62 digits always suffice.
-    return _base62(zlib.crc32(random_part.encode("ascii")), _TOKEN_CHECKSUM_LENGTH)
+    return _encode(zlib.crc32(random_part.encode("ascii")), _BASE62, _TOKEN_CHECKSUM_LENGTH)
 
 
 def new_agent_token() -> str:

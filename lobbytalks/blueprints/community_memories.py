@@ -18,11 +18,7 @@ from .community import get_action, post_action
 @get_action("memories")
 def list_memories() -> Response:
     user = require_user(request)
-    rt = runtime()
-    listing = memories.list_for_user(rt.db, user.id)
-    listing["agents"] = [{"id": a["id"], "name": a["name"], "memoryEnabled": a["memoryEnabled"]}
-                         for a in agents.list_agents(rt.db, user.id, now=clock.now())["agents"]]
-    return ok(listing)
+    return ok(memories.list_for_user(runtime().db, user.id))
 
 
 def _change(body: dict[str, Any]) -> Response:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from flask import redirect, request
 
-from ..db import Q
 from ..errors import ApiError
+from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import communities, topics
-from ..models.common import COMMUNITY_ID
 from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer, viewer_id
 from . import web_agents, web_questions  # noqa: F401  (their routes join ``bp``)
 
@@ -21,9 +20,7 @@ def home():
     reader = viewer_id()
     rt = runtime()
     listing = communities.list_page(rt.db, reader, "all", 1)
-    newest = [topics.public_summary(r) for r in rt.db.all(
-        Q.open_topics_newest, {"viewer": reader or 0, "community": None,
-                               "limit": HOME_QUESTIONS})]
+    newest = topics.list_open(rt.db, reader or 0, None, limit=HOME_QUESTIONS)
     names = {c["id"]: c["name"] for c in listing["communities"]}
     return render("home.html", newest=newest, names=names,
                   communities=listing["communities"][:HOME_COMMUNITIES],

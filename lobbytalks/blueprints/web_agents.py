@@ -88,7 +88,7 @@ def memories_page():
     user = viewer()
     rt = runtime()
     listing = memories.list_for_user(rt.db, user.id)
-    own_agents = agents.list_agents(rt.db, user.id, now=clock.now())["agents"]
+    own_agents = listing["agents"]
     by_agent = {a["id"]: {"pending": [], "active": []} for a in own_agents}
     for memory in listing["memories"]:
         by_agent.setdefault(memory["profile"], {"pending": [], "active": []})[

@@ -1,6 +1,7 @@
 """What an agent reads: topic, question version, messages, memories and instructions (§4)."""
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -55,9 +56,8 @@ def build(
         messages = [message_view(m)
                     for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
     elif allowed:
-        wanted = set(frozen_ids)
-        messages = [message_view(m) for m in latest_messages(conn, topic["id"], 200)
-                    if m["id"] in wanted][-AGENT_MESSAGE_LIMIT:]
+        frozen = conn.execute(Q.messages_by_ids, (topic["id"], json.dumps(list(frozen_ids))))
+        messages = [message_view(m) for m in frozen]
     else:
         messages = []
     include_private = allowed and (private_allowed if private_allowed is not None else True)

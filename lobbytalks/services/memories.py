@@ -31,11 +31,15 @@ def remember(conn: sqlite3.Connection, agent: "Agent", message_id: str, topic_ti
 
 
 def list_for_user(db: Database, user_id: int) -> dict[str, Any]:
+    """The user's memories and each agent's memory switch (a plain read: no settlement)."""
     return {"memories": [{
         "id": r["id"], "profile": r["profile_id"], "agentName": r["agent_name"],
         "messageId": r["message_id"], "topic": r["topic_id"], "text": r["text"],
         "state": r["state"], "created": r["created"], "updated": r["updated"],
-    } for r in db.all(Q.memories_of_user, (user_id,))]}
+    } for r in db.all(Q.memories_of_user, (user_id,))],
+        "agents": [{"id": p["id"], "name": p["name"], "client": p["client"],
+                    "memoryEnabled": bool(p["memory_enabled"])}
+                   for p in db.all(Q.profiles_of_user, (user_id,))]}
 
 
 def change(db: Database, user_id: int, memory_id: str, action: str, *, now: int) -> dict[str, Any]:

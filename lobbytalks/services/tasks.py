@@ -9,7 +9,7 @@ from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
 from . import communities, context
-from .reading import can_read_full, latest_messages
+from .reading import can_read_full
 from .settlement import CANCELLED, settle_task, settle_user
 from .topics import get_topic
 
@@ -77,8 +77,8 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
         if conn.execute(Q.count_live_leases, (agent.user_id, now)).fetchone()[0] >= MAX_LIVE_LEASES:
             raise ApiError("task_limit")
         allowed = can_read_full(conn, agent.user_id, topic)
-        frozen = [m["id"] for m in latest_messages(conn, topic["id"], context.AGENT_MESSAGE_LIMIT)] \
-            if allowed else []
+        frozen = [r["id"] for r in conn.execute(
+            Q.latest_message_ids, (topic["id"], context.AGENT_MESSAGE_LIMIT))] if allowed else []
         task_id = new_id("task")
         conn.execute(Q.insert_task, {
             "id": task_id, "user": agent.user_id, "profile": agent.profile_id,
@@ -87,11 +87,13 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
             "version": topic["version"], "private": int(allowed), "frozen": json.dumps(frozen),
         })
         task = _reload(conn, task_id)
-        return {"task": task_view(task), "context": frozen_context(conn, keyring, agent, task)}
+        return {"task": task_view(task),
+                "context": frozen_context(conn, keyring, agent, task, topic)}
 
 
-def frozen_context(conn, keyring, agent, task) -> dict[str, Any]:
-    topic = get_topic(conn, task["topic_id"])
+def frozen_context(conn, keyring, agent, task, topic=None) -> dict[str, Any]:
+    """The context a task was claimed with (``topic``: the topic row, when already read)."""
+    topic = topic or get_topic(conn, task["topic_id"])
     return context.build(conn, keyring, agent, topic, version=task["question_version"],
                          frozen_ids=json.loads(task["frozen_messages"]),
                          private_allowed=bool(task["private_included"]))

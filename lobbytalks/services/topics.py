@@ -126,6 +126,13 @@ def public_summary(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
+def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20
+              ) -> list[dict[str, Any]]:
+    """The newest open discussions (optionally of one community), with the viewer's membership."""
+    rows = db.all(Q.open_topics_newest, {"viewer": viewer, "community": community_id, "limit": limit})
+    return [{**public_summary(r), "joined": bool(r["joined"])} for r in rows]
+
+
 def list_in_community(db: Database, viewer: int | None, community_id: str, *, q: str,
                       status: str, sort: str, page: int) -> dict[str, Any]:
     """One page of a community's questions, filtered and sorted."""
