@@ -173,6 +173,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.version_note": ("说明：{note}", "Note: {note}"),
     "q.version_private": ("此版本有私密背景", "This version has private background"),
     "q.discussion": ("讨论", "Discussion"),
+    "q.past_end": ("讨论只有 {n} 页，这一页没有回答。", "The discussion has {n} page(s); this one is past the end."),
+    "q.first_page": ("回到第一页", "Back to the first page"),
     "q.no_answers": ("还没有回答。把问题交给你的智能体吧：它们领取任务后会在这里发言。",
                      "No answers yet. Hand the question to your agents: once they claim and "
                      "submit, their answers appear here."),

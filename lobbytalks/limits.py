@@ -18,7 +18,7 @@ import functools
 import math
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Protocol
 
 from flask import Flask
@@ -42,48 +42,77 @@ class LocalWindow:
     """An exact moving window per (scope, key): the times of the last ``amount`` hits.
 
     ``hit`` and ``test`` return None when allowed, else the seconds until a slot frees.
+
+    Memory stays bounded however many distinct keys (usernames, addresses) arrive: ``test``
+    never creates a bucket, buckets are kept in least-recently-hit order, and past
+    ``max_buckets`` the expired ones go first, then the least recently hit. Forgetting a key
+    that nobody has hit for the longest time only forgets its count; the attacker who sprays
+    keys keeps hitting (and so keeps) their own per-address bucket.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_buckets: int = 20_000) -> None:
         self._lock = threading.Lock()
-        self._hits: dict[tuple[str, str], deque[float]] = {}
-        self._calls = 0
+        self._hits: OrderedDict[tuple[str, str], _Bucket] = OrderedDict()
+        self._max_buckets = max_buckets
 
-    def _recent(self, item: RateLimitItem, bucket: tuple[str, str], now: float) -> deque[float]:
-        hits = self._hits.setdefault(bucket, deque())
-        horizon = now - item.get_expiry()
-        while hits and hits[0] <= horizon:
-            hits.popleft()
-        return hits
+    def __len__(self) -> int:
+        return len(self._hits)
+
+    @staticmethod
+    def _drop_expired(bucket: _Bucket, now: float) -> None:
+        horizon = now - bucket.expiry
+        while bucket.times and bucket.times[0] <= horizon:
+            bucket.times.popleft()
 
     def hit(self, item: RateLimitItem, scope: str, key: str) -> float | None:
         now = time.monotonic()
         with self._lock:
-            self._sweep(now)
-            hits = self._recent(item, (scope, key), now)
-            if len(hits) >= item.amount:
-                return hits[0] + item.get_expiry() - now
-            hits.append(now)
+            bucket = self._hits.get((scope, key))
+            if bucket is None:
+                self._make_room(now)
+                bucket = self._hits[(scope, key)] = _Bucket(item.get_expiry())
+            else:
+                self._hits.move_to_end((scope, key))
+                bucket.expiry = item.get_expiry()
+            self._drop_expired(bucket, now)
+            if len(bucket.times) >= item.amount:
+                return bucket.times[0] + bucket.expiry - now
+            bucket.times.append(now)
             return None
 
     def test(self, item: RateLimitItem, scope: str, key: str) -> float | None:
         now = time.monotonic()
         with self._lock:
-            hits = self._recent(item, (scope, key), now)
-            return hits[0] + item.get_expiry() - now if len(hits) >= item.amount else None
+            bucket = self._hits.get((scope, key))
+            if bucket is None:
+                return None
+            self._drop_expired(bucket, now)
+            if len(bucket.times) >= item.amount:
+                return bucket.times[0] + bucket.expiry - now
+            return None
 
-    def _sweep(self, now: float) -> None:
-        """Now and then drop buckets whose hits are all older than a day (the longest limit)."""
-        self._calls += 1
-        if self._calls % 10_000:
+    def _make_room(self, now: float) -> None:
+        """Before adding a bucket at the cap: drop the expired ones, else the least recent."""
+        if len(self._hits) < self._max_buckets:
             return
-        stale = [b for b, hits in self._hits.items() if not hits or hits[-1] <= now - 86_400]
-        for bucket in stale:
-            del self._hits[bucket]
+        expired = [k for k, b in self._hits.items() if not b.times or b.times[-1] <= now - b.expiry]
+        for k in expired:
+            del self._hits[k]
+        # Keep a tenth of the room free so the scan above runs rarely, not on every new key.
+        while len(self._hits) >= self._max_buckets * 9 // 10:
+            self._hits.popitem(last=False)
 
     def reset(self) -> None:
         with self._lock:
             self._hits.clear()
+
+
+class _Bucket:
+    __slots__ = ("expiry", "times")
+
+    def __init__(self, expiry: int) -> None:
+        self.expiry = expiry
+        self.times: deque[float] = deque()
 
 
 class SharedWindow:

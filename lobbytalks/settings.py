@@ -8,6 +8,7 @@ Secret settings also accept ``LOBBYTALKS_<NAME>_FILE`` naming a file that holds 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -89,9 +90,27 @@ class Settings:
             if not f.metadata.get("env"):
                 continue
             value = getattr(self, f.name)
-            shown = ("****" if value else "") if f.metadata.get("secret") else str(value)
+            shown = (("****" if value else "") if f.metadata.get("secret")
+                     else mask_uri_credentials(str(value)))
             rows.append((ENV_PREFIX + f.name.upper(), shown, f.metadata["help"]))
         return rows
+
+
+_URI_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#]*)@")
+_SECRET_QUERY = re.compile(r"(?i)([?&;](?:password|passwd|pass|pwd|secret|token|key)=)[^&;#]*")
+
+
+def mask_uri_credentials(value: str) -> str:
+    """A URI-valued setting with its password (and secret query parameters) masked.
+
+    ``redis://:secret@host`` → ``redis://:****@host``; ``postgresql://me:pw@db/x`` →
+    ``postgresql://me:****@db/x``; a userinfo without a colon is taken as the secret itself
+    (``redis://token@host``, as some services issue).
+    """
+    def userinfo(match: re.Match[str]) -> str:
+        user, colon, _ = match["userinfo"].partition(":")
+        return f"{match['scheme']}{user}:****@" if colon else f"{match['scheme']}****@"
+    return _SECRET_QUERY.sub(r"\1****", _URI_USERINFO.sub(userinfo, value, count=1))
 
 
 def _convert(kind: Any, raw: str, name: str) -> Any:

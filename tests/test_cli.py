@@ -16,7 +16,7 @@ import requests
 from lobbytalks import create_app, serverlock
 from lobbytalks.cli import ProgressBar, main
 from lobbytalks.db import latest_version
-from lobbytalks.settings import Settings
+from lobbytalks.settings import Settings, mask_uri_credentials
 
 from conftest import FAST_SCRYPT, LiveServer, Person, web_session
 
@@ -332,6 +332,30 @@ def test_secret_settings_read_files_and_config_masks_them(tmp_path, monkeypatch,
     assert "LOBBYTALKS_ADMIN_PASSWORD=****" in out and "LOBBYTALKS_SECRET_KEY=****" in out
     assert "LOBBYTALKS_ADMIN_USERNAME=root_admin" in out
     assert "s3cret" not in out and "BBBB" not in out
+
+
+def test_config_masks_credentials_inside_uri_settings(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LOBBYTALKS_RATELIMIT_STORAGE", "redis://:hunter2pw@cache.internal:6379/0")
+    monkeypatch.setenv("LOBBYTALKS_PUBLIC_URL", "https://talk.example.org")
+    assert run("config", "--data-dir", str(tmp_path / "data")) == 0
+    out = capsys.readouterr().out
+    assert "LOBBYTALKS_RATELIMIT_STORAGE=redis://:****@cache.internal:6379/0" in out
+    assert "hunter2pw" not in out
+    assert "LOBBYTALKS_PUBLIC_URL=https://talk.example.org" in out  # nothing to hide stays
+
+
+@pytest.mark.parametrize("raw,shown", [
+    ("redis://:pw@h:6379", "redis://:****@h:6379"),
+    ("rediss://user:pw@h/0", "rediss://user:****@h/0"),
+    ("postgresql://me:p%40ss@db.example/x?sslmode=require", "postgresql://me:****@db.example/x?sslmode=require"),
+    ("memcached://sometoken@h", "memcached://****@h"),
+    ("redis+sentinel://h:26379/m?password=pw&db=1", "redis+sentinel://h:26379/m?password=****&db=1"),
+    ("memory://", "memory://"),
+    ("https://example.org/a@b", "https://example.org/a@b"),  # an @ in the path is no userinfo
+    ("plain", "plain"),
+])
+def test_mask_uri_credentials(raw, shown):
+    assert mask_uri_credentials(raw) == shown
 
 
 def test_a_direct_value_wins_over_its_file(tmp_path):

@@ -84,7 +84,10 @@ def test_list_topics_newest_open_discussions(app, agent):
     assert [t["id"] for t in topics] == ids[-2::-1][:20]
     assert set(topics[0]) >= {"id", "title", "description", "communityId", "created",
                               "messageCount", "joined", "intent", "questionVersion"}
-    assert agent.get("list_topics", community="nowhere").get_json() == {"topics": []}
+    assert [t["id"] for t in agent.get("list_topics", community="lobby").get_json()["topics"]] \
+        == [t["id"] for t in topics]
+    # a community that does not exist is 404, as on every other action that names one
+    assert_external_error(agent.get("list_topics", community="nowhere"), 404, "not_found")
 
 
 def test_get_context_first_time_is_public_only(asker, agent):

@@ -37,3 +37,42 @@ def test_gate_raises_rate_limited_with_retry_after(storage):
         gate.check("2/hour", "scope", 1)
     gate.reset()
     gate.hit("2/hour", "scope", 1)
+
+
+def test_testing_a_key_never_creates_a_bucket():
+    window = LocalWindow()
+    item = _parsed("3/minute")
+    for n in range(1000):
+        assert window.test(item, "login", f"stranger{n}") is None
+    assert len(window) == 0
+
+
+def test_distinct_keys_leave_memory_bounded(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("lobbytalks.limits.time.monotonic", lambda: clock[0])
+    window = LocalWindow(max_buckets=5_000)
+    item = _parsed("10/day")
+    # a key hit again and again stays: eviction takes the least recently hit buckets
+    for n in range(100_000):
+        window.hit(item, "login", f"sprayed{n}")
+        if n % 1000 == 0:
+            window.hit(item, "login", "attacker-address")
+        clock[0] += 0.001
+    assert len(window) <= 5_000
+    assert window._hits.get(("login", "attacker-address")) is not None
+    assert len(window._hits[("login", "attacker-address")].times) == 10  # still counted
+    assert window.hit(item, "login", "attacker-address") is not None  # still refused
+
+
+def test_expired_buckets_make_room_before_live_ones(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("lobbytalks.limits.time.monotonic", lambda: clock[0])
+    window = LocalWindow(max_buckets=10)
+    long_item, short_item = _parsed("1/day"), _parsed("1/second")
+    window.hit(long_item, "s", "kept")  # least recently hit, but its window is still open
+    for n in range(9):
+        window.hit(short_item, "s", f"brief{n}")
+    clock[0] += 2  # every short bucket has expired
+    window.hit(short_item, "s", "new")
+    assert window._hits.get(("s", "kept")) is not None
+    assert window.hit(long_item, "s", "kept") is not None  # its one hit is still remembered

@@ -367,3 +367,57 @@ def test_home_lists_newest_open_questions(app, client):
     asker.ask(title="首页上的问题")
     body = html(client.get("/"))
     assert "首页上的问题" in body and "虾扯淡广场" in body
+
+
+# --- long discussions are paged ----------------------------------------------------------
+
+@pytest.fixture
+def long_discussion(settings):
+    """A question with 45 answers by one agent; the last one replies to the first."""
+    from lobbytalks import create_app
+    app = create_app(settings.with_overrides(rate_claim="1000/minute", rate_token="1000/minute"))
+    asker = member(app)
+    topic = asker.ask()
+    agent = asker.new_agent("长谈的虾")
+    ids = []
+    for n in range(45):
+        reply_to = {"replyTo": ids[0]} if n == 44 else {}
+        task = agent.claim(topic, **reply_to).get_json()["task"]["id"]
+        r = agent.post("submit_result", taskId=task,
+                       **good_result(conclusion=f"第 {n} 条回答：服务运行时用 SQLite 在线备份 API 得到一致的副本 [S1]。"))
+        assert r.status_code == 200, r.get_json()
+        ids.append(r.get_json()["messageId"])
+    return asker, topic, ids
+
+
+def answer_ids(body: str) -> list[str]:
+    return re.findall(r'<article class="answer" id="m-([^"]+)"', body)
+
+
+def test_a_long_discussion_is_paged_twenty_answers_at_a_time(long_discussion):
+    asker, topic, ids = long_discussion
+    first = html(asker.http.get(f"/q/{topic}"))
+    assert answer_ids(first) == ids[:20]
+    assert f'href="/q/{topic}?page=2#discussion-title"' in first and 'rel="prev"' not in first
+    assert "45" in first  # the count is of the whole discussion, not of the page
+    second = html(asker.http.get(f"/q/{topic}?page=2"))
+    assert answer_ids(second) == ids[20:40]
+    last = html(asker.http.get(f"/q/{topic}?page=3"))
+    assert answer_ids(last) == ids[40:]
+    assert 'rel="next"' not in last
+    # the reply on page 3 links to its parent on page 1
+    assert f'href="/q/{topic}?page=1#m-{ids[0]}"' in last
+    past = html(asker.http.get(f"/q/{topic}?page=9"))
+    assert answer_ids(past) == [] and "这一页没有回答" in past
+    assert len(last) < len(first) and len(second) < 3 * len(last)
+
+
+def test_a_link_to_one_answer_opens_the_page_that_holds_it(long_discussion):
+    asker, topic, ids = long_discussion
+    body = html(asker.http.get(f"/q/{topic}?answer={ids[33]}"))
+    assert answer_ids(body) == ids[20:40]
+    # an explicit page wins; a stranger's id just opens the first page
+    assert answer_ids(html(asker.http.get(f"/q/{topic}?answer={ids[33]}&page=3"))) == ids[40:]
+    assert answer_ids(html(asker.http.get(f"/q/{topic}?answer=nope"))) == ids[:20]
+    tasks = html(asker.http.get(f"/tasks?topic={topic}"))
+    assert f'/q/{topic}?answer={ids[-1]}#m-{ids[-1]}' in tasks

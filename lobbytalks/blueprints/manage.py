@@ -54,7 +54,7 @@ def _read():
     action = args.get("action", "agents")
     rt = runtime()
     if action == "agents":
-        return ok(agents.list_agents(rt.db, user.id, now=clock.now()))
+        return ok(agents.manage_view(agents.list_agents(rt.db, user.id, now=clock.now())))
     if action == "tasks":
         filters = parse_model(TaskFilters, args, strict=False)
         return ok(tasks.list_managed(rt.db, user.id, filters, now=clock.now()))

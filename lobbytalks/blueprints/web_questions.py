@@ -12,9 +12,13 @@ from ..runtime import runtime
 from ..services import communities, topics
 from ..services.reading import latest_messages
 from ..models.common import COMMUNITY_ID
-from .web_base import bp, login_required, render, viewer, viewer_id
+from .web_base import bp, int_arg, login_required, page_url, render, viewer, viewer_id
 
 TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
+
+# Answers shown per page of a question: 200 long answers made a ~22 MB page that took half a
+# second to render; 20 keep a page small while most questions fit on the first.
+ANSWERS_PER_PAGE = 20
 
 
 @bp.get("/ask")
@@ -56,6 +60,29 @@ def threads(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[
     return roots, children
 
 
+class AnswerPages:
+    """The discussion cut into pages in reading order (oldest first), and where each answer is.
+
+    A reply whose parent is on another page still shows, top-level, with a link to that page.
+    """
+
+    def __init__(self, messages: list[dict[str, Any]], wanted_page: int | None, wanted_answer: str):
+        """``wanted_page`` (when given) wins; else the page holding ``wanted_answer``; else 1."""
+        self.count = max(1, -(-len(messages) // ANSWERS_PER_PAGE))
+        self.page_of = {m["id"]: i // ANSWERS_PER_PAGE + 1 for i, m in enumerate(messages)}
+        self.page = wanted_page or self.page_of.get(wanted_answer, 1)
+        start = (self.page - 1) * ANSWERS_PER_PAGE
+        self.messages = messages[start:start + ANSWERS_PER_PAGE]
+        self.past_end = self.page > self.count
+
+    def href(self, message_id: str) -> str:
+        """A link to one answer: its anchor here, or its page and anchor elsewhere."""
+        page = self.page_of.get(message_id)
+        if page is None or page == self.page:
+            return f"#m-{message_id}"
+        return page_url(page=page, answer=None) + f"#m-{message_id}"
+
+
 @bp.get("/q/<topic_id>")
 def question(topic_id: str):
     if not TOPIC_ID.match(topic_id):
@@ -65,7 +92,9 @@ def question(topic_id: str):
     data = topics.read(rt.db, rt.keyring, reader, topic_id)
     topic = data["topic"]
     community = communities.get_one(rt.db, reader, topic["communityId"])
-    roots, children = threads(data["messages"])
+    pages = AnswerPages(data["messages"], int_arg("page", default=0),
+                        request.args.get("answer", ""))
+    roots, children = threads(pages.messages)
     mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
     shareable = sum(1 for m in data["messages"]
                     if m["sharePublic"] and m["questionVersion"] == topic["questionVersion"])
@@ -74,4 +103,4 @@ def question(topic_id: str):
         "question.html", data=data, topic=topic, community=community, roots=roots,
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,
         shareable=shareable, island=islands.get(topic["island"], topic["island"]),
-        card=data.get("answerCard"), draft=data.get("cardDraft"))
+        card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages)

@@ -188,6 +188,7 @@ class IssuedToken(Doc):
 
 
 class ConnectionToken(Doc):
+    """§3: exactly these four fields; nothing that could identify the token itself."""
     id: Ref
     created: UnixTime
     expires: UnixTime
@@ -201,6 +202,8 @@ class ConnectionAgent(Doc):
     perspective: str
     role: Annotated[int, Field(ge=0, le=3)]
     tokens: list[ConnectionToken]
+    lastUsed: UnixTime | None = Field(
+        None, description="扩展：该虾任一 Token 最近一次被使用的时间（Unix 秒）；从未使用时没有此字段")
 
 
 class Connections(Doc):

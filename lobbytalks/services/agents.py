@@ -57,7 +57,11 @@ def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, 
 
 
 def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
-    """The user's agents with token metadata (never a token or its digest)."""
+    """The user's agents with token metadata (never a token or its digest).
+
+    Each token also carries ``last4`` and ``lastUsed`` for the owner's own page; the manage API
+    sends :func:`manage_view` of this instead.
+    """
     with db.transaction() as conn:
         settle_user(conn, user_id, now)
     tokens: dict[str, list[dict[str, Any]]] = {}
@@ -66,13 +70,31 @@ def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
             "id": t["id"], "created": t["created"], "expires": t["expires"],
             "revoked": int(t["revoked"]), "lastUsed": t["last_used"], "last4": t["last4"],
         })
-    agents = [{
-        "id": p["id"], "name": p["name"], "model": p["client"], "client": p["client"],
-        "perspective": p["perspective"], "role": p["role"],
-        "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
-        "tokens": tokens.get(p["id"], []),
-    } for p in db.all(Q.profiles_of_user, (user_id,))]
+    agents = []
+    for p in db.all(Q.profiles_of_user, (user_id,)):
+        own = tokens.get(p["id"], [])
+        agents.append({
+            "id": p["id"], "name": p["name"], "model": p["client"], "client": p["client"],
+            "perspective": p["perspective"], "role": p["role"],
+            "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
+            "lastUsed": max((t["lastUsed"] for t in own if t["lastUsed"]), default=None),
+            "tokens": own,
+        })
     return {"agents": agents}
+
+
+# §3: a token entry in the manage API holds these fields and no others.
+MANAGE_TOKEN_FIELDS = ("id", "created", "expires", "revoked")
+
+
+def manage_view(listing: dict[str, Any]) -> dict[str, Any]:
+    """The listing as the manage API sends it: token entries cut down to §3's fields, and
+    ``lastUsed`` (an extension) only once the agent has used a token."""
+    return {"agents": [
+        {**{k: v for k, v in agent.items() if k != "lastUsed" or v is not None},
+         "tokens": [{k: t[k] for k in MANAGE_TOKEN_FIELDS} for t in agent["tokens"]]}
+        for agent in listing["agents"]
+    ]}
 
 
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:

@@ -128,7 +128,12 @@ def public_summary(row: sqlite3.Row) -> dict[str, Any]:
 
 def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20
               ) -> list[dict[str, Any]]:
-    """The newest open discussions (optionally of one community), with the viewer's membership."""
+    """The newest open discussions (optionally of one community), with the viewer's membership.
+
+    :raise 404 not_found: the community named does not exist.
+    """
+    if community_id is not None and db.one(Q.community_owner, (community_id,)) is None:
+        raise ApiError("not_found", "社区不存在")
     rows = db.all(Q.open_topics_newest, {"viewer": viewer, "community": community_id, "limit": limit})
     return [{**public_summary(r), "joined": bool(r["joined"])} for r in rows]
 
