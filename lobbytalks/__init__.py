@@ -39,6 +39,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     try:
         ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
         migrate(conn, clock.now())
+        _index_for_search(conn)
         # A new key is generated only while nothing is encrypted yet: a lost key file must
         # stop the server, not be silently replaced by a key that opens nothing.
         encrypted = conn.execute("SELECT 1 FROM question_versions "
@@ -69,6 +70,21 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     app.after_request(finish_response)
     accesslog.install(app, settings)
     return app
+
+
+def _index_for_search(conn) -> None:
+    """Questions written before the search index existed (or restored from such a backup)."""
+    from .services import search
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        added = search.index_missing(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    if added:
+        log.info("indexed %d questions for search", added)
 
 
 def _register_error_handlers(app: Flask) -> None:

@@ -9,7 +9,7 @@ from ..crypto import DecryptionFailed
 from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
-from . import cards, communities
+from . import cards, communities, search
 from .reading import can_read_full, latest_messages, message_view
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
         })
         _insert_version(conn, keyring, topic_id, 1, data.title.strip(), data.description,
                         data.privateContext, "", now)
+        search.index_topic(conn, topic_id, data.title.strip(), data.description)
     return topic_id
 
 
@@ -104,6 +105,7 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
         private = data.privateContext if data.privateContext is not None else old
         _insert_version(conn, keyring, topic["id"], version, title, public, private, data.note, now)
         conn.execute(Q.update_topic_version, (title, public, version, now, topic["id"]))
+        search.index_topic(conn, topic["id"], title, public)
     return {"ok": True, "id": topic["id"], "questionVersion": version}
 
 
@@ -148,10 +150,10 @@ def list_in_community(db: Database, viewer: int | None, community_id: str, *, q:
     if status != "all":
         where.append("t.status = ?")
         params.append(status)
-    if q:
-        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        where.append("(t.title LIKE ? ESCAPE '\\' OR t.description LIKE ? ESCAPE '\\')")
-        params += [pattern, pattern]
+    match = search.match_query(q)
+    if match:
+        where.append("t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH ?)")
+        params.append(match)
     sql = (
         "SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,"
         " t.message_count, t.intent, t.version, t.status, u.username AS author_name,"

@@ -69,7 +69,8 @@ VALUES (:id, :topic, :user, :profile, :task, :reply_to, :name, :model, :text, :r
         :version, 0, :now);
 
 -- name: bump_message_count
-UPDATE topics SET message_count = message_count + 1, updated = :now WHERE id = :id;
+UPDATE topics SET message_count = message_count + 1, updated = :now, last_answer_at = :now
+WHERE id = :id;
 
 -- name: message_in_topic
 SELECT 1 FROM messages WHERE id = ? AND topic_id = ?;

@@ -1,0 +1,58 @@
+"""The all-questions page: every community's questions, searched, filtered and sorted."""
+from __future__ import annotations
+
+from flask import request
+
+from ..models.common import COMMUNITY_ID
+from ..models.web import INTENTS
+from ..errors import ApiError
+from ..runtime import runtime
+from ..services import communities, search
+from .web_base import bp, choice_arg, render, viewer_id
+
+STATUSES = ("all", "open", "closed")
+ANSWERED = ("any", "yes", "no")
+CARDS = ("any", "yes")
+YES_NO = {"any": None, "yes": True, "no": False}
+
+
+def browse_filters() -> dict[str, str]:
+    """The page's filters as chosen in the query string; anything unknown is the default."""
+    community = request.args.get("community", "")
+    return {
+        "q": request.args.get("q", "").strip()[:100],
+        "community": community if COMMUNITY_ID.match(community) else "",
+        "status": choice_arg("status", STATUSES, "all"),
+        "intent": choice_arg("intent", ("any", *INTENTS), "any"),
+        "answered": choice_arg("answered", ANSWERED, "any"),
+        "card": choice_arg("card", CARDS, "any"),
+        "sort": choice_arg("sort", tuple(search.BROWSE_SORTS), "new"),
+    }
+
+
+@bp.get("/questions")
+def questions():
+    rt = runtime()
+    filters = browse_filters()
+    after = request.args.get("after", "")[:120]
+    listing = search.browse(
+        rt.db, q=filters["q"], community=filters["community"] or None,
+        status=None if filters["status"] == "all" else filters["status"],
+        intent=None if filters["intent"] == "any" else filters["intent"],
+        answered=YES_NO[filters["answered"]], card=YES_NO[filters["card"]],
+        sort=filters["sort"], cursor=after)
+    return render("questions.html", listing=listing, filters=filters, first_page=not after,
+                  community_names=community_choices(filters["community"]), intents=INTENTS)
+
+
+def community_choices(chosen: str) -> dict[str, str]:
+    """The communities offered as a filter: the first page of all, and the chosen one."""
+    db = runtime().db
+    listed = communities.list_page(db, viewer_id(), "all", 1)["communities"]
+    names = {c["id"]: c["name"] for c in listed}
+    if chosen and chosen not in names:
+        try:
+            names[chosen] = communities.get_one(db, None, chosen)["name"]
+        except ApiError:
+            pass  # an unknown community simply matches nothing
+    return names

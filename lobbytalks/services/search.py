@@ -1,0 +1,154 @@
+"""Finding questions by the words of their title and public background.
+
+The index is an FTS5 table (``topic_search``) whose rowid is the topic's rowid. FTS5's
+tokenizers split Latin text into words but keep a run of Chinese characters as one token,
+and the trigram tokenizer cannot match the two-character words Chinese mostly uses (备份,
+索引). So the text is prepared here: every run of CJK characters is written as its single
+characters followed by its overlapping pairs, and everything else is left to ``unicode61``.
+A query for 数据库 then becomes the phrase "数据 据库", 库 the single character, and a
+Latin word a prefix (``backup*`` finds "backups").
+
+Only public text is indexed (title and public background): never private context or
+answers, so a search can never reveal what its reader may not read. The index is written in
+the same transaction as the question it describes.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+
+from ..db import Database, Q
+
+# Han (with extensions and compatibility forms), kana and Hangul syllables.
+_CJK_RUN = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
+_WORD = re.compile(r"\w+")
+MAX_QUERY_TERMS = 8
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    return [*run, *(run[i:i + 2] for i in range(len(run) - 1))]
+
+
+def index_terms(*texts: str) -> str:
+    """The indexed form of some text: CJK runs as characters then pairs, the rest as is."""
+    parts = []
+    for text in texts:
+        normal = _normal(text)
+        last = 0
+        for match in _CJK_RUN.finditer(normal):
+            parts.append(normal[last:match.start()])
+            parts.extend(_cjk_tokens(match.group()))
+            last = match.end()
+        parts.append(normal[last:])
+    return " ".join(p for p in parts if p.strip())
+
+
+def _quoted(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+# A MATCH expression that matches nothing: for a query of punctuation only.
+MATCHES_NOTHING = '""'
+
+
+def match_query(q: str) -> str | None:
+    """An FTS5 MATCH expression requiring every term of ``q``; None when ``q`` is blank,
+    :data:`MATCHES_NOTHING` when it holds no word at all.
+
+    Each term is quoted, so nothing a visitor types is read as FTS5 syntax.
+    """
+    if not q.strip():
+        return None
+    terms: list[str] = []
+    normal = _normal(q)
+    last = 0
+    pieces: list[tuple[str, bool]] = []
+    for match in _CJK_RUN.finditer(normal):
+        pieces.append((normal[last:match.start()], False))
+        pieces.append((match.group(), True))
+        last = match.end()
+    pieces.append((normal[last:], False))
+    for text, is_cjk in pieces:
+        if is_cjk:
+            pairs = [text[i:i + 2] for i in range(len(text) - 1)] or [text]
+            terms.append(_quoted(" ".join(pairs)))
+        else:
+            terms.extend(_quoted(word) + "*" for word in _WORD.findall(text))
+    return " AND ".join(terms[:MAX_QUERY_TERMS]) or MATCHES_NOTHING
+
+
+def index_topic(conn: sqlite3.Connection, topic_id: str, title: str, description: str) -> None:
+    """Write (or rewrite) one question's entry, inside the caller's transaction."""
+    conn.execute(Q.search_forget_topic, {"id": topic_id})
+    conn.execute(Q.search_index_topic, {"id": topic_id, "terms": index_terms(title, description)})
+
+
+def index_missing(conn: sqlite3.Connection) -> int:
+    """Index every question the index lacks (a database from before search existed)."""
+    rows = conn.execute(Q.topics_missing_from_search).fetchall()
+    for row in rows:
+        conn.execute(Q.search_index_topic,
+                     {"id": row["id"], "terms": index_terms(row["title"], row["description"])})
+    return len(rows)
+
+
+# --- the all-questions page ------------------------------------------------------------
+
+BROWSE_PAGE_SIZE = 20
+_ABOVE_EVERY_ROW = 2**62
+# sort -> (named query, the cursor's fields after the topic id, how a row gives them)
+BROWSE_SORTS = {
+    "new": ("browse_newest", ("before_created",), lambda r: (r["created"],)),
+    "answers": ("browse_most_answers", ("before_count", "before_created"),
+                lambda r: (r["message_count"], r["created"])),
+    "recent": ("browse_recently_answered", ("before_answer",), lambda r: (r["last_answer_at"],)),
+}
+_CURSOR = re.compile(r"^(\d{1,19}(?:\.\d{1,19})?)\.([a-zA-Z0-9:_-]{1,64})$")
+
+
+def _cursor_params(sort: str, cursor: str) -> dict[str, object]:
+    """The keyset position a cursor names; a missing or hand-broken one starts at the top."""
+    _, fields, _ = BROWSE_SORTS[sort]
+    match = _CURSOR.match(cursor)
+    numbers = match.group(1).split(".") if match else []
+    if len(numbers) != len(fields):
+        return {**{f: _ABOVE_EVERY_ROW for f in fields}, "before_id": ""}
+    return {**{f: int(n) for f, n in zip(fields, numbers)}, "before_id": match.group(2)}
+
+
+def _next_cursor(sort: str, row: sqlite3.Row) -> str:
+    _, _, key = BROWSE_SORTS[sort]
+    return ".".join(str(v) for v in key(row)) + "." + row["id"]
+
+
+def browse(db: Database, *, q: str = "", community: str | None = None,
+           status: str | None = None, intent: str | None = None, answered: bool | None = None,
+           card: bool | None = None, sort: str = "new", cursor: str = "") -> dict[str, object]:
+    """One page of every community's questions (public fields only), filtered and sorted.
+
+    ``next`` is the cursor of the following page, or None on the last one.
+    """
+    query, _, _ = BROWSE_SORTS[sort]
+    params = {
+        **_cursor_params(sort, cursor), "community": community, "status": status,
+        "intent": intent, "match": match_query(q), "limit": BROWSE_PAGE_SIZE + 1,
+        "answered": None if answered is None else int(answered),
+        "card": None if card is None else int(card),
+    }
+    rows = db.all(getattr(Q, query), params)
+    page = rows[:BROWSE_PAGE_SIZE]
+    topics = [{
+        "id": r["id"], "title": r["title"], "description": r["description"],
+        "communityId": r["community_id"], "communityName": r["community_name"],
+        "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
+        "questionVersion": r["version"], "status": r["status"], "author": r["author_name"],
+        "lastAnswerAt": r["last_answer_at"] or None, "hasCard": bool(r["has_card"]),
+    } for r in page]
+    more = len(rows) > BROWSE_PAGE_SIZE
+    return {"topics": topics, "next": _next_cursor(sort, page[-1]) if more else None}

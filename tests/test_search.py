@@ -1,0 +1,191 @@
+"""Search and browse: the index, the all-questions page, its filters, sorts and keyset pages."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import Person, good_result
+from lobbytalks import create_app
+from lobbytalks.db import Q, connect
+from lobbytalks.services.search import index_terms, match_query
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("备份", '"备份"'),
+    ("在线备份", '"在线 线备 备份"'),
+    ("库", '"库"'),
+    ("SQLite backup", '"sqlite"* AND "backup"*'),
+    ("ＳＱＬｉｔｅ", '"sqlite"*'),  # full-width letters fold like the index does
+    ('x" OR "y', '"x"* AND "or"* AND "y"*'),  # FTS5 syntax typed by a visitor is only words
+    ("NEAR(a b)", '"near"* AND "a"* AND "b"*'),
+    ("", None), ("   ", None), ("*** !!!", '""'),
+])
+def test_match_query_quotes_every_term(q, expected):
+    assert match_query(q) == expected
+
+
+def test_index_terms_write_cjk_runs_as_characters_and_pairs():
+    assert index_terms("在线备份 of SQLite") == "在 线 备 份 在线 线备 备份  of sqlite"
+
+
+@pytest.fixture
+def site(settings):
+    return create_app(settings.with_overrides(rate_topic="1000/day", rate_claim="1000/minute"))
+
+
+@pytest.fixture
+def asker(site) -> Person:
+    person = Person(site).register()
+    person.join()
+    return person
+
+
+def found(client, **params) -> list[str]:
+    r = client.get("/questions", query_string=params)
+    assert r.status_code == 200
+    return re.findall(r'class="item-title" href="/q/([^"]+)"', r.get_data(as_text=True))
+
+
+def test_words_in_title_and_public_background_are_found_in_both_languages(site, asker):
+    backup = asker.ask("如何在线备份 SQLite 数据库？", description="服务一直在写入。")
+    index = asker.ask("Which index makes this query fast?", description="A slow JOIN on orders.")
+    secret = asker.ask("一个普通的问题", privateContext="内部代号：蓝鲸计划")
+    client = site.test_client()
+    assert found(client, q="备份") == [backup]
+    assert found(client, q="库") == [backup]  # one character
+    assert found(client, q="在线备份") == [backup]
+    assert found(client, q="写入") == [backup]  # public background
+    assert found(client, q="indexes") == [] and found(client, q="ind") == [index]  # prefixes
+    assert found(client, q="JOIN orders") == [index]
+    assert found(client, q="%") == []  # no word: nothing, rather than everything
+    assert found(client, q="备份 orders") == []  # every term must match
+    # private context is never indexed: nobody finds a question by it
+    assert found(client, q="蓝鲸") == [] and secret in found(client)
+
+
+def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):
+    topic = asker.ask("旧标题：磁盘满了怎么办")
+    assert asker.web_post("revise", topic=topic, title="新标题：内存不够怎么办").status_code == 200
+    client = site.test_client()
+    assert found(client, q="磁盘") == [] and found(client, q="内存") == [topic]
+    rows = db.execute("SELECT COUNT(*) FROM topic_search").fetchone()[0]
+    assert rows == 1
+
+
+def test_the_community_api_filter_uses_the_same_index(site, asker):
+    wanted = asker.ask("备份策略怎么选？")
+    asker.ask("别的问题")
+    r = asker.web_get(community="lobby", q="备份")
+    assert r.status_code == 200
+    assert [t["id"] for t in r.get_json()["topics"]] == [wanted]
+    # a LIKE wildcard is no wildcard here
+    assert asker.web_get(community="lobby", q="%").get_json()["topics"] == []
+
+
+def answer(site, person: Person, topic: str) -> str:
+    agent = person.new_agent(f"虾{topic[-4:]}")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    r = agent.post("submit_result", taskId=task, **good_result())
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()["messageId"]
+
+
+def test_filters_and_sorts(site, asker, clock_file):
+    from conftest import advance
+    first = asker.ask("第一个问题", intent="fact")
+    advance(clock_file, 10)
+    second = asker.ask("第二个问题")
+    advance(clock_file, 10)
+    third = asker.ask("第三个问题")
+    helper = Person(site).register()
+    helper.join()
+    answer(site, helper, first)
+    advance(clock_file, 10)
+    answer(site, helper, second)
+    advance(clock_file, 10)
+    answer(site, asker, first)
+    asker.web_post("close", topic=third)
+    client = site.test_client()
+    assert found(client) == [third, second, first]
+    assert found(client, sort="answers") == [first, second, third]
+    assert found(client, sort="recent") == [first, second, third]
+    assert found(client, answered="no") == [third]
+    assert found(client, answered="yes") == [second, first]
+    assert found(client, status="closed") == [third]
+    assert found(client, status="open", intent="fact") == [first]
+    assert found(client, card="yes") == []
+    assert found(client, community="lobby") == [third, second, first]
+    assert found(client, community="nowhere") == []
+    # unknown values are the defaults, never an error
+    assert found(client, sort="evil", status="x", answered="maybe") == [third, second, first]
+
+
+def test_published_cards_filter(site, asker):
+    topic = asker.ask("要做答案卡的问题")
+    asker.ask("没有答案卡的问题")
+    message = answer(site, asker, topic)
+    assert asker.web_post("share", message=message, sharePublic=True).status_code == 200
+    assert asker.web_post("card_preview", topic=topic).status_code == 200
+    assert found(site.test_client(), card="yes") == []  # a draft is no card yet
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    assert found(site.test_client(), card="yes") == [topic]
+
+
+@pytest.mark.parametrize("sort", ["new", "answers", "recent"])
+def test_keyset_pages_walk_every_question_once(site, asker, sort):
+    ids = [asker.ask(f"分页问题 {n}") for n in range(45)]
+    client = site.test_client()
+    seen, after, pages = [], "", 0
+    while True:
+        r = client.get("/questions", query_string={"sort": sort, "after": after})
+        body = r.get_data(as_text=True)
+        seen += re.findall(r'class="item-title" href="/q/([^"]+)"', body)
+        pages += 1
+        nxt = re.search(r'rel="next" href="[^"]*after=([^"&]+)', body)
+        if not nxt:
+            break
+        after = nxt.group(1).replace("%3A", ":")
+    assert pages == 3 and sorted(seen) == sorted(ids) and len(seen) == 45
+
+
+def test_a_broken_cursor_starts_at_the_top_and_past_the_end_says_so(site, asker):
+    topic = asker.ask("唯一的问题")
+    client = site.test_client()
+    assert found(client, after="garbage") == [topic]
+    assert found(client, after="99999999999999999999999.x") == [topic]
+    body = client.get("/questions", query_string={"after": "1.t0"}).get_data(as_text=True)
+    assert "没有更多问题了" in body and 'href="/questions"' in body
+
+
+def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings):
+    topic = asker.ask("升级前的问题：备份")
+    conn = connect(settings.db_path)
+    conn.execute("DELETE FROM topic_search")
+    conn.close()
+    assert found(site.test_client(), q="备份") == []
+    again = create_app(settings)
+    assert found(again.test_client(), q="备份") == [topic]
+
+
+@pytest.mark.parametrize("query, index", [
+    ("browse_newest", "topics_created"),
+    ("browse_most_answers", "topics_answers"),
+    ("browse_recently_answered", "topics_last_answer"),
+])
+def test_each_sort_walks_its_own_index(site, query, index, settings):
+    conn = connect(settings.db_path)
+    params = {"before_created": 1, "before_count": 1, "before_answer": 1, "before_id": "",
+              "community": None, "status": None, "intent": None, "answered": None,
+              "card": None, "match": None, "limit": 21}
+    plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, query), params))
+    conn.close()
+    assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_the_search_box_is_on_every_page(site, asker):
+    for path in ("/", "/communities", "/c/lobby", "/ask", "/questions?q=x"):
+        body = asker.http.get(path).get_data(as_text=True)
+        assert 'action="/questions" role="search"' in body, path
+    english = asker.http.get("/questions?lang=en").get_data(as_text=True)
+    assert "All questions" in english and "Most answers" in english
