@@ -12,12 +12,14 @@ from typing import Any
 
 import jsonschema
 import pytest
+import requests
 
-from conftest import Person, advance, count, good_result
+from conftest import Person, advance, count, good_result, web_session
 from lobbytalks.actions import ACTIONS
+from lobbytalks.mcp import OUTPUT_SCHEMA_SINCE, UNSTATED_VERSION
 from test_mcp import McpClient, business_error, tool_payload
 
-MODERN = "2025-06-18"
+MODERN = "2025-06-18"  # spelled out: the tests pin the versions the protocol names
 REF = "#/components/schemas/"
 # Members a successful answer may leave out; the scenario below must produce each of them.
 OPTIONAL_MEMBERS = {
@@ -82,6 +84,24 @@ def test_output_schema_is_negotiated_by_version(mcp, header, declared):
 
 def without_output(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]
+
+
+def test_a_real_server_negotiates_by_the_header(live_server):
+    """The header reaches the protocol through waitress as it does through the test client."""
+    session = web_session(live_server)
+    token = session.post(live_server.url + "/api/external/manage", json={
+        "action": "register", "name": "版本虾", "client": "custom",
+        "perspective": "先给结论。"}).json()["token"]
+    declared = {}
+    for header in (None, "2025-03-26", MODERN):
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+        if header:
+            headers["MCP-Protocol-Version"] = header
+        r = requests.post(live_server.url + "/api/external/mcp", headers=headers, timeout=10,
+                          json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert r.status_code == 200, r.text
+        declared[header] = ["outputSchema" in t for t in r.json()["result"]["tools"]]
+    assert declared == {None: [False] * 9, "2025-03-26": [False] * 9, MODERN: [True] * 9}
 
 
 def test_an_unsupported_version_gets_no_tool_list(mcp):
@@ -256,3 +276,12 @@ def test_failed_calls_keep_their_error_body(app, db):
         assert not jsonschema.Draft202012Validator(schemas[name]).is_valid(payload), name
     assert count(db, "tasks") == 0 and count(db, "messages") == 0
     assert count(db, "memberships", "community_id = 'lobby'") == 1   # only the asker
+
+
+def test_the_served_docs_describe_the_output_schema(client):
+    text = client.get("/docs/external-agents-v1.md").get_data(as_text=True)
+    for line in (f"以 `MCP-Protocol-Version: {OUTPUT_SCHEMA_SINCE}` 请求 `tools/list` 时，每个工具另带 `outputSchema`",
+                 f"Asked for with `MCP-Protocol-Version: {OUTPUT_SCHEMA_SINCE}`, each tool also carries an"):
+        assert line in text
+    assert f"此时按 `{UNSTATED_VERSION}` 处理" in text and f"counts as\n  `{UNSTATED_VERSION}`" in text
+    assert "不提供 `outputSchema`" not in text and "There is no `outputSchema`" not in text
