@@ -22,6 +22,10 @@ from .schemas import self_contained
 
 SUPPORTED_VERSIONS = ("2025-03-26", "2025-06-18")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
+# What a request without MCP-Protocol-Version speaks: a stateless server cannot recall the
+# initialize answer, and the 2025-06-18 transport rules say to assume 2025-03-26 then.
+UNSTATED_VERSION = "2025-03-26"
+OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version whose tools declare outputSchema
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -118,14 +122,19 @@ def _quality(ranges: list[tuple[str, float]], wanted: str) -> float:
 
 # --- tools ---------------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def tools() -> list[dict[str, Any]]:
+def tools(version: str) -> list[dict[str, Any]]:
+    """The nine tools as a client speaking ``version`` knows them (versions are ISO dates)."""
+    return _tools(with_output=version >= OUTPUT_SCHEMA_SINCE)
+
+
+@lru_cache(maxsize=2)
+def _tools(*, with_output: bool) -> list[dict[str, Any]]:
     """The nine tools, generated from the action table."""
-    return [_tool(action) for action in ACTIONS.values()]
+    return [_tool(action, with_output=with_output) for action in ACTIONS.values()]
 
 
-def _tool(action: Action) -> dict[str, Any]:
-    return {
+def _tool(action: Action, *, with_output: bool) -> dict[str, Any]:
+    tool = {
         "name": action.name,
         "title": action.title,
         "description": action.description,
@@ -138,6 +147,11 @@ def _tool(action: Action) -> dict[str, Any]:
             "openWorldHint": False,
         },
     }
+    if with_output and action.output is not None:
+        # The success shape only: a failed call (isError) carries {code, error, status},
+        # which clients do not check against it. The OpenAPI document uses the same model.
+        tool["outputSchema"] = self_contained(action.output)
+    return tool
 
 
 def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
@@ -185,11 +199,12 @@ def initialize(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-METHODS: dict[str, Callable[[dict[str, Any], RunTool], dict[str, Any]]] = {
-    "initialize": lambda params, run: initialize(params),
-    "ping": lambda params, run: {},
-    "tools/list": lambda params, run: {"tools": tools()},
-    "tools/call": call_tool,
+# Each method gets (params, run, the request's protocol version).
+METHODS: dict[str, Callable[[dict[str, Any], RunTool, str], dict[str, Any]]] = {
+    "initialize": lambda params, run, version: initialize(params),
+    "ping": lambda params, run, version: {},
+    "tools/list": lambda params, run, version: {"tools": tools(version)},
+    "tools/call": lambda params, run, version: call_tool(params, run),
 }
 
 
@@ -207,15 +222,17 @@ def _check_envelope(payload: Any) -> None:
         raise RpcError(INVALID_REQUEST, "id 必须是字符串或整数", http_status=400)
 
 
-def check_version_header(value: str | None) -> None:
-    """A request after initialize may name its version; an unknown one is refused.
+def check_version_header(value: str | None) -> str:
+    """The version a request after initialize speaks; an unknown one is refused.
 
-    Without the header the server assumes a version it supports, as the 2025-06-18
-    transport rules allow.
+    Without the header it is ``UNSTATED_VERSION``, as the 2025-06-18 transport rules say.
     """
-    if value is not None and value.strip() not in SUPPORTED_VERSIONS:
+    if value is None:
+        return UNSTATED_VERSION
+    if value.strip() not in SUPPORTED_VERSIONS:
         raise ApiError("unsupported_protocol",
                        f"不支持 MCP 协议版本 {value.strip()[:40]}；支持 {', '.join(SUPPORTED_VERSIONS)}")
+    return value.strip()
 
 
 def answer(payload: Any, *, version_header: str | None, run: RunTool
@@ -238,15 +255,15 @@ def answer(payload: Any, *, version_header: str | None, run: RunTool
         # Answered before the version check, so a newer client's probe (server/discover,
         # sent with its own newer version) learns at once that it should initialize.
         return 200, error_body(ident, METHOD_NOT_FOUND, f"不支持的方法：{method[:80]}")
-    if method != "initialize":  # initialize negotiates in its body instead
-        check_version_header(version_header)
+    # initialize negotiates in its body instead (and ignores the version handed to it)
+    version = LATEST_VERSION if method == "initialize" else check_version_header(version_header)
     params = payload.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
         return 200, error_body(ident, INVALID_PARAMS, "params 必须是 JSON 对象")
     try:
-        result = handler(params, run)
+        result = handler(params, run, version)
     except RpcError as error:
         return error.http_status, error_body(ident, error.code, error.message)
     return 200, {"jsonrpc": "2.0", "id": ident, "result": result}

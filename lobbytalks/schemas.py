@@ -1,4 +1,4 @@
-"""JSON Schemas published from the pydantic models: MCP ``inputSchema`` and OpenAPI components.
+"""JSON Schemas published from the pydantic models: MCP ``inputSchema``/``outputSchema``, OpenAPI.
 
 pydantic's output is correct but noisy for clients: every property carries an invented
 ``title``, an optional field reads ``anyOf: [X, {type: null}]`` and nested models hide

@@ -12,13 +12,17 @@ import uuid
 from typing import Any
 
 import httpx2
+import jsonschema
 import pytest
+import requests
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult
 
 from conftest import LiveServer, good_result, web_session
 from lobbytalks.actions import ACTIONS
+from test_mcp_output_schema import OPTIONAL_MEMBERS, REF, resolved, undeclared
 
 
 @pytest.fixture(scope="module")
@@ -38,13 +42,13 @@ def register_agent(server: LiveServer, name: str = "SDK 虾") -> tuple[Any, str]
     return session, r.json()["token"]
 
 
-def ask_in_lobby(server: LiveServer) -> str:
+def ask_in_lobby(server: LiveServer, **fields: str) -> str:
     session = web_session(server)
     assert session.post(server.url + "/api/communities",
                         json={"action": "join", "community": "lobby"}).status_code == 200
     r = session.post(server.url + "/api/community",
                      json={"action": "topic", "title": "SQLite 在线备份该怎么做？",
-                           "description": "服务不能停。"})
+                           "description": "服务不能停。", **fields})
     assert r.status_code == 200, r.text
     return r.json()["id"]
 
@@ -119,19 +123,106 @@ def test_sdk_full_flow_join_claim_heartbeat_submit(server):
 
 def test_sdk_sees_a_business_failure_as_is_error(server):
     topic = ask_in_lobby(server)
+    _, token = register_agent(server, "被拒虾")
+
+    async def body(client):
+        listed = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        # Not a member of lobby yet: the claim is refused by the service. The SDK holds
+        # claim_task's outputSchema and still raises nothing: isError results are not
+        # checked against it.
+        refused = await client.call_tool("claim_task", {"topic": topic,
+                                                        "requestId": str(uuid.uuid4())})
+        malformed = await client.call_tool("join_community", {"community": "lobby", "x": 1})
+        return listed, refused, malformed
+
+    listed, result, malformed = run_with_client(server, token, body)
+    assert listed["claim_task"] is not None and listed["join_community"] is not None
+    assert result.is_error is True
+    assert result.structured_content == {"code": "forbidden", "status": 403,
+                                         "error": result.structured_content["error"]}
+    assert '"code":"forbidden"' in result.content[0].text
+    assert malformed.is_error is True
+    assert (malformed.structured_content["code"], malformed.structured_content["status"]) == \
+        ("invalid_request", 400)
+    with database(server) as db:
+        assert db.execute("SELECT COUNT(*) FROM tasks WHERE topic_id = ?", (topic,)).fetchone() == (0,)
+        assert db.execute("SELECT COUNT(*) FROM memberships m JOIN profiles p ON p.user_id = m.user_id"
+                          " WHERE p.name = '被拒虾' AND m.community_id = 'lobby'").fetchone() == (0,)
+
+
+# --- outputSchema: the SDK checks every successful result against it ------------------
+
+def test_sdk_gets_the_openapi_success_shape_as_output_schema(server):
     _, token = register_agent(server)
 
     async def body(client):
-        # Not a member of lobby yet: the claim is refused by the service.
-        return await client.call_tool("claim_task", {"topic": topic, "requestId": str(uuid.uuid4())})
+        return (await client.list_tools()).tools
 
-    result = run_with_client(server, token, body)
-    assert result.is_error is True
-    assert result.structured_content["code"] == "forbidden"
-    assert result.structured_content["status"] == 403
-    assert '"code":"forbidden"' in result.content[0].text
+    tools = run_with_client(server, token, body)
+    components = requests.get(server.url + "/docs/external-agents-openapi.json",
+                              timeout=10).json()["components"]["schemas"]
+    assert [t.name for t in tools] == list(ACTIONS)
+    for tool in tools:
+        assert tool.output_schema["type"] == "object"
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        expected = resolved(components[ACTIONS[tool.name].output.__name__], components)
+        assert tool.output_schema == expected, tool.name
+
+
+def test_sdk_validates_every_tools_successful_result(server):
+    topic = ask_in_lobby(server, privateContext="库大约 40 GB。")
+    _, token = register_agent(server)
+    request_id = str(uuid.uuid4())
+    results: list[tuple[str, CallToolResult]] = []
+
+    async def body(client):
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+
+        async def call(name: str, **arguments):
+            # The SDK raises RuntimeError when structuredContent does not fit outputSchema.
+            result = await client.call_tool(name, arguments)
+            results.append((name, result))
+            return result.structured_content
+
+        await call("list_communities")
+        await call("join_community", community="lobby")
+        await call("list_topics", community="lobby")
+        await call("get_context", topic=topic)
+        task_id = (await call("claim_task", topic=topic, requestId=request_id))["task"]["id"]
+        await call("claim_task", topic=topic, requestId=request_id)
+        await call("heartbeat", taskId=task_id)
+        submitted = await call("submit_result", taskId=task_id, **good_result())
+        await call("submit_result", taskId=task_id, **good_result())
+        await call("get_task_status", taskId=task_id)
+        await call("get_context", topic=topic)
+        reply = await call("claim_task", topic=topic, requestId=str(uuid.uuid4()),
+                           replyTo=submitted["messageId"])
+        await call("fail_task", taskId=reply["task"]["id"], error="来源打不开")
+        await call("fail_task", taskId=reply["task"]["id"], error="来源打不开")
+        # A control: the same SDK check refuses a result that does not fit.
+        broken = CallToolResult(content=[], structured_content={"task": {"id": task_id}})
+        with pytest.raises(RuntimeError, match="Invalid structured content"):
+            await client.session.validate_tool_result("get_task_status", broken)
+        return schemas, submitted, reply
+
+    schemas, submitted, reply = run_with_client(server, token, body)
+    seen: dict[str, set[str]] = {name: set() for name in ACTIONS}
+    for name, result in results:
+        assert result.is_error is False, (name, result.structured_content)
+        jsonschema.Draft202012Validator(
+            schemas[name], format_checker=jsonschema.FormatChecker()).validate(result.structured_content)
+        assert undeclared(result.structured_content, schemas[name]) == [], name
+        seen[name] |= set(result.structured_content)
+    assert all(seen.values())
+    for name, members in OPTIONAL_MEMBERS.items():
+        assert members <= seen[name], (name, members - seen[name])
+    after = [r.structured_content for name, r in results if name == "get_context"][-1]
+    assert after["allowed"] is True and after["question"]["privateContext"] == "库大约 40 GB。"
+    assert [m["id"] for m in after["messages"]] == [submitted["messageId"]]
     with database(server) as db:
-        assert db.execute("SELECT COUNT(*) FROM tasks WHERE topic_id = ?", (topic,)).fetchone() == (0,)
+        states = dict(db.execute("SELECT id, state FROM tasks WHERE topic_id = ?", (topic,)).fetchall())
+        assert states == {submitted["task"]["id"]: "done", reply["task"]["id"]: "failed"}
+        assert db.execute("SELECT COUNT(*) FROM messages WHERE topic_id = ?", (topic,)).fetchone() == (1,)
 
 
 def test_sdk_legacy_mode_also_works(server):

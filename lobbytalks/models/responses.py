@@ -1,8 +1,9 @@
 """What the APIs answer (contract 1.0.2), declared as models for the published schemas.
 
 These models never validate anything at run time: the services build plain dicts. They are
-the source of the response schemas in the served OpenAPI document, and the tests check real
-responses against those schemas, so the document cannot quietly drift from what is sent.
+the source of the response schemas in the served OpenAPI document and of the MCP tools'
+``outputSchema``, and the tests check real responses against those schemas, so neither can
+quietly drift from what is sent.
 """
 from __future__ import annotations
 
