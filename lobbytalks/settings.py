@@ -68,9 +68,15 @@ class Settings:
     def db_path(self) -> Path:
         return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
 
+    def __post_init__(self) -> None:
+        try:
+            self.password_cost  # building the cost checks its bounds
+        except ValueError as exc:
+            raise ValueError(f"{ENV_PREFIX}ARGON2_MEMORY_KIB / _ITERATIONS: {exc}") from None
+
     @property
     def password_cost(self) -> Argon2Cost:
-        """The Argon2id cost of new hashes; :raise ValueError: when out of bounds."""
+        """The Argon2id cost of new password hashes."""
         return Argon2Cost(self.argon2_memory_kib, self.argon2_iterations)
 
     @property
