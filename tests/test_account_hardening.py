@@ -369,3 +369,20 @@ def test_lockout_success_budget_and_session_bound_under_serve(tmp_path):
     finally:
         log = server.stop()
     assert PASSWORD not in log and newest not in log
+
+
+def test_an_unknown_username_costs_one_argon2id_like_a_known_one(app, monkeypatch):
+    from lobbytalks import passwords
+    Person(app, username="known").register()
+    login(app, "warm_up_name", WRONG)  # the first miss makes the (cached) dummy hash
+    runs: list[int] = []
+    real = passwords._argon2
+
+    def counted(password, salt, cost, key_bytes):
+        runs.append(cost.memory_kib)
+        return real(password, salt, cost, key_bytes)
+
+    monkeypatch.setattr(passwords, "_argon2", counted)
+    assert login(app, "known", WRONG).status_code == 401
+    assert login(app, "nobody_at_all", WRONG).status_code == 401
+    assert runs == [FAST_ARGON2_KIB, FAST_ARGON2_KIB]

@@ -34,7 +34,8 @@ def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost
     """
     row = db.one(Q.user_by_name, (username,))
     stored = row["password_hash"] if row else None
-    if row is None or not verify_password_timing_safe(password, stored, cost):
+    # Verify first, even for a missing user: the answer must take the same time either way.
+    if not verify_password_timing_safe(password, stored, cost) or row is None:
         return None
     if needs_rehash(stored, cost):
         with db.transaction() as conn:
