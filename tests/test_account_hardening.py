@@ -2,9 +2,6 @@
 squatting, bounded sessions, password changes and logging out everywhere, Argon2id."""
 from __future__ import annotations
 
-import base64
-import hashlib
-import secrets
 import os
 import sqlite3
 import subprocess
@@ -15,6 +12,7 @@ import requests
 
 from conftest import FAST_ARGON2_KIB, LiveServer, Person, count
 from helpers import assert_web_error
+from test_passwords import legacy_scrypt_hash
 from lobbytalks import create_app
 from lobbytalks.services.accounts import AdminNameTaken
 
@@ -290,13 +288,6 @@ def test_settings_page(app, client):
 
 # --- 8. Argon2id, and the hashes from before -----------------------------------------------
 
-def scrypt_hash(password: str, n: int = 2**10) -> str:
-    """A hash as LobbyTalks stored them before Argon2id."""
-    salt = secrets.token_bytes(16)
-    key = hashlib.scrypt(password.encode(), salt=salt, n=n, r=8, p=1, dklen=32)
-    return f"scrypt${n}$8$1${base64.b64encode(salt).decode()}${base64.b64encode(key).decode()}"
-
-
 def test_new_passwords_are_argon2id_at_the_configured_cost(settings, db):
     app = create_app(settings, argon2_memory_kib=16, argon2_iterations=3)
     Person(app, username="fresh").register()
@@ -305,7 +296,7 @@ def test_new_passwords_are_argon2id_at_the_configured_cost(settings, db):
 
 def test_a_scrypt_hash_logs_in_and_is_replaced_by_argon2id(app, db):
     Person(app, username="oldtimer").register()
-    old = scrypt_hash(PASSWORD)
+    old = legacy_scrypt_hash(PASSWORD)
     db.execute("UPDATE users SET password_hash = ? WHERE username = 'oldtimer'", (old,))
     db.commit()
     assert login(app, "oldtimer", WRONG).status_code == 401
