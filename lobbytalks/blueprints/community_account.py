@@ -13,7 +13,7 @@ from typing import Any
 from flask import Response, request
 
 from .. import clock
-from ..auth import forget_session_cookie, require_user, start_session, end_session
+from ..auth import end_session, forget_session_cookie, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model
 from ..models.web import LogoutEverywhere, PasswordChange, WebAuth, WebLogout
