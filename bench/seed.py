@@ -36,7 +36,8 @@ if __package__ in (None, ""):  # run as `python bench/seed.py`
 
 from lobbytalks import crypto  # noqa: E402
 from lobbytalks.db import connect, migrate  # noqa: E402
-from lobbytalks.security import hash_password, new_agent_token, new_id, sha256_hex  # noqa: E402
+from lobbytalks.passwords import hash_password  # noqa: E402
+from lobbytalks.security import new_agent_token, new_id, sha256_hex  # noqa: E402
 
 MANIFEST = "bench.json"
 DAY = 86400
@@ -313,7 +314,7 @@ def seed(data_dir: Path, *, questions: int = 10_000, messages: int = 100_000,
 def fill(s: Seeder, questions: int, messages: int, users: int, communities: int,
          bench_users: int) -> Manifest:
     rng, now = s.rng, s.now
-    # One real scrypt hash shared by every account: nobody logs in during the benchmark.
+    # One real password hash shared by every account: nobody logs in during the benchmark.
     password = hash_password("bench password 1")
     user_ids = s.users(users, password)
     for user_id in user_ids:

@@ -63,7 +63,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     app.config["LOBBYTALKS"] = rt
     if settings.admin_username and settings.admin_password:
         accounts.ensure_admin(rt.db, settings.admin_username, settings.admin_password,
-                              now=clock.now(), scrypt_n=settings.scrypt_n)
+                              now=clock.now(), cost=settings.password_cost)
 
     register_all(app)
     _register_error_handlers(app)

@@ -62,6 +62,9 @@ def start_session(response: Response, request: Request, user_id: int) -> None:
     with rt.db.transaction() as conn:
         conn.execute(Q.delete_expired_sessions, (user_id, now))
         conn.execute(Q.insert_session, (sha256_hex(secret), user_id, now, now + max_age))
+        # Bounded per user: a script holding the password cannot pile up sessions.
+        conn.execute(Q.delete_sessions_beyond, {"user_id": user_id,
+                                                "keep": rt.settings.sessions_per_user})
     response.set_cookie(
         SESSION_COOKIE, secret, max_age=max_age, httponly=True, samesite="Lax",
         secure=_is_https(request), path="/",
@@ -73,6 +76,10 @@ def end_session(response: Response, request: Request) -> None:
     if secret:
         with runtime().db.transaction() as conn:
             conn.execute(Q.delete_session, (sha256_hex(secret),))
+    forget_session_cookie(response, request)
+
+
+def forget_session_cookie(response: Response, request: Request) -> None:
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax",
                            secure=_is_https(request))
 

@@ -306,6 +306,24 @@ STRINGS: dict[str, tuple[str, str]] = {
     "auth.logout_text": ("退出后需要重新登录才能提问或管理智能体。",
                          "After logging out you need to log in again to ask or manage agents."),
     "auth.already": ("你已登录为 {name}。", "You are logged in as {name}."),
+    "nav.settings": ("账号设置", "Settings"),
+    "settings.title": ("账号设置", "Account settings"),
+    "settings.password_title": ("修改密码", "Change your password"),
+    "settings.current_password": ("当前密码", "Current password"),
+    "settings.new_password": ("新密码", "New password"),
+    "settings.new_password_hint": ("10–128 个字符。修改后，其他设备和浏览器上的登录都会结束。",
+                                   "10–128 characters. Changing it logs you out on every "
+                                   "other device and browser."),
+    "settings.password_button": ("修改密码", "Change password"),
+    "settings.password_done": ("密码已修改，其他地方的登录已结束。",
+                               "Password changed; you are logged out everywhere else."),
+    "settings.sessions_title": ("登录的设备", "Where you are logged in"),
+    "settings.sessions_count": ("你的账号现在有 {n} 个有效登录（每个浏览器或设备一个）。",
+                                "Your account has {n} active logins (one per browser or device)."),
+    "settings.logout_all": ("在所有设备上退出", "Log out everywhere"),
+    "settings.logout_all_confirm": ("所有设备和浏览器上的登录都会结束，包括这一个。",
+                                    "Every login ends, on every device and browser, this one "
+                                    "included."),
 
     # --- my agents -------------------------------------------------------------------
     "agents.title": ("我的智能体", "My agents"),

@@ -1,4 +1,4 @@
-"""Framework-free security helpers: text checks, IDs and tokens, password hashes, secret
+"""Framework-free security helpers: text checks, IDs and tokens, secret
 scanning, the source-URL policy and ``retrievedAt`` parsing.
 
 Standard library only, no Flask, no I/O: every function here is pure apart from drawing
@@ -7,9 +7,6 @@ for people; predicates return ``bool`` or ``None`` and never raise on odd input.
 """
 from __future__ import annotations
 
-import base64
-import binascii
-import functools
 import hashlib
 import hmac
 import re
@@ -26,7 +23,6 @@ from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit
 __all__ = [
     "js_length", "has_control_chars", "has_nul",
     "new_id", "new_agent_token", "is_agent_token_shape", "sha256_hex", "new_session_secret",
-    "hash_password", "verify_password", "verify_password_timing_safe",
     "find_secret", "find_secret_in",
     "check_source_url", "parse_retrieved_at",
 ]
@@ -172,110 +168,6 @@ def sha256_hex(text: str) -> str:
 def new_session_secret() -> str:
     """A new browser-session secret: 32 random bytes, URL-safe base64 (43 chars)."""
     return secrets.token_urlsafe(32)
-
-
-# --------------------------------------------------------------------------- passwords
-
-DEFAULT_SCRYPT_N = 2**14
-_SCRYPT_R = 8
-_SCRYPT_P = 1
-_SALT_BYTES = 16
-_KEY_BYTES = 32
-_MIN_MAXMEM = 64 * 1024 * 1024
-# Upper bound on r*n*p (memory is about 128*r*n*p bytes): 256 MiB, i.e. n=2**18 at r=8,
-# p=1. Applied to stored hashes too, so a corrupt row cannot make one login allocate
-# gigabytes or spin for minutes.
-_MAX_SCRYPT_WORK = 8 * 2**18
-_STORED_HASH = re.compile(
-    r"scrypt\$(?P<n>[1-9][0-9]{0,7})\$(?P<r>[1-9][0-9]{0,2})\$(?P<p>[1-9][0-9]{0,2})"
-    r"\$(?P<salt>[A-Za-z0-9+/]+={0,2})\$(?P<key>[A-Za-z0-9+/]+={0,2})"
-)
-
-
-def _cost_is_bounded(n: int, r: int, p: int) -> bool:
-    is_power_of_two = n >= 2 and n & (n - 1) == 0
-    return is_power_of_two and r * n * p <= _MAX_SCRYPT_WORK
-
-
-def _scrypt(password: str, salt: bytes, *, n: int, r: int, p: int, key_bytes: int) -> bytes:
-    # OpenSSL needs about 128*r*(n+p+2) bytes and by default refuses more than 32 MiB,
-    # which would rule out n=2**15 and up at r=8.
-    maxmem = max(_MIN_MAXMEM, 128 * r * (n + p + 2) + 1024 * 1024)
-    return hashlib.scrypt(_utf8(password), salt=salt, n=n, r=r, p=p,
-                          maxmem=maxmem, dklen=key_bytes)
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def hash_password(password: str, *, n: int = DEFAULT_SCRYPT_N) -> str:
-    """Hash a password with scrypt into ``scrypt$n$r$p$salt_b64$hash_b64``.
-
-    r=8, p=1, a fresh 16-byte salt and a 32-byte key; the string carries its own
-    parameters so ``n`` can be raised later without breaking old hashes.
-    :raise ValueError: if ``n`` is not a power of two between 2 and 2**18.
-    """
-    if not _cost_is_bounded(n, _SCRYPT_R, _SCRYPT_P):
-        raise ValueError("scrypt n must be a power of two between 2 and 2**18")
-    salt = secrets.token_bytes(_SALT_BYTES)
-    key = _scrypt(password, salt, n=n, r=_SCRYPT_R, p=_SCRYPT_P, key_bytes=_KEY_BYTES)
-    return f"scrypt${n}${_SCRYPT_R}${_SCRYPT_P}${_b64(salt)}${_b64(key)}"
-
-
-def _parse_stored_hash(stored: str) -> tuple[int, int, int, bytes, bytes] | None:
-    match = _STORED_HASH.fullmatch(stored) if isinstance(stored, str) else None
-    if match is None:
-        return None
-    n, r, p = int(match["n"]), int(match["r"]), int(match["p"])
-    if not _cost_is_bounded(n, r, p):
-        return None
-    try:
-        salt = base64.b64decode(match["salt"], validate=True)
-        key = base64.b64decode(match["key"], validate=True)
-    except binascii.Error:
-        return None
-    if not salt or not 16 <= len(key) <= 64:
-        return None
-    return n, r, p, salt, key
-
-
-def verify_password(password: str, stored: str) -> bool:
-    """True if ``password`` matches a hash made by :func:`hash_password`.
-
-    Compares in constant time. Returns False, never raises, for a wrong password or a
-    malformed/unsupported ``stored`` value.
-    """
-    parsed = _parse_stored_hash(stored)
-    if parsed is None or not isinstance(password, str):
-        return False
-    n, r, p, salt, expected = parsed
-    try:
-        actual = _scrypt(password, salt, n=n, r=r, p=p, key_bytes=len(expected))
-    except (ValueError, MemoryError):
-        return False
-    return hmac.compare_digest(actual, expected)
-
-
-@functools.lru_cache(maxsize=8)
-def _dummy_hash(n: int) -> str:
-    # A hash of a random, forgotten password: checking against it always fails but costs
-    # exactly what checking a real user's hash of the same cost does.
-    return hash_password(secrets.token_urlsafe(16), n=n)
-
-
-def verify_password_timing_safe(
-    password: str, stored: str | None, *, n: int = DEFAULT_SCRYPT_N,
-) -> bool:
-    """Like :func:`verify_password`, but a missing user (``stored is None``) still runs one
-    scrypt of cost ``n`` and returns False, so response time does not reveal which
-    usernames exist. Pass the same ``n`` the server hashes with. Never raises.
-    """
-    if stored is None:
-        dummy_cost = n if _cost_is_bounded(n, _SCRYPT_R, _SCRYPT_P) else DEFAULT_SCRYPT_N
-        verify_password(password, _dummy_hash(dummy_cost))
-        return False
-    return verify_password(password, stored)
 
 
 # --------------------------------------------------------------------------- secret scanning

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from .passwords import Argon2Cost
+
 ENV_PREFIX = "LOBBYTALKS_"
 
 
@@ -49,15 +51,34 @@ class Settings:
     rate_community: str = _setting("30/hour", "Community create/join/leave actions per user")
     rate_topic: str = _setting("10/day", "Questions asked per user")
     rate_register: str = _setting("30/hour", "Account registrations per client address")
-    rate_login_user: str = _setting("10/15minute", "Failed logins per username")
+    rate_login_pair: str = _setting(
+        "10/15minute", "Failed logins per username from one client address")
+    rate_login_user: str = _setting(
+        "100/hour", "Failed logins per username from all addresses together (the ceiling "
+        "that bounds a distributed guesser)")
     rate_login_client: str = _setting("30/15minute", "Failed logins per client address")
+    rate_login_success: str = _setting("20/hour", "Successful logins per user")
     rate_web_write: str = _setting("120/hour", "Other web write actions per user")
-    scrypt_n: int = _setting(2**14, "scrypt cost for password hashes (power of two)")
+    sessions_per_user: int = _setting(
+        10, "Login sessions a user may hold at once; a new login ends the oldest beyond it")
+    argon2_memory_kib: int = _setting(19456, "Argon2id memory cost of new password hashes, KiB")
+    argon2_iterations: int = _setting(2, "Argon2id passes for new password hashes")
     testing: bool = _setting(False, "Test mode", env=False)
 
     @property
     def db_path(self) -> Path:
         return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
+
+    def __post_init__(self) -> None:
+        try:
+            self.password_cost  # building the cost checks its bounds
+        except ValueError as exc:
+            raise ValueError(f"{ENV_PREFIX}ARGON2_MEMORY_KIB / _ITERATIONS: {exc}") from None
+
+    @property
+    def password_cost(self) -> Argon2Cost:
+        """The Argon2id cost of new password hashes."""
+        return Argon2Cost(self.argon2_memory_kib, self.argon2_iterations)
 
     @property
     def secret_key_path(self) -> Path:

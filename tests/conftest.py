@@ -17,10 +17,13 @@ import pytest
 import requests
 
 from lobbytalks import create_app
+from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
 
 _names = itertools.count(1)
-FAST_SCRYPT = 2**10
+# Argon2id's smallest memory cost: tests hash in microseconds, the real cost is ~60 ms.
+FAST_ARGON2_KIB = 8
+FAST_COST = Argon2Cost(memory_kib=FAST_ARGON2_KIB)
 
 
 @pytest.fixture
@@ -37,7 +40,7 @@ def advance(clock_file: Path, seconds: int) -> None:
 
 @pytest.fixture
 def settings(tmp_path, clock_file) -> Settings:
-    return Settings(data_dir=str(tmp_path / "data"), scrypt_n=FAST_SCRYPT, testing=True,
+    return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=FAST_ARGON2_KIB, testing=True,
                     access_log=False, clock_offset_file=str(clock_file))
 
 
@@ -197,7 +200,7 @@ class LiveServer:
         self.data_dir = data_dir
         # Access log off unless asked: nobody reads the pipe until stop(), and a full pipe
         # would block the server.
-        full_env = {**os.environ, "LOBBYTALKS_SCRYPT_N": str(FAST_SCRYPT),
+        full_env = {**os.environ, "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB),
                     "LOBBYTALKS_ACCESS_LOG": "false", **(env or {})}
         base = command or [sys.executable, "-m", "lobbytalks"]
         self.proc = subprocess.Popen(

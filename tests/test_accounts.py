@@ -21,7 +21,7 @@ def test_register_sets_a_safe_session_cookie(app, db):
     assert stored == [hashlib.sha256(raw.encode()).hexdigest()]
     assert raw not in stored
     user = db.execute("SELECT username, password_hash FROM users").fetchone()
-    assert user["username"] == "alice" and user["password_hash"].startswith("scrypt$")
+    assert user["username"] == "alice" and user["password_hash"].startswith("$argon2id$v=19$m=8,t=2,p=1$")
     assert "correct horse" not in user["password_hash"]
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import FAST_SCRYPT, free_port
+from conftest import FAST_ARGON2_KIB, free_port
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +86,7 @@ def test_wheel_install_serve_and_healthcheck_like_the_container(tmp_path):
            if not k.startswith(("LOBBYTALKS_", "PYTHON", "VIRTUAL_ENV"))}
     env.update({k: v for k, v in dockerfile_env().items() if k != "PATH"})
     env.update(PATH=f"{venv}/bin:{os.environ['PATH']}", LOBBYTALKS_DATA_DIR=str(data),
-               LOBBYTALKS_PORT=str(port), LOBBYTALKS_SCRYPT_N=str(FAST_SCRYPT))
+               LOBBYTALKS_PORT=str(port), LOBBYTALKS_ARGON2_MEMORY_KIB=str(FAST_ARGON2_KIB))
     health = healthcheck_command()
 
     def healthy() -> bool:
@@ -148,7 +148,7 @@ def test_the_image_builds_runs_and_stops_cleanly_with_podman(tmp_path):
     try:
         run = subprocess.run(["podman", *runtime, "run", "-d", "--name", name, *limits,
                               "-p", f"127.0.0.1:{port}:8000",
-                              "-e", f"LOBBYTALKS_SCRYPT_N={FAST_SCRYPT}", tag],
+                              "-e", f"LOBBYTALKS_ARGON2_MEMORY_KIB={FAST_ARGON2_KIB}", tag],
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         url = f"http://127.0.0.1:{port}"

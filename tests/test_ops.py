@@ -13,7 +13,7 @@ from lobbytalks import create_app, db as dbmod, ops, serverlock
 from lobbytalks.db import Database, SchemaTooNew, connect, migrate
 from lobbytalks.services import accounts
 
-from conftest import FAST_SCRYPT, Person
+from conftest import FAST_COST, Person
 
 
 def rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
@@ -74,7 +74,7 @@ def test_backup_under_concurrent_writes_keeps_every_committed_row(tmp_path):
     path = tmp_path / "live.db"
     database = new_db(path)
     for i in range(300):  # enough pages that the copy takes many steps
-        accounts.register(database, f"seed{i:04d}", "x" * 400, now=0, scrypt_n=FAST_SCRYPT)
+        accounts.register(database, f"seed{i:04d}", "x" * 400, now=0, cost=FAST_COST)
     committed: list[int] = []
     progressed = threading.Condition()
     stop = threading.Event()
@@ -82,7 +82,7 @@ def test_backup_under_concurrent_writes_keeps_every_committed_row(tmp_path):
     def writer(n: int) -> None:
         i = 0
         while not stop.is_set():
-            user_id = accounts.register(database, f"w{n}_{i}", "pw", now=0, scrypt_n=FAST_SCRYPT)
+            user_id = accounts.register(database, f"w{n}_{i}", "pw", now=0, cost=FAST_COST)
             with progressed:
                 committed.append(user_id)
                 progressed.notify_all()

@@ -5,7 +5,6 @@ look like a leak to secret scanners.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import re
 import string
@@ -14,14 +13,12 @@ import zlib
 
 import pytest
 
-from lobbytalks import security
 from lobbytalks.security import (
     check_source_url,
     find_secret,
     find_secret_in,
     has_control_chars,
     has_nul,
-    hash_password,
     is_agent_token_shape,
     js_length,
     new_agent_token,
@@ -29,11 +26,8 @@ from lobbytalks.security import (
     new_session_secret,
     parse_retrieved_at,
     sha256_hex,
-    verify_password,
-    verify_password_timing_safe,
 )
 
-FAST_N = 2**10
 BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 
 
@@ -204,133 +198,6 @@ def test_new_session_secret():
     assert len(secrets_seen) == 50
     for secret in secrets_seen:
         assert re.fullmatch(r"[A-Za-z0-9_-]{43}", secret)
-
-
-# --------------------------------------------------------------------------- passwords
-
-
-@pytest.mark.parametrize(
-    "password", ["hunter22", "", "密码很长很长", "emoji😀", " spaced ", "\ud800"],
-)
-def test_password_round_trip(password):
-    stored = hash_password(password, n=FAST_N)
-    assert verify_password(password, stored)
-    assert not verify_password(password + "x", stored)
-
-
-def test_password_hash_format():
-    stored = hash_password("pw", n=FAST_N)
-    scheme, n, r, p, salt, key = stored.split("$")
-    assert (scheme, n, r, p) == ("scrypt", str(FAST_N), "8", "1")
-    assert len(base64.b64decode(salt)) == 16
-    assert len(base64.b64decode(key)) == 32
-
-
-def test_password_hashes_are_salted():
-    assert hash_password("same", n=FAST_N) != hash_password("same", n=FAST_N)
-
-
-def test_password_default_cost():
-    stored = hash_password("correct horse")
-    assert stored.startswith(f"scrypt${2**14}$8$1$")
-    assert verify_password("correct horse", stored)
-    assert not verify_password("wrong horse", stored)
-
-
-@pytest.mark.parametrize("n", [0, 1, 3, 1000, 2**19, 2**21])
-def test_hash_password_rejects_bad_cost(n):
-    with pytest.raises(ValueError):
-        hash_password("pw", n=n)
-
-
-class ScryptSpy:
-    def __init__(self, monkeypatch):
-        self.costs: list[int] = []
-        real = hashlib.scrypt
-
-        def spy(*args, **kwargs):
-            self.costs.append(kwargs["n"])
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(security.hashlib, "scrypt", spy)
-
-
-def _replace_field(stored: str, index: int, value: str) -> str:
-    fields = stored.split("$")
-    fields[index] = value
-    return "$".join(fields)
-
-
-GOOD = hash_password("pw", n=FAST_N)
-
-
-@pytest.mark.parametrize("stored", [
-    "",
-    "plain text",
-    "scrypt$",
-    GOOD + "$extra",
-    GOOD.replace("scrypt", "bcrypt", 1),
-    _replace_field(GOOD, 1, "1000"),             # n not a power of two
-    _replace_field(GOOD, 1, "0"),
-    _replace_field(GOOD, 1, str(2**19)),         # over the cost cap: must not run
-    _replace_field(GOOD, 1, str(2**21)),
-    _replace_field(GOOD, 1, "99999999999"),
-    _replace_field(GOOD, 1, " 1024"),
-    _replace_field(GOOD, 1, "+1024"),
-    _replace_field(GOOD, 2, "0"),
-    _replace_field(GOOD, 2, "4096"),            # r*n over the cap
-    _replace_field(GOOD, 3, "999"),
-    _replace_field(_replace_field(GOOD, 1, str(2**18)), 2, "16"),  # r*n over the cap
-    _replace_field(GOOD, 4, "not*base64"),
-    _replace_field(GOOD, 4, "abc"),              # bad padding
-    _replace_field(GOOD, 5, "QUFB"),             # 3-byte key: too short
-    _replace_field(GOOD, 5, ""),
-    None,
-    12345,
-])
-def test_verify_password_malformed_stored_is_false(stored, monkeypatch):
-    spy = ScryptSpy(monkeypatch)
-    assert verify_password("pw", stored) is False
-    assert spy.costs == []  # rejected before any (possibly huge) scrypt runs
-
-
-def test_verify_password_with_changed_key_is_false():
-    fields = GOOD.split("$")
-    key = bytearray(base64.b64decode(fields[5]))
-    key[0] ^= 1
-    fields[5] = base64.b64encode(bytes(key)).decode()
-    assert verify_password("pw", "$".join(fields)) is False
-
-
-def test_verify_password_rejects_non_str_password():
-    assert verify_password(None, GOOD) is False  # type: ignore[arg-type]
-
-
-def test_timing_safe_runs_scrypt_for_missing_user(monkeypatch):
-    verify_password_timing_safe("warm the dummy cache", None, n=FAST_N)
-    spy = ScryptSpy(monkeypatch)
-    assert verify_password_timing_safe("anything", None, n=FAST_N) is False
-    assert spy.costs == [FAST_N]
-
-
-def test_timing_safe_default_cost_matches_default_hash(monkeypatch):
-    verify_password_timing_safe("warm the dummy cache", None)
-    spy = ScryptSpy(monkeypatch)
-    assert verify_password_timing_safe("anything", None) is False
-    assert spy.costs == [2**14]
-
-
-def test_timing_safe_never_raises_for_a_bad_cost():
-    assert verify_password_timing_safe("anything", None, n=3) is False
-
-
-def test_timing_safe_with_stored_hash(monkeypatch):
-    stored = hash_password("right", n=FAST_N)
-    spy = ScryptSpy(monkeypatch)
-    assert verify_password_timing_safe("right", stored) is True
-    assert verify_password_timing_safe("wrong", stored) is False
-    assert spy.costs == [FAST_N, FAST_N]
-    assert verify_password_timing_safe("right", "garbage") is False
 
 
 # --------------------------------------------------------------------------- secret scanning

@@ -1,7 +1,7 @@
 """/api/community: accounts, questions and discussion reading for people (protocol §11).
 
 POST actions are dispatched through ``POST_ACTIONS`` and GET views through ``GET_ACTIONS``;
-other modules (memories, answer cards) add their entries to the same tables.
+other modules (accounts, memories, answer cards) add their entries to the same tables.
 """
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import Any, Callable
 from flask import Blueprint, Response, request
 
 from .. import clock
-from ..auth import User, current_user, end_session, require_user, start_session
+from ..auth import User, current_user, require_user
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
-from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebAuth, WebLogout, WebTopicCreate
+from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
 from ..runtime import Runtime, runtime
-from ..services import accounts, topics
-from .common import WEB_BODY_LIMIT, client_address, guard_origin, guarded_body, ok
+from ..services import topics
+from .common import WEB_BODY_LIMIT, guard_origin, guarded_body, ok
 
 bp = Blueprint("community", __name__)
 guard_origin(bp)
@@ -108,46 +108,6 @@ def me() -> Response:
 @get_action("islands")
 def islands() -> Response:
     return ok({"islands": topics.islands(runtime().db)})
-
-
-@post_action("register")
-def register(body: dict[str, Any]) -> Response:
-    data = parse_model(WebAuth, body)
-    rt = runtime()
-    rt.gate.hit(rt.settings.rate_register, "register", client_address(request))
-    user_id = accounts.register(rt.db, data.username, data.password, now=clock.now(),
-                                scrypt_n=rt.settings.scrypt_n)
-    response = ok({"ok": True})
-    start_session(response, request, user_id)
-    return response
-
-
-@post_action("login")
-def login(body: dict[str, Any]) -> Response:
-    data = parse_model(WebAuth, body)
-    rt = runtime()
-    throttles = ((rt.settings.rate_login_user, "login-user", data.username.lower()),
-                 (rt.settings.rate_login_client, "login-client", client_address(request)))
-    for limit, scope, key in throttles:
-        rt.gate.check(limit, scope, key)
-    user_id = accounts.authenticate(rt.db, data.username, data.password,
-                                    scrypt_n=rt.settings.scrypt_n)
-    if user_id is None:
-        for limit, scope, key in throttles:
-            rt.gate.hit(limit, scope, key)
-        raise ApiError("unauthorized", accounts.LOGIN_FAILED)
-    response = ok({"ok": True})
-    start_session(response, request, user_id)
-    return response
-
-
-@post_action("logout")
-def logout(body: dict[str, Any]) -> Response:
-    parse_model(WebLogout, body)
-    require_user(request)
-    response = ok({"ok": True})
-    end_session(response, request)
-    return response
 
 
 @post_action("topic")

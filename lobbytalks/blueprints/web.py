@@ -1,14 +1,16 @@
-"""The web pages people use: home, communities, accounts (questions and agents live in
-``web_questions`` and ``web_agents``, which add their routes to the same blueprint)."""
+"""The web pages people use: home, communities, accounts and their settings (questions and
+agents live in ``web_questions`` and ``web_agents``, which add their routes to the same
+blueprint)."""
 from __future__ import annotations
 
 from flask import redirect, request
 
+from .. import clock
 from ..errors import ApiError
 from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
-from ..services import communities, topics
-from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer, viewer_id
+from ..services import accounts, communities, topics
+from .web_base import bp, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
 from . import web_agents, web_browse, web_questions  # noqa: F401  (their routes join ``bp``)
 
 HOME_QUESTIONS = 12
@@ -58,6 +60,14 @@ def account(mode: str):
     if viewer():
         return redirect(target)
     return render("account.html", mode=mode, next_url=target)
+
+
+@bp.get("/settings")
+@login_required
+def settings_page():
+    user = viewer()
+    sessions = accounts.live_sessions(runtime().db, user.id, clock.now())
+    return render("settings.html", sessions=sessions)
 
 
 @bp.get("/logout")

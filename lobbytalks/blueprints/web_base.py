@@ -11,7 +11,7 @@ import re
 from datetime import datetime, timezone
 from functools import wraps
 from typing import Any, Callable
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
@@ -21,6 +21,7 @@ from .. import i18n
 from ..auth import User, current_user
 from ..errors import ApiError
 from ..runtime import runtime
+from ..security import has_control_chars
 
 bp = Blueprint("web", __name__)
 log = logging.getLogger("lobbytalks.web")
@@ -66,11 +67,21 @@ def page_url(**changes: Any) -> str:
     return f"{request.path}?{urlencode(args)}" if args else request.path
 
 
+# What a browser's URL parser (WHATWG) does before it reads an address: it drops tabs and
+# newlines anywhere, trims C0 controls and spaces at both ends, and reads a backslash as "/".
+_DROPPED_BY_BROWSERS = str.maketrans("", "", "\t\n\r")
+_TRIMMED_BY_BROWSERS = "".join(map(chr, range(0x21)))
+
+
 def safe_next(target: str | None) -> str:
-    """A local path to return to after logging in; anything else goes home."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return "/"
+    """A same-origin path to return to after logging in, judged as the browser will read
+    it (``/\\t/evil.example`` is ``//evil.example`` to a browser); anything else goes home."""
+    seen = (target or "").translate(_DROPPED_BY_BROWSERS).strip(_TRIMMED_BY_BROWSERS)
+    seen = seen.replace("\\", "/")
+    if not seen.startswith("/") or seen.startswith("//") or has_control_chars(seen):
+        return "/"
+    parts = urlsplit(seen)
+    return seen if not parts.scheme and not parts.netloc else "/"
 
 
 def login_required(view: Callable[..., Any]) -> Callable[..., Any]:

@@ -36,15 +36,29 @@ class TopicListQuery(Strict):
     page: Page = 1
 
 
+Password = Text(10, 128)
+
+
 class WebAuth(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
     action: Literal["register", "login"]
     username: Text(3, 24, pattern=r"^[a-zA-Z0-9_]+$")
-    password: Text(10, 128)
+    password: Password
 
 
 class WebLogout(Strict):
     action: Literal["logout"]
+
+
+class PasswordChange(Strict):
+    """A new password for the signed-in account (LobbyTalks' own web action)."""
+    action: Literal["change_password"]
+    currentPassword: Text(1, 128)
+    newPassword: Password
+
+
+class LogoutEverywhere(Strict):
+    action: Literal["logout_all"]
 
 
 class WebTopicCreate(Strict):

@@ -1,18 +1,25 @@
-"""Accounts: registration, password login and the operator-granted admin role."""
+"""Accounts: registration, password login, password changes, sessions and the
+operator-granted admin role."""
 from __future__ import annotations
 
 import sqlite3
 
 from ..db import Database, Q
 from ..errors import ApiError
-from ..security import hash_password, verify_password_timing_safe
+from ..passwords import Argon2Cost, hash_password, needs_rehash, verify_password, \
+    verify_password_timing_safe
 
 LOGIN_FAILED = "用户名或密码不正确"
 
 
-def register(db: Database, username: str, password: str, *, now: int, scrypt_n: int) -> int:
+class AdminNameTaken(RuntimeError):
+    """LOBBYTALKS_ADMIN_USERNAME names an account that is not an administrator."""
+
+
+def register(db: Database, username: str, password: str, *, now: int,
+             cost: Argon2Cost) -> int:
     """Create an account; :raise 409: when the name is taken (case-insensitively)."""
-    password_hash = hash_password(password, n=scrypt_n)
+    password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:
             return conn.execute(Q.insert_user, (username, password_hash, 0, now)).fetchone()[0]
@@ -20,13 +27,51 @@ def register(db: Database, username: str, password: str, *, now: int, scrypt_n: 
         raise ApiError("invalid_request", "用户名已被使用", status=409) from None
 
 
-def authenticate(db: Database, username: str, password: str, *, scrypt_n: int) -> int | None:
-    """The user id for a correct password, else None (same cost for unknown names)."""
+def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost) -> int | None:
+    """The user id for a correct password, else None (same cost for unknown names).
+
+    A correct password stored under an older scheme or cost (scrypt) is re-hashed now.
+    """
     row = db.one(Q.user_by_name, (username,))
     stored = row["password_hash"] if row else None
-    if verify_password_timing_safe(password, stored, n=scrypt_n) and row is not None:
-        return row["id"]
-    return None
+    # Verify first, even for a missing user: the answer must take the same time either way.
+    if not verify_password_timing_safe(password, stored, cost) or row is None:
+        return None
+    if needs_rehash(stored, cost):
+        with db.transaction() as conn:
+            _upgrade_hash(conn, row["id"], stored, password, cost)
+    return row["id"]
+
+
+def _upgrade_hash(conn: sqlite3.Connection, user_id: int, stored: str, password: str,
+                  cost: Argon2Cost) -> None:
+    # The same password under the current scheme and cost; the sessions stay. Only if the
+    # stored hash is still the one checked, so a password changed meanwhile wins.
+    conn.execute(Q.replace_password_hash, (hash_password(password, cost), user_id, stored))
+
+
+def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> None:
+    """A new password; every session of the account ends in the same write."""
+    password_hash = hash_password(password, cost)
+    with db.transaction() as conn:
+        _reset_password(conn, user_id, password_hash)
+
+
+def _reset_password(conn: sqlite3.Connection, user_id: int, password_hash: str) -> None:
+    # The one place a password is replaced: whoever held a session under the old
+    # password must log in again.
+    conn.execute(Q.set_password_hash, (password_hash, user_id))
+    conn.execute(Q.delete_user_sessions, (user_id,))
+
+
+def end_all_sessions(db: Database, user_id: int) -> int:
+    """Log the user out everywhere; the number of sessions ended."""
+    with db.transaction() as conn:
+        return conn.execute(Q.delete_user_sessions, (user_id,)).rowcount
+
+
+def live_sessions(db: Database, user_id: int, now: int) -> int:
+    return db.one(Q.count_live_sessions, (user_id, now))[0]
 
 
 def set_admin(db: Database, username: str, admin: bool) -> bool:
@@ -35,12 +80,26 @@ def set_admin(db: Database, username: str, admin: bool) -> bool:
         return conn.execute(Q.set_admin, (int(admin), username)).rowcount == 1
 
 
-def ensure_admin(db: Database, username: str, password: str, *, now: int, scrypt_n: int) -> None:
-    """Upsert the configured administrator (LOBBYTALKS_ADMIN_USERNAME/_PASSWORD)."""
-    password_hash = hash_password(password, n=scrypt_n)
+def ensure_admin(db: Database, username: str, password: str, *, now: int,
+                 cost: Argon2Cost) -> None:
+    """Create the configured administrator (LOBBYTALKS_ADMIN_USERNAME/_PASSWORD), or set
+    the configured password on it when it differs (ending its sessions).
+
+    :raise AdminNameTaken: when the name belongs to an account that is not an admin:
+        anyone may have registered it first, so it is never promoted silently.
+    """
     with db.transaction() as conn:
         row = conn.execute(Q.user_by_name, (username,)).fetchone()
-        if row:
-            conn.execute(Q.set_password_and_admin, (password_hash, row["id"]))
-        else:
-            conn.execute(Q.insert_user, (username, password_hash, 1, now))
+        if row is None:
+            conn.execute(Q.insert_user, (username, hash_password(password, cost), 1, now))
+            return
+        if not row["is_admin"]:
+            raise AdminNameTaken(
+                f"LOBBYTALKS_ADMIN_USERNAME names the account {row['username']!r}, which exists "
+                "and is not an administrator (anyone may have registered that name). If it is "
+                f"yours, run `lobbytalks admin grant {row['username']}`; otherwise choose "
+                "another name. The server was not started.")
+        if not verify_password(password, row["password_hash"]):
+            _reset_password(conn, row["id"], hash_password(password, cost))
+        elif needs_rehash(row["password_hash"], cost):
+            _upgrade_hash(conn, row["id"], row["password_hash"], password, cost)

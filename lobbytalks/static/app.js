@@ -126,6 +126,16 @@
       (data && data[key] !== undefined ? encodeURIComponent(String(data[key])) : whole));
   }
 
+  // Only ever leave for this site: the browser's own URL parser decides (it drops tabs and
+  // newlines and reads a backslash as "/"), so nothing that looks local can lead elsewhere.
+  function sameOrigin(target) {
+    try {
+      const url = new URL(target, location.href);
+      if (url.origin === location.origin) return url.pathname + url.search + url.hash;
+    } catch (err) { /* not an address at all */ }
+    return '/';
+  }
+
   function flash(text) {
     const box = document.getElementById('flash');
     if (!box || !text) return;
@@ -164,7 +174,7 @@
     }
     leaveWithFlash(done);
     if (how.startsWith('go:')) {
-      location.assign(fill(how.slice(3), result));
+      location.assign(sameOrigin(fill(how.slice(3), result)));
     } else {
       location.reload();
     }

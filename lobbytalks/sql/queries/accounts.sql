@@ -16,6 +16,20 @@ DELETE FROM sessions WHERE user_id = ? AND expires <= ?;
 -- name: delete_all_sessions
 DELETE FROM sessions;
 
+-- name: delete_user_sessions
+-- Log a user out everywhere (password reset, "log out everywhere").
+DELETE FROM sessions WHERE user_id = ?;
+
+-- name: delete_sessions_beyond
+-- Keep a user's newest N sessions (by creation, then insertion order); end the rest.
+DELETE FROM sessions
+WHERE user_id = :user_id AND rowid NOT IN (
+    SELECT rowid FROM sessions WHERE user_id = :user_id
+    ORDER BY created DESC, rowid DESC LIMIT :keep);
+
+-- name: count_live_sessions
+SELECT COUNT(*) FROM sessions WHERE user_id = ? AND expires > ?;
+
 -- name: user_by_name
 SELECT id, username, password_hash, is_admin FROM users WHERE username = ? COLLATE NOCASE;
 
@@ -25,8 +39,12 @@ INSERT INTO users (username, password_hash, is_admin, created) VALUES (?, ?, ?, 
 -- name: set_admin
 UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE;
 
--- name: set_password_and_admin
-UPDATE users SET password_hash = ?, is_admin = 1 WHERE id = ?;
+-- name: set_password_hash
+UPDATE users SET password_hash = ? WHERE id = ?;
+
+-- name: replace_password_hash
+-- Re-hash the same password, unless the stored hash changed since it was checked.
+UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?;
 
 -- name: agent_by_token_digest
 -- Everything authentication needs about a Bearer token, in one indexed lookup.

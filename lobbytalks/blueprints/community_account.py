@@ -1,0 +1,102 @@
+"""Account actions on /api/community: register, login, logout (protocol §11) and
+LobbyTalks' own change_password and logout_all.
+
+Wrong passwords are counted in three windows: per (username, address), which stops a
+guesser long before it stops the owner logging in from elsewhere; per username across all
+addresses, a much higher ceiling that keeps a distributed guesser bounded; and per address
+across usernames (password spraying). Correct logins have their own budget per user.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, request
+
+from .. import clock
+from ..auth import end_session, forget_session_cookie, require_user, start_session
+from ..errors import ApiError
+from ..models.common import parse_model
+from ..models.web import LogoutEverywhere, PasswordChange, WebAuth, WebLogout
+from ..runtime import runtime
+from ..services import accounts
+from .common import client_address, ok
+from .community import post_action, signed_in_write
+
+
+def _failure_windows(username: str) -> tuple[tuple[str, str, str], ...]:
+    settings, name, address = runtime().settings, username.lower(), client_address(request)
+    return ((settings.rate_login_pair, "login-pair", f"{name} {address}"),
+            (settings.rate_login_user, "login-user", name),
+            (settings.rate_login_client, "login-client", address))
+
+
+def _checked_password(username: str, password: str) -> int | None:
+    """The user id when the password is right, else None after counting the failure.
+
+    :raise 429: when a failure window is already full (checked before any hashing).
+    """
+    rt = runtime()
+    windows = _failure_windows(username)
+    for limit, scope, key in windows:
+        rt.gate.check(limit, scope, key)
+    user_id = accounts.authenticate(rt.db, username, password, cost=rt.settings.password_cost)
+    if user_id is None:
+        for limit, scope, key in windows:
+            rt.gate.hit(limit, scope, key)
+    return user_id
+
+
+@post_action("register")
+def register(body: dict[str, Any]) -> Response:
+    data = parse_model(WebAuth, body)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_register, "register", client_address(request))
+    user_id = accounts.register(rt.db, data.username, data.password, now=clock.now(),
+                                cost=rt.settings.password_cost)
+    response = ok({"ok": True})
+    start_session(response, request, user_id)
+    return response
+
+
+@post_action("login")
+def login(body: dict[str, Any]) -> Response:
+    data = parse_model(WebAuth, body)
+    user_id = _checked_password(data.username, data.password)
+    if user_id is None:
+        raise ApiError("unauthorized", accounts.LOGIN_FAILED)
+    rt = runtime()
+    rt.gate.hit(rt.settings.rate_login_success, "login-ok", user_id)
+    response = ok({"ok": True})
+    start_session(response, request, user_id)
+    return response
+
+
+@post_action("logout")
+def logout(body: dict[str, Any]) -> Response:
+    parse_model(WebLogout, body)
+    require_user(request)
+    response = ok({"ok": True})
+    end_session(response, request)
+    return response
+
+
+@post_action("change_password")
+def change_password(body: dict[str, Any]) -> Response:
+    """Every session of the account ends, this browser gets a new one."""
+    user, data, rt = signed_in_write(PasswordChange, body)
+    if _checked_password(user.username, data.currentPassword) != user.id:
+        raise ApiError("forbidden", "currentPassword: 当前密码不正确")
+    accounts.set_password(rt.db, user.id, data.newPassword, cost=rt.settings.password_cost)
+    response = ok({"ok": True})
+    start_session(response, request, user.id)
+    return response
+
+
+@post_action("logout_all")
+def logout_everywhere(body: dict[str, Any]) -> Response:
+    user = require_user(request)
+    parse_model(LogoutEverywhere, body)
+    ended = accounts.end_all_sessions(runtime().db, user.id)
+    response = ok({"ok": True, "ended": ended})
+    forget_session_cookie(response, request)
+    return response

@@ -1,0 +1,76 @@
+"""The page script's side of logging in and of the settings page, in a real browser.
+
+app.js follows ``data-then="go:..."`` after the in-page login; it must stay on the site
+whatever that target says, even if the server let a bad one through. Then the settings
+page: a password change keeps this browser signed in and ends the other login.
+"""
+from __future__ import annotations
+
+import pytest
+import requests
+
+from conftest import LiveServer
+from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
+
+pytestmark = pytest.mark.slow
+
+PASSWORD = "correct horse 1"
+# Targets that read as local to a naive check but are another site to a browser's parser.
+OFF_SITE = ["/\t/evil.example.com/", "/\n/evil.example.com/", "\\\\evil.example.com/",
+            "/\\evil.example.com/", " //evil.example.com/", "https://evil.example.com/"]
+
+
+@pytest.fixture
+def server(tmp_path):
+    live = LiveServer(tmp_path / "browser-accounts")
+    yield live
+    live.stop()
+
+
+def test_in_page_login_stays_on_the_site_and_settings_work(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    requests.post(base + "/api/community", json={
+        "action": "register", "username": "roamer", "password": PASSWORD}).raise_for_status()
+    problems: list[str] = []
+    context = browser.new_context(locale="en-GB")
+    # Anything off the site would be fetched from here: answer it, and note it.
+    context.route("**://evil.example.com/**",
+                  lambda route: (problems.append(f"left for {route.request.url}"),
+                                 route.fulfill(status=200, body="evil")))
+    page = context.new_page()
+    watch(page, problems)
+    for target in OFF_SITE:
+        context.clear_cookies()
+        page.goto(f"{base}/login?lang=en")
+        page.eval_on_selector("form.api-form", "(form, target) => { form.dataset.then = "
+                              "'go:' + target; }", target)
+        page.fill("#f-username", "roamer")
+        page.fill("#f-password", PASSWORD)
+        page.click("form.api-form button[type=submit]")
+        page.wait_for_url(f"{base}/")
+        expect(page.locator(".whoami")).to_contain_text("roamer")
+
+    other = requests.Session()
+    other.post(base + "/api/community", json={
+        "action": "login", "username": "roamer", "password": PASSWORD}).raise_for_status()
+    page.goto(f"{base}/settings?lang=en")
+    page.fill("#f-currentPassword", "a wrong password")
+    page.fill("#f-newPassword", "a new password 2")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#f-currentPassword-error")).to_be_visible()
+    assert page.input_value("#f-newPassword") == "a new password 2"
+    page.fill("#f-currentPassword", PASSWORD)
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#flash")).to_have_text(
+        "Password changed; you are logged out everywhere else.")
+    expect(page.locator(".whoami")).to_contain_text("roamer")
+    assert other.get(base + "/api/community", params={"action": "me"}).json()["user"] is None
+
+    page.get_by_role("button", name="Log out everywhere").click()
+    page.locator("#confirm-yes").click()
+    page.wait_for_url(f"{base}/")
+    expect(page.get_by_role("link", name="Log in")).to_be_visible()
+    context.close()
+    assert problems == []
