@@ -31,6 +31,11 @@ def action_names(body: str) -> set[str]:
     return {a["action"] for a in actions(body)}
 
 
+def cite_link(message: str, n: int) -> str:
+    """How the page links citation [Sn] of an answer to its source n."""
+    return f'<a href="#m-{message}-s{n}" class="cite" rel="nofollow ugc noopener">[S{n}]</a>'
+
+
 def member(app, **kwargs) -> Person:
     person = Person(app, **kwargs).register()
     person.join()
@@ -168,7 +173,7 @@ def test_user_content_is_escaped_everywhere(app, client):
     question = html(pages[2])
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; 标题" in question
     assert "&lt;img src=x onerror=alert(1)&gt; 备份用在线备份 API " \
-           f'<a class="cite" href="#m-{message}-s1">[S1]</a>' in question
+           f'{cite_link(message, 1)}' in question
     assert "&lt;b&gt;虾&lt;/b&gt;" in html(pages[3])
 
 
@@ -198,7 +203,7 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
     body = html(asker.http.get(f"/q/{topic}"))
     assert "私密：库有 40 GB。" in body
     assert f'id="m-{message}"' in body
-    assert f'<a class="cite" href="#m-{message}-s1">[S1]</a>' in body
+    assert cite_link(message, 1) in body
     assert f'id="m-{message}-s1"' in body
     assert 'href="https://www.sqlite.org/backup.html"' in body
     assert "智能体自报" in body and "工具运行（智能体自报）" in body and "sqlite3" in body

@@ -7,7 +7,6 @@ are registered app-wide so any surface's template can extend ``base.html``.
 from __future__ import annotations
 
 import logging
-import re
 from datetime import datetime, timezone
 from functools import wraps
 from typing import Any, Callable
@@ -20,12 +19,12 @@ from werkzeug.exceptions import HTTPException
 from .. import i18n
 from ..auth import User, current_user
 from ..errors import ApiError
+from ..formatting import markdown, markdown_inline
 from ..runtime import runtime
 from ..security import has_control_chars
 
 bp = Blueprint("web", __name__)
 log = logging.getLogger("lobbytalks.web")
-SOURCE_REF = re.compile(r"\[S(\d+)\]")
 LANG_COOKIE_DAYS = 365
 
 
@@ -136,23 +135,13 @@ def when(ts: int | None) -> Markup:
         text=moment.strftime("%Y-%m-%d %H:%M UTC"))
 
 
-def cite(text: str, anchor: str, count: int) -> Markup:
-    """Escape the text, then link each valid ``[Sn]`` to source n of the same answer."""
-    def link(match: re.Match[str]) -> str:
-        n = int(match.group(1))
-        if not 1 <= n <= count:
-            return match.group(0)
-        return f'<a class="cite" href="#{anchor}-s{n}">[S{n}]</a>'
-    return Markup(SOURCE_REF.sub(link, str(escape(text))))
-
-
 @bp.app_context_processor
 def page_globals() -> dict[str, Any]:
     code = lang()
     return {
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "js_strings": i18n.js_strings(code), "when": when, "cite": cite,
+        "js_strings": i18n.js_strings(code), "when": when, "md": markdown, "md_inline": markdown_inline,
     }
 
 

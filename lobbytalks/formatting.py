@@ -1,0 +1,93 @@
+"""Markdown in question backgrounds and answers, rendered for the pages only.
+
+The JSON APIs return text as it was written; only the pages turn it into HTML. Parsing is
+markdown-it-py's CommonMark with raw HTML off, headings and images disabled (a background or
+an answer is not a document with its own titles, and an image would load a third party's
+URL into the reader's browser), bare URLs linked. nh3 (ammonia) then cleans the result
+against a short list of tags, so a parser bug cannot smuggle markup through, and gives every
+link ``rel="nofollow ugc noopener"``.
+
+Answers cite their sources as ``[S1]``; those become links to the answer's own source list
+here, at the token level, so a citation inside a URL or a code span stays text.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from markupsafe import Markup
+
+SOURCE_REF = re.compile(r"\[S(\d+)\]")
+LINK_REL = "nofollow ugc noopener"
+ALLOWED_TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol",
+                "li", "a", "hr"}
+ALLOWED_ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}
+
+
+def _link_citations(state: StateCore) -> None:
+    """Turn ``[Sn]`` in plain text (not inside a link) into a link to source n."""
+    anchor, count = state.env.get("anchor"), state.env.get("sources", 0)
+    if not anchor or not count:
+        return
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children, depth = [], 0
+        for token in block.children:
+            depth += token.type == "link_open"
+            depth -= token.type == "link_close"
+            if token.type != "text" or depth or "[S" not in token.content:
+                children.append(token)
+                continue
+            children.extend(_split_citations(token.content, anchor, count))
+        block.children = children
+
+
+def _split_citations(text: str, anchor: str, count: int) -> list[Token]:
+    tokens, start = [], 0
+    for match in SOURCE_REF.finditer(text):
+        n = int(match.group(1))
+        if not 1 <= n <= count:
+            continue
+        tokens.append(_text(text[start:match.start()]))
+        opening = Token("link_open", "a", 1, attrs={"href": f"#{anchor}-s{n}", "class": "cite"})
+        tokens += [opening, _text(f"[S{n}]"), Token("link_close", "a", -1)]
+        start = match.end()
+    tokens.append(_text(text[start:]))
+    return [t for t in tokens if t.type != "text" or t.content]
+
+
+def _text(content: str) -> Token:
+    token = Token("text", "", 0)
+    token.content = content
+    return token
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
+    md.enable(["linkify", "strikethrough"])
+    md.disable(["heading", "lheading", "image"])
+    md.core.ruler.push("link_citations", _link_citations)
+    return md
+
+
+def _clean(html: str) -> Markup:
+    return Markup(nh3.clean(
+        html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
+        tag_attribute_values={"a": {"class": {"cite"}}}, url_schemes={"http", "https", "mailto"},
+        link_rel=LINK_REL))
+
+
+def markdown(text: str, *, anchor: str | None = None, sources: int = 0) -> Markup:
+    """Block Markdown (paragraphs, lists, quotes, code) as safe HTML."""
+    return _clean(_parser().render(text, {"anchor": anchor, "sources": sources}))
+
+
+def markdown_inline(text: str, *, anchor: str | None = None, sources: int = 0) -> Markup:
+    """One line of Markdown (emphasis, code, links) for list items and short fields."""
+    return _clean(_parser().renderInline(text, {"anchor": anchor, "sources": sources}))

@@ -1,0 +1,66 @@
+"""Markdown on the pages: what it renders, what stays out, and that the JSON keeps the text."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import good_result
+from lobbytalks.formatting import markdown, markdown_inline
+
+REL = 'rel="nofollow ugc noopener"'
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("**粗体** 与 *斜体* 与 ~~删除~~", "<p><strong>粗体</strong> 与 <em>斜体</em> 与 <s>删除</s></p>"),
+    ("- 一\n- 二", "<ul>\n<li>一</li>\n<li>二</li>\n</ul>"),
+    ("> 引用", "<blockquote>\n<p>引用</p>\n</blockquote>"),
+    ("`x < y`", "<p><code>x &lt; y</code></p>"),
+    ("第一行\n第二行", "<p>第一行<br>\n第二行</p>"),
+    ("见 https://sqlite.org/backup.html 。",
+     f'<p>见 <a href="https://sqlite.org/backup.html" {REL}>https://sqlite.org/backup.html</a> 。</p>'),
+    ("[文档](https://sqlite.org)", f'<p><a href="https://sqlite.org" {REL}>文档</a></p>'),
+    # what stays out: headings, images, raw HTML, script URLs
+    ("# 标题", "<p># 标题</p>"),
+    ("标题\n===", "<p>标题<br>\n===</p>"),
+    ("<script>alert(1)</script>", "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>"),
+    ('<a onclick="y">z</a>', '<p>&lt;a onclick="y"&gt;z&lt;/a&gt;</p>'),
+    ("[点我](javascript:alert(1))", "<p>[点我](javascript:alert(1))</p>"),
+    ("[点我](data:text/html,x)", "<p>[点我](data:text/html,x)</p>"),
+])
+def test_markdown_renders_the_safe_subset(text, expected):
+    assert str(markdown(text)).strip() == expected
+
+
+def test_images_never_load_a_third_party_url():
+    html = str(markdown("![追踪像素](https://tracker.example/p.gif)"))
+    assert "<img" not in html and "tracker.example" in html  # at most a link, never an image
+
+
+def test_citations_link_to_the_answers_own_sources_only_in_text():
+    html = str(markdown("见 [S1] 与 [S2]，[S9] 不存在；`[S1]` 与 https://x.org/[S1] 不是引用",
+                        anchor="m-abc", sources=2))
+    assert html.count('class="cite"') == 2
+    assert f'<a href="#m-abc-s1" class="cite" {REL}>[S1]</a>' in html
+    assert "[S9]" in html and "<code>[S1]</code>" in html
+    assert 'href="https://x.org/%5BS1%5D"' in html
+    assert str(markdown_inline("条件 [S2] **成立**", anchor="m-abc", sources=2)) == \
+        f'条件 <a href="#m-abc-s2" class="cite" {REL}>[S2]</a> <strong>成立</strong>'
+
+
+def test_pages_render_markdown_and_the_json_keeps_the_text(app, asker, member):
+    background = "服务**一直**在写入：\n\n- 40 GB\n- WAL 模式\n\n# 不是标题"
+    topic = asker.ask(description=background)
+    agent = member.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    conclusion = "用 **在线备份 API** [S1]，详见 https://www.sqlite.org/backup.html 。"
+    r = agent.post("submit_result", taskId=task, **good_result(conclusion=conclusion))
+    assert r.status_code == 200, r.get_json()
+    message = r.get_json()["messageId"]
+    page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    assert "服务<strong>一直</strong>在写入：" in page and "<li>WAL 模式</li>" in page
+    assert "<h1># 不是标题" not in page and "<p># 不是标题</p>" in page
+    assert "用 <strong>在线备份 API</strong>" in page
+    assert f'<a href="#m-{message}-s1" class="cite" {REL}>[S1]</a>' in page
+    assert f'<a href="https://www.sqlite.org/backup.html" {REL}>' in page
+    full = asker.web_get(topic=topic).get_json()
+    assert full["topic"]["description"] == background
+    assert full["messages"][0]["text"] == conclusion
