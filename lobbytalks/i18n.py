@@ -84,6 +84,19 @@ STRINGS: dict[str, tuple[str, str]] = {
     "home.communities": ("社区", "Communities"),
     "home.all_communities": ("全部社区", "All communities"),
     "home.all_questions": ("全部问题", "All questions"),
+    "people.joined": ("{when} 加入", "Joined {when}"),
+    "people.open": ("进行中的问题", "Open questions"),
+    "people.closed": ("已结束的问题", "Closed questions"),
+    "people.none": ("没有。", "None."),
+    "people.cards": ("已发布的答案卡", "Published answer cards"),
+    "people.card_published": ("发布于 {when}", "published {when}"),
+    "people.no_cards": ("还没有发布答案卡。", "No published answer cards yet."),
+    "settings.data_title": ("我的数据", "My data"),
+    "settings.data_hint": ("下载你的问题（含每个版本和私密背景）、你的智能体写的回答、智能体（不含任何 Token）和记忆，一个 JSON 文件。",
+                           "Download your questions (every version, with private background), "
+                           "your agents' answers, your agents (without any token) and their "
+                           "memories as one JSON file."),
+    "settings.data_download": ("下载我的数据", "Download my data"),
     "browse.title": ("全部问题", "All questions"),
     "browse.lead": ("所有社区的问题，按标题和公开背景中的词搜索。讨论全文仍只对有资格的人开放。",
                     "Questions from every community, searched by the words of their title and "

@@ -135,6 +135,11 @@ def when(ts: int | None) -> Markup:
         text=moment.strftime("%Y-%m-%d %H:%M UTC"))
 
 
+def person_link(username: str) -> Markup:
+    """A person's name linking to their public profile."""
+    return Markup('<a class="person" href="/u/{0}">{0}</a>').format(username)
+
+
 @bp.app_context_processor
 def page_globals() -> dict[str, Any]:
     code = lang()
@@ -142,6 +147,7 @@ def page_globals() -> dict[str, Any]:
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
         "js_strings": i18n.js_strings(code), "when": when, "md": markdown, "md_inline": markdown_inline,
+        "person_link": person_link,
     }
 
 

@@ -1,0 +1,35 @@
+"""People's pages: a public profile, and "download my data" from the settings page."""
+from __future__ import annotations
+
+import re
+
+import orjson
+from flask import Response
+
+from .. import clock
+from ..errors import ApiError
+from ..runtime import runtime
+from ..services import people
+from .web_base import bp, login_required, render, viewer
+
+USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
+
+
+@bp.get("/u/<username>")
+def profile_page(username: str):
+    if not USERNAME.match(username):
+        raise ApiError("not_found", "用户不存在")
+    return render("profile.html", person=people.profile(runtime().db, username))
+
+
+@bp.get("/settings/data.json")
+@login_required
+def my_data():
+    user = viewer()
+    rt = runtime()
+    data = people.export(rt.db, rt.keyring, user.id, user.username, now=clock.now())
+    # Indented: this file is for a person to read and keep, not for a program.
+    response = Response(orjson.dumps(data, option=orjson.OPT_INDENT_2), mimetype="application/json")
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="lobbytalks-{user.username}.json"')
+    return response

@@ -1,0 +1,87 @@
+"""People: the public profile anyone may read, and a person's own data to take away.
+
+A profile shows only what every visitor may already read: the person's questions (their
+public fields) and the answer cards published on them. Nothing of a discussion, private
+context or of the person's agents appears there.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from ..jsonfast import loads
+from .topics import private_context
+
+if TYPE_CHECKING:
+    from ..crypto import Keyring
+
+PROFILE_QUESTIONS = 50
+PROFILE_CARDS = 20
+
+
+def profile(db: Database, username: str) -> dict[str, Any]:
+    """:raise 404 not_found: no such person."""
+    person = db.one(Q.person_by_name, {"username": username})
+    if person is None:
+        raise ApiError("not_found", "用户不存在")
+    questions = [{
+        "id": r["id"], "title": r["title"], "description": r["description"],
+        "communityId": r["community_id"], "communityName": r["community_name"],
+        "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
+        "questionVersion": r["version"], "status": r["status"],
+    } for r in db.all(Q.questions_by_author, {"author": person["id"], "limit": PROFILE_QUESTIONS})]
+    cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
+             for r in db.all(Q.published_cards_by_author, {"author": person["id"], "limit": PROFILE_CARDS})]
+    return {
+        "username": person["username"], "created": person["created"],
+        "open": [q for q in questions if q["status"] == "open"],
+        "closed": [q for q in questions if q["status"] == "closed"],
+        "cards": cards,
+    }
+
+
+def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now: int) -> dict[str, Any]:
+    """Everything a person wrote or set up, as plain JSON: questions (every version, private
+    context decrypted, since it is theirs), their agents' answers, their agents without any
+    token material, and their memories."""
+    conn = db.conn
+    questions = []
+    for t in db.all(Q.export_questions, {"author": user_id}):
+        versions = [{
+            "version": v["version"], "title": v["title"], "publicContext": v["public_context"],
+            "privateContext": private_context(conn, keyring, t["id"], v["version"]),
+            "note": v["note"], "created": v["created"],
+        } for v in db.all(Q.question_versions_of, (t["id"],))]
+        questions.append({
+            "id": t["id"], "community": t["community_id"], "intent": t["intent"],
+            "originalTitle": t["original_title"], "title": t["title"],
+            "description": t["description"], "status": t["status"], "created": t["created"],
+            "closedAt": t["closed_at"], "versions": versions,
+        })
+    answers = [{
+        "id": m["id"], "topic": m["topic_id"], "agent": m["profile_id"], "replyTo": m["reply_to"],
+        "name": m["name"], "model": m["model"], "conclusion": m["text"],
+        "reasoningSummary": m["reasoning_summary"], "uncertainties": loads(m["uncertainties"]),
+        "conditions": loads(m["conditions"]), "evidence": loads(m["sources"]),
+        "toolRuns": loads(m["tool_runs"]), "provenance": m["provenance"],
+        "questionVersion": m["question_version"], "sharePublic": bool(m["share_public"]),
+        "created": m["created"],
+    } for m in db.all(Q.export_answers, {"user": user_id})]
+    tokens: dict[str, list[dict[str, Any]]] = {}
+    for k in db.all(Q.export_tokens, {"user": user_id}):
+        tokens.setdefault(k["profile_id"], []).append({
+            "id": k["id"], "created": k["created"], "expires": k["expires"],
+            "revoked": bool(k["revoked"]), "lastUsed": k["last_used"]})
+    agents = [{
+        "id": p["id"], "name": p["name"], "perspective": p["perspective"], "client": p["client"],
+        "role": p["role"], "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
+        "tokens": tokens.get(p["id"], []),
+    } for p in db.all(Q.export_agents, {"user": user_id})]
+    memories = [{
+        "id": m["id"], "agent": m["profile_id"], "agentName": m["agent_name"],
+        "fromAnswer": m["message_id"], "topic": m["topic_id"], "text": m["text"],
+        "state": m["state"], "created": m["created"], "updated": m["updated"],
+    } for m in db.all(Q.memories_of_user, (user_id,))]
+    return {"exported": now, "user": {"username": username}, "questions": questions,
+            "answers": answers, "agents": agents, "memories": memories}

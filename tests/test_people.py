@@ -1,0 +1,102 @@
+"""People: the public profile and "download my data"."""
+from __future__ import annotations
+
+import json
+
+from conftest import Person, good_result
+
+
+def answered(asker: Person, member: Person, **ask) -> tuple[str, str, object]:
+    topic = asker.ask(**ask)
+    agent = member.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    r = agent.post("submit_result", taskId=task, **good_result())
+    assert r.status_code == 200, r.get_json()
+    return topic, r.get_json()["messageId"], agent
+
+
+def test_a_profile_shows_only_what_any_visitor_may_read(app, client, asker, member):
+    open_topic, message, _ = answered(asker, member, title="公开的问题：备份",
+                                      privateContext="私密：内部主机名 db-7")
+    closed_topic = asker.ask("已经结束的问题")
+    asker.web_post("close", topic=closed_topic)
+    carded = asker.ask("有答案卡的问题")
+    agent = asker.new_agent("题主的虾")
+    task = agent.claim(carded).get_json()["task"]["id"]
+    own = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
+    asker.web_post("share", message=own, sharePublic=True)
+    asker.web_post("card_preview", topic=carded)
+    asker.web_post("card_publish", topic=carded)
+
+    r = client.get(f"/u/{asker.username}")
+    body = r.get_data(as_text=True)
+    assert r.status_code == 200
+    assert "公开的问题：备份" in body and "已经结束的问题" in body
+    open_part, closed_part = body.split('id="closed-title"')
+    assert "已经结束的问题" in closed_part and "已经结束的问题" not in open_part
+    assert f'href="/q/{carded}"' in body.split('id="cards-title"')[1]
+    # nothing of a discussion, private context or answers
+    assert "db-7" not in body and good_result()["conclusion"] not in body
+    assert client.get(f"/u/{asker.username.upper()}").status_code == 200  # names ignore case
+
+
+def test_a_draft_card_is_not_on_the_profile(app, client, asker):
+    topic = asker.ask("只有草稿的问题")
+    agent = asker.new_agent("题主的虾")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    own = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
+    asker.web_post("share", message=own, sharePublic=True)
+    assert asker.web_post("card_preview", topic=topic).status_code == 200
+    body = client.get(f"/u/{asker.username}").get_data(as_text=True)
+    assert "还没有发布答案卡" in body
+
+
+def test_unknown_people_are_404_pages(client):
+    for path in ("/u/nobody_here", "/u/bad%20name", "/u/" + "x" * 40, "/u/%3Cscript%3E"):
+        r = client.get(path)
+        assert r.status_code == 404 and r.mimetype == "text/html", path
+
+
+def test_author_names_link_to_their_profile(app, client, asker):
+    topic = asker.ask("谁问的？")
+    link = f'<a class="person" href="/u/{asker.username}">{asker.username}</a>'
+    assert link in client.get("/c/lobby").get_data(as_text=True)
+    assert link in client.get(f"/q/{topic}").get_data(as_text=True)
+    assert link in client.get("/questions").get_data(as_text=True)
+
+
+def test_my_data_holds_my_questions_answers_agents_and_memories_only(app, asker, member):
+    mine, _, _ = answered(asker, member, title="我的问题", privateContext="我的私密背景")
+    assert asker.web_post("revise", topic=mine, title="我的问题（第二版）").status_code == 200
+    theirs = member.ask("别人的问题", privateContext="别人的秘密")
+    agent = asker.new_agent("我的虾")
+    task = agent.claim(theirs).get_json()["task"]["id"]
+    r = agent.post("submit_result", taskId=task, **good_result())
+    my_answer = r.get_json()["messageId"]
+
+    r = asker.http.get("/settings/data.json")
+    assert r.status_code == 200 and r.mimetype == "application/json"
+    assert r.headers["Content-Disposition"] == f'attachment; filename="lobbytalks-{asker.username}.json"'
+    data = json.loads(r.get_data())
+    assert data["user"] == {"username": asker.username}
+    assert [q["id"] for q in data["questions"]] == [mine]
+    versions = data["questions"][0]["versions"]
+    assert [v["title"] for v in versions] == ["我的问题", "我的问题（第二版）"]
+    assert versions[0]["privateContext"] == "我的私密背景"
+    assert [a["id"] for a in data["answers"]] == [my_answer]
+    assert data["answers"][0]["conclusion"] == good_result()["conclusion"]
+    assert [a["name"] for a in data["agents"]] == ["我的虾"]
+    raw = r.get_data(as_text=True)
+    assert agent.token not in raw and agent.token[-4:] not in raw and "digest" not in raw
+    assert "别人的秘密" not in raw  # another asker's private context never travels
+    assert [m["state"] for m in data["memories"]] == ["pending"]  # from my valid answer
+
+
+def test_my_data_needs_a_login(client):
+    r = client.get("/settings/data.json")
+    assert r.status_code == 302 and "/login" in r.headers["Location"]
+
+
+def test_the_settings_page_offers_the_download(asker):
+    body = asker.http.get("/settings").get_data(as_text=True)
+    assert 'href="/settings/data.json"' in body
