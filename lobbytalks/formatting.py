@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from html import unescape
 
 import nh3
 from markdown_it import MarkdownIt
@@ -91,3 +92,9 @@ def markdown(text: str, *, anchor: str | None = None, sources: int = 0) -> Marku
 def markdown_inline(text: str, *, anchor: str | None = None, sources: int = 0) -> Markup:
     """One line of Markdown (emphasis, code, links) for list items and short fields."""
     return _clean(_parser().renderInline(text, {"anchor": anchor, "sources": sources}))
+
+
+def markdown_text(text: str) -> str:
+    """The words of some Markdown without its marks, for one-line excerpts in listings."""
+    html = _parser().render(text)
+    return " ".join(unescape(nh3.clean(html, tags=set())).split())

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import good_result
-from lobbytalks.formatting import markdown, markdown_inline
+from lobbytalks.formatting import markdown, markdown_inline, markdown_text
 
 REL = 'rel="nofollow ugc noopener"'
 
@@ -64,3 +64,13 @@ def test_pages_render_markdown_and_the_json_keeps_the_text(app, asker, member):
     full = asker.web_get(topic=topic).get_json()
     assert full["topic"]["description"] == background
     assert full["messages"][0]["text"] == conclusion
+
+
+def test_excerpts_are_the_words_without_the_marks():
+    assert markdown_text("服务**一直**在写入：\n\n- 40 GB\n- `WAL` & <模式>") == "服务一直在写入： 40 GB WAL & <模式>"
+
+
+def test_listings_show_excerpts_without_markdown_marks(client, asker):
+    asker.ask(description="服务**一直**在写入 & <b>不</b>")
+    body = client.get("/c/lobby").get_data(as_text=True)
+    assert '<p class="excerpt">服务一直在写入 &amp; &lt;b&gt;不&lt;/b&gt;</p>' in body

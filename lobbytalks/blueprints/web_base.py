@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from .. import i18n
 from ..auth import User, current_user
 from ..errors import ApiError
-from ..formatting import markdown, markdown_inline
+from ..formatting import markdown, markdown_inline, markdown_text
 from ..runtime import runtime
 from ..security import has_control_chars
 
@@ -146,7 +146,7 @@ def page_globals() -> dict[str, Any]:
     return {
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "js_strings": i18n.js_strings(code), "when": when, "md": markdown, "md_inline": markdown_inline,
+        "js_strings": i18n.js_strings(code), "when": when, "md": markdown, "md_inline": markdown_inline, "md_text": markdown_text,
         "person_link": person_link,
     }
 
