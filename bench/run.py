@@ -10,9 +10,13 @@ connections, one per worker thread, each worker with its own user, agent and tok
 * GET /healthz of the real app;
 * list_topics; get_context on a 150-message topic with the full-text right (40 messages
   returned) and without it;
-* claim_task -> heartbeat -> submit_result cycles on fresh open topics, each request timed.
+* claim_task -> heartbeat -> submit_result cycles on fresh open topics, each request timed;
+* the same reads and the same cycle as MCP tools/call on /api/external/mcp;
+* the pages: home, communities, a community, all questions, a search, a question as a
+  visitor and as a reader of its 150 answers, and a bench user's /tasks and /agents.
 
 Usage: python -m bench.run [--duration 5] [--concurrency 1,8] [--data-dir DIR] ...
+       python -m bench.run --scale DIR   (both sizes side by side; seeds each once)
 """
 from __future__ import annotations
 
@@ -39,14 +43,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as `python bench/run.py`
     sys.path.insert(0, str(ROOT))
 
-from bench.seed import MANIFEST, BenchAgent, Manifest, seed  # noqa: E402
+from bench.seed import BENCH_PASSWORD, MANIFEST, BenchAgent, Manifest, seed  # noqa: E402
 
 # Generous limits so rate limiting never refuses a benchmark request. A one-second window
 # keeps the limiter's per-token bookkeeping about as small as the default 120/minute does.
 RATE_ENV = {"LOBBYTALKS_RATE_TOKEN": "1000000/second", "LOBBYTALKS_RATE_CLAIM": "1000000/second"}
 CYCLE = ("claim_task", "heartbeat", "submit_result")
 EXTERNAL = "/api/external"
-READ_AIM, WRITE_AIM = 0.6, 0.5
+WRITE_AIM = 0.5
 NOISY = 0.2  # cores used by other processes during a window beyond which figures are suspect
 
 
@@ -111,9 +115,13 @@ class Client:
     """One keep-alive connection; ``call`` returns (status, body, seconds), status 0 when the
     connection failed (it is then reopened)."""
 
-    def __init__(self, port: int, token: str | None = None) -> None:
+    def __init__(self, port: int, token: str | None = None, cookie: str | None = None,
+                 extra: dict[str, str] | None = None) -> None:
         self.port = port
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if cookie:
+            self.headers["Cookie"] = cookie
+        self.headers.update(extra or {})
         self.post_headers = {**self.headers, "Content-Type": "application/json"}
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
@@ -249,13 +257,13 @@ def cpu_share(before, after) -> Cpu:
 
 
 def to_rows(name: str, concurrency: int, duration: float, samples: dict[str, Samples],
-            cpu: Cpu, *, derived: bool = False) -> list[Row]:
+            cpu: Cpu, *, derived: bool = False, prefix: str = "") -> list[Row]:
     rows = []
     for step, s in samples.items():
         n = len(s.latencies)
         if step == "cycles":
-            rows.append(Row("claim->heartbeat->submit", concurrency, 3 * n, 3 * n / duration,
-                            0.0, 0.0, 0, cpu=cpu))
+            rows.append(Row(prefix + "claim->heartbeat->submit", concurrency, 3 * n,
+                            3 * n / duration, 0.0, 0.0, 0, cpu=cpu))
             continue
         if derived and n:
             # Each step shares the cycle with two others, so its own capacity is Little's
@@ -263,20 +271,23 @@ def to_rows(name: str, concurrency: int, duration: float, samples: dict[str, Sam
             rate = concurrency * n / sum(s.latencies)
         else:
             rate = n / duration
-        rows.append(Row(step if derived else name, concurrency, n, rate,
+        rows.append(Row(prefix + step if derived else name, concurrency, n, rate,
                         percentile(s.latencies, 0.50), percentile(s.latencies, 0.99), s.errors,
                         derived, cpu=cpu, first_error=s.first_error))
-    order = [*CYCLE, "claim->heartbeat->submit"]
+    order = [prefix + step for step in (*CYCLE, "claim->heartbeat->submit")]
     return sorted(rows, key=lambda r: order.index(r.endpoint)) if derived else rows
 
 
 def http_worker(port: int, path: str, tokens: list[str | None],
-                body: bytes | None = None) -> Worker:
-    """The same request over and over: GET, or POST when there is a body."""
+                body: bytes | None = None, *, cookies: list[str] | None = None,
+                extra: dict[str, str] | None = None) -> Worker:
+    """The same request over and over: GET, or POST when there is a body; as an agent (a
+    token), a signed-in person (a session cookie) or anonymously."""
     method = "GET" if body is None else "POST"
 
     def work(index: int, window: Window, samples: dict[str, Samples]) -> None:
-        client = Client(port, tokens[index % len(tokens)])
+        client = Client(port, tokens[index % len(tokens)],
+                        cookies[index % len(cookies)] if cookies else None, extra)
         while window.running():
             status, data, seconds = client.call(method, path, body)
             record(samples, window, "request", status, data, seconds)
@@ -309,40 +320,78 @@ SUBMIT_TEXT = {
 }
 
 
-def submit_body(task_id: str) -> bytes:
+def submit_fields(task_id: str) -> dict:
     retrieved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
-    return json.dumps({
-        "action": "submit_result", "taskId": task_id, **SUBMIT_TEXT,
+    return {
+        "taskId": task_id, **SUBMIT_TEXT,
         "evidence": [{
             "title": "SQLite Write-Ahead Logging", "url": "https://www.sqlite.org/wal.html",
             "excerpt": "WAL provides more concurrency as readers do not block writers.",
             "retrievedAt": retrieved, "kind": "snippet"}],
-    }, ensure_ascii=False).encode()
+    }
+
+
+class Rest:
+    """The claim cycle's calls as REST: POST /api/external with the action in the body."""
+    path = EXTERNAL
+    extra: dict[str, str] = {}
+
+    @staticmethod
+    def body(action: str, fields: dict) -> bytes:
+        return json.dumps({"action": action, **fields}, ensure_ascii=False).encode()
+
+    @staticmethod
+    def result(body: bytes) -> dict:
+        return json.loads(body)
+
+
+class Mcp:
+    """The same calls as MCP tools/call on POST /api/external/mcp (stateless, JSON answers)."""
+    path = EXTERNAL + "/mcp"
+    extra = {"Accept": "application/json, text/event-stream",
+             "MCP-Protocol-Version": "2025-06-18"}
+
+    @staticmethod
+    def body(action: str, fields: dict) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": action, "arguments": fields}},
+                          ensure_ascii=False).encode()
+
+    @staticmethod
+    def result(body: bytes) -> dict:
+        return json.loads(body)["result"]["structuredContent"]
+
+
+def ok_call(transport, status: int, body: bytes) -> int:
+    """REST answers its status; MCP answers 200 either way, with isError for a failed call."""
+    if transport is Mcp and status == 200 and b'"isError":true' in body:
+        return 599
+    return status
 
 
 def cycle_worker(port: int, agents: list[BenchAgent], supply: TopicSupply,
-                 exhausted: threading.Event) -> Worker:
+                 exhausted: threading.Event, transport=Rest) -> Worker:
     """claim -> heartbeat -> submit on a fresh topic each time, as worker ``index``'s agent."""
     def work(index: int, window: Window, samples: dict[str, Samples]) -> None:
-        client = Client(port, agents[index].token)
+        client = Client(port, agents[index].token, extra=transport.extra)
+
+        def call(step: str, fields: dict) -> tuple[bool, bytes]:
+            status, body, seconds = client.call("POST", transport.path, transport.body(step, fields))
+            return record(samples, window, step, ok_call(transport, status, body), body, seconds), body
+
         while window.running():
             topic = supply.take()
             if topic is None:
                 exhausted.set()
                 break
             cycle_started = time.perf_counter()
-            claim = json.dumps({"action": "claim_task", "topic": topic,
-                                "requestId": str(uuid.uuid4())}).encode()
-            status, body, seconds = client.call("POST", EXTERNAL, claim)
-            if not record(samples, window, "claim_task", status, body, seconds):
+            ok, body = call("claim_task", {"topic": topic, "requestId": str(uuid.uuid4())})
+            if not ok:
                 continue
-            task_id = json.loads(body)["task"]["id"]
-            beat = json.dumps({"action": "heartbeat", "taskId": task_id}).encode()
-            status, body, seconds = client.call("POST", EXTERNAL, beat)
-            record(samples, window, "heartbeat", status, body, seconds)
-            status, body, seconds = client.call("POST", EXTERNAL, submit_body(task_id))
-            if record(samples, window, "submit_result", status, body, seconds) \
-                    and window.start <= cycle_started and time.perf_counter() <= window.end:
+            task_id = transport.result(body)["task"]["id"]
+            call("heartbeat", {"taskId": task_id})
+            ok, _ = call("submit_result", submit_fields(task_id))
+            if ok and window.start <= cycle_started and time.perf_counter() <= window.end:
                 samples.setdefault("cycles", Samples()).latencies.append(0.0)
         client.close()
     return work
@@ -399,6 +448,24 @@ def sanity_check(port: int, manifest: Manifest) -> None:
         raise RuntimeError("sanity check failed: " + "; ".join(problems))
 
 
+def sessions(port: int, manifest: Manifest) -> list[str]:
+    """A session cookie for each bench user (they share the seeder's password)."""
+    cookies = []
+    for agent in manifest.agents:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/api/community", json.dumps({
+            "action": "login", "username": agent.username, "password": BENCH_PASSWORD}),
+            {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        cookie = response.getheader("Set-Cookie", "")
+        conn.close()
+        if response.status != 200 or not cookie:
+            raise RuntimeError(f"cannot log in as {agent.username}: {response.status}")
+        cookies.append(cookie.split(";", 1)[0])
+    return cookies
+
+
 def prepare(args: argparse.Namespace, data_dir: Path) -> Manifest:
     """The manifest of the data folder, seeding it first if it is new."""
     if not (data_dir / MANIFEST).exists():
@@ -436,15 +503,32 @@ def print_table(rows: list[Row]) -> None:
           "are disturbed).")
 
 
+# The aims, as ratios to the floor at the top concurrency (issue "faster per request").
+AIMS = {"healthz": 0.8, "list_topics": 0.6, "get_context (no right)": 0.6,
+        "get_context (allowed, 40 msgs)": 0.3, **{step: WRITE_AIM for step in CYCLE}}
+PAGE_AIM = 0.3
+MCP_WITHIN = 0.10  # an MCP call within 10 % of the same REST call
+MCP_PAIRS = {"mcp list_topics": "list_topics",
+             "mcp get_context (allowed)": "get_context (allowed, 40 msgs)",
+             "mcp get_context (no right)": "get_context (no right)",
+             **{f"mcp {step}": step for step in CYCLE}}
+
+
 def verdict(rows: list[Row], top: int) -> list[str]:
     """Lines saying which aims are met at the highest concurrency."""
+    at_top = {r.endpoint: r for r in rows if r.concurrency == top}
     lines = []
-    for r in rows:
-        if r.concurrency != top or r.endpoint.startswith(("floor", "claim->", "healthz", "ref:")):
+    for name, r in at_top.items():
+        if name in MCP_PAIRS and MCP_PAIRS[name] in at_top:
+            rest = at_top[MCP_PAIRS[name]]
+            ok = r.rate >= (1 - MCP_WITHIN) * rest.rate
+            lines.append(f"{'ok  ' if ok else 'MISS'} {name}: {r.rate / rest.rate:.2f}x the REST "
+                         f"call (aim >= {1 - MCP_WITHIN:.2f}x)")
             continue
-        aim = WRITE_AIM if r.endpoint in CYCLE else READ_AIM
-        lines.append(f"{'ok  ' if r.ratio >= aim else 'MISS'} {r.endpoint}: {r.ratio:.2f}x floor "
-                     f"(aim >= {aim}x at concurrency {top})")
+        aim = PAGE_AIM if name.startswith("page ") else AIMS.get(name)
+        if aim is not None:
+            lines.append(f"{'ok  ' if r.ratio >= aim else 'MISS'} {name}: {r.ratio:.2f}x floor "
+                         f"(aim >= {aim}x at concurrency {top})")
     return lines
 
 
@@ -471,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=int, default=10_000)
     p.add_argument("--messages", type=int, default=100_000)
     p.add_argument("--only", help="comma-separated subset of reference,healthz,list_topics,"
-                   "get_context,get_context_denied,cycle (the floor is always measured)")
+                   "get_context,get_context_denied,cycle,mcp,pages (the floor is always measured)")
     p.add_argument("--threads", type=int, help="waitress threads for both servers (default: "
                    "LobbyTalks' default)")
     p.add_argument("--no-access-log", action="store_true",
@@ -482,6 +566,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "single binary; 'serve --data-dir DIR --host --port' is appended")
     p.add_argument("--json", type=Path, help="also write the results here (default "
                    "bench/results/<time>.json)")
+    p.add_argument("--scale", type=Path, metavar="DIR",
+                   help="measure two sizes side by side: DIR/small (--questions/--messages) and "
+                        "DIR/large (100,000 questions / 1,000,000 messages), each seeded once and "
+                        "reused by later runs")
     return p
 
 
@@ -514,20 +602,38 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
         servers.append(floor)
         sanity_check(real.port, manifest)
         tokens = [a.token for a in manifest.agents]
+        cookies = sessions(real.port, manifest)
         context = f"{EXTERNAL}?action=get_context&topic="
-        reads = [  # --only key, label, path, tokens
-            ("healthz", "healthz", "/healthz", [None]),
-            ("list_topics", "list_topics", f"{EXTERNAL}?action=list_topics", tokens),
-            ("get_context", "get_context (allowed, 40 msgs)", context + manifest.hot_read, tokens),
-            ("get_context_denied", "get_context (no right)", context + manifest.hot_noread, tokens),
+        mcp = Mcp.extra
+        reads = [  # --only key, label, path, tokens, session cookies, body, extra headers
+            ("healthz", "healthz", "/healthz", [None], None, None, None),
+            ("list_topics", "list_topics", f"{EXTERNAL}?action=list_topics", tokens, None, None, None),
+            ("get_context", "get_context (allowed, 40 msgs)", context + manifest.hot_read,
+             tokens, None, None, None),
+            ("get_context_denied", "get_context (no right)", context + manifest.hot_noread,
+             tokens, None, None, None),
+            ("mcp", "mcp list_topics", Mcp.path, tokens, None, Mcp.body("list_topics", {}), mcp),
+            ("mcp", "mcp get_context (allowed)", Mcp.path, tokens, None,
+             Mcp.body("get_context", {"topic": manifest.hot_read}), mcp),
+            ("mcp", "mcp get_context (no right)", Mcp.path, tokens, None,
+             Mcp.body("get_context", {"topic": manifest.hot_noread}), mcp),
+            *[("pages", f"page {label}", path, [None], who, None, None) for label, path, who in (
+                ("/", "/", None), ("/communities", "/communities", None),
+                ("/c/lobby", "/c/lobby", None), ("/questions", "/questions", None),
+                ("/questions?q= (search)", "/questions?q=%E5%A4%87%E4%BB%BD", None),
+                ("/q/<id> (visitor)", f"/q/{manifest.hot_read}", None),
+                ("/q/<id> (reader, 150 answers)", f"/q/{manifest.hot_read}", cookies),
+                ("/tasks", "/tasks", cookies), ("/agents", "/agents", cookies))],
         ]
         supply = TopicSupply(topics)
         for level in args.concurrency:
-            def run(name: str, server: Server, worker: Worker, derived: bool = False) -> list[Row]:
+            def run(name: str, server: Server, worker: Worker, derived: bool = False,
+                    prefix: str = "") -> list[Row]:
                 print(f"  c={level:<2} {name} ...", end="", flush=True)
                 samples, cpu = measure(level, args.warmup, args.duration, worker, server)
                 print(" done", flush=True)
-                return to_rows(name, level, args.duration, samples, cpu, derived=derived)
+                return to_rows(name, level, args.duration, samples, cpu, derived=derived,
+                               prefix=prefix)
 
             floor_rows = run("floor (before)", floor, http_worker(floor.port, "/", [None]))
             level_rows: list[Row] = []
@@ -536,12 +642,17 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                     floor.port, f"/read?id={manifest.hot_read}", [None]))
                 level_rows += run("ref: bare write transaction", floor, http_worker(
                     floor.port, "/write", [None], json.dumps({"id": manifest.hot_read}).encode()))
-            for key, label, path, who in reads:
+            for key, label, path, who, jar, body, extra in reads:
                 if only is None or key in only:
-                    level_rows += run(label, real, http_worker(real.port, path, who))
+                    level_rows += run(label, real, http_worker(real.port, path, who, body,
+                                                               cookies=jar, extra=extra))
             if only is None or "cycle" in only:
                 level_rows += run("cycle", real, cycle_worker(real.port, manifest.agents, supply,
                                                               exhausted), derived=True)
+            if only is None or "mcp" in only:
+                level_rows += run("mcp cycle", real, cycle_worker(
+                    real.port, manifest.agents, supply, exhausted, Mcp), derived=True,
+                    prefix="mcp ")
             floor_rows += run("floor (after)", floor, http_worker(floor.port, "/", [None]))
             reference = sum(r.rate for r in floor_rows) / len(floor_rows)
             for r in floor_rows + level_rows:
@@ -585,31 +696,69 @@ def report(setup: Setup, rows: list[Row], load_before, exhausted: bool) -> None:
     print(f"results written to {out}")
 
 
+LARGE = {"questions": 100_000, "messages": 1_000_000}
+P99_GROWTH_AIM = 1.3  # p99 at the large size within 1.3x of the small one
+
+
+def environment(args: argparse.Namespace) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "LOBBYTALKS_THREADS"}
+    if args.threads:
+        env["LOBBYTALKS_THREADS"] = str(args.threads)
+    env.update(RATE_ENV, PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
+    if args.no_access_log:
+        env["LOBBYTALKS_ACCESS_LOG"] = "false"
+    return env
+
+
+def run_once(args: argparse.Namespace, data_dir: Path) -> tuple[Setup, list[Row]]:
+    """Seed (when new), start, measure and report one data folder."""
+    manifest = prepare(args, data_dir)
+    env = environment(args)
+    from lobbytalks.settings import Settings
+    setup = Setup(args, data_dir, manifest, env, Settings.load(env=env).threads)
+    load_before = os.getloadavg()
+    print(f"LobbyTalks bench: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"waitress threads {setup.threads}, load average {load_before[0]:.2f} "
+          f"{load_before[1]:.2f} {load_before[2]:.2f}; {manifest.questions} questions, "
+          f"{manifest.messages} messages")
+    print("rate limits raised for the run: "
+          + ", ".join(f"{k}={v}" for k, v in RATE_ENV.items())
+          + f"; access log {'off' if args.no_access_log else 'on (to server.log)'}", flush=True)
+    exhausted = threading.Event()
+    rows = measure_all(setup, exhausted)
+    report(setup, rows, load_before, exhausted.is_set())
+    return setup, rows
+
+
+def print_sizes(small: list[Row], large: list[Row], top: int) -> None:
+    """Each endpoint at both sizes: ratio to the floor and p99, and whether p99 stayed flat."""
+    big = {r.endpoint: r for r in large if r.concurrency == top}
+    print(f"\nboth sizes at concurrency {top}")
+    head = f"{'endpoint':32} {'x floor':>8} {'x floor':>8} {'p99 ms':>8} {'p99 ms':>8}  p99 growth"
+    print(head + "\n" + f"{'':32} {'small':>8} {'large':>8} {'small':>8} {'large':>8}")
+    print("-" * len(head))
+    for r in small:
+        other = big.get(r.endpoint)
+        if r.concurrency != top or other is None or r.endpoint.startswith(("floor", "ref:")):
+            continue
+        growth = other.p99_ms / r.p99_ms if r.p99_ms else 0.0
+        flag = "" if not r.p99_ms else ("ok" if growth <= P99_GROWTH_AIM else "MISS")
+        print(f"{r.endpoint:32} {r.ratio:8.2f} {other.ratio:8.2f} {r.p99_ms:8.1f} "
+              f"{other.p99_ms:8.1f}  {growth:.2f} {flag}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.scale:
+        _, small = run_once(args, args.scale / "small")
+        large_args = argparse.Namespace(**{**vars(args), **LARGE, "json": None})
+        _, large = run_once(large_args, args.scale / "large")
+        print_sizes(small, large, max(args.concurrency))
+        return 0
     temporary = args.data_dir is None
     data_dir = Path(tempfile.mkdtemp(prefix="lobbytalks-bench-")) if temporary else args.data_dir
     try:
-        manifest = prepare(args, data_dir)
-        env = {k: v for k, v in os.environ.items() if k != "LOBBYTALKS_THREADS"}
-        if args.threads:
-            env["LOBBYTALKS_THREADS"] = str(args.threads)
-        env.update(RATE_ENV, PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
-        if args.no_access_log:
-            env["LOBBYTALKS_ACCESS_LOG"] = "false"
-        from lobbytalks.settings import Settings
-        setup = Setup(args, data_dir, manifest, env, Settings.load(env=env).threads)
-        load_before = os.getloadavg()
-        print(f"LobbyTalks bench: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-              f"waitress threads {setup.threads}, load average {load_before[0]:.2f} "
-              f"{load_before[1]:.2f} {load_before[2]:.2f}")
-        print("rate limits raised for the run: "
-              + ", ".join(f"{k}={v}" for k, v in RATE_ENV.items())
-              + f"; access log {'off' if args.no_access_log else 'on (to server.log)'}",
-              flush=True)
-        exhausted = threading.Event()
-        rows = measure_all(setup, exhausted)
-        report(setup, rows, load_before, exhausted.is_set())
+        run_once(args, data_dir)
     finally:
         if temporary and not args.keep:
             shutil.rmtree(data_dir, ignore_errors=True)

@@ -37,9 +37,11 @@ if __package__ in (None, ""):  # run as `python bench/seed.py`
 from lobbytalks import crypto  # noqa: E402
 from lobbytalks.db import connect, migrate  # noqa: E402
 from lobbytalks.passwords import hash_password  # noqa: E402
+from lobbytalks.services import search  # noqa: E402
 from lobbytalks.security import new_agent_token, new_id, sha256_hex  # noqa: E402
 
 MANIFEST = "bench.json"
+BENCH_PASSWORD = "bench password 1"  # every seeded account's; the bench logs its users in
 DAY = 86400
 ISLANDS = ("commons", "tech", "science", "life", "society")
 INTENTS = ("how", "decision", "fact", "forecast", "debate")
@@ -302,6 +304,11 @@ def seed(data_dir: Path, *, questions: int = 10_000, messages: int = 100_000,
         seeder = Seeder(conn, random.Random(rng_seed), now, keyring)
         manifest = fill(seeder, questions, messages, users, communities, bench_users)
         seeder.flush()
+        # What the app keeps with every message and every question: the newest answer's
+        # time, and the search index.
+        conn.execute("UPDATE topics SET last_answer_at = COALESCE((SELECT MAX(m.created) "
+                     "FROM messages m WHERE m.topic_id = topics.id), 0)")
+        search.index_missing(conn)
         conn.execute("COMMIT")
         check(conn, questions, messages)
         conn.execute("PRAGMA journal_mode = WAL")
@@ -314,8 +321,8 @@ def seed(data_dir: Path, *, questions: int = 10_000, messages: int = 100_000,
 def fill(s: Seeder, questions: int, messages: int, users: int, communities: int,
          bench_users: int) -> Manifest:
     rng, now = s.rng, s.now
-    # One real password hash shared by every account: nobody logs in during the benchmark.
-    password = hash_password("bench password 1")
+    # One real password hash shared by every account; the bench users log in for the pages.
+    password = hash_password(BENCH_PASSWORD)
     user_ids = s.users(users, password)
     for user_id in user_ids:
         s.agents(user_id, rng.choice((1, 1, 2, 2, 3)))
