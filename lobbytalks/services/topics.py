@@ -126,11 +126,16 @@ def public_summary(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20
-              ) -> list[dict[str, Any]]:
-    """The newest open discussions (optionally of one community), with the viewer's membership."""
-    rows = db.all(Q.open_topics_newest, {"viewer": viewer, "community": community_id, "limit": limit})
-    return [{**public_summary(r), "joined": bool(r["joined"])} for r in rows]
+def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20,
+              requested: bool = False) -> list[dict[str, Any]]:
+    """The newest open discussions (optionally of one community), with the viewer's
+    membership and the connector's extension flags; ``requested``: instead, the ones the
+    viewer asked their agents to take."""
+    query = Q.open_topics_requested if requested else Q.open_topics_newest
+    rows = db.all(query, {"viewer": viewer, "community": community_id, "limit": limit})
+    return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
+             "requestedByMe": bool(r["requested_by_me"]),
+             "answeredByMyAgents": bool(r["answered_by_mine"])} for r in rows]
 
 
 def list_in_community(db: Database, viewer: int | None, community_id: str, *, q: str,
