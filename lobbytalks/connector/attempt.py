@@ -44,7 +44,7 @@ class Stopped(Exception):
 
 
 class _Deadline(Exception):
-    pass
+    """The harness ran out of time; the message says which limit ended it."""
 
 
 class AttemptRunner:
@@ -129,8 +129,8 @@ class AttemptRunner:
                 result = self._run_harness(attempt, document, deadline)
             except HarnessFailed as exc:
                 return self._fail(attempt, f"harness failed: {exc.reason}")
-            except _Deadline:
-                return self._fail(attempt, "research did not finish before the 2-hour lease limit")
+            except _Deadline as exc:
+                return self._fail(attempt, str(exc))
             except Stopped:
                 self._fail(attempt, "the connector was stopped before research finished")
                 raise
@@ -152,7 +152,10 @@ class AttemptRunner:
         attempt["harnessRuns"] = attempt.get("harnessRuns", 0) + 1
         self.store.save(attempt)
         files = RunFiles.in_folder(self.store.work_dir(attempt), attempt["harnessRuns"])
-        limit = min(self.now() + self.timing.harness_timeout, deadline)
+        timeout_at = self.now() + self.timing.harness_timeout
+        limit = min(timeout_at, deadline)
+        why = (f"the harness ran past its {self.timing.harness_timeout} s time limit"
+               if timeout_at < deadline else "research did not finish before the 2-hour lease limit")
         running = Running(self.harness, document, files, self.env)
         self.say("research_started", taskId=attempt["task"]["id"], harness=self.harness.kind,
                  run=attempt["harnessRuns"], deadline=limit)
@@ -162,7 +165,7 @@ class AttemptRunner:
                 if self.stop.is_set():
                     raise Stopped()
                 if self.now() >= limit:
-                    raise _Deadline()
+                    raise _Deadline(why)
                 if self.now() >= next_beat:
                     if not self._heartbeat(attempt):
                         return {}

@@ -76,7 +76,8 @@ def setup(parser: argparse.ArgumentParser) -> None:
         ("status", "show the attempts, results and errors kept in the state folder", None),
         ("doctor", "check the server, the token, the harness and the state folder", None),
     ):
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        # No abbreviations: "--token VALUE" must fail, not quietly mean --token-file.
+        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
         _common(p)
         if extra:
             extra(p)
