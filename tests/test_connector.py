@@ -320,34 +320,46 @@ def test_kill_during_research_then_restart_resumes_the_same_task(scene):
     scene.assert_token_nowhere()
 
 
-class SwallowSubmit(ThreadingHTTPServer):
-    """A proxy that forwards everything, but keeps the answer to submit_result to itself:
-    the server stores the answer, the connector never hears about it."""
+class FaultProxy(ThreadingHTTPServer):
+    """Forwards to the server, except where ``fault(path, body)`` says otherwise: it may
+    answer in the server's place (``(status, headers, json)``) or swallow the server's answer
+    (``"swallow"``: the request is stored, the connector never hears back)."""
 
-    def __init__(self, target: str):
-        self.target, self.forwarded, self.hang = target, threading.Event(), threading.Event()
+    def __init__(self, target: str, fault=lambda path, body: None):
+        self.target, self.fault = target, fault
+        self.seen: list[tuple[str, bytes]] = []
+        self.swallowed, self.hang = threading.Event(), threading.Event()
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
+            def _reply(self, status: int, headers: dict[str, str], content: bytes) -> None:
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
             def _forward(self, method: str):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.seen.append((self.path, body))
+                fault = proxy.fault(self.path, body)
+                if isinstance(fault, tuple):
+                    status, headers, data = fault
+                    return self._reply(status, {"Content-Type": "application/json", **headers},
+                                       json.dumps(data).encode())
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
                 r = requests.request(method, proxy.target + self.path, data=body or None,
                                      headers=headers)
-                if b'"submit_result"' in body:
-                    proxy.forwarded.set()
+                if fault == "swallow":
+                    proxy.swallowed.set()
                     proxy.hang.wait(30)
                     return
-                self.send_response(r.status_code)
-                for k in ("Content-Type", "Retry-After"):
-                    if k in r.headers:
-                        self.send_header(k, r.headers[k])
-                self.send_header("Content-Length", str(len(r.content)))
-                self.end_headers()
-                self.wfile.write(r.content)
+                self._reply(r.status_code, {k: r.headers[k] for k in ("Content-Type", "Retry-After")
+                                            if k in r.headers}, r.content)
 
             def do_GET(self):
                 self._forward("GET")
@@ -363,17 +375,33 @@ class SwallowSubmit(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
+    def close(self) -> None:
+        self.hang.set()
+        self.shutdown()
+        self.server_close()
 
-def test_kill_during_submit_then_restart_sends_the_same_bytes_once(scene):
-    proxy = SwallowSubmit(scene.world.server.url)
-    try:
-        proc = scene.run_once(server=proxy.url)
-        assert proxy.forwarded.wait(20), "the submission never reached the proxy"
-        wait_for(lambda: len(scene.messages()) == 1, what="the answer to be stored")
-        scene.kill(proc)
-    finally:
-        proxy.hang.set()
-        proxy.shutdown()
+    def count(self, action: str) -> int:
+        return sum(1 for path, body in self.seen if action in path or f'"{action}"'.encode() in body)
+
+
+@pytest.fixture
+def proxy(world):
+    made: list[FaultProxy] = []
+
+    def make(fault=lambda path, body: None) -> FaultProxy:
+        made.append(FaultProxy(world.server.url, fault))
+        return made[-1]
+    yield make
+    for p in made:
+        p.close()
+
+
+def test_kill_during_submit_then_restart_sends_the_same_bytes_once(scene, proxy):
+    swallowing = proxy(lambda path, body: "swallow" if b'"submit_result"' in body else None)
+    proc = scene.run_once(server=swallowing.url)
+    assert swallowing.swallowed.wait(20), "the submission never reached the proxy"
+    wait_for(lambda: len(scene.messages()) == 1, what="the answer to be stored")
+    scene.kill(proc)
     [kept] = list((scene.state_dir / "results").glob("*.json"))
     before = kept.read_bytes()
 
@@ -577,3 +605,91 @@ def test_no_token_on_the_command_line_and_none_in_the_environment_is_a_usage_err
     r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "run", "--token", "lbt_x"],
                        env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "unrecognized arguments" in r.stderr
+
+
+# --- the retry rules of §12 ----------------------------------------------------------------
+
+def test_503_is_retried_with_backoff_and_429_waits_for_retry_after(scene, proxy):
+    faults = {"claim_task": 2, "list_topics": 1}
+
+    def fault(path, body):
+        for action in faults:
+            if faults[action] and (action in path or f'"{action}"'.encode() in body):
+                faults[action] -= 1
+                if action == "list_topics":
+                    return 429, {"Retry-After": "1"}, {"error": "slow down", "code": "rate_limited"}
+                return 503, {}, {"error": "busy", "code": "service_unavailable"}
+        return None
+    flaky = proxy(fault)
+    code, events = scene.finish(scene.run_once(server=flaky.url))
+    assert code == EXIT_OK, events
+    retries = [e for e in events if e["event"] == "retrying"]
+    assert [r["message"] for r in retries] == ["HTTP 429", "HTTP 503", "HTTP 503"]
+    assert retries[0]["delay"] == 1.0                     # what Retry-After said
+    assert 0.1 <= retries[1]["delay"] <= 0.2 and 0.2 <= retries[2]["delay"] <= 0.4  # doubling, jittered
+    assert flaky.count("claim_task") == 3 and len(scene.tasks()) == 1
+    assert scene.tasks()[0]["state"] == "done"
+
+
+def test_a_deterministic_refusal_is_never_repeated(scene, proxy):
+    scene.asker.post(scene.world.server.url + "/api/community",
+                     json={"action": "close", "topic": scene.topic})
+    counting = proxy()
+    code, events = scene.finish(scene.connector("answer", scene.topic, server=counting.url))
+    assert code == EXIT_TASK_FAILED
+    assert counting.count("claim_task") == 1 and "retrying" not in names(events)
+    [rejected] = [e for e in events if e["event"] == "rejected"]
+    assert "topic_unavailable" in rejected["message"]
+    assert scene.tasks() == []
+    [attempt] = [json.loads(p.read_text()) for p in (scene.state_dir / "attempts").glob("*.json")]
+    assert attempt["state"] == "rejected"
+
+
+def test_sigterm_stops_the_harness_and_reports_the_task_failed(scene):
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community)
+    wait_for(lambda: started(scene), what="research to start")
+    stopped_at = time.time()
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK and time.time() - stopped_at < 10
+    assert ["stopping", "task_failed", "stopped"] == [
+        n for n in names(events) if n in ("stopping", "task_failed", "stopped")]
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "stopped" in task["error"]
+    pid = int((scene.stub_dir / "pid-1").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+
+
+def test_readable_progress_lines_without_json(scene):
+    proc = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "answer", scene.topic,
+         "--server", scene.world.server.url, "--state-dir", str(scene.state_dir),
+         "--harness", "command", "--harness-command", f"{sys.executable} {scene.stub}",
+         "--tick", "0.1"],
+        env={**os.environ, TOKEN_ENV: scene.agent["token"], "STUB_DIR": str(scene.stub_dir)},
+        capture_output=True, text=True, timeout=30)
+    assert proc.returncode == EXIT_OK, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("[attempt_created]") and lines[-1].startswith("[submitted]")
+    assert f"messageId={scene.messages()[0]['id']}" in lines[-1]
+    assert scene.agent["token"] not in proc.stdout + proc.stderr
+
+
+def test_the_connector_never_imports_flask_or_the_servers_database_code():
+    import ast
+    forbidden = ("flask", "werkzeug", "waitress", "lobbytalks.db", "lobbytalks.services",
+                 "lobbytalks.blueprints", "lobbytalks.runtime")
+    folder = Path(__file__).resolve().parent.parent / "lobbytalks" / "connector"
+    imported = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = "lobbytalks" + "." * bool(node.module) if node.level == 2 else \
+                    ("lobbytalks.connector." if node.level == 1 else "")
+                imported.add(base + (node.module or ""))
+    assert "lobbytalks.models.result_rules" in imported  # the server's own rules, reused
+    assert not [name for name in imported if name.startswith(forbidden)]
