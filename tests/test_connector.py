@@ -554,8 +554,9 @@ def test_codex_and_claude_adapters_pass_the_documented_arguments(scene, tmp_path
     bin_dir.mkdir()
     _fake(bin_dir, kind, source)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    code, events = scene.finish(scene.connector("answer", scene.topic, harness=["--harness", kind],
-                                                env=env))
+    extra = ["--harness-arg=-c", '--harness-arg=web_search="live"'] if kind == "codex" else []
+    code, events = scene.finish(scene.connector("answer", scene.topic,
+                                                harness=["--harness", kind, *extra], env=env))
     assert code == EXIT_OK, (events, scene.outputs)
     [message] = scene.messages()
     assert message["text"] == good_result()["conclusion"]
@@ -567,6 +568,7 @@ def test_codex_and_claude_adapters_pass_the_documented_arguments(scene, tmp_path
         last = Path(args[args.index("--output-last-message") + 1])
         assert schema_file.is_relative_to(scene.state_dir) and last.is_relative_to(scene.state_dir)
         assert json.loads(last.read_text())["conclusion"] == good_result()["conclusion"]
+        assert args[-3:] == ["-c", 'web_search="live"', "-"]  # the owner's extra arguments
 
     doctor = subprocess.run(
         [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness", kind,

@@ -52,7 +52,8 @@ def harness_config(args: argparse.Namespace) -> HarnessConfig:
         raise UsageError('--harness command needs --harness-command "PROGRAM ARGS"')
     return HarnessConfig(kind=args.harness, command=args.harness_command,
                          claude_tools=args.claude_tools or DEFAULT_CLAUDE_TOOLS,
-                         codex_sandbox=args.codex_sandbox or DEFAULT_CODEX_SANDBOX)
+                         codex_sandbox=args.codex_sandbox or DEFAULT_CODEX_SANDBOX,
+                         extra_args=list(args.harness_arg))
 
 
 @dataclass

@@ -43,6 +43,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--codex-sandbox", default=None,
                    choices=("read-only", "workspace-write", "danger-full-access"),
                    help="codex sandbox (default read-only)")
+    p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for the harness (repeatable), e.g. "
+                        "--harness-arg=-c --harness-arg='web_search=\"live\"' for codex")
     p.add_argument("--harness-timeout", type=int, default=90 * 60, metavar="SECONDS",
                    help="stop one harness run after this long (default 5400; never past "
                         "the lease's 2-hour limit)")
