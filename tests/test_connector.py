@@ -570,14 +570,19 @@ def test_codex_and_claude_adapters_pass_the_documented_arguments(scene, tmp_path
         assert json.loads(last.read_text())["conclusion"] == good_result()["conclusion"]
         assert args[-3:] == ["-c", 'web_search="live"', "-"]  # the owner's extra arguments
 
-    doctor = subprocess.run(
+    doctor = subprocess.run(  # no --state-dir: the default folder for this server and agent
         [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness", kind,
-         "--server", scene.world.server.url, "--state-dir", str(tmp_path / "doctor-state")],
-        env={**os.environ, **env, TOKEN_ENV: scene.agent["token"]},
+         "--server", scene.world.server.url],
+        env={**os.environ, **env, TOKEN_ENV: scene.agent["token"],
+             "XDG_STATE_HOME": str(tmp_path / "xdg")},
         capture_output=True, text=True, timeout=30)
     checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
     assert doctor.returncode == 0, checks
     assert set(checks) == {"server", "token", "communities", "harness", "state"}
+    folder = tmp_path / "xdg" / "lobbytalks" / "agent"
+    [made] = list(folder.iterdir())
+    assert made.name.startswith(f"127.0.0.1_{scene.world.server.port}-")
+    assert checks["state"]["message"] == f"{made} writable"
     assert ("0.99.0" if kind == "codex" else "2.9.0") in checks["harness"]["message"]
     assert scene.agent["token"] not in doctor.stdout + doctor.stderr
 
@@ -695,3 +700,48 @@ def test_the_connector_never_imports_flask_or_the_servers_database_code():
                 imported.add(base + (node.module or ""))
     assert "lobbytalks.models.result_rules" in imported  # the server's own rules, reused
     assert not [name for name in imported if name.startswith(forbidden)]
+
+
+def test_every_event_name_is_documented_in_the_readme():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme[readme.index("### Events (`--json`)"):readme.index("### As a service")]
+    assert [name for name in sorted(EVENTS) if f"`{name}`" not in section] == []
+
+
+def test_budget_and_quiet_hours_start_no_research(scene):
+    code, events = scene.finish(scene.run_once("--daily-budget", "0"))
+    assert code == EXIT_OK and "skipped_budget" in names(events)
+    hour = time.localtime(int(scene.world.clock.read_text()) + time.time()).tm_hour
+    code, events = scene.finish(scene.run_once("--quiet-hours", f"{hour}-{(hour + 2) % 24}"))
+    assert code == EXIT_OK and "quiet_hours" in names(events)
+    assert scene.tasks() == [] and not started(scene)
+
+
+def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world, tmp_path):
+    owner = world.person()
+    community = world.community(owner)
+    private = "我们的数据库在内网 10.0.0.5，每晚两点有批处理任务在写入"
+    r = owner.post(world.server.url + "/api/community", json={
+        "action": "topic", "title": "夜间批处理时怎样做在线备份？", "community": community,
+        "privateContext": private})
+    assert r.status_code == 200, r.text
+    agent = world.agent(owner)
+    scene = Scene(world, tmp_path, owner, owner, r.json()["id"], agent, tmp_path / "stub",
+                  tmp_path / "research.py")
+    scene.community = community
+    scene.stub_dir.mkdir()
+    scene.stub.write_text(STUB)
+    (scene.stub_dir / "token").write_text(agent["token"])
+    echo = good_result(reasoningSummary=f"题主说：{private}。所以应在批处理之外的时间备份。")
+    (scene.stub_dir / "result.json").write_text(json.dumps(echo, ensure_ascii=False))
+    try:
+        code, events = scene.finish(scene.run_once())
+    finally:
+        scene.cleanup()
+    assert code == EXIT_TASK_FAILED
+    doc = json.loads((scene.stub_dir / "doc-1.json").read_text())
+    assert doc["question"]["privateContextIncluded"] is True
+    assert doc["question"]["privateContext"] == private
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "private context" in task["error"]
+    assert private not in task["error"] and scene.messages() == []
