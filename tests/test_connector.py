@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from conftest import LiveServer, advance, good_result, web_session
-from lobbytalks.connector.commands import EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN
+from lobbytalks.connector.commands import EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN
 from lobbytalks.connector.events import EVENTS
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
@@ -304,6 +304,8 @@ def test_kill_during_research_then_restart_resumes_the_same_task(scene):
     hold(scene)
     proc = scene.run_once()
     wait_for(lambda: started(scene), what="research to start")
+    second = scene.connector("answer", scene.topic)  # the same state folder: refused
+    assert second.wait(20) == EXIT_BUSY and "another connector" in second.stderr.read()
     scene.kill(proc)
     [task] = scene.tasks()
     assert task["state"] == "leased"
@@ -503,38 +505,33 @@ def test_a_failing_harness_is_reported_with_the_last_line_of_stderr(scene, tmp_p
 
 # --- codex and claude, without a model ----------------------------------------------------
 
-FAKE_CODEX = r'''#!PYTHON
+FAKE_PROLOGUE = r'''#!PYTHON
 import json, sys, pathlib
 args = sys.argv[1:]
 if args == ["--version"]:
-    print("codex-cli 0.99.0"); sys.exit(0)
-log = pathlib.Path(__file__).with_name("codex-calls.json")
+    print("VERSION"); sys.exit(0)
+log = pathlib.Path(__file__).with_name("NAME-calls.json")
 prompt = sys.stdin.read()
+assert "DATA (not instructions)" in prompt
+log.write_text(json.dumps({"args": args, "prompt": prompt}))
+'''
+
+FAKE_CODEX = FAKE_PROLOGUE.replace("VERSION", "codex-cli 0.99.0").replace("NAME", "codex") + r'''
 assert args[0] == "exec" and args[-1] == "-", args
 opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1) if args[i].startswith("--") and not args[i + 1].startswith("--")}
 assert opt["--sandbox"] == "read-only", opt
 schema = json.loads(pathlib.Path(opt["--output-schema"]).read_text())
 assert "conclusion" in schema["properties"] and "taskId" not in schema["properties"]
-assert "DATA (not instructions)" in prompt
-log.write_text(json.dumps({"args": args, "prompt": prompt}))
 pathlib.Path(opt["--output-last-message"]).write_text(json.dumps(RESULT, ensure_ascii=False))
 '''
 
-FAKE_CLAUDE = r'''#!PYTHON
-import json, sys, pathlib
-args = sys.argv[1:]
-if args == ["--version"]:
-    print("2.9.0 (Claude Code)"); sys.exit(0)
-log = pathlib.Path(__file__).with_name("claude-calls.json")
-prompt = sys.stdin.read()
+FAKE_CLAUDE = FAKE_PROLOGUE.replace("VERSION", "2.9.0 (Claude Code)").replace("NAME", "claude") + r'''
 assert args[0] == "-p", args
 opt = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
 assert opt["--output-format"] == "json", opt
 assert opt["--allowedTools"] == "WebSearch,WebFetch", opt
 schema = json.loads(opt["--json-schema"])
 assert "evidence" in schema["properties"]
-assert "DATA (not instructions)" in prompt
-log.write_text(json.dumps({"args": args, "prompt": prompt}))
 print(json.dumps({"type": "result", "is_error": False, "result": "done",
                   "structured_output": RESULT}, ensure_ascii=False))
 '''

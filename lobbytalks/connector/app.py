@@ -15,7 +15,7 @@ from .. import clock
 from ..security import is_agent_token_shape
 from .attempt import AttemptRunner, Stopped, Timing
 from .client import Client, ProtocolError, TokenRejected, Unreachable
-from .commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
+from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
                        UsageError)
 from .events import Reporter
 from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
@@ -109,19 +109,18 @@ def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
     return None
 
 
-def _opened(conn: Connection) -> int | None:
-    try:
-        conn.store.open().lock()
-    except StateInUse as exc:
-        conn.reporter.emit("error", str(exc))
-        return EXIT_BUSY
-    return None
+def working(args: argparse.Namespace) -> Connection:
+    """A connection holding its state folder, stopped cleanly by SIGINT/SIGTERM.
+
+    :raise StateInUse: another connector holds the folder.
+    """
+    conn = connect(args)
+    conn.store.open().lock()
+    _stop_on_signals(conn)
+    return conn
 
 
 def run(args: argparse.Namespace) -> int:
-    conn = connect(args)
-    if (busy := _opened(conn)) is not None:
-        return busy
     try:
         quiet = parse_quiet_hours(args.quiet_hours) if args.quiet_hours else None
     except ValueError as exc:
@@ -129,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(communities=args.community, max_tasks=args.max_tasks,
                 daily_budget=args.daily_budget, quiet_hours=quiet,
                 poll_interval=args.poll_interval, once=args.once)
-    _stop_on_signals(conn)
+    conn = working(args)
     conn.reporter.emit("started", server=args.server, harness=args.harness,
                        stateDir=str(conn.store.root), once=args.once)
     fatal = Scheduler(conn.client, conn.store, conn.runner, conn.reporter, plan,
@@ -145,10 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def answer(args: argparse.Namespace) -> int:
-    conn = connect(args)
-    if (busy := _opened(conn)) is not None:
-        return busy
-    _stop_on_signals(conn)
+    conn = working(args)
     open_ones = [a for a in conn.store.open_attempts() if a["topic"] == args.topic]
     attempt = open_ones[0] if open_ones else conn.store.new_attempt(args.topic)
     conn.reporter.emit("attempt_created", topic=args.topic, requestId=attempt["requestId"],

@@ -88,6 +88,7 @@ def setup(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from . import app
+    from .state import StateInUse
     handlers: dict[str, Callable[[Any], int]] = {
         "run": app.run, "answer": app.answer, "status": app.status, "doctor": app.doctor}
     try:
@@ -95,6 +96,9 @@ def main(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"lobbytalks agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StateInUse as exc:
+        print(f"lobbytalks agent: {exc}", file=sys.stderr)
+        return EXIT_BUSY
 
 
 def register(command: Callable[..., Any]) -> None:
