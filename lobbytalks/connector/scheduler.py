@@ -132,6 +132,9 @@ class Scheduler:
             with self._lock:
                 self._fatal = self._fatal or exc
             self.stop.set()  # nothing else can work either: stop the loop, keep the state
+        except Exception as exc:  # a bug must not end the loop; the attempt resumes next run
+            self.say("error", f"attempt stopped by an unexpected error: {exc!r}",
+                     requestId=attempt["requestId"])
 
     def _reap(self) -> None:
         self._threads = [t for t in self._threads if t.is_alive()]
