@@ -6,6 +6,7 @@ token. It shares the request models and the result rules with the server and nev
 Flask or the server's database code.
 
 ``client`` speaks the protocol with the §12 retry rules, ``state`` keeps attempts and results
-crash-safe on disk, ``harness`` runs the research, ``attempt`` drives one claimed question to
-its end, ``scheduler`` chooses what to answer, ``commands`` wires the command line.
+crash-safe on disk, ``harness`` (with ``prompt``) runs the research, ``attempt`` drives one
+claimed question to its end, ``scheduler`` chooses what to answer, ``events`` reports,
+``commands`` declares the command line and ``app`` builds the four subcommands from it.
 """
