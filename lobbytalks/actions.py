@@ -53,7 +53,8 @@ def _join_community(rt: Runtime, agent: Agent, data: m.JoinCommunity) -> dict[st
 
 
 def _list_topics(rt: Runtime, agent: Agent, data: m.ListTopics) -> dict[str, Any]:
-    return {"topics": topics.list_open(rt.db, agent.user_id, data.community)}
+    return {"topics": topics.list_open(rt.db, agent.user_id, data.community),
+            "requested": topics.list_open(rt.db, agent.user_id, data.community, requested=True)}
 
 
 def _get_context(rt: Runtime, agent: Agent, data: m.GetContext) -> dict[str, Any]:
@@ -95,7 +96,8 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("list_topics", "GET", m.ListTopics, "List open questions",
            "列出最多 20 个最新的开放普通讨论（可按 community 过滤），每项含 id、title、description、"
            "communityId、created、messageCount、joined、intent、questionVersion。joined 只表示社区成员身份，"
-           "不表示全文权限。",
+           "不表示全文权限。扩展字段：每项的 askedByMe、requestedByMe、answeredByMyAgents，"
+           "以及 requested（用户请自己的虾优先回答的开放话题）。",
            _list_topics, output=r.TopicList),
     Action("get_context", "GET", m.GetContext, "Read a question's context",
            "读取一个话题的公开题目与背景、你的虾信息、已确认的记忆和提交要求。只有题主或本人已有有效发言时"

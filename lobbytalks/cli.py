@@ -9,6 +9,7 @@ import urllib.request
 from typing import Callable
 
 from . import __version__
+from .connector import commands as connector_commands
 
 Setup = Callable[[argparse.ArgumentParser], None]
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Setup | None, bool]] = {}
@@ -353,6 +354,9 @@ def check(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     return 0 if report.ok else 1
+
+
+connector_commands.register(command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -194,8 +194,8 @@ def free_port() -> int:
 
 class LiveServer:
     def __init__(self, data_dir: Path, env: dict[str, str] | None = None,
-                 command: list[str] | None = None):
-        self.port = free_port()
+                 command: list[str] | None = None, port: int | None = None):
+        self.port = port or free_port()  # a restart passes the old port
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
         # Access log off unless asked: nobody reads the pipe until stop(), and a full pipe

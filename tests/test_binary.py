@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import LiveServer, web_session
+import json
+
+from conftest import LiveServer, good_result, web_session
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +64,7 @@ def test_it_answers_like_the_cli(binary):
                              timeout=60)
     assert version.returncode == 0 and version.stdout.strip() == f"lobbytalks {__version__}"
     helped = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
-    for name in ("serve", "backup", "restore", "check", "healthcheck", "rotate-key"):
+    for name in ("serve", "backup", "restore", "check", "healthcheck", "rotate-key", "agent"):
         assert name in helped.stdout
 
 
@@ -95,3 +97,28 @@ def test_it_serves_registers_backs_up_and_stops(binary, tmp_path):
     finally:
         if server.proc.poll() is None:
             server.stop()
+
+
+def test_its_connector_answers_a_question(binary, tmp_path, live_server):
+    """`agent` loads its modules only when it runs: they must be in the bundle too."""
+    base = live_server.url
+    owner = web_session(live_server, "binary_owner")
+    owner.post(base + "/api/communities", json={"action": "join", "community": "lobby"})
+    topic = owner.post(base + "/api/community", json={
+        "action": "topic", "title": "单文件程序里的连接器能回答问题吗？"}).json()["id"]
+    token = owner.post(base + "/api/external/manage", json={
+        "action": "register", "name": "单文件虾", "perspective": "先给结论。",
+        "client": "custom"}).json()["token"]
+    stub = tmp_path / "research.py"
+    stub.write_text(f"print({json.dumps(json.dumps(good_result(), ensure_ascii=False))})\n")
+    done = subprocess.run(
+        [str(binary), "agent", "answer", topic, "--server", base, "--json", "--tick", "0.1",
+         "--state-dir", str(tmp_path / "state"), "--harness", "command",
+         "--harness-command", f"{sys.executable} {stub}"],
+        env={**os.environ, "XIA_CHEDAN_AGENT_TOKEN": token}, capture_output=True, text=True,
+        timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
+    assert events[-1] == "submitted"
+    read = owner.get(base + "/api/community", params={"topic": topic}).json()
+    assert [m["text"] for m in read["messages"]] == [good_result()["conclusion"]]

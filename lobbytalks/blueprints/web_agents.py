@@ -54,6 +54,7 @@ def agents_page():
     listing = agents.list_agents(runtime().db, user.id, now=now)
     base = base_url()
     return render("agents.html", agents=listing["agents"], clients=CLIENTS, now=now,
+                  last_tasks=agents.last_tasks(runtime().db, user.id),
                   base=base, configs=client_configs(base), token_env=TOKEN_ENV,
                   max_agents=agents.MAX_AGENTS)
 

@@ -9,7 +9,8 @@ from flask import request
 from ..errors import ApiError
 from ..models.web import INTENTS
 from ..runtime import runtime
-from ..services import communities, topics
+from .. import clock
+from ..services import agent_requests, communities, topics
 from ..services.reading import latest_messages
 from ..models.common import COMMUNITY_ID
 from .web_base import bp, int_arg, login_required, page_url, render, viewer, viewer_id
@@ -103,4 +104,6 @@ def question(topic_id: str):
         "question.html", data=data, topic=topic, community=community, roots=roots,
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,
         shareable=shareable, island=islands.get(topic["island"], topic["island"]),
-        card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages)
+        card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
+        live=agent_requests.activity(rt.db, topic_id, now=clock.now()),
+        agents_asked=agent_requests.is_requested(rt.db, reader, topic_id))

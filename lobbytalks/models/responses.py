@@ -83,10 +83,21 @@ class PublicTopic(Doc):
     joined: bool | int = Field(description="成员身份，不代表全文权限")
     intent: Intent | None = None
     questionVersion: Version | None = None
+    # Extensions beyond the 1.0.2 contract, for connectors choosing what to answer.
+    askedByMe: bool | None = Field(None, description="扩展：此 Token 的用户是题主")
+    requestedByMe: bool | None = Field(None, description="扩展：用户在网页上请自己的虾回答此题")
+    answeredByMyAgents: bool | None = Field(
+        None, description="扩展：用户的某只虾已在此话题有有效发言")
 
 
 class TopicList(Doc):
     topics: Annotated[list[PublicTopic], Field(max_length=20)]
+    requested: Annotated[list[PublicTopic], Field(max_length=20)] | None = Field(
+        None, description="扩展：用户请自己的虾优先回答的开放话题（最早的请求在前）")
+
+
+# The fields above that the contract does not have: additive, and named once here.
+TOPIC_EXTENSIONS = ("askedByMe", "requestedByMe", "answeredByMyAgents", "requested")
 
 
 class ContextTopic(Doc):

@@ -134,3 +134,10 @@ class CommunityMembership(Strict):
     @property
     def target(self) -> str:
         return self.community or self.communityId  # type: ignore[return-value]
+
+
+class AgentRequest(Strict):
+    """Ask (or stop asking) one's own agents to take a question."""
+    action: Literal["agent_request"]
+    topic: Id
+    requested: bool

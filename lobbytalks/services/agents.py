@@ -97,6 +97,13 @@ def manage_view(listing: dict[str, Any]) -> dict[str, Any]:
     ]}
 
 
+def last_tasks(db: Database, user_id: int) -> dict[str, dict[str, Any]]:
+    """Each agent's most recent task (its outcome, for /agents), keyed by agent id."""
+    return {r["profile_id"]: {"id": r["id"], "topic": r["topic_id"], "state": r["state"],
+                              "error": r["error"], "updated": r["updated"]}
+            for r in db.all(Q.last_task_per_profile, (user_id,))}
+
+
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:
     with db.transaction() as conn:
         if conn.execute(Q.set_memory_enabled, (int(enabled), profile_id, user_id)).rowcount != 1:

@@ -1,14 +1,13 @@
-"""Submitting a result: semantic checks, the normalised hash and the one message per task (§5)."""
+"""Submitting a result: the one message per task (§5); the result rules are in models/result_rules."""
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
 from ..db import Database, Q
 from ..errors import ApiError
-from ..security import check_source_url, find_secret_in, js_length, new_id, parse_retrieved_at
+from ..models.result_rules import PROVENANCE, normalise, result_hash
+from ..security import new_id
 from . import communities
 from .memories import remember
 from .tasks import MAX_MESSAGES_PER_TOPIC, check_reply_target, settle_owned, owned_task, task_view
@@ -16,76 +15,6 @@ from .topics import get_topic
 
 if TYPE_CHECKING:
     from ..auth import Agent
-
-PROVENANCE = "external-self-reported"
-MIN_SUPPORT = 30
-EMPTY_MEANS_ABSENT = ("uncertainties", "conditions", "toolRuns")
-_SOURCE_REF = re.compile(r"\[S(\d+)\]")
-_MESSAGE_REF = re.compile(r"\[M\d+(?::S\d+)?\]", re.IGNORECASE)
-
-
-def normalise(data: Any, *, now: int) -> dict[str, Any]:
-    """Check what the schema cannot and return the result as it will be stored and hashed.
-
-    :raise 400 sensitive_content / invalid_source / invalid_citation / invalid_result:
-    """
-    raw = data.model_dump(exclude={"action", "taskId"}, exclude_none=True)
-    secret = find_secret_in(raw)
-    if secret:
-        raise ApiError("sensitive_content", f"内容中检测到疑似敏感信息（{secret}），请移除后再提交")
-    evidence, seen = [], set()
-    for index, item in enumerate(data.evidence, start=1):
-        try:
-            url = check_source_url(item.url)
-            parse_retrieved_at(item.retrievedAt, now)
-        except ValueError as exc:
-            raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
-        if url in seen:
-            raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
-        seen.add(url)
-        evidence.append({**item.model_dump(), "url": url})
-    _check_citations(data, len(evidence))
-    tool_runs = [run.model_dump() for run in data.toolRuns or []]
-    if not evidence and not _has_support(data.reasoningSummary, tool_runs):
-        raise ApiError("invalid_result", "没有证据时需要至少 30 字符的 reasoningSummary，"
-                                         "或一条至少 30 字符的成功工具摘要")
-    result = {**raw, "evidence": evidence}
-    if tool_runs:
-        result["toolRuns"] = tool_runs
-    # An empty optional field says nothing, so it hashes like an absent one: a retry that
-    # adds ``conditions: []`` or ``uncertainties: ""`` is the same result, and the 1.0.1
-    # shape keeps the hash it always had.
-    for name in EMPTY_MEANS_ABSENT:
-        if not result.get(name):
-            result.pop(name, None)
-    return result
-
-
-def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
-    return js_length(reasoning.strip()) >= MIN_SUPPORT or any(
-        run["status"] == "success" and js_length(run["summary"].strip()) >= MIN_SUPPORT
-        for run in tool_runs)
-
-
-def _check_citations(data: Any, source_count: int) -> None:
-    texts = [data.conclusion, data.reasoningSummary, *(data.conditions or [])]
-    if isinstance(data.uncertainties, list):
-        texts += data.uncertainties
-    elif data.uncertainties:
-        texts.append(data.uncertainties)
-    for text in texts:
-        if _MESSAGE_REF.search(text):
-            raise ApiError("invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo")
-        for number in _SOURCE_REF.findall(text):
-            if not 1 <= int(number) <= source_count:
-                raise ApiError("invalid_citation", f"[S{number}] 没有对应的 evidence")
-
-
-def result_hash(result: dict[str, Any]) -> str:
-    """Hash of the normalised result. Absent optional fields are left out, so a result in
-    the 1.0.1 shape (string uncertainties, no conditions) hashes as it always did."""
-    canonical = json.dumps(result, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, Any]:

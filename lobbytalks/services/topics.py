@@ -128,16 +128,21 @@ def public_summary(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20
-              ) -> list[dict[str, Any]]:
-    """The newest open discussions (optionally of one community), with the viewer's membership.
+def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20,
+              requested: bool = False) -> list[dict[str, Any]]:
+    """The newest open discussions (optionally of one community), with the viewer's
+    membership and the connector's extension flags; ``requested``: instead, the ones the
+    viewer asked their agents to take.
 
     :raise 404 not_found: the community named does not exist.
     """
     if community_id is not None and db.one(Q.community_owner, (community_id,)) is None:
         raise ApiError("not_found", "社区不存在")
-    rows = db.all(Q.open_topics_newest, {"viewer": viewer, "community": community_id, "limit": limit})
-    return [{**public_summary(r), "joined": bool(r["joined"])} for r in rows]
+    query = Q.open_topics_requested if requested else Q.open_topics_newest
+    rows = db.all(query, {"viewer": viewer, "community": community_id, "limit": limit})
+    return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
+             "requestedByMe": bool(r["requested_by_me"]),
+             "answeredByMyAgents": bool(r["answered_by_mine"])} for r in rows]
 
 
 def list_in_community(db: Database, viewer: int | None, community_id: str, *, q: str,

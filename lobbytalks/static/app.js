@@ -354,7 +354,37 @@
     if (copier) copyFrom(copier);
   });
 
+  // --- live research on a question page -------------------------------------------------
+  // Short polling of a small JSON view: the count of live leases (never names), and the
+  // stored-answer count; a new answer re-renders the discussion in place.
+
+  const LIVE_POLL_MS = 10000;
+
+  function watchResearch() {
+    const panel = document.getElementById('live-research');
+    if (!panel) return;
+    let known = Number(panel.dataset.messages);
+    async function poll() {
+      if (!document.hidden) {
+        try {
+          const live = await api('GET', panel.dataset.activity);
+          const count = panel.querySelector('.live-count');
+          count.textContent = live.researching
+            ? count.dataset.some.replace('{n}', live.researching) : count.dataset.none;
+          if (live.messageCount !== known) {
+            known = live.messageCount;
+            await refreshRegion('section.discussion');
+            panel.querySelector('.live-new').hidden = false;
+          }
+        } catch (err) { /* offline for a moment: try again at the next tick */ }
+      }
+      setTimeout(poll, LIVE_POLL_MS);
+    }
+    setTimeout(poll, LIVE_POLL_MS);
+  }
+
   localiseTimes(document);
+  watchResearch();
   addCounters();
   showStoredFlash();
   document.documentElement.classList.add('js');

@@ -33,3 +33,11 @@ UPDATE tokens SET revoked = 1 WHERE id = ?;
 
 -- name: set_memory_enabled
 UPDATE profiles SET memory_enabled = ? WHERE id = ? AND user_id = ?;
+
+-- name: last_task_per_profile
+-- Each of the user's agents' most recent task, for the "last outcome" on /agents.
+SELECT profile_id, id, topic_id, state, error, updated FROM (
+    SELECT k.profile_id, k.id, k.topic_id, k.state, k.error, k.updated,
+           ROW_NUMBER() OVER (PARTITION BY k.profile_id ORDER BY k.created DESC, k.id DESC) AS n
+    FROM tasks k WHERE k.user_id = ?)
+WHERE n = 1;

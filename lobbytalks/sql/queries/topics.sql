@@ -39,15 +39,46 @@ UPDATE topics SET status = 'closed', closed_at = ?, closed_by = ?, updated = ?
 WHERE id = ? AND status = 'open';
 
 -- name: open_topics_newest
--- Newest open discussions, optionally in one community, with the viewer's membership.
+-- Newest open discussions, optionally in one community, with the viewer's membership and
+-- the connector's extension flags (asked by the viewer, marked for the viewer's agents,
+-- already answered by one of the viewer's agents).
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
-       t.intent, t.version,
-       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id AND m.user_id = :viewer) AS joined
+       t.intent, t.version, t.author_id = :viewer AS asked_by_me,
+       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id AND m.user_id = :viewer) AS joined,
+       EXISTS (SELECT 1 FROM agent_requests r WHERE r.topic_id = t.id AND r.user_id = :viewer) AS requested_by_me,
+       EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer) AS answered_by_mine
 FROM topics t
 WHERE t.status = 'open' AND t.kind = 'discussion'
   AND (:community IS NULL OR t.community_id = :community)
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
 
+-- name: open_topics_requested
+-- The open discussions the viewer asked their agents to take, oldest request first.
+SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
+       t.intent, t.version, t.author_id = :viewer AS asked_by_me,
+       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id AND m.user_id = :viewer) AS joined,
+       1 AS requested_by_me,
+       EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer) AS answered_by_mine
+FROM agent_requests r JOIN topics t ON t.id = r.topic_id
+WHERE r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
+  AND (:community IS NULL OR t.community_id = :community)
+ORDER BY r.created, t.id
+LIMIT :limit;
+
 -- name: count_user_topics_since
 SELECT COUNT(*) FROM topics WHERE author_id = ? AND created > ?;
+
+-- name: agent_request_exists
+SELECT 1 FROM agent_requests WHERE user_id = ? AND topic_id = ?;
+
+-- name: insert_agent_request
+INSERT INTO agent_requests (user_id, topic_id, created) VALUES (?, ?, ?)
+ON CONFLICT (user_id, topic_id) DO NOTHING;
+
+-- name: delete_agent_request
+DELETE FROM agent_requests WHERE user_id = ? AND topic_id = ?;
+
+-- name: count_live_leases_on_topic
+-- Agents researching a question right now: leased and not yet past expiry.
+SELECT COUNT(*) FROM tasks WHERE topic_id = ? AND state = 'leased' AND expires > ?;

@@ -1,0 +1,28 @@
+""""Ask my agents" and the live research count on /api/community (issue 11)."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, request
+
+from .. import clock
+from ..models.common import parse_model, query_args
+from ..models.web import AgentRequest, TopicRef
+from ..runtime import runtime
+from ..services import agent_requests
+from .common import ok
+from .community import get_action, post_action, signed_in_write
+
+
+@post_action("agent_request")
+def agent_request(body: dict[str, Any]) -> Response:
+    user, data, rt = signed_in_write(AgentRequest, body)
+    return ok(agent_requests.set_request(rt.db, user.id, data.topic, data.requested,
+                                         now=clock.now()))
+
+
+@get_action("activity")
+def activity() -> Response:
+    """Polled by the question page: anyone who may see the question may see this."""
+    data = parse_model(TopicRef, query_args(request.args), strict=False)
+    return ok(agent_requests.activity(runtime().db, data.topic, now=clock.now()))

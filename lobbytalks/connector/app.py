@@ -1,0 +1,266 @@
+"""The four subcommands, built from the parsed options."""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import clock
+from ..security import is_agent_token_shape
+from .attempt import AttemptRunner, Stopped, Timing
+from .client import Client, ProtocolError, TokenRejected, Unreachable
+from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
+                       UsageError)
+from .events import Reporter
+from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
+from .scheduler import Plan, Scheduler, parse_quiet_hours
+from .state import StateInUse, StateStore, default_state_dir, write_atomic
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def read_token(args: argparse.Namespace) -> str:
+    """From ``--token-file`` or the environment variable; never from the command line."""
+    if args.token_file:
+        try:
+            return Path(args.token_file).read_text("utf-8").strip()
+        except OSError as exc:
+            raise UsageError(f"cannot read --token-file: {exc.strerror}") from None
+    token = os.environ.get(args.token_env, "").strip()
+    if not token:
+        raise UsageError(f"no Agent Token: set {args.token_env} (or use --token-file); "
+                         "the token is shown once when you create the agent on /agents")
+    return token
+
+
+def need_server(args: argparse.Namespace) -> str:
+    if not args.server:
+        raise UsageError("no server: pass --server URL or set LOBBYTALKS_AGENT_SERVER")
+    if not args.server.startswith(("http://", "https://")):
+        raise UsageError("--server must be an http:// or https:// address")
+    return args.server.rstrip("/")
+
+
+def harness_config(args: argparse.Namespace) -> HarnessConfig:
+    if args.harness == "command" and not args.harness_command.strip():
+        raise UsageError('--harness command needs --harness-command "PROGRAM ARGS"')
+    return HarnessConfig(kind=args.harness, command=args.harness_command,
+                         claude_tools=args.claude_tools or DEFAULT_CLAUDE_TOOLS,
+                         codex_sandbox=args.codex_sandbox or DEFAULT_CODEX_SANDBOX,
+                         extra_args=list(args.harness_arg))
+
+
+@dataclass
+class Connection:
+    """Everything one subcommand needs, built once from the options."""
+    client: Client
+    store: StateStore
+    reporter: Reporter
+    runner: AttemptRunner
+    stop: threading.Event
+
+
+def connect(args: argparse.Namespace) -> Connection:
+    server, token = need_server(args), read_token(args)
+    harness = harness_config(args)
+    secrets = (token,)
+    reporter = Reporter(args.json, secrets)
+    store = StateStore(Path(args.state_dir) if args.state_dir else default_state_dir(server, token))
+    # LOBBYTALKS_CLOCK_OFFSET_FILE moves this clock exactly as it moves the server's (tests).
+    clock.configure(os.environ.get("LOBBYTALKS_CLOCK_OFFSET_FILE"))
+    stop = threading.Event()
+    client = Client(server, token, backoff=args.retry_backoff, sleep=stop.wait,
+                    on_retry=lambda why, delay: reporter.emit(
+                        "retrying", why, delay=round(delay, 2)))
+    timing = Timing(tick=args.tick, harness_timeout=args.harness_timeout,
+                    backoff=args.retry_backoff)
+    runner = AttemptRunner(client, store, harness, reporter,
+                           env=scrubbed_env(token, args.token_env), secrets=secrets,
+                           now=clock.now, stop=stop, timing=timing)
+    return Connection(client, store, reporter, runner, stop)
+
+
+def _stop_on_signals(conn: Connection) -> None:
+    def handler(signum: int, frame: Any) -> None:
+        conn.reporter.emit("stopping", "finishing or reporting the current task",
+                           signal=signal.Signals(signum).name)
+        conn.stop.set()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, handler)
+
+
+def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
+    if isinstance(error, TokenRejected):
+        conn.reporter.emit("token_rejected",
+                           "the server rejected the Agent Token (revoked or expired): create or "
+                           "rotate it on /agents; the local state is kept",
+                           code=error.code, stateDir=str(conn.store.root))
+        return EXIT_TOKEN
+    if isinstance(error, Unreachable):
+        conn.reporter.emit("unreachable", f"the server stayed unavailable: {error}",
+                           stateDir=str(conn.store.root))
+        return EXIT_UNREACHABLE
+    return None
+
+
+def working(args: argparse.Namespace) -> Connection:
+    """A connection holding its state folder, stopped cleanly by SIGINT/SIGTERM.
+
+    :raise StateInUse: another connector holds the folder.
+    """
+    conn = connect(args)
+    conn.store.open().lock()
+    _stop_on_signals(conn)
+    return conn
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        quiet = parse_quiet_hours(args.quiet_hours) if args.quiet_hours else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    plan = Plan(communities=args.community, max_tasks=args.max_tasks,
+                daily_budget=args.daily_budget, quiet_hours=quiet,
+                poll_interval=args.poll_interval, once=args.once)
+    conn = working(args)
+    conn.reporter.emit("started", server=args.server, harness=args.harness,
+                       stateDir=str(conn.store.root), once=args.once)
+    fatal = Scheduler(conn.client, conn.store, conn.runner, conn.reporter, plan,
+                      now=clock.now, stop=conn.stop).run()
+    code = _exit_for(conn, fatal)
+    conn.reporter.emit("stopped")
+    if code is not None:
+        return code
+    if args.once and any(a["state"] in ("failed", "rejected", "expired")
+                         for a in conn.store.all_attempts()[-1:]):
+        return EXIT_TASK_FAILED
+    return EXIT_OK
+
+
+def answer(args: argparse.Namespace) -> int:
+    conn = working(args)
+    open_ones = [a for a in conn.store.open_attempts() if a["topic"] == args.topic]
+    attempt = open_ones[0] if open_ones else conn.store.new_attempt(args.topic)
+    conn.reporter.emit("attempt_created", topic=args.topic, requestId=attempt["requestId"],
+                       resumed=bool(open_ones))
+    try:
+        state = conn.runner.run(attempt)
+    except Stopped:
+        return EXIT_OK
+    except (TokenRejected, Unreachable) as exc:
+        return _exit_for(conn, exc) or EXIT_TASK_FAILED
+    return EXIT_OK if state == "done" else EXIT_TASK_FAILED
+
+
+def status(args: argparse.Namespace) -> int:
+    if args.state_dir:
+        root = Path(args.state_dir)
+    else:
+        root = default_state_dir(need_server(args), read_token(args))
+    reporter = Reporter(args.json, ())
+    store = StateStore(root)
+    attempts = store.all_attempts() if store.attempts.is_dir() else []
+    if not attempts:
+        reporter.emit("idle", f"no attempts in {root}")
+    for a in attempts:
+        kept = store.kept_result(a) is not None
+        task = a.get("task") or {}
+        reporter.emit("attempt", topic=a["topic"], requestId=a["requestId"],
+                      taskId=task.get("id"), state=a["state"], messageId=a.get("messageId"),
+                      result=str(store.result_path(a)) if kept else None,
+                      errors=a.get("errors", [])[-3:])
+    return EXIT_OK
+
+
+def doctor(args: argparse.Namespace) -> int:
+    reporter = Reporter(args.json, ())
+    problems = 0
+
+    def check(name: str, ok: bool, detail: str, fix: str = "") -> None:
+        nonlocal problems
+        problems += not ok
+        reporter.emit("check", detail, name=name, ok=ok, fix=None if ok else fix)
+
+    server = args.server
+    token = ""
+    try:
+        token = read_token(args)
+    except UsageError as exc:
+        check("token", False, str(exc), f"export {args.token_env}=… in the connector's environment")
+    reporter.secrets = (token,) if token else ()
+    if not server:
+        check("server", False, "no server address", "pass --server URL or set LOBBYTALKS_AGENT_SERVER")
+    else:
+        client = Client(server, token, retries=0, timeout=10)
+        check("server", client.healthz(), f"{server}/healthz",
+              "check the address and that the server is running")
+        if token:
+            _check_token(check, client, token)
+    _check_harness(check, args)
+    if server and token:
+        _check_state(check, Path(args.state_dir) if args.state_dir
+                     else default_state_dir(server, token))
+    return EXIT_OK if problems == 0 else EXIT_TASK_FAILED
+
+
+def _check_token(check: Any, client: Client, token: str) -> None:
+    if not is_agent_token_shape(token):
+        check("token", False, "the value does not look like an Agent Token (lbt_…)",
+              "copy the whole token shown once on /agents")
+        return
+    try:
+        joined = client.list_communities("joined")["communities"]  # a harmless read
+    except TokenRejected:
+        check("token", False, "the server rejected the token (revoked or expired)",
+              "rotate the agent's token on /agents")
+        return
+    except (ProtocolError, Unreachable) as exc:
+        check("token", False, f"could not check the token: {exc}", "try again later")
+        return
+    check("token", True, f"accepted; {len(joined)} joined communities")
+    check("communities", bool(joined), "joined communities: "
+          + (", ".join(c["id"] for c in joined) or "none"),
+          "join a community on the web (or with join_community) so there is something to answer")
+
+
+def _check_harness(check: Any, args: argparse.Namespace) -> None:
+    try:
+        config = harness_config(args)
+    except UsageError as exc:
+        check("harness", False, str(exc), "name the program with --harness-command")
+        return
+    found = shutil.which(config.executable())
+    if not found:
+        check("harness", False, f"{config.executable() or '(none)'} is not on PATH",
+              "install it, or put its folder on PATH for the connector's service")
+        return
+    version = ""
+    if config.version_argv():
+        try:
+            version = subprocess.run(config.version_argv(), capture_output=True, text=True,
+                                     timeout=15).stdout.strip().splitlines()[0]
+        except (OSError, subprocess.TimeoutExpired, IndexError):
+            version = "(version unknown)"
+    check("harness", True, f"{found} {version}".strip())
+
+
+def _check_state(check: Any, root: Path) -> None:
+    try:
+        store = StateStore(root).open()
+        write_atomic(root / ".doctor", b"ok")
+        (root / ".doctor").unlink()
+    except OSError as exc:
+        check("state", False, f"{root}: {exc.strerror}", "pass a writable --state-dir")
+        return
+    try:
+        store.lock()
+    except StateInUse:
+        check("state", True, f"{root} (a connector is running on it now)")
+        return
+    check("state", True, f"{root} writable")

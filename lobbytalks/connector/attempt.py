@@ -1,0 +1,289 @@
+"""One attempt, driven from whatever state it was saved in to a final state (§6, §8).
+
+new        → claim (a replay after a lost answer or a crash returns the same task)
+leased     → research with the harness, heartbeating from ``expires``; validate the result
+             with the server's own rules; keep it on disk
+submitting → submit the kept bytes; after a lost answer ask ``get_task_status``:
+             done ends it, leased resubmits the same bytes with backoff, failed/expired
+             keeps the result and reports it
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import ApiError
+from ..models.common import parse_model
+from ..models.external import SubmitResult, submit_error_code
+from ..models.result_rules import normalise
+from ..security import js_length
+from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
+from .events import Reporter, short_reason
+from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, result_schema, task_document
+from .state import StateStore
+
+LEASE_SECONDS = 30 * 60          # the server's initial lease and each renewal
+MAX_LEASE_SECONDS = 2 * 60 * 60  # no lease lasts past claim + 2 h
+MIN_PRIVATE_ECHO = 20            # a private context this long must not come back verbatim
+
+
+@dataclass
+class Timing:
+    tick: float = 5.0                 # how often a running harness is checked
+    heartbeat_every: int = 10 * 60    # about every 10 minutes, computed from expires
+    stop_margin: int = 5 * 60         # stop research this long before claim + 2 h
+    harness_timeout: int = 90 * 60
+    submit_retries: int = 5
+    backoff: float = 1.0
+
+
+class Stopped(Exception):
+    """The owner asked the connector to stop (SIGINT/SIGTERM)."""
+
+
+class _Deadline(Exception):
+    """The harness ran out of time; the message says which limit ended it."""
+
+
+class AttemptRunner:
+    def __init__(self, client: Client, store: StateStore, harness: HarnessConfig,
+                 reporter: Reporter, *, env: dict[str, str], secrets: tuple[str, ...],
+                 now: Callable[[], int], stop: threading.Event, timing: Timing) -> None:
+        self.client, self.store, self.harness, self.say = client, store, harness, reporter.emit
+        self.env, self.secrets, self.now, self.stop, self.timing = env, secrets, now, stop, timing
+
+    def wait(self, seconds: float) -> None:
+        self.stop.wait(seconds)
+
+    def run(self, attempt: dict[str, Any]) -> str:
+        """Drive ``attempt`` as far as it goes; return its local state.
+
+        :raise TokenRejected: the token no longer works (state kept for a later run).
+        :raise Unreachable: the server stayed away through every retry (state kept).
+        """
+        claim = None
+        if attempt["state"] in ("new", "leased") and self.store.kept_result(attempt) is None:
+            claim = self._claim(attempt)
+        elif attempt["state"] == "leased":  # killed between keeping the result and saying so
+            self._set(attempt, "submitting")
+        if attempt["state"] == "leased" and claim is not None:
+            self._research(attempt, claim)
+        if attempt["state"] == "submitting":
+            self._submit(attempt)
+        return attempt["state"]
+
+    # --- claim -------------------------------------------------------------------------
+
+    def _claim(self, attempt: dict[str, Any]) -> dict[str, Any] | None:
+        replay = attempt["state"] != "new" or attempt.get("claimSent", False)
+        attempt["claimSent"] = True
+        self.store.save(attempt)
+        try:
+            claim = self.client.claim(attempt["topic"], attempt["requestId"], attempt["replyTo"])
+        except TokenRejected:
+            raise
+        except ProtocolError as exc:
+            return self._rejected(attempt, f"claim refused: {exc.code}: {exc.message}")
+        task = claim["task"]
+        attempt["task"] = task
+        self.say("claim_replayed" if claim.get("replayed") or replay else "claimed",
+                 topic=attempt["topic"], requestId=attempt["requestId"], taskId=task["id"],
+                 expires=task["expires"])
+        if not self._follow(attempt, task):
+            return None
+        return claim
+
+    def _follow(self, attempt: dict[str, Any], task: dict[str, Any]) -> bool:
+        """Record the server's view of the task; True while it is still leased."""
+        attempt["task"] = task
+        if task["state"] == "leased":
+            if attempt["state"] == "new":
+                attempt["state"] = "leased"
+            self.store.save(attempt)
+            return True
+        if task["state"] == "done":
+            self._done(attempt, task["messageId"])
+        else:
+            attempt["state"] = task["state"]
+            self.store.note_error(attempt, f"task {task['state']}: {task.get('error') or ''}".strip())
+            kept = self.store.kept_result(attempt) is not None
+            self.say("task_lost", f"the task is {task['state']}", taskId=task["id"],
+                     error=task.get("error"),
+                     resultKept=str(self.store.result_path(attempt)) if kept else None)
+        return False
+
+    # --- research ----------------------------------------------------------------------
+
+    def _research(self, attempt: dict[str, Any], claim: dict[str, Any]) -> None:
+        task = attempt["task"]
+        deadline = task["created"] + MAX_LEASE_SECONDS - self.timing.stop_margin
+        schema = result_schema()
+        private = ((claim.get("context") or {}).get("question") or {}).get("privateContext")
+        errors: list[str] = []
+        for round_ in (1, 2):  # an invalid result goes back to the harness once
+            document = task_document(claim, deadline=deadline, schema=schema,
+                                     previous_errors=errors)
+            try:
+                result = self._run_harness(attempt, document, deadline)
+            except HarnessFailed as exc:
+                return self._fail(attempt, f"harness failed: {exc.reason}")
+            except _Deadline as exc:
+                return self._fail(attempt, str(exc))
+            except Stopped:
+                self._fail(attempt, "the connector was stopped before research finished")
+                raise
+            if attempt["state"] != "leased":
+                return None  # lost while researching (cancelled, expired, token gone)
+            body, errors = self._validated(attempt["task"]["id"], result, private)
+            if body is not None:
+                self.store.keep_result(attempt, body)
+                self._set(attempt, "submitting")
+                self.say("result_saved", taskId=task["id"],
+                         path=str(self.store.result_path(attempt)))
+                return None
+            self.store.note_error(attempt, f"invalid result (round {round_}): {errors[0]}")
+            self.say("result_invalid", errors[0], taskId=task["id"], round=round_)
+        return self._fail(attempt, f"the harness result was invalid twice: {errors[0]}")
+
+    def _run_harness(self, attempt: dict[str, Any], document: dict[str, Any],
+                     deadline: int) -> dict[str, Any]:
+        attempt["harnessRuns"] = attempt.get("harnessRuns", 0) + 1
+        self.store.save(attempt)
+        files = RunFiles.in_folder(self.store.work_dir(attempt), attempt["harnessRuns"])
+        timeout_at = self.now() + self.timing.harness_timeout
+        limit = min(timeout_at, deadline)
+        why = (f"the harness ran past its {self.timing.harness_timeout} s time limit"
+               if timeout_at < deadline else "research did not finish before the 2-hour lease limit")
+        running = Running(self.harness, document, files, self.env)
+        self.say("research_started", taskId=attempt["task"]["id"], harness=self.harness.kind,
+                 run=attempt["harnessRuns"], deadline=limit)
+        try:
+            next_beat = self._next_heartbeat(attempt["task"])
+            while not running.finished():
+                if self.stop.is_set():
+                    raise Stopped()
+                if self.now() >= limit:
+                    raise _Deadline(why)
+                if self.now() >= next_beat:
+                    if not self._heartbeat(attempt):
+                        return {}
+                    next_beat = self._next_heartbeat(attempt["task"])
+                self.wait(self.timing.tick)
+        finally:
+            running.stop()
+        self.say("research_finished", taskId=attempt["task"]["id"],
+                 exitCode=running.proc.returncode)
+        return running.result()
+
+    def _next_heartbeat(self, task: dict[str, Any]) -> float:
+        if task["expires"] >= task["created"] + MAX_LEASE_SECONDS:
+            return float("inf")  # the 2-hour cap: nothing left to extend
+        return task["expires"] - (LEASE_SECONDS - self.timing.heartbeat_every)
+
+    def _heartbeat(self, attempt: dict[str, Any]) -> bool:
+        """Renew the lease; False when the task can no longer be finished."""
+        try:
+            task = self.client.heartbeat(attempt["task"]["id"])["task"]
+        except Unreachable as exc:
+            self.say("retrying", f"heartbeat failed: {exc}", taskId=attempt["task"]["id"])
+            attempt["task"] = {**attempt["task"], "expires": self.now() + 60 +
+                               LEASE_SECONDS - self.timing.heartbeat_every}
+            return True  # try again in a minute; the lease may well still hold
+        except TokenRejected:
+            raise
+        except ProtocolError as exc:
+            self.store.note_error(attempt, f"heartbeat refused: {exc.code}")
+            return self._follow(attempt, self.client.status(attempt["task"]["id"])["task"])
+        self.say("heartbeat", taskId=task["id"], expires=task["expires"])
+        return self._follow(attempt, task)
+
+    def _validated(self, task_id: str, result: dict[str, Any], private: str | None
+                   ) -> tuple[bytes | None, list[str]]:
+        """The submission bytes, or the reasons the server would refuse them."""
+        fields = {k: v for k, v in result.items() if k not in ("action", "taskId")}
+        body = {"action": "submit_result", "taskId": task_id, **fields}
+        try:
+            normalise(parse_model(SubmitResult, body, code_for=submit_error_code), now=self.now())
+        except ApiError as exc:
+            return None, [f"{exc.code}: {exc.message}"]
+        if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
+                private.strip() in json.dumps(fields, ensure_ascii=False):
+            return None, ["private_context: the result repeats the private context verbatim"]
+        return json.dumps(body, ensure_ascii=False).encode(), []
+
+    # --- submit ------------------------------------------------------------------------
+
+    def _submit(self, attempt: dict[str, Any]) -> None:
+        body = self.store.kept_result(attempt)
+        task_id = attempt["task"]["id"]
+        for round_ in range(self.timing.submit_retries + 1):
+            try:
+                answer = self.client.submit(body)
+            except (AnswerLost, Unreachable) as exc:
+                self.say("retrying", f"submission unconfirmed: {exc}", taskId=task_id)
+                try:
+                    task = self.client.status(task_id)["task"]
+                except Unreachable:
+                    self.wait(self._backoff(round_))
+                    continue
+                self.say("status_checked", taskId=task_id, state=task["state"])
+                if not self._follow(attempt, task):
+                    return
+                self.wait(self._backoff(round_))  # still leased: the same bytes again
+                continue
+            except TokenRejected:
+                raise
+            except ProtocolError as exc:
+                return self._refused(attempt, exc)
+            self._done(attempt, answer["messageId"], replayed=bool(answer.get("replayed")))
+            return
+        self.say("unreachable", "the submission is kept and will be sent on the next run",
+                 taskId=task_id, path=str(self.store.result_path(attempt)))
+        raise Unreachable("the server did not confirm the submission")
+
+    def _backoff(self, round_: int) -> float:
+        return min(60.0, self.timing.backoff * 2 ** round_)
+
+    def _refused(self, attempt: dict[str, Any], exc: ProtocolError) -> None:
+        """A deterministic refusal: never resend the same bytes; keep them and report."""
+        task = self.client.status(attempt["task"]["id"])["task"]
+        if task["state"] == "done":
+            return self._done(attempt, task["messageId"])
+        self._rejected(attempt, f"submission refused: {exc.code}: {exc.message}")
+        if task["state"] == "leased":
+            self._fail(attempt, f"the server refused the result ({exc.code})")
+
+    # --- endings -----------------------------------------------------------------------
+
+    def _set(self, attempt: dict[str, Any], state: str) -> None:
+        attempt["state"] = state
+        self.store.save(attempt)
+
+    def _done(self, attempt: dict[str, Any], message_id: str, replayed: bool = False) -> None:
+        attempt["messageId"] = message_id
+        self._set(attempt, "done")
+        self.say("submitted", topic=attempt["topic"], taskId=attempt["task"]["id"],
+                 messageId=message_id, replayed=replayed)
+
+    def _rejected(self, attempt: dict[str, Any], error: str) -> None:
+        attempt["state"] = "rejected"
+        self.store.note_error(attempt, short_reason(error, self.secrets))
+        self.say("rejected", short_reason(error, self.secrets), topic=attempt["topic"])
+        return None
+
+    def _fail(self, attempt: dict[str, Any], reason: str) -> None:
+        """Report the failure to the server with a short, redacted reason."""
+        reason = short_reason(reason, self.secrets)
+        task_id = attempt["task"]["id"]
+        try:
+            self.client.fail(task_id, reason)
+        except TokenRejected:
+            raise
+        except (ProtocolError, Unreachable) as exc:
+            reason = f"{reason} (fail_task not confirmed: {exc})"
+        attempt["state"] = "failed"
+        self.store.note_error(attempt, reason)
+        self.say("task_failed", reason, taskId=task_id)
+        return None

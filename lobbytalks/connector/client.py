@@ -1,0 +1,168 @@
+"""The REST protocol client, with the retry rules of §12.
+
+- 401: :class:`TokenRejected`; the caller stops and keeps its state.
+- 429: wait ``Retry-After`` (bounded), then the same request again.
+- 502/503/504 and connection failures: bounded exponential backoff with jitter.
+- any other 4xx: :class:`ProtocolError` at once; a deterministic refusal is never repeated.
+- a write whose answer was lost (timeout, reset after sending) is repeated only when the
+  caller says repeating it is safe (``replay_safe``); a submission instead raises
+  :class:`AnswerLost`, so the caller asks ``get_task_status`` first.
+"""
+from __future__ import annotations
+
+import json
+import random
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.client import HTTPException
+from typing import Any, Callable
+
+from .. import __version__
+
+TRANSIENT_STATUSES = (502, 503, 504)
+MAX_RETRY_AFTER = 300
+
+
+class ProtocolError(Exception):
+    """The server refused the request (``{error, code}``)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        self.status, self.code, self.message = status, code, message
+        super().__init__(f"{status} {code}: {message}")
+
+
+class TokenRejected(ProtocolError):
+    """401: the token is missing, expired or revoked."""
+
+
+class Unreachable(Exception):
+    """The server stayed unavailable through every retry."""
+
+
+class AnswerLost(Exception):
+    """A write was sent but its answer never arrived; it may or may not have been stored."""
+
+
+class Client:
+    def __init__(self, server: str, token: str, *, timeout: float = 30.0, retries: int = 6,
+                 backoff: float = 1.0, max_backoff: float = 60.0,
+                 sleep: Callable[[float], None] = time.sleep,
+                 jitter: Callable[[], float] = random.random,
+                 on_retry: Callable[[str, float], None] | None = None) -> None:
+        self.base = server.rstrip("/")
+        self._token = token
+        self.timeout, self.retries = timeout, retries
+        self.backoff, self.max_backoff = backoff, max_backoff
+        self.sleep, self.jitter = sleep, jitter
+        self.on_retry = on_retry or (lambda why, delay: None)
+
+    # --- the nine actions that the connector uses --------------------------------------
+
+    def list_communities(self, scope: str = "joined", page: int = 1) -> dict[str, Any]:
+        return self.get("list_communities", scope=scope, page=page)
+
+    def list_topics(self, community: str | None = None) -> dict[str, Any]:
+        return self.get("list_topics", **({"community": community} if community else {}))
+
+    def claim(self, topic: str, request_id: str, reply_to: str | None) -> dict[str, Any]:
+        body = {"topic": topic, "requestId": request_id, **({"replyTo": reply_to} if reply_to else {})}
+        return self.post("claim_task", body, replay_safe=True)  # same requestId replays
+
+    def status(self, task_id: str) -> dict[str, Any]:
+        return self.get("get_task_status", taskId=task_id)
+
+    def heartbeat(self, task_id: str) -> dict[str, Any]:
+        return self.post("heartbeat", {"taskId": task_id}, replay_safe=True)  # extends only
+
+    def fail(self, task_id: str, reason: str) -> dict[str, Any]:
+        return self.post("fail_task", {"taskId": task_id, "error": reason}, replay_safe=True)
+
+    def submit(self, body: bytes) -> dict[str, Any]:
+        """Send the persisted submission exactly as stored."""
+        return self._send("POST", "/api/external", body, replay_safe=False)
+
+    # --- transport ---------------------------------------------------------------------
+
+    def get(self, action: str, **params: Any) -> dict[str, Any]:
+        query = urllib.parse.urlencode({"action": action, **params})
+        return self._send("GET", f"/api/external?{query}", None, replay_safe=True)
+
+    def post(self, action: str, fields: dict[str, Any], *, replay_safe: bool) -> dict[str, Any]:
+        body = json.dumps({"action": action, **fields}, ensure_ascii=False).encode()
+        return self._send("POST", "/api/external", body, replay_safe=replay_safe)
+
+    def healthz(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.base + "/healthz", timeout=self.timeout) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError, HTTPException):
+            return False
+
+    def _request(self, method: str, path: str, body: bytes | None) -> urllib.request.Request:
+        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json",
+                   "User-Agent": f"lobbytalks-agent/{__version__}"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        return urllib.request.Request(self.base + path, data=body, method=method, headers=headers)
+
+    def _send(self, method: str, path: str, body: bytes | None, *, replay_safe: bool
+              ) -> dict[str, Any]:
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                with urllib.request.urlopen(self._request(method, path, body),
+                                            timeout=self.timeout) as response:
+                    return json.loads(response.read() or b"{}")
+            except urllib.error.HTTPError as exc:
+                status, payload = exc.code, _json_or_empty(exc)
+                retry_after = exc.headers.get("Retry-After")
+                exc.close()
+                self._refuse_unless_transient(status, payload)
+                if last:
+                    raise Unreachable(f"HTTP {status} after {self.retries + 1} tries") from None
+                delay = self._delay(attempt, retry_after if status == 429 else None)
+                self.on_retry(f"HTTP {status}", delay)
+            except (urllib.error.URLError, OSError, HTTPException) as exc:
+                if not (replay_safe or _never_sent(exc)):
+                    raise AnswerLost(str(_reason(exc))) from None
+                if last:
+                    raise Unreachable(f"{_reason(exc)} after {self.retries + 1} tries") from None
+                delay = self._delay(attempt, None)
+                self.on_retry(str(_reason(exc)), delay)
+            self.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _refuse_unless_transient(self, status: int, payload: dict[str, Any]) -> None:
+        # task_limit is a 429 too, but waiting does not end someone's live leases.
+        if (status == 429 and payload.get("code") != "task_limit") or status in TRANSIENT_STATUSES:
+            return
+        code = str(payload.get("code") or f"http_{status}")
+        message = str(payload.get("error") or "")
+        raise (TokenRejected if status == 401 else ProtocolError)(status, code, message)
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after and retry_after.strip().isdigit():
+            return float(min(int(retry_after), MAX_RETRY_AFTER))
+        ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
+        return ceiling / 2 + self.jitter() * ceiling / 2  # "equal jitter": never zero
+
+
+def _json_or_empty(exc: urllib.error.HTTPError) -> dict[str, Any]:
+    try:
+        data = json.loads(exc.read() or b"{}")
+    except (ValueError, OSError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _reason(exc: BaseException) -> BaseException | str:
+    return getattr(exc, "reason", None) or exc
+
+
+def _never_sent(exc: BaseException) -> bool:
+    """A refused or unresolvable connection cannot have delivered the request."""
+    reason = _reason(exc)
+    return isinstance(reason, (ConnectionRefusedError, socket.gaierror))

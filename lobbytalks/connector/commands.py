@@ -1,0 +1,107 @@
+"""The ``lobbytalks agent run|answer|status|doctor`` command line.
+
+Only argparse is imported at start; everything else when a subcommand runs, so the
+server's own commands do not pay for the connector.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Callable
+
+DEFAULT_TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
+SERVER_ENV = "LOBBYTALKS_AGENT_SERVER"
+
+# Exit codes (documented in the README).
+EXIT_OK = 0           # done, idle, or stopped cleanly by SIGINT/SIGTERM
+EXIT_TASK_FAILED = 1  # a task failed or its result was not stored; doctor found a problem
+EXIT_USAGE = 2        # bad options, no server, no token
+EXIT_TOKEN = 3        # the server rejected the token (revoked or expired); state kept
+EXIT_UNREACHABLE = 4  # the server stayed unavailable through every retry; state kept
+EXIT_BUSY = 5         # another connector holds the state folder
+
+
+class UsageError(Exception):
+    pass
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", default=os.environ.get(SERVER_ENV),
+                   help=f"server address (or {SERVER_ENV})")
+    p.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
+                   help=f"environment variable holding the Agent Token (default {DEFAULT_TOKEN_ENV})")
+    p.add_argument("--token-file", metavar="PATH", help="file holding the Agent Token")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="state folder (default: one per server and agent under "
+                        "$XDG_STATE_HOME/lobbytalks/agent)")
+    p.add_argument("--harness", choices=("codex", "claude", "command"), default="codex")
+    p.add_argument("--harness-command", default="", metavar="CMD",
+                   help='for --harness command: the program and its arguments, e.g. "./research.py"')
+    p.add_argument("--claude-tools", default=None, metavar="LIST",
+                   help="tools claude may use (default WebSearch,WebFetch)")
+    p.add_argument("--codex-sandbox", default=None,
+                   choices=("read-only", "workspace-write", "danger-full-access"),
+                   help="codex sandbox (default read-only)")
+    p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for the harness (repeatable), e.g. "
+                        "--harness-arg=-c --harness-arg='web_search=\"live\"' for codex")
+    p.add_argument("--harness-timeout", type=int, default=90 * 60, metavar="SECONDS",
+                   help="stop one harness run after this long (default 5400; never past "
+                        "the lease's 2-hour limit)")
+    p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+    p.add_argument("--tick", type=float, default=5.0, metavar="SECONDS",
+                   help="how often a running harness is checked (default 5)")
+    p.add_argument("--retry-backoff", type=float, default=1.0, metavar="SECONDS",
+                   help="first retry delay; doubles per retry (default 1)")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--once", action="store_true", help="at most one task, then exit")
+    p.add_argument("--community", action="append", default=[], metavar="ID",
+                   help="watch only this community (repeatable; default: the joined ones)")
+    p.add_argument("--max-tasks", type=int, default=1, choices=(1, 2, 3),
+                   help="live tasks at once (default 1, the server allows 3)")
+    p.add_argument("--daily-budget", type=int, default=5, metavar="N",
+                   help="research runs started per day (default 5)")
+    p.add_argument("--quiet-hours", metavar="START-END",
+                   help="no new research between these local hours, e.g. 23-7")
+    p.add_argument("--poll-interval", type=float, default=60.0, metavar="SECONDS",
+                   help="seconds between list_topics polls, with jitter (default 60)")
+
+
+def setup(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="agent_command", metavar="SUBCOMMAND", required=True)
+    for name, help_text, extra in (
+        ("run", "poll, claim, research and answer until stopped", _run_options),
+        ("answer", "research and answer one given question",
+         lambda p: p.add_argument("topic", metavar="TOPIC_ID")),
+        ("status", "show the attempts, results and errors kept in the state folder", None),
+        ("doctor", "check the server, the token, the harness and the state folder", None),
+    ):
+        # No abbreviations: "--token VALUE" must fail, not quietly mean --token-file.
+        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        _common(p)
+        if extra:
+            extra(p)
+
+
+def main(args: argparse.Namespace) -> int:
+    from . import app
+    from .state import StateInUse
+    handlers: dict[str, Callable[[Any], int]] = {
+        "run": app.run, "answer": app.answer, "status": app.status, "doctor": app.doctor}
+    try:
+        return handlers[args.agent_command](args)
+    except UsageError as exc:
+        print(f"lobbytalks agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except StateInUse as exc:
+        print(f"lobbytalks agent: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+
+
+def register(command: Callable[..., Any]) -> None:
+    """Add ``agent`` to the main command table (``cli.command``)."""
+    command("agent", "run your own agent as a connector: agent run|answer|status|doctor",
+            setup=setup, db_options=False)(main)

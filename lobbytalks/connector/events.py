@@ -1,0 +1,79 @@
+"""What the connector says: one JSON event per line (``--json``) or readable progress lines.
+
+Every line passes through :func:`redact` first, so the token cannot appear in any output
+even when a server message or a harness error happened to quote it.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from ..security import find_secret, js_length
+
+MAX_REASON = 300  # fail_task's limit, in UTF-16 code units
+WITHHELD = "(原因含疑似密钥，已隐去 / reason withheld: it looked like a secret)"
+
+# The documented event names (README, "Let your agent answer on its own").
+EVENTS = frozenset({
+    "started", "stopping", "stopped", "idle", "polled", "chosen", "skipped_budget",
+    "quiet_hours", "attempt_created", "claimed", "claim_replayed", "research_started",
+    "heartbeat", "research_finished", "result_invalid", "result_saved", "submitted",
+    "status_checked", "task_failed", "task_lost", "retrying", "token_rejected",
+    "unreachable", "rejected", "attempt", "check", "error",
+})
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` without the given secrets; a text that still looks like it holds a secret
+    is withheld as a whole rather than guessed at."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return WITHHELD if find_secret(text) else text
+
+
+def short_reason(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """A one-line, redacted reason that fits ``fail_task`` (1–300 UTF-16 units)."""
+    line = " ".join(redact(text, secrets).split()) or "research failed"
+    while js_length(line) > MAX_REASON:
+        line = line[:-1]
+    return line
+
+
+def _scrubbed(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrubbed(v, secrets) for v in value]
+    return value
+
+
+class Reporter:
+    """Writes events; thread-safe, because up to three tasks may run at once."""
+
+    def __init__(self, json_lines: bool, secrets: tuple[str, ...] = (),
+                 stream: TextIO | None = None) -> None:
+        self.json_lines = json_lines
+        self.secrets = secrets
+        self.stream = stream or sys.stdout
+        self._lock = threading.Lock()
+
+    def emit(self, event: str, message: str = "", **fields: Any) -> None:
+        assert event in EVENTS, event
+        fields = _scrubbed({**fields, **({"message": message} if message else {})},
+                           self.secrets)
+        if self.json_lines:
+            line = json.dumps({"event": event, "time": int(time.time()), **fields},
+                              ensure_ascii=False)
+        else:
+            text = fields.pop("message", "")
+            details = " ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, ""))
+            line = f"[{event}] {text} {details}".rstrip()
+        with self._lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()

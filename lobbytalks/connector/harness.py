@@ -1,0 +1,241 @@
+"""Research harnesses: codex, claude or any command, run as a child process.
+
+The harness gets the question and returns a result; it never gets the token. Its
+environment is the connector's minus the token variable (and anything holding the token's
+value), it runs in its own working folder in the state folder, in its own process group so
+that stopping it stops everything it started, and under a time limit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..models.external import SubmitResult
+from .prompt import research_prompt
+
+HARNESSES = ("codex", "claude", "command")
+DEFAULT_CLAUDE_TOOLS = "WebSearch,WebFetch"
+DEFAULT_CODEX_SANDBOX = "read-only"
+DOCUMENT_VERSION = 1
+_DROPPED_SCHEMA_KEYS = ("default", "title")
+
+
+class HarnessFailed(Exception):
+    """The harness ended without a usable result; ``reason`` is for the owner (unredacted)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def result_schema() -> dict[str, Any]:
+    """The JSON Schema of a harness result, generated from the server's submit model: the
+    submission without ``action``/``taskId``, every property listed as required (structured
+    output modes want that; optional fields may be empty or null)."""
+    def tidy(node: Any, names: bool = False) -> Any:
+        # ``names``: the keys of this dict are field names (a "properties" map), kept as is.
+        if isinstance(node, list):
+            return [tidy(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: tidy(v, names=k == "properties" and not names)
+               for k, v in node.items() if names or k not in _DROPPED_SCHEMA_KEYS}
+        if not names and isinstance(out.get("properties"), dict):
+            out["required"] = list(out["properties"])
+        return out
+
+    schema = SubmitResult.model_json_schema()
+    for name in ("action", "taskId"):
+        schema["properties"].pop(name)
+    return tidy(schema)
+
+
+def task_document(claim: dict[str, Any], *, deadline: int, schema: dict[str, Any],
+                  previous_errors: list[str] | None = None) -> dict[str, Any]:
+    """What a harness gets: the question, its frozen context and how to answer."""
+    context = claim.get("context") or {}
+    question = dict(context.get("question") or {})
+    if not question.get("privateContextIncluded"):
+        question.pop("privateContext", None)
+    task = claim["task"]
+    document = {
+        "version": DOCUMENT_VERSION,
+        "task": {"id": task["id"], "topic": task["topic"], "replyTo": task.get("replyTo"),
+                 "created": task["created"], "questionVersion": task.get("questionVersion")},
+        "topic": context.get("topic"),
+        "question": question or None,
+        "agent": context.get("agent"),
+        "messages": context.get("messages", []),
+        "memories": context.get("memories", []),
+        "instructions": context.get("instructions", ""),
+        "resultSchema": schema,
+        "deadline": deadline,
+        "previousErrors": previous_errors or [],
+    }
+    document["prompt"] = research_prompt(document)
+    return document
+
+
+def scrubbed_env(token: str, token_env: str) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items()
+            if k != token_env and token not in v and not k.startswith("LOBBYTALKS_AGENT_")}
+
+
+@dataclass
+class HarnessConfig:
+    kind: str
+    command: str = ""                     # for "command"
+    claude_tools: str = DEFAULT_CLAUDE_TOOLS
+    codex_sandbox: str = DEFAULT_CODEX_SANDBOX
+    extra_args: list[str] = field(default_factory=list)
+
+    def executable(self) -> str:
+        if self.kind == "command":
+            parts = shlex.split(self.command)
+            return parts[0] if parts else ""
+        return self.kind
+
+    def version_argv(self) -> list[str] | None:
+        return None if self.kind == "command" else [self.kind, "--version"]
+
+    def argv(self, files: "RunFiles") -> list[str]:
+        if self.kind == "codex":
+            return ["codex", "exec", "--skip-git-repo-check", "--sandbox", self.codex_sandbox,
+                    "--cd", str(files.cwd), "--output-schema", str(files.schema),
+                    "--output-last-message", str(files.last_message), *self.extra_args, "-"]
+        if self.kind == "claude":
+            return ["claude", "-p", "--output-format", "json",
+                    "--json-schema", json.dumps(json.loads(files.schema.read_text("utf-8"))),
+                    "--allowedTools", self.claude_tools, *self.extra_args]
+        return [*shlex.split(self.command), *self.extra_args]
+
+    def stdin(self, document: dict[str, Any]) -> bytes:
+        if self.kind == "command":
+            return json.dumps(document, ensure_ascii=False).encode()
+        return document["prompt"].encode()
+
+    def read_result(self, files: "RunFiles") -> dict[str, Any]:
+        """The result object the harness produced, or :class:`HarnessFailed`."""
+        if self.kind == "codex":
+            text = _read(files.last_message, "codex wrote no last message")
+        else:
+            text = _read(files.stdout, "the harness printed nothing")
+        if self.kind == "claude":
+            envelope = _parse_object(text, "claude's output is not a JSON object")
+            if envelope.get("is_error"):
+                raise HarnessFailed(f"claude reported an error: {envelope.get('result', '')}")
+            if isinstance(envelope.get("structured_output"), dict):
+                return envelope["structured_output"]
+            text = str(envelope.get("result", ""))
+        return _parse_object(text, "the result is not a JSON object")
+
+
+@dataclass
+class RunFiles:
+    cwd: Path
+    schema: Path
+    last_message: Path
+    stdout: Path
+    stderr: Path
+
+    @classmethod
+    def in_folder(cls, folder: Path, run: int) -> "RunFiles":
+        cwd = folder / "cwd"
+        cwd.mkdir(exist_ok=True, mode=0o700)
+        return cls(cwd=cwd, schema=folder / "result-schema.json",
+                   last_message=folder / f"last-message-{run}.json",
+                   stdout=folder / f"stdout-{run}.txt", stderr=folder / f"stderr-{run}.txt")
+
+
+class Running:
+    """One harness run: started at once, polled by the attempt while it heartbeats."""
+
+    def __init__(self, config: HarnessConfig, document: dict[str, Any], files: RunFiles,
+                 env: dict[str, str]) -> None:
+        self.config, self.files = config, files
+        files.schema.write_text(json.dumps(document["resultSchema"], ensure_ascii=False), "utf-8")
+        argv = config.argv(files)
+        if not argv or shutil.which(argv[0], path=env.get("PATH")) is None:
+            raise HarnessFailed(f"harness executable not found: {argv[0] if argv else '(none)'}")
+        self._out = open(files.stdout, "wb")
+        self._err = open(files.stderr, "wb")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=self._out,
+                                     stderr=self._err, cwd=files.cwd, env=env,
+                                     start_new_session=True)
+        # A writer thread: a large document must not block us on a full pipe.
+        payload = config.stdin(document)
+        threading.Thread(target=self._feed, args=(payload,), daemon=True).start()
+
+    def _feed(self, payload: bytes) -> None:
+        try:
+            self.proc.stdin.write(payload)
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def finished(self) -> bool:
+        return self.proc.poll() is not None
+
+    def result(self) -> dict[str, Any]:
+        """After :meth:`finished`: the result, or :class:`HarnessFailed` with stderr's last line."""
+        self._close_files()
+        if self.proc.returncode != 0:
+            raise HarnessFailed(_last_line(self.files.stderr)
+                                or f"the harness exited with status {self.proc.returncode}")
+        return self.config.read_result(self.files)
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop the harness and whatever it started (its process group)."""
+        if self.proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        self._close_files()
+
+    def _close_files(self) -> None:
+        for f in (self._out, self._err):
+            if not f.closed:
+                f.close()
+
+
+def _read(path: Path, missing: str) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise HarnessFailed(missing) from None
+
+
+def _parse_object(text: str, problem: str) -> dict[str, Any]:
+    text = text.strip()
+    if text.startswith("```"):  # a model may fence its JSON
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise HarnessFailed(problem) from None
+    if not isinstance(value, dict):
+        raise HarnessFailed(problem)
+    return value
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = path.read_text("utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""

@@ -1,0 +1,165 @@
+"""``agent run``: poll, choose, and keep at most ``max_tasks`` attempts going.
+
+Choosing: the user's joined communities (or the ``--community`` ones) are polled with
+jitter; questions this user's agents already answered (the server says so in
+``list_topics``) and questions this state folder already tried are skipped; questions the
+user asked their agents to take come first, then the user's own questions, then the oldest
+unanswered ones. A daily budget caps research runs (they cost the owner money) and quiet
+hours pause new ones.
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .attempt import AttemptRunner, Stopped
+from .client import Client, TokenRejected, Unreachable
+from .events import Reporter
+from .state import StateStore
+
+MAX_LIVE_LEASES = 3      # the server's cap per user
+MAX_COMMUNITY_PAGES = 10
+
+
+@dataclass
+class Plan:
+    communities: list[str] = field(default_factory=list)
+    max_tasks: int = 1
+    daily_budget: int = 5
+    quiet_hours: tuple[int, int] | None = None
+    poll_interval: float = 60.0
+    once: bool = False
+
+
+def parse_quiet_hours(text: str) -> tuple[int, int]:
+    """"22-7" → (22, 7): no new research from 22:00 until 07:00 local time."""
+    start, _, end = text.partition("-")
+    hours = (int(start), int(end))
+    if not all(0 <= h <= 23 for h in hours) or hours[0] == hours[1]:
+        raise ValueError("quiet hours are START-END, two different hours 0-23")
+    return hours
+
+
+def in_quiet_hours(hours: tuple[int, int] | None, local_hour: int) -> bool:
+    if hours is None:
+        return False
+    start, end = hours
+    return start <= local_hour < end if start < end else local_hour >= start or local_hour < end
+
+
+def priority(topic: dict[str, Any]) -> tuple[Any, ...]:
+    """Asked-for-by-the-user first, then the user's own, then unanswered, then oldest."""
+    return (not topic.get("requestedByMe"), not topic.get("askedByMe"),
+            topic.get("messageCount", 0) > 0, topic.get("created", 0), topic["id"])
+
+
+class Scheduler:
+    def __init__(self, client: Client, store: StateStore, runner: AttemptRunner,
+                 reporter: Reporter, plan: Plan, *, now: Callable[[], int],
+                 stop: threading.Event) -> None:
+        self.client, self.store, self.runner, self.say = client, store, runner, reporter.emit
+        self.plan, self.now, self.stop = plan, now, stop
+        self._threads: list[threading.Thread] = []
+        self._fatal: BaseException | None = None
+        self._lock = threading.Lock()
+
+    # --- the loop ----------------------------------------------------------------------
+
+    def run(self) -> BaseException | None:
+        """Until stopped (or one pass with ``once``); the fatal error that ended it, if any."""
+        for attempt in self.store.open_attempts():  # resume before choosing anything new
+            self._start(attempt)
+            if self.plan.once:
+                break
+        while not self.stop.is_set() and self._fatal is None:
+            if not (self.plan.once and self._threads):
+                self._start_new()
+            if self.plan.once:
+                break
+            self.stop.wait(self.plan.poll_interval * (0.75 + random.random() / 2))
+            self._reap()
+        for thread in self._threads:
+            thread.join()
+        return self._fatal
+
+    def _start_new(self) -> None:
+        self._reap()
+        allowed = 1 if self.plan.once else min(self.plan.max_tasks, MAX_LIVE_LEASES)
+        slots = allowed - len(self._threads)
+        if slots <= 0:
+            return
+        today = time.strftime("%Y-%m-%d", time.localtime(self.now()))
+        if in_quiet_hours(self.plan.quiet_hours, time.localtime(self.now()).tm_hour):
+            self.say("quiet_hours", "no new research during quiet hours")
+            return
+        left = self.plan.daily_budget - self.store.runs_today(today)
+        if left <= 0:
+            self.say("skipped_budget", "today's answer budget is spent",
+                     budget=self.plan.daily_budget)
+            return
+        try:
+            chosen = self.candidates()[:min(slots, left)]
+        except TokenRejected as exc:
+            self._fatal = exc
+            return
+        except Unreachable as exc:
+            self.say("unreachable", str(exc))
+            return
+        if not chosen and not self._threads:
+            self.say("idle", "nothing to answer right now")
+        for topic in chosen:
+            self.say("chosen", topic["title"], topic=topic["id"],
+                     requestedByMe=topic.get("requestedByMe"), askedByMe=topic.get("askedByMe"))
+            self.store.count_run(today)
+            attempt = self.store.new_attempt(topic["id"])
+            self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
+            self._start(attempt)
+
+    def _start(self, attempt: dict[str, Any]) -> None:
+        thread = threading.Thread(target=self._drive, args=(attempt,), daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _drive(self, attempt: dict[str, Any]) -> None:
+        try:
+            self.runner.run(attempt)
+        except Stopped:
+            pass
+        except (TokenRejected, Unreachable) as exc:
+            with self._lock:
+                self._fatal = self._fatal or exc
+            self.stop.set()  # nothing else can work either: stop the loop, keep the state
+        except Exception as exc:  # a bug must not end the loop; the attempt resumes next run
+            self.say("error", f"attempt stopped by an unexpected error: {exc!r}",
+                     requestId=attempt["requestId"])
+
+    def _reap(self) -> None:
+        self._threads = [t for t in self._threads if t.is_alive()]
+
+    # --- choosing ----------------------------------------------------------------------
+
+    def communities(self) -> list[str]:
+        if self.plan.communities:
+            return self.plan.communities
+        joined: list[str] = []
+        for page in range(1, MAX_COMMUNITY_PAGES + 1):
+            listing = self.client.list_communities("joined", page)
+            joined += [c["id"] for c in listing["communities"]]
+            if not listing.get("hasMore"):
+                break
+        return joined
+
+    def candidates(self) -> list[dict[str, Any]]:
+        tried = {a["topic"] for a in self.store.all_attempts()}
+        found: dict[str, dict[str, Any]] = {}
+        for community in self.communities():
+            listing = self.client.list_topics(community)
+            for topic in [*listing.get("requested", []), *listing["topics"]]:
+                found.setdefault(topic["id"], topic)
+        self.say("polled", topics=len(found))
+        fresh = [t for t in found.values()
+                 if not t.get("answeredByMyAgents") and t["id"] not in tried]
+        return sorted(fresh, key=priority)

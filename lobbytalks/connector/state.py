@@ -1,0 +1,153 @@
+"""The connector's state folder: attempts, kept results and the daily budget, crash-safe.
+
+Every file is written whole (temporary file, fsync, rename, fsync of the folder), so a
+``kill -9`` at any moment leaves either the old or the new version, never half of one.
+An attempt is written **before** its claim is sent, and a result **before** it is submitted,
+which is what lets a restart replay instead of claiming or answering twice.
+
+Layout (folder 0700, files 0600; the token is never written here)::
+
+    attempts/<requestId>.json   one attempt: topic, replyTo, task, state, errors
+    results/<requestId>.json    the exact bytes submitted for that attempt
+    work/<requestId>/           the harness's own working folder and files
+    budget.json                 research runs started per local day
+    lock                        held by the running connector
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+# Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
+# claimed, researching; "submitting": result saved, not yet confirmed; the rest are final.
+OPEN_STATES = ("new", "leased", "submitting")
+FINAL_STATES = ("done", "failed", "expired", "rejected")
+MAX_ERRORS_KEPT = 10
+
+
+class StateInUse(Exception):
+    """Another connector holds this state folder."""
+
+
+def default_state_dir(server: str, token: str) -> Path:
+    """One folder per server and agent under the user's state folder. The agent is named by
+    a short digest of its token (never the token), so a new token starts a new folder."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    host = re.sub(r"[^A-Za-z0-9.-]+", "_", urlsplit(server).netloc or server)
+    agent = hashlib.sha256(token.encode()).hexdigest()[:12]
+    return base / "lobbytalks" / "agent" / f"{host}-{agent}"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _json_bytes(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode()
+
+
+class StateStore:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.attempts = self.root / "attempts"
+        self.results = self.root / "results"
+        self.work = self.root / "work"
+        self._lock_fd: int | None = None
+
+    def open(self) -> "StateStore":
+        for folder in (self.root, self.attempts, self.results, self.work):
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self
+
+    def lock(self) -> None:
+        """Hold the folder for this process; the kernel drops the lock if it dies."""
+        fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StateInUse(f"another connector is using {self.root}") from None
+        self._lock_fd = fd
+
+    # --- attempts ------------------------------------------------------------------------
+
+    def new_attempt(self, topic: str, reply_to: str | None = None) -> dict[str, Any]:
+        """A fresh requestId for a topic, saved before anything is sent."""
+        attempt = {"requestId": str(uuid.uuid4()), "topic": topic, "replyTo": reply_to,
+                   "state": "new", "created": int(time.time()), "task": None,
+                   "messageId": None, "errors": [], "harnessRuns": 0}
+        self.save(attempt)
+        return attempt
+
+    def save(self, attempt: dict[str, Any]) -> None:
+        attempt["updated"] = int(time.time())
+        write_atomic(self.attempts / f"{attempt['requestId']}.json", _json_bytes(attempt))
+
+    def note_error(self, attempt: dict[str, Any], error: str) -> None:
+        attempt["errors"] = [*attempt.get("errors", []), error][-MAX_ERRORS_KEPT:]
+        self.save(attempt)
+
+    def all_attempts(self) -> list[dict[str, Any]]:
+        found = []
+        for path in sorted(self.attempts.glob("*.json")):
+            try:
+                found.append(json.loads(path.read_text("utf-8")))
+            except (OSError, ValueError):
+                continue  # never ours half-written (atomic); a stray file is ignored
+        return sorted(found, key=lambda a: (a.get("created", 0), a["requestId"]))
+
+    def open_attempts(self) -> list[dict[str, Any]]:
+        return [a for a in self.all_attempts() if a["state"] in OPEN_STATES]
+
+    # --- results ---------------------------------------------------------------------------
+
+    def result_path(self, attempt: dict[str, Any]) -> Path:
+        return self.results / f"{attempt['requestId']}.json"
+
+    def keep_result(self, attempt: dict[str, Any], body: bytes) -> None:
+        """Persist the submission once; later submits send these bytes unchanged."""
+        write_atomic(self.result_path(attempt), body)
+
+    def kept_result(self, attempt: dict[str, Any]) -> bytes | None:
+        try:
+            return self.result_path(attempt).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def work_dir(self, attempt: dict[str, Any]) -> Path:
+        folder = self.work / attempt["requestId"]
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder
+
+    # --- the daily budget ------------------------------------------------------------------
+
+    def runs_today(self, today: str) -> int:
+        try:
+            data = json.loads((self.root / "budget.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return 0
+        return int(data.get(today, 0))
+
+    def count_run(self, today: str) -> None:
+        write_atomic(self.root / "budget.json", _json_bytes({today: self.runs_today(today) + 1}))
+

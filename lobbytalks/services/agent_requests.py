@@ -1,0 +1,45 @@
+""""Ask my agents": a member marks an open question for their own connectors (issue 11).
+
+The mark only changes what ``list_topics`` tells this user's agents (they take it first);
+nothing is started remotely (§3: a page hands over an id, never a command). The question
+page also shows how many agents are researching it, as a bare count of live leases.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from . import communities
+from .topics import get_topic
+
+
+def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, now: int
+                ) -> dict[str, Any]:
+    """Mark or withdraw; both replay harmlessly.
+
+    :raise 404: unknown topic; :raise 403: not a member; :raise 409: the question is closed.
+    """
+    with db.transaction() as conn:
+        topic = get_topic(conn, topic_id)
+        if not requested:
+            conn.execute(Q.delete_agent_request, (user_id, topic_id))
+            return {"ok": True, "topic": topic_id, "requested": False}
+        if topic["status"] != "open" or topic["kind"] != "discussion":
+            raise ApiError("topic_unavailable")
+        if not communities.is_member(conn, topic["community_id"], user_id):
+            raise ApiError("forbidden", "请先加入此话题所在的社区")
+        conn.execute(Q.insert_agent_request, (user_id, topic_id, now))
+    return {"ok": True, "topic": topic_id, "requested": True}
+
+
+def is_requested(db: Database, user_id: int | None, topic_id: str) -> bool:
+    return user_id is not None and db.one(Q.agent_request_exists, (user_id, topic_id)) is not None
+
+
+def activity(db: Database, topic_id: str, *, now: int) -> dict[str, Any]:
+    """What the question page polls: live research (a count, no names) and stored answers."""
+    topic = get_topic(db.conn, topic_id)
+    return {"topic": topic_id, "status": topic["status"],
+            "messageCount": topic["message_count"],
+            "researching": db.value(Q.count_live_leases_on_topic, (topic_id, now))}

@@ -1,0 +1,145 @@
+"""The web side of the connector loop: "Ask my agents", the live research count, the
+list_topics extension fields and the connector's last use and outcome on /agents."""
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+
+from conftest import Person, advance, count, good_result
+from helpers import assert_external_error, assert_web_error
+
+
+def requests_of(db, topic: str) -> list[int]:
+    return [r[0] for r in db.execute("SELECT user_id FROM agent_requests WHERE topic_id = ?", (topic,))]
+
+
+def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, member, db):
+    topic = asker.ask()
+    agent = member.new_agent()
+    first = agent.get("list_topics").get_json()
+    assert first["requested"] == []
+    [item] = first["topics"]
+    assert (item["requestedByMe"], item["askedByMe"], item["answeredByMyAgents"]) == (False, False, False)
+
+    r = member.web_post("agent_request", topic=topic, requested=True)
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "topic": topic, "requested": True}
+    assert member.web_post("agent_request", topic=topic, requested=True).status_code == 200  # replays
+    assert count(db, "agent_requests", "topic_id = ?", (topic,)) == 1
+    listing = agent.get("list_topics").get_json()
+    assert [t["id"] for t in listing["requested"]] == [topic]
+    assert listing["topics"][0]["requestedByMe"] is True
+    # Only the requesting user's agents see the mark.
+    assert asker.new_agent().get("list_topics").get_json()["requested"] == []
+
+    r = member.web_post("agent_request", topic=topic, requested=False)
+    assert r.get_json() == {"ok": True, "topic": topic, "requested": False}
+    assert requests_of(db, topic) == []
+    assert agent.get("list_topics").get_json()["requested"] == []
+
+
+def test_list_topics_flags_the_users_own_questions_and_answered_ones(app, asker, member):
+    own = member.ask("我自己问的问题？")
+    answered = asker.ask("已经被我的虾回答的问题？")
+    agent = member.new_agent()
+    task = agent.claim(answered).get_json()["task"]
+    assert agent.post("submit_result", taskId=task["id"], **good_result()).status_code == 200
+    other_agent = member.new_agent(name="第二只虾")
+    flags = {t["id"]: t for t in other_agent.get("list_topics").get_json()["topics"]}
+    assert flags[own]["askedByMe"] is True and flags[own]["answeredByMyAgents"] is False
+    assert flags[answered]["askedByMe"] is False and flags[answered]["answeredByMyAgents"] is True
+    # The spec fields are unchanged.
+    assert flags[own]["joined"] is True and flags[own]["questionVersion"] == 1
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"requested": "yes"}, 400),                       # not a boolean
+    ({"requested": True, "extra": 1}, 400),            # unknown field
+    ({}, 400),                                         # missing
+])
+def test_agent_request_rejects_bad_input(asker, member, db, body, status):
+    topic = asker.ask()
+    assert_web_error(member.web_post("agent_request", topic=topic, **body), status)
+    assert requests_of(db, topic) == []
+
+
+def test_agent_request_needs_a_member_an_open_question_and_a_login(app, asker, db, make_person):
+    topic = asker.ask()
+    outsider = make_person()
+    assert_web_error(outsider.web_post("agent_request", topic=topic, requested=True), 403)
+    assert_web_error(asker.web_post("agent_request", topic="t_nope", requested=True), 404)
+    assert_web_error(Person(app).web_post("agent_request", topic=topic, requested=True), 401)
+    asker.web_post("close", topic=topic)
+    assert_web_error(asker.web_post("agent_request", topic=topic, requested=True), 409)
+    assert requests_of(db, topic) == []
+
+
+def test_activity_counts_live_leases_only_and_the_stored_answers(app, asker, member, clock_file):
+    topic = asker.ask()
+    agents = [member.new_agent(name=f"虾{i}") for i in range(2)]
+    tasks = [a.claim(topic).get_json()["task"] for a in agents]
+    anonymous = Person(app)
+    view = anonymous.web_get(action="activity", topic=topic).get_json()
+    assert view == {"topic": topic, "status": "open", "messageCount": 0, "researching": 2}
+    assert agents[0].post("submit_result", taskId=tasks[0]["id"], **good_result()).status_code == 200
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["researching"] == 1
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["messageCount"] == 1
+    advance(clock_file, 31 * 60)  # the other lease runs out unrenewed
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["researching"] == 0
+    assert_web_error(anonymous.web_get(action="activity", topic="t_nope"), 404)
+    assert_web_error(anonymous.web_get(action="activity"), 400)
+
+
+def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker, member):
+    topic = asker.ask()
+    member.new_agent().claim(topic)
+    page = member.http.get(f"/q/{topic}").get_data(as_text=True)
+    bodies = [json.loads(unescape(b)) for b in re.findall(r"data-body='([^']*)'", page)]
+    assert {"action": "agent_request", "topic": topic, "requested": True} in bodies
+    assert 'id="live-research"' in page and f"action=activity&amp;topic={topic}" in page
+    assert "1 只虾在研究" in page
+    member.web_post("agent_request", topic=topic, requested=True)
+    page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert "Withdraw the request" in page and "1 agent(s) are researching" in page
+    # Anonymous readers see the count but get no button.
+    anonymous = Person(app).http.get(f"/q/{topic}").get_data(as_text=True)
+    assert "1 只虾在研究" in anonymous and "agent_request" not in anonymous
+
+
+def test_agents_page_shows_the_connectors_last_use_and_last_outcome(app, asker, member):
+    agent = member.new_agent()
+    page = member.http.get("/agents?lang=en").get_data(as_text=True)
+    assert "The token has not been used yet" in page and "No tasks yet" in page
+    topic = asker.ask()
+    task = agent.claim(topic).get_json()["task"]
+    agent.post("fail_task", taskId=task["id"], error="没有找到可靠来源")
+    page = member.http.get("/agents?lang=en").get_data(as_text=True)
+    assert "Connector last used the token" in page
+    assert "Last task: Failed" in page and "没有找到可靠来源" in page and f"/q/{topic}" in page
+
+
+def test_list_topics_extension_is_in_the_served_openapi_document(client):
+    doc = client.get("/docs/external-agents-openapi.json").get_json()
+    item = doc["components"]["schemas"]["PublicTopic"]["properties"]
+    assert {"askedByMe", "requestedByMe", "answeredByMyAgents"} <= set(item)
+    assert "requested" in doc["components"]["schemas"]["TopicList"]["properties"]
+    assert "扩展" in item["answeredByMyAgents"]["description"]
+
+
+def test_asking_ones_agents_is_a_web_action_only(member, asker):
+    # Agents cannot mark questions for themselves: the external API has no such action.
+    agent = member.new_agent()
+    assert_external_error(agent.post("agent_request", topic=asker.ask(), requested=True),
+                          400, "unknown_action")
+
+
+def test_developers_page_explains_the_connector_with_this_servers_address(client):
+    page = client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
+    assert page.count("LOBBYTALKS_AGENT_SERVER=https://qa.example.org") >= 4  # zh and en, unit and cron
+    for command in ("lobbytalks agent doctor", "lobbytalks agent run --harness codex",
+                    "lobbytalks agent run --harness claude", "agent run --once",
+                    "RestartPreventExitStatus=2 3 5"):
+        assert command in page
+    assert 'id="agent-zh"' in page and 'id="agent-en"' in page

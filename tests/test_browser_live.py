@@ -1,0 +1,59 @@
+"""The question page in a real browser: "Ask my agents", and the live research count and
+answers arriving without a reload (Playwright's clock runs the page's 10-second poll)."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from conftest import good_result, web_session
+from test_browser import browser, server, watch  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.slow
+
+
+def test_question_page_updates_itself_while_an_agent_researches(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    asker = web_session(server)
+    asker.post(base + "/api/communities", json={"action": "join", "community": "lobby"})
+    topic = asker.post(base + "/api/community", json={
+        "action": "topic", "title": "SQLite 在线备份会阻塞写入吗？"}).json()["id"]
+
+    problems: list[str] = []
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    watch(page, problems)
+    page.clock.install()
+    page.goto(f"{base}/register")
+    page.fill("#f-username", "live_owner")
+    page.fill("#f-password", "correct horse 1")
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    assert page.request.post(f"{base}/api/communities",
+                             data={"action": "join", "community": "lobby"}).ok
+    issued = page.request.post(f"{base}/api/external/manage", data={
+        "action": "register", "name": "自动虾", "perspective": "先给结论。", "client": "codex"}).json()
+    headers = {"Authorization": f"Bearer {issued['token']}"}
+
+    page.goto(f"{base}/q/{topic}")
+    expect(page.locator(".live-count")).to_have_text("现在没有虾在研究这个问题。")
+    page.get_by_role("button", name="请我的虾来回答").click()
+    expect(page.get_by_role("button", name="撤回请求")).to_be_visible()
+    listing = page.request.get(f"{base}/api/external?action=list_topics", headers=headers).json()
+    assert [t["id"] for t in listing["requested"]] == [topic]
+
+    claim = page.request.post(f"{base}/api/external", headers=headers, data={
+        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()
+    page.clock.run_for(11_000)
+    expect(page.locator(".live-count")).to_have_text("现在有 1 只虾在研究这个问题。")
+
+    stored = page.request.post(f"{base}/api/external", headers=headers, data={
+        "action": "submit_result", "taskId": claim["task"]["id"], **good_result()})
+    assert stored.ok, stored.text()
+    page.clock.run_for(11_000)
+    expect(page.locator(".live-count")).to_have_text("现在没有虾在研究这个问题。")
+    expect(page.locator(".live-new")).to_be_visible()
+    expect(page.locator("section.discussion .conclusion")).to_contain_text("在线备份 API")
+    assert problems == []

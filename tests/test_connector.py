@@ -1,0 +1,744 @@
+"""`lobbytalks agent` end to end: a real `lobbytalks serve`, a real connector process, and a
+stub research harness written by each test (or fake `codex`/`claude` executables on PATH).
+
+The server's clock and the connector's clock both follow LOBBYTALKS_CLOCK_OFFSET_FILE, so
+heartbeats and the 2-hour limit are driven by moving it, never by sleeping for minutes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from conftest import LiveServer, advance, good_result, web_session
+from lobbytalks.connector.commands import EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN
+from lobbytalks.connector.events import EVENTS
+
+TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
+
+STUB = r'''
+import json, os, sys, time, pathlib
+d = pathlib.Path(os.environ["STUB_DIR"])
+token = (d / "token").read_text()
+if TOKEN_ENV in os.environ or any(token in v for v in os.environ.values()):
+    print("the Agent Token leaked into the harness environment", file=sys.stderr)
+    sys.exit(3)
+doc = json.load(sys.stdin)
+n = len(list(d.glob("doc-*.json"))) + 1
+(d / f"pid-{n}").write_text(str(os.getpid()))
+(d / f"cwd-{n}").write_text(os.getcwd())
+(d / f"doc-{n}.json").write_text(json.dumps(doc, ensure_ascii=False))
+while (d / "hold").exists():
+    time.sleep(0.05)
+print(json.dumps(json.loads((d / "result.json").read_text()), ensure_ascii=False))
+'''.replace("TOKEN_ENV", repr(TOKEN_ENV))
+
+
+# --- the world: one server for the module, people, agents, questions --------------------
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("connector")
+    clock = root / "clock-offset"
+    clock.write_text("0")
+    env = {"LOBBYTALKS_CLOCK_OFFSET_FILE": str(clock)}
+    server = LiveServer(root / "server", env=env)
+    w = World(root, clock, server, env)
+    yield w
+    w.server.stop()
+
+
+class World:
+    def __init__(self, root: Path, clock: Path, server: LiveServer, env: dict[str, str]):
+        self.root, self.clock, self.server, self.env = root, clock, server, env
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "server" / "lobbytalks.db"
+
+    def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        conn = sqlite3.connect(self.db_path)
+        conn.row_factory = sqlite3.Row
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            conn.close()
+
+    def restart(self) -> None:
+        port = self.server.port
+        self.server.stop()
+        self.server = LiveServer(self.root / "server", env=self.env, port=port)
+
+    def person(self, community: str = "lobby") -> requests.Session:
+        session = web_session(self.server)
+        self.join(session, community)
+        return session
+
+    def join(self, session: requests.Session, community: str) -> None:
+        r = session.post(self.server.url + "/api/communities", json={"action": "join", "community": community})
+        assert r.status_code == 200, r.text
+
+    def community(self, creator: requests.Session) -> str:
+        """A community of the test's own, so tests sharing the server never see each other's questions."""
+        r = creator.post(self.server.url + "/api/communities", json={"action": "create", "name": "连接器测试"})
+        assert r.status_code == 200, r.text
+        return r.json()["id"]
+
+    def ask(self, session: requests.Session, title: str = "SQLite 在线备份应该怎么做才安全？",
+            community: str = "lobby") -> str:
+        r = session.post(self.server.url + "/api/community",
+                         json={"action": "topic", "title": title, "community": community})
+        assert r.status_code == 200, r.text
+        return r.json()["id"]
+
+    def agent(self, owner: requests.Session, client: str = "custom") -> dict[str, Any]:
+        r = owner.post(self.server.url + "/api/external/manage", json={
+            "action": "register", "name": "自动虾", "perspective": "先给结论再给来源。", "client": client})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+
+@pytest.fixture
+def scene(world, tmp_path):
+    """An asker with a question, an owner with an agent, a stub harness folder."""
+    asker, owner = world.person(), world.person()
+    community = world.community(asker)
+    world.join(owner, community)
+    topic = world.ask(asker, community=community)
+    agent = world.agent(owner)
+    stub_dir = tmp_path / "stub"
+    stub_dir.mkdir()
+    (stub_dir / "token").write_text(agent["token"])
+    (stub_dir / "result.json").write_text(json.dumps(good_result(), ensure_ascii=False))
+    stub = tmp_path / "research.py"
+    stub.write_text(STUB)
+    scene = Scene(world, tmp_path, asker, owner, topic, agent, stub_dir, stub)
+    scene.community = community
+    yield scene
+    scene.cleanup()
+
+
+class Scene:
+    def __init__(self, world, tmp, asker, owner, topic, agent, stub_dir, stub):
+        self.world, self.tmp, self.asker, self.owner = world, tmp, asker, owner
+        self.topic, self.agent, self.stub_dir, self.stub = topic, agent, stub_dir, stub
+        self.state_dir = tmp / "state"
+        self.procs: list[subprocess.Popen] = []
+        self.outputs: list[str] = []
+
+    def connector(self, *args: str, server: str | None = None, harness: list[str] | None = None,
+                  env: dict[str, str] | None = None) -> subprocess.Popen:
+        harness = harness or ["--harness", "command",
+                              "--harness-command", f"{sys.executable} {self.stub}"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lobbytalks", "agent", *args,
+             "--server", server or self.world.server.url, "--state-dir", str(self.state_dir),
+             *harness, "--json", "--tick", "0.1", "--retry-backoff", "0.2"],
+            env={**os.environ, TOKEN_ENV: self.agent["token"], "STUB_DIR": str(self.stub_dir),
+                 "LOBBYTALKS_CLOCK_OFFSET_FILE": str(self.world.clock), **(env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def run_once(self, *args: str, **kwargs: Any) -> subprocess.Popen:
+        return self.connector("run", "--once", "--poll-interval", "0.2",
+                              "--community", self.community, *args, **kwargs)
+
+    def finish(self, proc: subprocess.Popen, timeout: float = 30) -> tuple[int, list[dict]]:
+        out, err = proc.communicate(timeout=timeout)
+        self.outputs += [out, err]
+        events = [json.loads(line) for line in out.splitlines() if line.strip()]
+        assert {e["event"] for e in events} <= EVENTS
+        return proc.returncode, events
+
+    def kill(self, proc: subprocess.Popen) -> None:
+        proc.send_signal(signal.SIGKILL)
+        out, err = proc.communicate(timeout=10)
+        self.outputs += [out, err]
+
+    def tasks(self) -> list[sqlite3.Row]:
+        return self.world.query("SELECT id, state, error, created, expires, message_id "
+                                "FROM tasks WHERE topic_id = ? ORDER BY created", (self.topic,))
+
+    def messages(self) -> list[sqlite3.Row]:
+        return self.world.query("SELECT id, task_id, text FROM messages WHERE topic_id = ?",
+                                (self.topic,))
+
+    def activity(self) -> dict[str, Any]:
+        return requests.get(self.world.server.url + "/api/community",
+                            params={"action": "activity", "topic": self.topic}).json()
+
+    def assert_token_nowhere(self) -> None:
+        token = self.agent["token"]
+        assert all(token not in text for text in self.outputs)
+        for path in self.state_dir.rglob("*"):
+            if path.is_file():
+                assert token.encode() not in path.read_bytes(), path
+
+    def cleanup(self) -> None:
+        (self.stub_dir / "hold").unlink(missing_ok=True)
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        for pid_file in self.stub_dir.glob("pid-*"):
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+
+
+def wait_for(predicate, timeout: float = 20.0, what: str = "condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def hold(scene: Scene) -> None:
+    (scene.stub_dir / "hold").write_text("")
+
+
+def release(scene: Scene) -> None:
+    (scene.stub_dir / "hold").unlink()
+
+
+def started(scene: Scene, n: int = 1) -> bool:
+    return (scene.stub_dir / f"doc-{n}.json").exists()
+
+
+def names(events: list[dict]) -> list[str]:
+    return [e["event"] for e in events]
+
+
+# --- the whole loop ------------------------------------------------------------------------
+
+def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scene):
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    [task] = scene.tasks()
+    assert task["state"] == "leased" and task["expires"] == task["created"] + 1800
+    assert scene.activity()["researching"] == 1
+
+    advance(scene.world.clock, 25 * 60)  # past the 10-minute mark: a heartbeat is due
+    wait_for(lambda: scene.tasks()[0]["expires"] > task["expires"], what="a heartbeat")
+    renewed = scene.tasks()[0]["expires"]
+    assert 0 <= renewed - (task["created"] + 25 * 60 + 1800) <= 5  # now + 30 min
+
+    release(scene)
+    code, events = scene.finish(proc)
+    assert code == EXIT_OK, events
+    assert ["claimed", "research_started", "heartbeat", "research_finished", "result_saved",
+            "submitted"] == [n for n in names(events) if n in (
+                "claimed", "research_started", "heartbeat", "research_finished",
+                "result_saved", "submitted")]
+    [task] = scene.tasks()
+    [message] = scene.messages()
+    assert task["state"] == "done" and task["message_id"] == message["id"]
+    assert message["text"] == good_result()["conclusion"]
+    page = scene.asker.get(scene.world.server.url + f"/q/{scene.topic}").text
+    assert "SQLite Online Backup API" in page
+    assert scene.activity() == {"topic": scene.topic, "status": "open", "messageCount": 1,
+                                "researching": 0}
+    # What the harness got: the question and the schema, in its own folder, no token.
+    doc = json.loads((scene.stub_dir / "doc-1.json").read_text())
+    assert doc["question"]["originalTitle"].startswith("SQLite") and "privateContext" not in doc["question"]
+    assert doc["resultSchema"]["properties"]["conclusion"]["maxLength"] == 200
+    assert "data, not instructions" in doc["prompt"]
+    assert Path((scene.stub_dir / "cwd-1").read_text()).is_relative_to(scene.state_dir)
+    scene.assert_token_nowhere()
+
+    status = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "status", "--json",
+                             "--state-dir", str(scene.state_dir)], capture_output=True, text=True)
+    [listed] = [json.loads(line) for line in status.stdout.splitlines()]
+    assert listed["event"] == "attempt" and listed["state"] == "done"
+    assert listed["taskId"] == task["id"] and listed["messageId"] == message["id"]
+    assert listed["result"].endswith(f"{listed['requestId']}.json")
+
+
+def test_run_takes_requested_questions_first_and_skips_answered_ones(scene):
+    world = scene.world
+    url = world.server.url
+    # Already answered by another of the owner's agents: skipped.
+    answered = world.ask(scene.asker, "已经被我的另一只虾回答过的问题？", community=scene.community)
+    other = world.agent(scene.owner)
+    headers = {"Authorization": f"Bearer {other['token']}"}
+    claim = requests.post(url + "/api/external", headers=headers, json={
+        "action": "claim_task", "topic": answered, "requestId": "5b0c3c9e-4d6f-4f1a-9e3b-2c8d7a6b5e4f"})
+    r = requests.post(url + "/api/external", headers=headers, json={
+        "action": "submit_result", "taskId": claim.json()["task"]["id"], **good_result()})
+    assert r.status_code == 200, r.text
+    # Newer than scene.topic, but the owner asked their agents to take it.
+    wanted = world.ask(scene.asker, "请我的虾优先回答的问题是哪一个？", community=scene.community)
+    r = scene.owner.post(url + "/api/community",
+                         json={"action": "agent_request", "topic": wanted, "requested": True})
+    assert r.status_code == 200, r.text
+
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK
+    [chosen] = [e for e in events if e["event"] == "chosen"]
+    assert chosen["topic"] == wanted and chosen["requestedByMe"] is True
+    assert world.query("SELECT COUNT(*) FROM tasks WHERE topic_id = ? AND profile_id = ?",
+                       (answered, scene.agent["profileId"]))[0][0] == 0
+    assert world.query("SELECT state FROM tasks WHERE topic_id = ?", (wanted,))[0][0] == "done"
+
+
+# --- crashes and restarts ------------------------------------------------------------------
+
+def test_kill_during_research_then_restart_resumes_the_same_task(scene):
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    second = scene.connector("answer", scene.topic)  # the same state folder: refused
+    assert second.wait(20) == EXIT_BUSY and "another connector" in second.stderr.read()
+    scene.kill(proc)
+    [task] = scene.tasks()
+    assert task["state"] == "leased"
+
+    release(scene)
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK, events
+    assert "claim_replayed" in names(events) and "claimed" not in names(events)
+    [again] = scene.tasks()
+    [message] = scene.messages()
+    assert again["id"] == task["id"] and again["state"] == "done"
+    assert message["task_id"] == task["id"]
+    assert started(scene, 2)  # the research ran again: no result had been kept
+    scene.assert_token_nowhere()
+
+
+class FaultProxy(ThreadingHTTPServer):
+    """Forwards to the server, except where ``fault(path, body)`` says otherwise: it may
+    answer in the server's place (``(status, headers, json)``) or swallow the server's answer
+    (``"swallow"``: the request is stored, the connector never hears back)."""
+
+    def __init__(self, target: str, fault=lambda path, body: None):
+        self.target, self.fault = target, fault
+        self.seen: list[tuple[str, bytes]] = []
+        self.swallowed, self.hang = threading.Event(), threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _reply(self, status: int, headers: dict[str, str], content: bytes) -> None:
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            def _forward(self, method: str):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.seen.append((self.path, body))
+                fault = proxy.fault(self.path, body)
+                if isinstance(fault, tuple):
+                    status, headers, data = fault
+                    return self._reply(status, {"Content-Type": "application/json", **headers},
+                                       json.dumps(data).encode())
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                r = requests.request(method, proxy.target + self.path, data=body or None,
+                                     headers=headers)
+                if fault == "swallow":
+                    proxy.swallowed.set()
+                    proxy.hang.wait(30)
+                    return
+                self._reply(r.status_code, {k: r.headers[k] for k in ("Content-Type", "Retry-After")
+                                            if k in r.headers}, r.content)
+
+            def do_GET(self):
+                self._forward("GET")
+
+            def do_POST(self):
+                self._forward("POST")
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.daemon_threads = True
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def close(self) -> None:
+        self.hang.set()
+        self.shutdown()
+        self.server_close()
+
+    def count(self, action: str) -> int:
+        return sum(1 for path, body in self.seen if action in path or f'"{action}"'.encode() in body)
+
+
+@pytest.fixture
+def proxy(world):
+    made: list[FaultProxy] = []
+
+    def make(fault=lambda path, body: None) -> FaultProxy:
+        made.append(FaultProxy(world.server.url, fault))
+        return made[-1]
+    yield make
+    for p in made:
+        p.close()
+
+
+def test_kill_during_submit_then_restart_sends_the_same_bytes_once(scene, proxy):
+    swallowing = proxy(lambda path, body: "swallow" if b'"submit_result"' in body else None)
+    proc = scene.run_once(server=swallowing.url)
+    assert swallowing.swallowed.wait(20), "the submission never reached the proxy"
+    wait_for(lambda: len(scene.messages()) == 1, what="the answer to be stored")
+    scene.kill(proc)
+    [kept] = list((scene.state_dir / "results").glob("*.json"))
+    before = kept.read_bytes()
+
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK, events
+    [submitted] = [e for e in events if e["event"] == "submitted"]
+    assert submitted["replayed"] is True
+    assert "claimed" not in names(events) and "research_started" not in names(events)
+    assert len(scene.messages()) == 1 and len(scene.tasks()) == 1
+    assert kept.read_bytes() == before
+    scene.assert_token_nowhere()
+
+
+def test_server_restarted_mid_task_the_connector_waits_and_submits(scene):
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    scene.world.server.stop()
+    release(scene)  # the submission now meets a closed port and backs off
+    time.sleep(1.0)
+    scene.world.restart()
+    code, events = scene.finish(proc, timeout=60)
+    assert code == EXIT_OK, events
+    assert "retrying" in names(events)
+    [task] = scene.tasks()
+    assert task["state"] == "done" and len(scene.messages()) == 1
+
+
+def test_token_revoked_mid_task_stops_keeps_the_result_and_exits_3(scene):
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "revoke", "tokenId": scene.agent["tokenId"]})
+    assert r.status_code == 200, r.text
+    release(scene)
+    code, events = scene.finish(proc)
+    assert code == EXIT_TOKEN
+    assert names(events)[-2:] == ["token_rejected", "stopped"]
+    assert scene.messages() == []
+    [attempt] = [json.loads(p.read_text()) for p in (scene.state_dir / "attempts").glob("*.json")]
+    assert attempt["state"] == "submitting"
+    kept = json.loads((scene.state_dir / "results" / f"{attempt['requestId']}.json").read_text())
+    assert kept["conclusion"] == good_result()["conclusion"]
+    scene.assert_token_nowhere()
+
+
+def test_a_lease_running_past_two_hours_is_failed_and_the_harness_stopped(scene):
+    hold(scene)
+    proc = scene.run_once("--harness-timeout", "9000")  # the lease's limit comes first
+    wait_for(lambda: started(scene), what="research to start")
+    created = scene.tasks()[0]["created"]
+    offset = 0
+    # Each renewal is due 10 minutes after the last; the lease is capped at claim + 2 h.
+    for at, expires in ((1500, 3300), (2700, 4500), (3900, 5700), (5100, 6900), (6300, 7200)):
+        advance(scene.world.clock, at - offset)
+        offset = at
+        wait_for(lambda: scene.tasks()[0]["expires"] - created in range(expires, expires + 6),
+                 what=f"the renewal at +{at}s")
+    advance(scene.world.clock, 6950 - offset)  # within the 5-minute stop margin
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "2-hour" in task["error"]
+    assert scene.messages() == []
+    pid = int((scene.stub_dir / "pid-1").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+
+
+def test_an_invalid_result_goes_back_once_then_fail_task_with_a_redacted_reason(scene):
+    secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
+    bad = good_result(conclusion=f"密钥是 {secret}，结论就在这里，请直接使用 [S1]。")
+    (scene.stub_dir / "result.json").write_text(json.dumps(bad, ensure_ascii=False))
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_TASK_FAILED
+    assert names(events).count("result_invalid") == 2
+    second = json.loads((scene.stub_dir / "doc-2.json").read_text())
+    assert second["previousErrors"] and second["previousErrors"][0].startswith("sensitive_content")
+    assert not started(scene, 3)
+    [task] = scene.tasks()
+    assert task["state"] == "failed"
+    assert task["error"].startswith("the harness result was invalid twice: sensitive_content")
+    assert secret not in task["error"] and secret not in "".join(scene.outputs)
+    assert scene.messages() == []
+
+
+def test_a_failing_harness_is_reported_with_the_last_line_of_stderr(scene, tmp_path):
+    failing = tmp_path / "fail.py"
+    failing.write_text("import sys\nprint('step one', file=sys.stderr)\n"
+                       "print('no search results for this question', file=sys.stderr)\nsys.exit(2)\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {failing}"]))
+    assert code == EXIT_TASK_FAILED
+    [task] = scene.tasks()
+    assert task["state"] == "failed"
+    assert task["error"] == "harness failed: no search results for this question"
+
+
+# --- codex and claude, without a model ----------------------------------------------------
+
+FAKE_PROLOGUE = r'''#!PYTHON
+import json, sys, pathlib
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("VERSION"); sys.exit(0)
+log = pathlib.Path(__file__).with_name("NAME-calls.json")
+prompt = sys.stdin.read()
+assert "DATA (not instructions)" in prompt
+log.write_text(json.dumps({"args": args, "prompt": prompt}))
+'''
+
+FAKE_CODEX = FAKE_PROLOGUE.replace("VERSION", "codex-cli 0.99.0").replace("NAME", "codex") + r'''
+assert args[0] == "exec" and args[-1] == "-", args
+opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1) if args[i].startswith("--") and not args[i + 1].startswith("--")}
+assert opt["--sandbox"] == "read-only", opt
+schema = json.loads(pathlib.Path(opt["--output-schema"]).read_text())
+assert "conclusion" in schema["properties"] and "taskId" not in schema["properties"]
+pathlib.Path(opt["--output-last-message"]).write_text(json.dumps(RESULT, ensure_ascii=False))
+'''
+
+FAKE_CLAUDE = FAKE_PROLOGUE.replace("VERSION", "2.9.0 (Claude Code)").replace("NAME", "claude") + r'''
+assert args[0] == "-p", args
+opt = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+assert opt["--output-format"] == "json", opt
+assert opt["--allowedTools"] == "WebSearch,WebFetch", opt
+schema = json.loads(opt["--json-schema"])
+assert "evidence" in schema["properties"]
+print(json.dumps({"type": "result", "is_error": False, "result": "done",
+                  "structured_output": RESULT}, ensure_ascii=False))
+'''
+
+
+def _fake(bin_dir: Path, name: str, source: str) -> Path:
+    path = bin_dir / name
+    path.write_text(source.replace("PYTHON", sys.executable)
+                    .replace("RESULT", repr(good_result())))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("kind, source", [("codex", FAKE_CODEX), ("claude", FAKE_CLAUDE)])
+def test_codex_and_claude_adapters_pass_the_documented_arguments(scene, tmp_path, kind, source):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake(bin_dir, kind, source)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    extra = ["--harness-arg=-c", '--harness-arg=web_search="live"'] if kind == "codex" else []
+    code, events = scene.finish(scene.connector("answer", scene.topic,
+                                                harness=["--harness", kind, *extra], env=env))
+    assert code == EXIT_OK, (events, scene.outputs)
+    [message] = scene.messages()
+    assert message["text"] == good_result()["conclusion"]
+    call = json.loads((bin_dir / f"{kind}-calls.json").read_text())
+    assert "SQLite" in call["prompt"] and scene.agent["token"] not in call["prompt"]
+    if kind == "codex":
+        args = call["args"]
+        schema_file = Path(args[args.index("--output-schema") + 1])
+        last = Path(args[args.index("--output-last-message") + 1])
+        assert schema_file.is_relative_to(scene.state_dir) and last.is_relative_to(scene.state_dir)
+        assert json.loads(last.read_text())["conclusion"] == good_result()["conclusion"]
+        assert args[-3:] == ["-c", 'web_search="live"', "-"]  # the owner's extra arguments
+
+    doctor = subprocess.run(  # no --state-dir: the default folder for this server and agent
+        [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness", kind,
+         "--server", scene.world.server.url],
+        env={**os.environ, **env, TOKEN_ENV: scene.agent["token"],
+             "XDG_STATE_HOME": str(tmp_path / "xdg")},
+        capture_output=True, text=True, timeout=30)
+    checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
+    assert doctor.returncode == 0, checks
+    assert set(checks) == {"server", "token", "communities", "harness", "state"}
+    folder = tmp_path / "xdg" / "lobbytalks" / "agent"
+    [made] = list(folder.iterdir())
+    assert made.name.startswith(f"127.0.0.1_{scene.world.server.port}-")
+    assert checks["state"]["message"] == f"{made} writable"
+    assert ("0.99.0" if kind == "codex" else "2.9.0") in checks["harness"]["message"]
+    assert scene.agent["token"] not in doctor.stdout + doctor.stderr
+
+
+def test_doctor_says_what_to_fix(scene, tmp_path):
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "revoke", "tokenId": scene.agent["tokenId"]})
+    assert r.status_code == 200
+    doctor = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness", "command",
+         "--harness-command", "/nowhere/research-harness", "--server", scene.world.server.url,
+         "--state-dir", str(tmp_path / "s")],
+        env={**os.environ, TOKEN_ENV: scene.agent["token"]}, capture_output=True, text=True)
+    assert doctor.returncode == EXIT_TASK_FAILED
+    checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
+    assert checks["server"]["ok"] is True
+    assert checks["token"]["ok"] is False and "rotate" in checks["token"]["fix"]
+    assert checks["harness"]["ok"] is False and checks["harness"]["fix"]
+
+
+def test_no_token_on_the_command_line_and_none_in_the_environment_is_a_usage_error(world, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
+    r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "run", "--once",
+                        "--server", world.server.url, "--state-dir", str(tmp_path / "s")],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and TOKEN_ENV in r.stderr
+    r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "run", "--token", "lbt_x"],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "unrecognized arguments" in r.stderr
+
+
+# --- the retry rules of §12 ----------------------------------------------------------------
+
+def test_503_is_retried_with_backoff_and_429_waits_for_retry_after(scene, proxy):
+    faults = {"claim_task": 2, "list_topics": 1}
+
+    def fault(path, body):
+        for action in faults:
+            if faults[action] and (action in path or f'"{action}"'.encode() in body):
+                faults[action] -= 1
+                if action == "list_topics":
+                    return 429, {"Retry-After": "1"}, {"error": "slow down", "code": "rate_limited"}
+                return 503, {}, {"error": "busy", "code": "service_unavailable"}
+        return None
+    flaky = proxy(fault)
+    code, events = scene.finish(scene.run_once(server=flaky.url))
+    assert code == EXIT_OK, events
+    retries = [e for e in events if e["event"] == "retrying"]
+    assert [r["message"] for r in retries] == ["HTTP 429", "HTTP 503", "HTTP 503"]
+    assert retries[0]["delay"] == 1.0                     # what Retry-After said
+    assert 0.1 <= retries[1]["delay"] <= 0.2 and 0.2 <= retries[2]["delay"] <= 0.4  # doubling, jittered
+    assert flaky.count("claim_task") == 3 and len(scene.tasks()) == 1
+    assert scene.tasks()[0]["state"] == "done"
+
+
+def test_a_deterministic_refusal_is_never_repeated(scene, proxy):
+    scene.asker.post(scene.world.server.url + "/api/community",
+                     json={"action": "close", "topic": scene.topic})
+    counting = proxy()
+    code, events = scene.finish(scene.connector("answer", scene.topic, server=counting.url))
+    assert code == EXIT_TASK_FAILED
+    assert counting.count("claim_task") == 1 and "retrying" not in names(events)
+    [rejected] = [e for e in events if e["event"] == "rejected"]
+    assert "topic_unavailable" in rejected["message"]
+    assert scene.tasks() == []
+    [attempt] = [json.loads(p.read_text()) for p in (scene.state_dir / "attempts").glob("*.json")]
+    assert attempt["state"] == "rejected"
+
+
+def test_sigterm_stops_the_harness_and_reports_the_task_failed(scene):
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community)
+    wait_for(lambda: started(scene), what="research to start")
+    stopped_at = time.time()
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK and time.time() - stopped_at < 10
+    assert ["stopping", "task_failed", "stopped"] == [
+        n for n in names(events) if n in ("stopping", "task_failed", "stopped")]
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "stopped" in task["error"]
+    pid = int((scene.stub_dir / "pid-1").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+
+
+def test_readable_progress_lines_without_json(scene):
+    proc = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "answer", scene.topic,
+         "--server", scene.world.server.url, "--state-dir", str(scene.state_dir),
+         "--harness", "command", "--harness-command", f"{sys.executable} {scene.stub}",
+         "--tick", "0.1"],
+        env={**os.environ, TOKEN_ENV: scene.agent["token"], "STUB_DIR": str(scene.stub_dir)},
+        capture_output=True, text=True, timeout=30)
+    assert proc.returncode == EXIT_OK, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("[attempt_created]") and lines[-1].startswith("[submitted]")
+    assert f"messageId={scene.messages()[0]['id']}" in lines[-1]
+    assert scene.agent["token"] not in proc.stdout + proc.stderr
+
+
+def test_the_connector_never_imports_flask_or_the_servers_database_code():
+    import ast
+    forbidden = ("flask", "werkzeug", "waitress", "lobbytalks.db", "lobbytalks.services",
+                 "lobbytalks.blueprints", "lobbytalks.runtime")
+    folder = Path(__file__).resolve().parent.parent / "lobbytalks" / "connector"
+    imported = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = "lobbytalks" + "." * bool(node.module) if node.level == 2 else \
+                    ("lobbytalks.connector." if node.level == 1 else "")
+                imported.add(base + (node.module or ""))
+    assert "lobbytalks.models.result_rules" in imported  # the server's own rules, reused
+    assert not [name for name in imported if name.startswith(forbidden)]
+
+
+def test_every_event_name_is_documented_in_the_readme():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme[readme.index("### Events (`--json`)"):readme.index("### As a service")]
+    assert [name for name in sorted(EVENTS) if f"`{name}`" not in section] == []
+
+
+def test_budget_and_quiet_hours_start_no_research(scene):
+    code, events = scene.finish(scene.run_once("--daily-budget", "0"))
+    assert code == EXIT_OK and "skipped_budget" in names(events)
+    hour = time.localtime(int(scene.world.clock.read_text()) + time.time()).tm_hour
+    code, events = scene.finish(scene.run_once("--quiet-hours", f"{hour}-{(hour + 2) % 24}"))
+    assert code == EXIT_OK and "quiet_hours" in names(events)
+    assert scene.tasks() == [] and not started(scene)
+
+
+def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world, tmp_path):
+    owner = world.person()
+    community = world.community(owner)
+    private = "我们的数据库在内网 10.0.0.5，每晚两点有批处理任务在写入"
+    r = owner.post(world.server.url + "/api/community", json={
+        "action": "topic", "title": "夜间批处理时怎样做在线备份？", "community": community,
+        "privateContext": private})
+    assert r.status_code == 200, r.text
+    agent = world.agent(owner)
+    scene = Scene(world, tmp_path, owner, owner, r.json()["id"], agent, tmp_path / "stub",
+                  tmp_path / "research.py")
+    scene.community = community
+    scene.stub_dir.mkdir()
+    scene.stub.write_text(STUB)
+    (scene.stub_dir / "token").write_text(agent["token"])
+    echo = good_result(reasoningSummary=f"题主说：{private}。所以应在批处理之外的时间备份。")
+    (scene.stub_dir / "result.json").write_text(json.dumps(echo, ensure_ascii=False))
+    try:
+        code, events = scene.finish(scene.run_once())
+    finally:
+        scene.cleanup()
+    assert code == EXIT_TASK_FAILED
+    doc = json.loads((scene.stub_dir / "doc-1.json").read_text())
+    assert doc["question"]["privateContextIncluded"] is True
+    assert doc["question"]["privateContext"] == private
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "private context" in task["error"]
+    assert private not in task["error"] and scene.messages() == []
