@@ -101,6 +101,7 @@ class _BoundedRequest(HTTPRequestParser):
                 declared_too_long and not self.completed):
             self.error = None
             self.body_refused = self.completed = True
+            self.expect_continue = False  # no "100 Continue": the body is not wanted
         return consumed
 
 
