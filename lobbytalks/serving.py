@@ -21,11 +21,11 @@ import logging
 import time
 from typing import Any
 
-import waitress
+from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
-from waitress.server import BaseWSGIServer
-from waitress.task import WSGITask
+from waitress.server import MultiSocketServer, TcpWSGIServer
+from waitress.task import ThreadedTaskDispatcher, WSGITask
 from waitress.utilities import RequestEntityTooLarge
 
 from .blueprints.common import LARGEST_BODY_LIMIT
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 # A chunked body is counted on the wire, chunk-size lines included; this much framing on
 # top of the largest body is still read, and the app then applies the exact limit.
 CHUNK_FRAMING_ALLOWANCE = 4096
+ACCEPTS_PER_TURN = 64
 # Descriptors beyond the client connections: listening sockets, the database, temp files.
 SPARE_FILES = 128
 
@@ -48,23 +49,28 @@ def waitress_options(settings: Any) -> dict[str, Any]:
         "clear_untrusted_proxy_headers": settings.trusted_proxies == 0,
         "connection_limit": settings.connection_limit,
         "channel_timeout": settings.idle_timeout,
-        "cleanup_interval": max(1, min(settings.idle_timeout, 10)),
+        # how often maintenance() looks for idle and overdue channels
+        "cleanup_interval": max(1, min(settings.idle_timeout, settings.request_timeout, 20) // 2),
         "asyncore_use_poll": True,
         "max_request_body_size": LARGEST_BODY_LIMIT + 1 + CHUNK_FRAMING_ALLOWANCE,
     }
 
 
 def serve(app: Any, settings: Any) -> None:
-    """Serve ``app`` until SystemExit / KeyboardInterrupt."""
+    """Serve ``app`` until SystemExit / KeyboardInterrupt (then let requests finish)."""
     _allow_open_files(settings.connection_limit + SPARE_FILES)
-    server = waitress.create_server(app, **waitress_options(settings))
-    # One listening dispatcher per address (IPv4 and IPv6 of "localhost" are two).
-    listeners = getattr(server, "map", None) or server._map
-    for dispatcher in list(listeners.values()):
-        if isinstance(dispatcher, BaseWSGIServer):
-            dispatcher.channel_class = _BoundedChannel
-            dispatcher.request_timeout = settings.request_timeout
-    server.run()
+    adj = Adjustments(**waitress_options(settings))
+    tasks = ThreadedTaskDispatcher()
+    tasks.set_thread_count(adj.threads)
+    sockets: dict = {}
+    # What waitress.create_server does, with the hardened server class: one listener per
+    # address ("localhost" may be IPv4 and IPv6), all on one event loop.
+    listeners = [_HardenedServer(app, sockets, dispatcher=tasks, adj=adj, sockinfo=info)
+                 for info in adj.listen]
+    for listener in listeners:
+        listener.request_timeout = settings.request_timeout
+    MultiSocketServer(sockets, adj, [(s.effective_host, s.effective_port) for s in listeners],
+                      tasks).run()
 
 
 def _allow_open_files(needed: int) -> None:
@@ -91,7 +97,7 @@ class _BoundedRequest(HTTPRequestParser):
 
     def __init__(self, adj) -> None:
         super().__init__(adj)
-        self.started = time.monotonic()
+        self.started = time.time()  # the clock waitress' maintenance() is given
 
     def received(self, data: bytes) -> int:
         consumed = super().received(data)
@@ -122,12 +128,27 @@ class _BoundedChannel(HTTPChannel):
     parser_class = _BoundedRequest
     task_class = _BoundedTask
 
-    def readable(self) -> bool:
-        # Called on every turn of the event loop: the cheapest place to notice a request
-        # that has been arriving for too long (waitress' own timeout only sees silence).
-        arriving = self.request
-        if (arriving is not None and not arriving.completed
-                and time.monotonic() - arriving.started > self.server.request_timeout):
-            self.will_close = True
-            return False
-        return super().readable()
+
+class _HardenedServer(TcpWSGIServer):
+    channel_class = _BoundedChannel
+    request_timeout = 20  # seconds; set from the settings per instance
+
+    def handle_accept(self) -> None:
+        # waitress accepts one connection per turn of the event loop, and a turn costs time
+        # in proportion to the open connections: a burst of hundreds would keep a healthy
+        # client waiting in the backlog for seconds. Take what is waiting, a batch a turn.
+        for _ in range(ACCEPTS_PER_TURN):
+            before = len(self._map)
+            super().handle_accept()
+            if len(self._map) == before or len(self._map) >= self.adj.connection_limit:
+                return
+
+    def maintenance(self, now: float) -> None:
+        """Close idle channels (waitress), and those whose request is still arriving after
+        ``request_timeout``: a steady dribble is never idle, so only this ends it."""
+        super().maintenance(now)
+        cutoff = now - self.request_timeout
+        for channel in self.active_channels.values():
+            arriving = channel.request
+            if arriving is not None and not arriving.completed and arriving.started < cutoff:
+                channel.will_close = True

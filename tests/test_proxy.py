@@ -1,15 +1,13 @@
 """Behind a reverse proxy: X-Forwarded-* trusted only when configured; headers everywhere."""
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 import requests
 
 from lobbytalks import create_app
 from lobbytalks.guards import SECURITY_HEADERS
 
-from conftest import LiveServer, Person
+from conftest import LiveServer, Person, live_usernames
 
 
 def register(app, name: str, forwarded_for: str | None = None, proto: str | None = None):
@@ -93,14 +91,6 @@ def test_security_headers_on_every_response(client, method, path):
 def live_register(server: LiveServer, name: str, headers: dict[str, str]) -> requests.Response:
     return requests.post(server.url + "/api/community", headers=headers, timeout=10, json={
         "action": "register", "username": name, "password": "correct horse 1"})
-
-
-def live_usernames(server: LiveServer) -> set[str]:
-    conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
-    try:
-        return {row[0] for row in conn.execute("SELECT username FROM users")}
-    finally:
-        conn.close()
 
 
 def test_serve_hands_the_trusted_proxy_headers_to_the_app(tmp_path):

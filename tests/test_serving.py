@@ -7,7 +7,6 @@ import json
 import os
 import select
 import socket
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -17,8 +16,9 @@ import pytest
 import requests
 
 from lobbytalks.blueprints.common import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
+from lobbytalks.serving import SPARE_FILES
 
-from conftest import LiveServer, web_session
+from conftest import LiveServer, live_usernames, web_session
 
 
 def open_socket(server: LiveServer) -> socket.socket:
@@ -69,14 +69,6 @@ def server(tmp_path):
     live = LiveServer(tmp_path / "live")
     yield live
     live.stop()
-
-
-def usernames(server: LiveServer) -> set[str]:
-    conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
-    try:
-        return {row[0] for row in conn.execute("SELECT username FROM users")}
-    finally:
-        conn.close()
 
 
 # --- item 2: connections ------------------------------------------------------------------
@@ -134,6 +126,35 @@ def test_idle_sockets_and_dribbled_requests_are_cut_off(tmp_path):
         idle.close()
         slow.close()
         server.stop()
+
+
+def started_with_open_files(soft: int, hard: int) -> list[str]:
+    """A `python -m lobbytalks` command line that starts under the given RLIMIT_NOFILE."""
+    return [sys.executable, "-c",
+            "import resource, runpy, sys; "
+            f"resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard})); "
+            "sys.argv[0] = 'lobbytalks'; runpy.run_module('lobbytalks', run_name='__main__')"]
+
+
+def open_files_limit(pid: int) -> int:
+    (line,) = [line for line in open(f"/proc/{pid}/limits") if line.startswith("Max open files")]
+    return int(line.split()[3])
+
+
+def test_serve_raises_its_open_file_limit_to_fit_the_connection_limit(tmp_path):
+    roomy = LiveServer(tmp_path / "roomy", command=started_with_open_files(256, 8192))
+    try:
+        raised = open_files_limit(roomy.proc.pid)
+    finally:
+        roomy.stop()
+    assert raised == 1000 + SPARE_FILES  # the default LOBBYTALKS_CONNECTION_LIMIT, and spare
+
+    tight = LiveServer(tmp_path / "tight", command=started_with_open_files(256, 512))
+    try:
+        capped = open_files_limit(tight.proc.pid)
+    finally:
+        out = tight.stop()
+    assert capped == 512 and "only 512 open files allowed" in out
 
 
 # --- item 3: bodies ---------------------------------------------------------------------
@@ -201,7 +222,8 @@ def test_the_limit_itself_is_exact_and_nothing_is_written(server):
     r = session.post(server.url + "/api/communities", timeout=10, json={
         "action": "create", "name": "x" * COMMUNITIES_BODY_LIMIT})
     assert r.status_code == 413
-    assert usernames(server) >= {"at_limit"} and "over_limit" not in usernames(server)
+    names = live_usernames(server)
+    assert "at_limit" in names and "over_limit" not in names
 
 
 def test_a_chunked_body_is_cut_off_at_the_limit_while_it_streams(server):
@@ -255,7 +277,7 @@ def test_the_data_folder_and_every_file_in_it_are_owner_only(tmp_path):
             "lobbytalks.db.lock"} <= set(files)
     assert files == {name: 0o600 for name in files}, files
     assert mode(backup) == 0o600 and mode(backup.with_name("nightly.db.key")) == 0o600
-    assert usernames(server)  # the registration is in the database
+    assert live_usernames(server)  # the registration is in the database
 
 
 # --- item 21: access log ----------------------------------------------------------------
