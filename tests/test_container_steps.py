@@ -86,8 +86,7 @@ def test_wheel_install_serve_and_healthcheck_like_the_container(tmp_path):
            if not k.startswith(("LOBBYTALKS_", "PYTHON", "VIRTUAL_ENV"))}
     env.update({k: v for k, v in dockerfile_env().items() if k != "PATH"})
     env.update(PATH=f"{venv}/bin:{os.environ['PATH']}", LOBBYTALKS_DATA_DIR=str(data),
-               LOBBYTALKS_PORT=str(port), LOBBYTALKS_SCRYPT_N=str(FAST_SCRYPT),
-               LOBBYTALKS_TRUSTED_PROXIES="1")  # as behind a proxy on the Docker network
+               LOBBYTALKS_PORT=str(port), LOBBYTALKS_SCRYPT_N=str(FAST_SCRYPT))
     health = healthcheck_command()
 
     def healthy() -> bool:
@@ -95,6 +94,7 @@ def test_wheel_install_serve_and_healthcheck_like_the_container(tmp_path):
                               timeout=30).returncode == 0
 
     assert not healthy()  # nothing listens yet: the check fails as it should
+    env["LOBBYTALKS_TRUSTED_PROXIES"] = "1"  # as behind a proxy on the Docker network
     proc = subprocess.Popen(["lobbytalks", "serve"], env=env, cwd=data,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
