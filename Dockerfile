@@ -3,6 +3,8 @@
 #   docker build -t lobbytalks .
 #   docker run -d --name lobbytalks -p 8000:8000 -v lobbytalks-data:/data lobbytalks
 #
+# Behind nginx or Caddy, publish the port to the proxy only and trust its headers:
+#   docker run ... -p 127.0.0.1:8000:8000 -e LOBBYTALKS_TRUSTED_PROXIES=1 lobbytalks
 # Admin commands run inside it, e.g. `docker exec lobbytalks lobbytalks backup /data/b.db`.
 # See docs/admin.md.
 

@@ -20,7 +20,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
     from . import accesslog, clock, crypto, jsonfast, ops
     from .blueprints import register_all
-    from .db import Database, connect, migrate
+    from .db import Database, connect, make_private_dir, migrate
     from .guards import finish_response
     from .limits import RateGate
     from .runtime import Runtime
@@ -34,7 +34,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
                     settings.clock_offset_file)
 
     db_path = Path(settings.db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(db_path.parent)
     conn = connect(db_path)
     try:
         ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too

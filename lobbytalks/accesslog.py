@@ -14,13 +14,16 @@ import logging
 import re
 import sys
 import time
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 from flask import Flask, Response, g, request
 
 logger = logging.getLogger("lobbytalks.access")
 _ACTION = re.compile(r"[a-z_]{1,40}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Characters kept as they are in a logged path or parameter name; everything else (space,
+# control characters, '%', '?', '&', '=', quotes, non-ASCII) is percent-encoded, so a field
+# can neither split into forged fields or lines nor pass for a query.
+_SAFE_IN_FIELD = "/:@!$'()*+,;-._~"
 
 
 class _Stderr(logging.StreamHandler):
@@ -69,8 +72,9 @@ def redacted_query(query: str) -> str:
 
 
 def _clean(text: str) -> str:
-    """No control characters: a decoded %0A in a path must not forge a second log line."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Percent-encoded again, so the path and parameter names stay one field of one line: a
+    decoded %20 must not forge the fields after it, nor a %0A a second line."""
+    return quote(text, safe=_SAFE_IN_FIELD)
 
 
 def entry(response: Response) -> dict:
@@ -78,7 +82,7 @@ def entry(response: Response) -> dict:
     user, agent = g.get("user"), g.get("agent")
     return {
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "client": request.remote_addr or "-",
+        "client": _clean(request.remote_addr or "-"),
         "method": request.method,
         "path": _clean(request.path),
         "query": redacted_query(request.query_string.decode("latin-1")),

@@ -52,13 +52,12 @@ def serve(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
-    import waitress
-
-    from . import serverlock
+    from . import serverlock, serving
+    from .db import make_private_dir
 
     settings = settings_from(args, host=args.host, port=args.port)
     try:
-        Path(settings.db_path).parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(Path(settings.db_path).parent)
         lock = serverlock.acquire(Path(settings.db_path))
     except serverlock.DatabaseInUse as exc:
         return fail(str(exc))
@@ -72,9 +71,7 @@ def serve(args: argparse.Namespace) -> int:
         # finish (up to 5 s) and returns; turning SIGTERM (docker stop, systemd) into
         # SystemExit gives the same clean stop as Ctrl-C, and the lock is released below.
         signal.signal(signal.SIGTERM, _stop_on_signal)
-        waitress.serve(app, host=settings.host, port=settings.port, threads=settings.threads,
-                       ident="lobbytalks", clear_untrusted_proxy_headers=True,
-                       _quiet=True)
+        serving.serve(app, settings)
         print("LobbyTalks stopped", flush=True)
     finally:
         serverlock.release(lock)

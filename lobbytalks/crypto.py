@@ -28,6 +28,8 @@ from typing import Mapping
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .db import make_private_dir
+
 log = logging.getLogger(__name__)
 
 KEY_BYTES = 32
@@ -200,7 +202,7 @@ class Keyring:
 
 def _write_temp(path: Path, text: str) -> Path:
     """Write text to a fresh owner-only (0600) temp file beside path, fsynced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     try:

@@ -8,6 +8,7 @@ wins" holds for every race the protocol cares about.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sqlite3
 import threading
@@ -26,12 +27,34 @@ class SchemaTooNew(RuntimeError):
     """The database was written by a newer LobbyTalks than this one."""
 
 
+def make_private_dir(path: Path) -> None:
+    """Create the data folder owner-only (0700); an existing folder keeps its mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+
+
+def _create_private_file(path: Path) -> None:
+    """Create a missing database file as 0600 before SQLite opens it: SQLite would create
+    it 0644 (under umask 022), and it gives its -wal and -shm the database file's mode."""
+    if path.exists() or str(path) == ":memory:":
+        return
+    make_private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # another process created it meanwhile; its mode stands
+        pass
+
+
 def connect(path: str | Path, *, autocheckpoint: bool = True) -> sqlite3.Connection:
     """Open a connection with the pragmas every connection needs (busy timeout first).
 
     ``autocheckpoint=False`` is for request connections, whose WAL is checkpointed by
     ``checkpoint.Checkpointer`` outside the write lock.
     """
+    _create_private_file(Path(path))
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

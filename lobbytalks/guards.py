@@ -13,6 +13,10 @@ from flask import Request, Response, current_app
 
 from .errors import ApiError
 
+# Set in the WSGI environ by ``lobbytalks serve`` when it stopped reading a body at its size
+# limit (lobbytalks.serving): the body is absent, and the request is answered 413.
+BODY_REFUSED = "lobbytalks.body_refused"
+
 
 def service_origin(request: Request) -> str:
     public_url = current_app.config["LOBBYTALKS"].settings.public_url
@@ -46,7 +50,7 @@ def read_json(request: Request, limit: int) -> Any:
     if request.mimetype != "application/json":
         raise ApiError("unsupported_media_type")
     length = request.content_length
-    if length is not None and length > limit:
+    if request.environ.get(BODY_REFUSED) or (length is not None and length > limit):
         raise ApiError("payload_too_large")
     raw = request.stream.read(limit + 1)
     if len(raw) > limit:

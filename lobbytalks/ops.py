@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import crypto, serverlock
-from .db import BUSY_TIMEOUT_MS, Q, latest_version, pending_migrations, schema_version
+from .db import (BUSY_TIMEOUT_MS, Q, latest_version, make_private_dir, pending_migrations,
+                 schema_version)
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +209,7 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
         raise OpsError(f"{dest} already exists; choose another name or pass --force")
     if dest.resolve() == db_path.resolve():
         raise OpsError("the backup file cannot be the database itself")
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(dest.parent)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
     _discard(tmp)
     src = open_existing(db_path)
@@ -292,7 +293,7 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
     if source.resolve() == db_path.resolve():
         raise OpsError("the backup file is the database itself")
     report = check_backup_file(source)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(db_path.parent)
     try:
         lock = serverlock.acquire(db_path)
     except serverlock.DatabaseInUse as exc:

@@ -39,6 +39,14 @@ class Settings:
     clock_offset_file: str = _setting(
         "", "File holding seconds added to the clock, re-read per request (testing only)")
     threads: int = _setting(4, "Waitress worker threads (more threads contend for the GIL on SQLite calls)")
+    connection_limit: int = _setting(
+        1000, "Open client connections at most; idle and slow ones only hold a socket, "
+        "never a worker thread")
+    idle_timeout: int = _setting(
+        30, "Seconds an idle connection (keep-alive, or nothing sent yet) stays open")
+    request_timeout: int = _setting(
+        20, "Seconds a client has to send one whole request (headers and body); slower "
+        "senders are disconnected")
     session_days: int = _setting(30, "Days a login session lasts")
     trusted_proxies: int = _setting(
         0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto are trusted (0: none)")

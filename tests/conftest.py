@@ -247,5 +247,14 @@ def web_session(server: LiveServer, username: str | None = None) -> requests.Ses
     return session
 
 
+def live_usernames(server: LiveServer) -> set[str]:
+    """The usernames a live server's database holds, read beside the running server."""
+    conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
+    try:
+        return {row[0] for row in conn.execute("SELECT username FROM users")}
+    finally:
+        conn.close()
+
+
 def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode()

@@ -85,7 +85,19 @@ def test_control_characters_cannot_forge_lines(logged, capsys):
     capsys.readouterr()
     app.test_client().get("/x%0A2026-01-01T00:00:00Z 1.2.3.4 GET /admin 200")
     (line,) = lines(capsys)
-    assert "/x\\x0a2026" in line
+    assert line.split()[3] == "/x%0A2026-01-01T00:00:00Z%201.2.3.4%20GET%20/admin%20200"
+    assert line.split()[4] == "404"
+
+
+def test_paths_and_parameter_names_cannot_forge_fields(logged, capsys):
+    app = logged()
+    capsys.readouterr()
+    app.test_client().get("/healthz%20200%200.1ms%20user=1?a%20b%3F%26c=1&%25=2")
+    (line,) = lines(capsys)
+    fields = line.split()
+    assert len(fields) == 8, fields
+    assert fields[3] == "/healthz%20200%200.1ms%20user%3D1?a%20b%3F%26c=*&%25=*"
+    assert fields[4] == "404" and fields[6:] == ["user=-", "agent=-"]
 
 
 def test_redacted_query_keeps_names_only():

@@ -94,14 +94,17 @@ def test_wheel_install_serve_and_healthcheck_like_the_container(tmp_path):
                               timeout=30).returncode == 0
 
     assert not healthy()  # nothing listens yet: the check fails as it should
+    env["LOBBYTALKS_TRUSTED_PROXIES"] = "1"  # as behind a proxy on the Docker network
     proc = subprocess.Popen(["lobbytalks", "serve"], env=env, cwd=data,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_healthy(healthy, proc)
         url = f"http://127.0.0.1:{port}"
         r = requests.post(url + "/api/community", timeout=10, json={
-            "action": "register", "username": "container_user", "password": "correct horse 1"})
+            "action": "register", "username": "container_user", "password": "correct horse 1"},
+            headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
         assert r.status_code == 200, r.text
+        assert "; Secure" in r.headers["Set-Cookie"]  # the proxy's https reached the app
         assert requests.get(url + "/", timeout=10).status_code == 200  # templates installed
         assert requests.get(url + "/static/app.css", timeout=10).status_code == 200
         assert {"lobbytalks.db", "secret.key"} <= {p.name for p in data.iterdir()}
@@ -113,7 +116,7 @@ def test_wheel_install_serve_and_healthcheck_like_the_container(tmp_path):
             proc.communicate()
     assert proc.returncode == 0, out
     assert f"serving {data}/lobbytalks.db at http://0.0.0.0:{port}" in out
-    assert "POST /api/community 200" in out  # the access log is on by default
+    assert " 203.0.113.9 POST /api/community 200 " in out  # the access log is on by default
     assert "LobbyTalks stopped" in out
     # the installed package, not this source tree, was what ran
     where = subprocess.run(["python", "-c", "import lobbytalks; print(lobbytalks.__file__)"],

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import pytest
+import requests
 
 from lobbytalks import create_app
 from lobbytalks.guards import SECURITY_HEADERS
 
-from conftest import Person
+from conftest import LiveServer, Person, live_usernames
 
 
 def register(app, name: str, forwarded_for: str | None = None, proto: str | None = None):
@@ -83,3 +84,59 @@ def test_security_headers_on_every_response(client, method, path):
         assert r.headers.get(name) == value, (path, r.status_code, name)
     if r.mimetype == "application/json":
         assert r.headers["Cache-Control"] == "no-store"
+
+
+# --- through a real `lobbytalks serve` process ------------------------------------------
+
+def live_register(server: LiveServer, name: str, headers: dict[str, str]) -> requests.Response:
+    return requests.post(server.url + "/api/community", headers=headers, timeout=10, json={
+        "action": "register", "username": name, "password": "correct horse 1"})
+
+
+def test_serve_hands_the_trusted_proxy_headers_to_the_app(tmp_path):
+    server = LiveServer(tmp_path / "live", env={
+        "LOBBYTALKS_TRUSTED_PROXIES": "1", "LOBBYTALKS_RATE_REGISTER": "2/hour",
+        "LOBBYTALKS_ACCESS_LOG": "true"})
+    try:
+        first = {"X-Forwarded-For": "203.0.113.7"}
+        assert live_register(server, "live_a1", first).status_code == 200
+        assert live_register(server, "live_a2", first).status_code == 200
+        assert live_register(server, "live_a3", first).status_code == 429
+        # another client of the same proxy keeps its own budget: the limit is per address
+        second = {"X-Forwarded-For": "198.51.100.9"}
+        assert live_register(server, "live_b1", second).status_code == 200
+
+        tls = {"X-Forwarded-For": "192.0.2.44", "X-Forwarded-Proto": "https",
+               "X-Forwarded-Host": "talk.example.org"}
+        r = live_register(server, "live_tls", {**tls, "Origin": "https://talk.example.org"})
+        assert r.status_code == 200, r.text
+        assert "; Secure" in r.headers["Set-Cookie"]
+        # the Origin is compared with the forwarded scheme and host, not http://127.0.0.1
+        r = live_register(server, "live_plain", {**tls, "Origin": "http://talk.example.org"})
+        assert r.status_code == 403 and r.json()["error"]
+    finally:
+        out = server.stop()
+    assert live_usernames(server) == {"live_a1", "live_a2", "live_b1", "live_tls"}
+    assert " 203.0.113.7 POST /api/community 200 " in out
+    assert " 198.51.100.9 POST /api/community 200 " in out
+
+
+def test_serve_without_trusted_proxies_ignores_forged_headers(tmp_path):
+    server = LiveServer(tmp_path / "live", env={
+        "LOBBYTALKS_RATE_REGISTER": "2/hour", "LOBBYTALKS_ACCESS_LOG": "true"})
+    try:
+        assert live_register(server, "live_c1", {"X-Forwarded-For": "203.0.113.1"}).ok
+        r = live_register(server, "live_c2", {
+            "X-Forwarded-For": "203.0.113.2", "X-Forwarded-Proto": "https",
+            "Forwarded": "for=203.0.113.2;proto=https"})
+        assert r.status_code == 200 and "Secure" not in r.headers["Set-Cookie"]
+        # every request is the one client 127.0.0.1, whatever the headers claim
+        r = live_register(server, "live_c3", {"X-Forwarded-For": "203.0.113.3"})
+        assert r.status_code == 429
+        forged_origin = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "talk.example.org",
+                         "Origin": "https://talk.example.org"}
+        assert live_register(server, "live_c4", forged_origin).status_code == 403
+    finally:
+        out = server.stop()
+    assert live_usernames(server) == {"live_c1", "live_c2"}
+    assert "203.0.113" not in out and " 127.0.0.1 POST /api/community 429 " in out

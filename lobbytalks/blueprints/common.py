@@ -10,6 +10,8 @@ from ..guards import check_not_cross_site, check_origin, read_json_object
 WEB_BODY_LIMIT = 64 * 1024
 COMMUNITIES_BODY_LIMIT = 4 * 1024
 EXTERNAL_BODY_LIMIT = 64 * 1024
+# What the server itself buffers at most (lobbytalks.serving): the largest of the above.
+LARGEST_BODY_LIMIT = max(WEB_BODY_LIMIT, COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT)
 
 
 def guard_origin(bp: Blueprint) -> None:

@@ -1,0 +1,154 @@
+"""How ``lobbytalks serve`` runs the app under waitress, hardened for hostile clients.
+
+Waitress reads every request completely on its event loop before a worker thread sees it,
+so an idle or slow connection costs a socket, not a thread. What is decided here:
+
+- connections: many sockets may be open (``connection_limit``), polled with ``poll()``
+  (``select()`` stops at descriptor 1024); an idle one closes after ``idle_timeout``, and a
+  request that is still arriving after ``request_timeout`` (a slowloris dribble of header
+  lines or body bytes) is cut off, however steadily it trickles;
+- bodies: no more than the largest body any surface accepts is ever buffered. A
+  ``Content-Length`` over it is refused as soon as the headers are in, and a chunked body
+  as soon as it outgrows it; the request then reaches the app without its body, flagged
+  (``guards.BODY_REFUSED``), so each surface answers 413 ``payload_too_large`` in its own
+  envelope, and the connection closes (the unread rest of the body is never parsed);
+- proxies: ``X-Forwarded-*`` reach the app only when ``trusted_proxies`` is set; the app's
+  ``ProxyFix`` (``create_app``) is the one place that interprets them.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
+from waitress.server import MultiSocketServer, TcpWSGIServer
+from waitress.task import ThreadedTaskDispatcher, WSGITask
+from waitress.utilities import RequestEntityTooLarge
+
+from .blueprints.common import LARGEST_BODY_LIMIT
+from .guards import BODY_REFUSED
+
+log = logging.getLogger(__name__)
+
+# A chunked body is counted on the wire, chunk-size lines included; this much framing on
+# top of the largest body is still read, and the app then applies the exact limit.
+CHUNK_FRAMING_ALLOWANCE = 4096
+ACCEPTS_PER_TURN = 64
+# Descriptors beyond the client connections: listening sockets, the database, temp files.
+SPARE_FILES = 128
+
+
+def waitress_options(settings: Any) -> dict[str, Any]:
+    return {
+        "host": settings.host, "port": settings.port, "threads": settings.threads,
+        "ident": "lobbytalks",
+        # with N = 0 waitress drops forged X-Forwarded-* / Forwarded before the app runs
+        "clear_untrusted_proxy_headers": settings.trusted_proxies == 0,
+        "connection_limit": settings.connection_limit,
+        "channel_timeout": settings.idle_timeout,
+        # how often maintenance() looks for idle and overdue channels
+        "cleanup_interval": max(1, min(settings.idle_timeout, settings.request_timeout, 20) // 2),
+        "asyncore_use_poll": True,
+        "max_request_body_size": LARGEST_BODY_LIMIT + 1 + CHUNK_FRAMING_ALLOWANCE,
+    }
+
+
+def serve(app: Any, settings: Any) -> None:
+    """Serve ``app`` until SystemExit / KeyboardInterrupt (then let requests finish)."""
+    _allow_open_files(settings.connection_limit + SPARE_FILES)
+    adj = Adjustments(**waitress_options(settings))
+    tasks = ThreadedTaskDispatcher()
+    tasks.set_thread_count(adj.threads)
+    sockets: dict = {}
+    # What waitress.create_server does, with the hardened server class: one listener per
+    # address ("localhost" may be IPv4 and IPv6), all on one event loop.
+    listeners = [_HardenedServer(app, sockets, dispatcher=tasks, adj=adj, sockinfo=info)
+                 for info in adj.listen]
+    for listener in listeners:
+        listener.request_timeout = settings.request_timeout
+    MultiSocketServer(sockets, adj, [(s.effective_host, s.effective_port) for s in listeners],
+                      tasks).run()
+
+
+def _allow_open_files(needed: int) -> None:
+    """Raise the soft open-file limit towards ``needed`` (up to the hard limit)."""
+    try:
+        import resource
+    except ImportError:  # not on Unix: the platform decides
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < needed:
+        log.warning("only %d open files allowed (hard limit); LOBBYTALKS_CONNECTION_LIMIT "
+                    "is effectively about %d", target, target - SPARE_FILES)
+
+
+class _BoundedRequest(HTTPRequestParser):
+    """A request parser that stops at the body limit instead of failing with waitress'
+    plain-text 413 (which, for a Content-Length body, it sends only after reading it)."""
+
+    body_refused = False
+
+    def __init__(self, adj) -> None:
+        super().__init__(adj)
+        self.started = time.time()  # the clock waitress' maintenance() is given
+
+    def received(self, data: bytes) -> int:
+        consumed = super().received(data)
+        declared_too_long = (self.headers_finished and not self.chunked
+                             and self.content_length > LARGEST_BODY_LIMIT)
+        if isinstance(self.error, RequestEntityTooLarge) or (
+                declared_too_long and not self.completed):
+            self.error = None
+            self.body_refused = self.completed = True
+            self.expect_continue = False  # no "100 Continue": the body is not wanted
+        return consumed
+
+
+class _BoundedTask(WSGITask):
+    def execute(self) -> None:
+        if self.request.body_refused:
+            self.set_close_on_finish()
+        super().execute()
+
+    def get_environment(self) -> dict:
+        environ = super().get_environment()
+        if self.request.body_refused:
+            environ[BODY_REFUSED] = True
+        return environ
+
+
+class _BoundedChannel(HTTPChannel):
+    parser_class = _BoundedRequest
+    task_class = _BoundedTask
+
+
+class _HardenedServer(TcpWSGIServer):
+    channel_class = _BoundedChannel
+    request_timeout = 20  # seconds; set from the settings per instance
+
+    def handle_accept(self) -> None:
+        # waitress accepts one connection per turn of the event loop, and a turn costs time
+        # in proportion to the open connections: a burst of hundreds would keep a healthy
+        # client waiting in the backlog for seconds. Take what is waiting, a batch a turn.
+        for _ in range(ACCEPTS_PER_TURN):
+            before = len(self._map)
+            super().handle_accept()
+            if len(self._map) == before or len(self._map) >= self.adj.connection_limit:
+                return
+
+    def maintenance(self, now: float) -> None:
+        """Close idle channels (waitress), and those whose request is still arriving after
+        ``request_timeout``: a steady dribble is never idle, so only this ends it."""
+        super().maintenance(now)
+        cutoff = now - self.request_timeout
+        for channel in self.active_channels.values():
+            arriving = channel.request
+            if arriving is not None and not arriving.completed and arriving.started < cutoff:
+                channel.will_close = True

@@ -1,0 +1,297 @@
+"""`lobbytalks serve` under hostile traffic: idle and slow sockets, oversized bodies, file
+modes, log lines. Everything here drives a real server process over loopback."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from lobbytalks.blueprints.common import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
+from lobbytalks.serving import SPARE_FILES
+
+from conftest import LiveServer, live_usernames, web_session
+
+
+def open_socket(server: LiveServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=5)
+
+
+def read_response(sock: socket.socket, seconds: float = 5.0) -> bytes:
+    """Everything the server sends until it closes the connection (or ``seconds`` pass)."""
+    sock.settimeout(0.5)
+    data, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def status_and_json(raw: bytes) -> tuple[int, dict]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 "), raw[:200]
+    return int(head.split()[1]), json.loads(body)
+
+
+def closed_by_server(sock: socket.socket, seconds: float, dribble: bytes = b"") -> float | None:
+    """Seconds until the server closes ``sock`` (None if it stays open), sending ``dribble``
+    every quarter second meanwhile."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        try:
+            if dribble:
+                sock.sendall(dribble)
+            ready, _, _ = select.select([sock], [], [], 0.25)
+            if ready and sock.recv(4096) == b"":
+                return time.monotonic() - started
+        except (BrokenPipeError, ConnectionResetError):
+            return time.monotonic() - started
+    return None
+
+
+@pytest.fixture
+def server(tmp_path):
+    live = LiveServer(tmp_path / "live")
+    yield live
+    live.stop()
+
+
+# --- item 2: connections ------------------------------------------------------------------
+
+IDLE_SOCKETS = 300
+SLOW_SOCKETS = 300
+
+
+def test_hundreds_of_idle_and_slowloris_sockets_leave_healthz_answering_within_a_second(
+        server):
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(IDLE_SOCKETS):
+            sockets.append(open_socket(server))
+        slow = []
+        for _ in range(SLOW_SOCKETS):
+            sock = open_socket(server)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            slow.append(sock)
+        sockets += slow
+        timings = []
+        for round_ in range(6):
+            for sock in slow:  # one more header line each: the request never ends
+                sock.sendall(b"X-Slow-%d: 1\r\n" % round_)
+            started = time.monotonic()
+            r = requests.get(server.url + "/healthz", timeout=5)
+            timings.append(time.monotonic() - started)
+            assert r.status_code == 200 and r.json()["ok"] is True
+            time.sleep(0.2)
+        print(f"healthz with {IDLE_SOCKETS} idle + {SLOW_SOCKETS} slowloris sockets open: "
+              f"worst {max(timings) * 1000:.0f} ms, median "
+              f"{sorted(timings)[len(timings) // 2] * 1000:.0f} ms")
+        assert max(timings) < 1.0, timings
+        # the slow ones were accepted and are still being read, not refused
+        assert closed_by_server(slow[0], 0.5, b"X-Still: 1\r\n") is None
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_idle_sockets_and_dribbled_requests_are_cut_off(tmp_path):
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_IDLE_TIMEOUT": "2",
+                                                "LOBBYTALKS_REQUEST_TIMEOUT": "2"})
+    idle, slow = open_socket(server), open_socket(server)
+    try:
+        slow.sendall(b"POST /api/community HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        # a header line every quarter second is never idle, yet the request must end
+        slow_closed = closed_by_server(slow, 8, b"X-Drip: 1\r\n")
+        idle_closed = closed_by_server(idle, 8)
+        assert slow_closed is not None and 1.5 < slow_closed < 5, slow_closed
+        assert idle_closed is not None, "an idle socket stays open"
+        r = requests.get(server.url + "/healthz", timeout=5)  # the server itself is fine
+        assert r.status_code == 200
+    finally:
+        idle.close()
+        slow.close()
+        server.stop()
+
+
+def started_with_open_files(soft: int, hard: int) -> list[str]:
+    """A `python -m lobbytalks` command line that starts under the given RLIMIT_NOFILE."""
+    return [sys.executable, "-c",
+            "import resource, runpy, sys; "
+            f"resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard})); "
+            "sys.argv[0] = 'lobbytalks'; runpy.run_module('lobbytalks', run_name='__main__')"]
+
+
+def open_files_limit(pid: int) -> int:
+    (line,) = [line for line in open(f"/proc/{pid}/limits") if line.startswith("Max open files")]
+    return int(line.split()[3])
+
+
+def test_serve_raises_its_open_file_limit_towards_the_connection_limit(tmp_path):
+    # the default LOBBYTALKS_CONNECTION_LIMIT needs 1000 + SPARE_FILES descriptors; the hard
+    # limit allows a little less, so the soft limit goes up to it, with a warning
+    hard = 1000 + SPARE_FILES - 28
+    server = LiveServer(tmp_path / "live", command=started_with_open_files(256, hard))
+    try:
+        raised = open_files_limit(server.proc.pid)
+    finally:
+        out = server.stop()
+    assert raised == hard and f"only {hard} open files allowed" in out
+
+
+# --- item 3: bodies ---------------------------------------------------------------------
+
+def agent_token(server: LiveServer) -> tuple[requests.Session, str]:
+    session = web_session(server)
+    r = session.post(server.url + "/api/external/manage", timeout=10, json={
+        "action": "register", "name": "大体积虾", "perspective": "测试请求体上限。",
+        "client": "codex"})
+    assert r.status_code == 200, r.text
+    return session, r.json()["token"]
+
+
+def raw_post(server: LiveServer, path: str, headers: dict[str, str], body: bytes = b"") -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in
+                                                           headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
+    session, token = agent_token(server)
+    cookie = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
+    json_type = {"Content-Type": "application/json"}
+    surfaces = [  # path, extra headers, how the envelope is checked
+        ("/api/community", {}, lambda b: set(b) == {"error"}),
+        ("/api/communities", {"Cookie": cookie}, lambda b: set(b) == {"error"}),
+        ("/api/external", {"Authorization": f"Bearer {token}"},
+         lambda b: b["code"] == "payload_too_large" and b["error"]),
+        ("/api/external/manage", {"Cookie": cookie},
+         lambda b: b["code"] == "payload_too_large"),
+        ("/api/external/mcp", {"Authorization": f"Bearer {token}",
+                               "Accept": "application/json, text/event-stream"},
+         lambda b: b["error"]["code"] == -32000
+         and b["error"]["data"] == {"code": "payload_too_large", "status": 413}),
+    ]
+    for path, headers, envelope_ok in surfaces:
+        with open_socket(server) as sock:
+            # one gigabyte announced, nothing sent: the answer must not wait for it, nor
+            # invite the body with "100 Continue"
+            sock.sendall(raw_post(server, path, {**json_type, **headers,
+                                                 "Expect": "100-continue",
+                                                 "Content-Length": str(2**30)}))
+            started = time.monotonic()
+            raw = read_response(sock, 5)
+            took = time.monotonic() - started
+        status, body = status_and_json(raw)
+        assert status == 413 and envelope_ok(body), (path, body)
+        assert b"Connection: close" in raw.partition(b"\r\n\r\n")[0], path
+        assert took < 2, (path, took)  # and the server closed the connection after it
+
+
+def test_the_limit_itself_is_exact_and_nothing_is_written(server):
+    def register(name: str, size: int) -> requests.Response:
+        body = json.dumps({"action": "register", "username": name,
+                           "password": "correct horse 1", "pad": ""}).encode()
+        body = body[:-2] + b"x" * (size - len(body)) + b'"}'
+        assert len(body) == size
+        return requests.post(server.url + "/api/community", data=body, timeout=10,
+                             headers={"Content-Type": "application/json"})
+
+    assert register("at_limit", EXTERNAL_BODY_LIMIT).status_code == 200
+    r = register("over_limit", EXTERNAL_BODY_LIMIT + 1)
+    assert r.status_code == 413 and set(r.json()) == {"error"}
+    session = web_session(server)
+    r = session.post(server.url + "/api/communities", timeout=10, json={
+        "action": "create", "name": "x" * COMMUNITIES_BODY_LIMIT})
+    assert r.status_code == 413
+    names = live_usernames(server)
+    assert "at_limit" in names and "over_limit" not in names
+
+
+def test_a_chunked_body_is_cut_off_at_the_limit_while_it_streams(server):
+    _, token = agent_token(server)
+    chunk = b"x" * 8192
+    sent = 0
+    with open_socket(server) as sock:
+        sock.sendall(raw_post(server, "/api/external", {
+            "Content-Type": "application/json", "Authorization": f"Bearer {token}",
+            "Transfer-Encoding": "chunked"}))
+        answered = False
+        while sent < 4 * 2**20 and not answered:  # the old server read on up to 1 GiB
+            try:
+                sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += len(chunk)
+            answered = bool(select.select([sock], [], [], 0.02)[0])
+        raw = read_response(sock, 5)
+    status, body = status_and_json(raw)
+    assert status == 413 and body["code"] == "payload_too_large"
+    # cut off within a few chunks of the limit, not after the whole stream
+    assert sent <= EXTERNAL_BODY_LIMIT + 6 * len(chunk), sent
+
+
+# --- item 20: file modes ----------------------------------------------------------------
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_the_data_folder_and_every_file_in_it_are_owner_only(tmp_path):
+    old_umask = os.umask(0o022)  # the usual default, which SQLite's own 0644 passes through
+    try:
+        server = LiveServer(tmp_path / "live")
+    finally:
+        os.umask(old_umask)
+    data = server.data_dir
+    try:
+        web_session(server)  # a write: the -wal and -shm exist now
+        backup = tmp_path / "backups" / "nightly.db"
+        made = subprocess.run([sys.executable, "-m", "lobbytalks", "backup", "--data-dir",
+                               str(data), "--with-key", str(backup)],
+                              capture_output=True, text=True, timeout=60)
+        assert made.returncode == 0, made.stderr
+        files = {p.name: mode(p) for p in data.iterdir()}
+    finally:
+        server.stop()
+    assert mode(data) == 0o700
+    assert {"lobbytalks.db", "lobbytalks.db-wal", "lobbytalks.db-shm", "secret.key",
+            "lobbytalks.db.lock"} <= set(files)
+    assert files == {name: 0o600 for name in files}, files
+    assert mode(backup) == 0o600 and mode(backup.with_name("nightly.db.key")) == 0o600
+    assert live_usernames(server)  # the registration is in the database
+
+
+# --- item 21: access log ----------------------------------------------------------------
+
+def test_a_path_cannot_forge_access_log_fields(tmp_path):
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_ACCESS_LOG": "true"})
+    try:
+        r = requests.get(server.url + "/healthz%20200%200.1ms%20user=1", timeout=5)
+        assert r.status_code == 404
+        with contextlib.closing(open_socket(server)) as sock:  # exactly these bytes, no client re-quoting
+            sock.sendall(b"GET /x%09200%0Bok%C3%A4 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Connection: close\r\n\r\n")
+            assert read_response(sock, 2).startswith(b"HTTP/1.1 404")
+    finally:
+        out = server.stop()
+    (line,) = [line for line in out.splitlines() if "/healthz%20" in line]
+    fields = line.split(" ")
+    assert fields[3] == "/healthz%20200%200.1ms%20user%3D1" and fields[4] == "404", line
+    assert fields[6:] == ["user=-", "agent=-"], line
+    (line,) = [line for line in out.splitlines() if " /x" in line]
+    assert line.split(" ")[3:5] == ["/x%09200%0Bok%C3%A4", "404"], line
