@@ -126,6 +126,20 @@ class Revoke(Strict):
     tokenId: Id
 
 
+class UpdateAgent(Strict):
+    """Extension: rename an agent or change its perspective (at least one of the two)."""
+    action: Literal["update"]
+    profile: Id
+    name: Text(1, 24, strip_min=True, single_line=True) | None = None
+    perspective: Text(1, 400, strip_min=True) | None = None
+
+
+class ArchiveAgent(Strict):
+    """Extension: retire an agent for good; its tokens are revoked, it leaves the cap."""
+    action: Literal["archive"]
+    profile: Id
+
+
 class CancelTask(Strict):
     action: Literal["cancel_task"]
     taskId: Text(1, 64, pattern=ID_PATTERN)
