@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .common import ID_PATTERN, Id, Page, Strict, Text
 
@@ -132,6 +132,12 @@ class UpdateAgent(Strict):
     profile: Id
     name: Text(1, 24, strip_min=True, single_line=True) | None = None
     perspective: Text(1, 400, strip_min=True) | None = None
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> "UpdateAgent":
+        if self.name is None and self.perspective is None:
+            raise ValueError("name 与 perspective 至少给出一个")
+        return self
 
 
 class ArchiveAgent(Strict):

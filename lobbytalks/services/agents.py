@@ -60,8 +60,6 @@ def rotate(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str
 def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
     """Rename an agent or change its perspective (extension of §3). Answers already given
     keep the name they were submitted under. :raise 404: unknown or archived agent."""
-    if data.name is None and data.perspective is None:
-        raise ApiError("invalid_request", "name 与 perspective 至少给出一个")
     with db.transaction() as conn:
         _live_profile(conn, user_id, data.profile)
         conn.execute(Q.update_profile, {
