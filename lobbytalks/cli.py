@@ -138,6 +138,8 @@ def _admin_setup(p: argparse.ArgumentParser) -> None:
 @command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), or print "
                   "the audit log of admin actions (admin log [--limit N])", setup=_admin_setup)
 def admin(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from . import clock, ops
     from .db import Database, SchemaTooNew, connect, migrate
     from .services import accounts, audit
@@ -148,6 +150,8 @@ def admin(args: argparse.Namespace) -> int:
         return fail("--limit must be between 1 and 10000")
 
     settings = settings_from(args)
+    if not Path(settings.db_path).exists():
+        return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
     conn = connect(settings.db_path)
     try:
         ops.backup_before_migrate(conn, settings.db_path, clock.now())
