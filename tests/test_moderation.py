@@ -259,5 +259,8 @@ def test_admin_page_shows_states_reasons_and_the_log(admin, asker, member, discu
     assert "Reason: 广告内容" in page and "Reason: 冒充他人" in page
     assert 'data-action="unhide_answer"' in page and 'data-action="unsuspend_user"' in page
     assert 'data-action="reopen"' in page
+    reopen_form = page[page.index('data-action="reopen"'):]
+    reopen_form = reopen_form[:reopen_form.index("</form>")]
+    assert "required" not in reopen_form  # a note is optional there, unlike hiding's reason
     log = page[page.index('id="admin-log"'):]
     assert "hid an answer" in log and "suspended an account" in log and f"user:{member.username}" in log
