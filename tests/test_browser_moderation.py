@@ -49,6 +49,16 @@ def log_in(page, base: str, username: str, password: str = "correct horse 1") ->
     page.wait_for_url(f"{base}/")
 
 
+def signed_in(browser, base: str, problems: list[str], username: str,
+              password: str = "correct horse 1", *, locale: str, screen: dict):
+    """A fresh browser context logged in as ``username``, its errors collected."""
+    context = browser.new_context(locale=locale, **screen)
+    page = context.new_page()
+    watch(page, problems)
+    log_in(page, base, username, password)
+    return context, page
+
+
 def answered_question(base: str) -> dict:
     """An asker's question with private context, answered by the member's agent."""
     asker = requests.Session()
@@ -80,10 +90,7 @@ def test_agent_controls_in_both_languages_and_widths(browser, server):  # noqa: 
     data = answered_question(base)
     problems: list[str] = []
 
-    context = browser.new_context(locale="zh-CN", **DESKTOP)
-    page = context.new_page()
-    watch(page, problems)
-    log_in(page, base, "member_b")
+    context, page = signed_in(browser, base, problems, "member_b", locale="zh-CN", screen=DESKTOP)
     page.goto(f"{base}/agents")
     card = page.locator(f"#agent-{data['profile']}")
     card.locator("summary", has_text="修改名称或讨论原则").click()
@@ -100,10 +107,7 @@ def test_agent_controls_in_both_languages_and_widths(browser, server):  # noqa: 
     assert [m["name"] for m in answers] == ["备份虾"]
     context.close()
 
-    phone = browser.new_context(locale="en", **PHONE)
-    mobile = phone.new_page()
-    watch(mobile, problems)
-    log_in(mobile, base, "member_b")
+    phone, mobile = signed_in(browser, base, problems, "member_b", locale="en", screen=PHONE)
     mobile.goto(f"{base}/agents?lang=en")
     card = mobile.locator(f"#agent-{data['profile']}")
     card.locator("summary", has_text="Rename or change how it answers").click()
@@ -135,18 +139,13 @@ def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
     problems: list[str] = []
 
     # Someone who is not an admin finds no admin page and no link to it.
-    context = browser.new_context(locale="zh-CN", **DESKTOP)
-    page = context.new_page()
-    watch(page, problems)
-    log_in(page, base, "asker_b")
+    context, page = signed_in(browser, base, problems, "asker_b", locale="zh-CN", screen=DESKTOP)
     expect(page.locator('a[href="/admin"]')).to_have_count(0)
     assert page.goto(f"{base}/admin").status == 404
     context.close()
 
-    context = browser.new_context(locale="zh-CN", **DESKTOP)
-    page = context.new_page()
-    watch(page, problems)
-    log_in(page, base, "chief", "chief password 1")
+    context, page = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="zh-CN", screen=DESKTOP)
     page.get_by_role("link", name="管理").click()
     page.wait_for_url(f"{base}/admin")
     expect(page.locator("h1")).to_have_text("管理")
@@ -192,12 +191,10 @@ def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
     context.close()
 
     # English on a phone: the page fits, and the suspension can be lifted.
-    phone = browser.new_context(locale="en", **PHONE)
-    mobile = phone.new_page()
-    watch(mobile, problems)
-    log_in(mobile, base, "chief", "chief password 1")
+    phone, mobile = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="en", screen=PHONE)
     mobile.goto(f"{base}/admin?lang=en")
-    expect(mobile.locator("h2#answers-title")).to_have_text("Recent answers")
+    expect(mobile.locator("h2#admin-answers-title")).to_have_text("Recent answers")
     fits(mobile)
     shot(mobile, "admin-en-phone")
     mobile.locator("#admin-u-member_b").get_by_role("button", name="Reinstate").click()
