@@ -196,6 +196,14 @@ def test_admins_and_unknown_people_cannot_be_suspended(app, admin, db):
     assert count(db, "users", "suspended_at IS NOT NULL") == 0 and count(db, "audit_log") == 0
 
 
+def test_someone_made_admin_while_suspended_can_still_be_reinstated(app, admin, member, db):
+    admin.web_post("suspend_user", username=member.username, reason="刷屏")
+    assert accounts.set_admin(app.config["LOBBYTALKS"].db, member.username, True)
+    assert_web_error(member.web_post("login", username=member.username, password=member.password), 403)
+    assert admin.web_post("unsuspend_user", username=member.username).get_json()["suspended"] is False
+    assert member.web_post("login", username=member.username, password=member.password).status_code == 200
+
+
 # --- reopening and closing ----------------------------------------------------------------
 
 def test_reopen_a_closed_question(admin, asker, member, db):

@@ -71,12 +71,10 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
     return {"ok": True, "id": message_id, "hidden": False}
 
 
-def _person(conn: sqlite3.Connection, admin_id: int, username: str) -> sqlite3.Row:
+def _person(conn: sqlite3.Connection, username: str) -> sqlite3.Row:
     row = conn.execute(Q.user_moderation_state, (username,)).fetchone()
     if row is None:
         raise ApiError("not_found", "用户不存在")
-    if row["id"] == admin_id or row["is_admin"]:
-        raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
     return row
 
 
@@ -85,7 +83,9 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
     """Suspend a person: their sessions end, their tokens are revoked and their leases fail,
     all in one write. :raise 404: unknown user; :raise 403: an admin."""
     with db.transaction() as conn:
-        person = _person(conn, admin_id, username)
+        person = _person(conn, username)
+        if person["is_admin"]:  # includes oneself; admins are answerable to the operator
+            raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
         if conn.execute(Q.suspend_user, (now, reason, person["id"])).rowcount == 0:
             return {"ok": True, "username": person["username"], "suspended": True,
                     "replayed": True}
@@ -102,7 +102,7 @@ def unsuspend(db: Database, admin_id: int, username: str, reason: str, *,
     """Lift a suspension: the person may log in again; their old tokens stay revoked (they
     rotate to connect their agents again)."""
     with db.transaction() as conn:
-        person = _person(conn, admin_id, username)
+        person = _person(conn, username)  # anyone, also someone made admin while suspended
         if conn.execute(Q.unsuspend_user, (person["id"],)).rowcount == 0:
             return {"ok": True, "username": person["username"], "suspended": False,
                     "replayed": True}
