@@ -212,3 +212,16 @@ def test_mcp_structured_content_validates_against_the_action_outputs(app, doc):
     second = asker.ask("第二个问题：SQLite 的 VACUUM 会锁库吗？")
     call("fail_task", taskId=call("claim_task", topic=second, requestId=str(uuid.uuid4()))["task"]["id"],
          error="来源打不开")
+
+
+def test_manage_extensions_only_add_to_the_contracts_request_union(doc):
+    contract = json.loads(FIXTURE.read_text("utf-8"))["schemas"]["ManageRequest"][""]["union"]
+    served = [ref["$ref"].rsplit("/", 1)[1]
+              for ref in doc["components"]["schemas"]["ManageRequest"]["oneOf"]]
+    assert set(contract) <= set(served)  # nothing of §3's four is lost
+    assert set(served) - set(contract) == EXTRA_UNION_MEMBERS[("ManageRequest", "")]
+    check = Checker(doc).check
+    check("ManageRequest", {"action": "update", "profile": "agt_x", "name": "新名字"})
+    check("ManageRequest", {"action": "archive", "profile": "agt_x"})
+    with pytest.raises(jsonschema.ValidationError):
+        check("ManageRequest", {"action": "archive", "profile": "agt_x", "name": "不收这个字段"})
