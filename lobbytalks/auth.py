@@ -10,6 +10,7 @@ from .db import Q
 from .errors import ApiError
 from .runtime import runtime
 from .security import new_session_secret, sha256_hex
+from .services import moderation
 
 SESSION_COOKIE = "xia_session"
 
@@ -54,12 +55,22 @@ def require_user(request: Request) -> User:
     return user
 
 
+def require_admin(request: Request) -> User:
+    """:raise 401: not logged in; :raise 403 forbidden: not an admin."""
+    user = require_user(request)
+    if not user.is_admin:
+        raise ApiError("forbidden", "只有管理员可以执行此操作")
+    return user
+
+
 def start_session(response: Response, request: Request, user_id: int) -> None:
+    """:raise 403 forbidden: the user is suspended (no session ever starts for them)."""
     rt = runtime()
     secret = new_session_secret()
     now = clock.now()
     max_age = rt.settings.session_days * 86400
     with rt.db.transaction() as conn:
+        moderation.refuse_if_suspended(conn, user_id)
         conn.execute(Q.delete_expired_sessions, (user_id, now))
         conn.execute(Q.insert_session, (sha256_hex(secret), user_id, now, now + max_age))
         # Bounded per user: a script holding the password cannot pile up sessions.
@@ -108,7 +119,7 @@ def authenticate_agent(request: Request) -> Agent:
     now = clock.now()
     row = rt.db.one(Q.agent_by_token_digest, (sha256_hex(token),))
     if row is None or row["revoked"] or row["expires"] <= now:
-        raise ApiError("unauthorized", "Agent Token 无效、已过期或已撤销")
+        raise _token_refusal(row)
     agent = Agent(row["user_id"], row["profile_id"], row["token_id"], row["name"],
                   row["client"], row["perspective"], bool(row["memory_enabled"]))
     if row["last_used"] is None or now - row["last_used"] >= 60:
@@ -117,3 +128,14 @@ def authenticate_agent(request: Request) -> Agent:
             conn.execute(Q.touch_token, (now, agent.token_id))
     g.agent = agent
     return agent
+
+
+def _token_refusal(row) -> ApiError:
+    """Why a token is refused. A suspended owner is told so (403 forbidden) and an archived
+    agent named as such, instead of the generic 401 their revoked tokens would give."""
+    state = runtime().db.one(Q.token_refusal_state, (row["token_id"],)) if row else None
+    if state is not None and state["suspended_at"] is not None:
+        return ApiError("forbidden", moderation.suspension_notice(state["suspended_reason"]))
+    if state is not None and state["archived_at"] is not None:
+        return ApiError("unauthorized", "此外部虾已归档，它的 Token 已全部撤销")
+    return ApiError("unauthorized", "Agent Token 无效、已过期或已撤销")

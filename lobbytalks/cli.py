@@ -127,18 +127,29 @@ def healthcheck(args: argparse.Namespace) -> int:
 
 
 def _admin_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("change", choices=("grant", "revoke"))
-    p.add_argument("username")
+    p.add_argument("change", choices=("grant", "revoke", "log"))
+    p.add_argument("username", nargs="?", help="the user to grant or revoke (not for log)")
+    p.add_argument("--limit", type=int, default=50, metavar="N",
+                   help="log: how many of the newest entries to print (default 50)")
 
 
-@command("admin", "grant or revoke the admin role: admin grant|revoke USERNAME",
-         setup=_admin_setup)
+@command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), or print "
+                  "the audit log of admin actions (admin log [--limit N])", setup=_admin_setup)
 def admin(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from . import clock, ops
     from .db import Database, SchemaTooNew, connect, migrate
-    from .services import accounts
+    from .services import accounts, audit
+
+    if (args.change == "log") != (args.username is None):
+        return fail("usage: admin grant|revoke USERNAME, or admin log [--limit N]")
+    if not 1 <= args.limit <= 10000:
+        return fail("--limit must be between 1 and 10000")
 
     settings = settings_from(args)
+    if not Path(settings.db_path).exists():
+        return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
     conn = connect(settings.db_path)
     try:
         ops.backup_before_migrate(conn, settings.db_path, clock.now())
@@ -147,10 +158,28 @@ def admin(args: argparse.Namespace) -> int:
         return fail(str(exc))
     finally:
         conn.close()
-    if not accounts.set_admin(Database(settings.db_path), args.username, args.change == "grant"):
-        return fail(f"no user named {args.username!r}")
+    db = Database(settings.db_path)
+    if args.change == "log":
+        print_audit_log(audit.recent(db, args.limit))
+        return 0
+    with db.transaction() as conn:  # the change and its audit entry commit together
+        if not accounts.set_admin(db, args.username, args.change == "grant"):
+            return fail(f"no user named {args.username!r}")
+        audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
     print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
     return 0
+
+
+def print_audit_log(entries: list[dict]) -> None:
+    """One tab-separated line per entry, oldest first so the newest ends up at the prompt."""
+    from datetime import datetime, timezone
+
+    if not entries:
+        print("(no admin actions recorded)")
+    for e in reversed(entries):
+        when = datetime.fromtimestamp(e["created"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+        print("\t".join((when, e["actor"] or "(command line)", e["action"],
+                         f"{e['target_kind']}:{e['target_id']}", e["reason"])))
 
 
 @command("config", "print the effective configuration (secrets masked)")

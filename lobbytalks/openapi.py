@@ -21,6 +21,8 @@ from .schemas import model_schema, without
 
 REF = "#/components/schemas/"
 CONTRACT_VERSION = "1.0.2"
+# Manage actions LobbyTalks adds to §3's four; the contract's request union only grows.
+MANAGE_EXTENSIONS = (ext.UpdateAgent, ext.ArchiveAgent)
 
 
 class Components:
@@ -126,13 +128,15 @@ def document(base_url: str) -> dict[str, Any]:
     reads = [a for a in ACTIONS.values() if a.method == "GET"]
 
     manage_request = c.put("ManageRequest", _one_of(
-        [c.add(ext.Register), c.add(ext.Rotate), c.add(ext.Revoke), c.add(ext.CancelTask)]))
+        [c.add(ext.Register), c.add(ext.Rotate), c.add(ext.Revoke), c.add(ext.CancelTask),
+         *[c.add(model) for model in MANAGE_EXTENSIONS]]))
     community_request = c.put("CommunityRequest", _one_of([
         c.add(web.CommunityCreate), c.put("CommunityJoin", _membership("join")),
         c.put("CommunityLeave", _membership("leave"))]))
     web_auth, web_logout, web_topic = c.add(web.WebAuth), c.add(web.WebLogout), c.add(web.WebTopicCreate)
     for model in (r.CommunityList, r.CommunityMutation, r.IssuedToken, r.Connections,
-                  r.ManagedTaskList, r.CancelledTask, r.WebCommunityDetails):
+                  r.ManagedTaskList, r.CancelledTask, r.WebCommunityDetails,
+                  r.UpdatedAgent, r.ArchivedAgent):
         c.add(model)
     rpc_request, rpc_response = c.add(r.JsonRpcRequest), c.add(r.JsonRpcResponse)
 
@@ -174,11 +178,15 @@ def document(base_url: str) -> dict[str, Any]:
             "post": {
                 "operationId": "manageExternalConnections", "tags": ["Manage"],
                 "summary": "注册外部虾、轮换或撤销 Token、取消本人的任务",
-                "description": "只接受网页登录 Cookie，不接受 Agent Token。Token 只在这次响应中出现。",
+                "description": "只接受网页登录 Cookie，不接受 Agent Token。Token 只在这次响应中出现。"
+                               "扩展 action：update 改名或改讨论原则（已有发言保留提交时的名字），"
+                               "archive 归档（撤销全部 Token、终止其租约、不再计入 8 只上限，不可恢复）。",
                 "security": [{"WebSession": []}],
                 "requestBody": {"required": True, **_json(manage_request)},
+                # The extensions' results are inline so the contract's named responses stay as they are.
                 "responses": _responses({"anyOf": [{"$ref": REF + "IssuedToken"}, _inline(r.Ok),
-                                                   {"$ref": REF + "CancelledTask"}]},
+                                                   {"$ref": REF + "CancelledTask"},
+                                                   _inline(r.UpdatedAgent), _inline(r.ArchivedAgent)]},
                                         external_error, external_errors),
             },
         },

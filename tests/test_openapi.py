@@ -28,6 +28,16 @@ CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "spec" / "001_a7812d
 TIGHTER_KEYS = {"pattern", "default", "minLength"}  # ids' formats, defaults, "not empty"
 EXTRA_KEYS_AT = {("WebTopicCreate", "island"): {"maxLength"}}  # category ids are ≤64 chars
 EXTRA_LOCATIONS = {("CommunityJoin", "communityId"), ("CommunityLeave", "communityId")}  # alias
+# Extension actions a request union may gain; the contract's own members must all stay.
+EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent"}}
+# Optional extension fields of a response (everything inside them is new, not changed).
+EXTENSION_FIELDS = {("Connections", "archivedAgents")}
+
+
+def _is_extension(name: str, where: str) -> bool:
+    return (name, where) in EXTRA_LOCATIONS or any(
+        name == model and (where == field or where.startswith((field + "[", field + ".")))
+        for model, field in EXTENSION_FIELDS)
 
 
 def is_extension(where: str) -> bool:
@@ -72,14 +82,17 @@ def test_schemas_match_the_contract(doc):
                 problems.append(f"{name}.{where}: missing")
                 continue
             for key, value in expected.items():
-                if got.get(key) != value:
+                served = got.get(key)
+                if key == "union" and served is not None:
+                    served = sorted(set(served) - EXTRA_UNION_MEMBERS.get((name, where), set()))
+                if served != value:
                     problems.append(f"{name}.{where}.{key}: contract {value!r}, served {got.get(key)!r}")
             allowed = TIGHTER_KEYS | EXTRA_KEYS_AT.get((name, where), set())
             extra = set(got) - set(expected) - allowed
             if extra:
                 problems.append(f"{name}.{where}: extra facts {sorted(extra)}")
         for where in set(ours[name]) - set(locations):
-            if (name, where) not in EXTRA_LOCATIONS and not is_extension(where):
+            if not _is_extension(name, where) and not is_extension(where):
                 problems.append(f"{name}.{where}: not in the contract")
     assert problems == []
 
@@ -162,6 +175,12 @@ def test_manage_and_web_responses_validate(app, doc):
     check("CancelledTask", owner.manage_post("cancel_task", taskId=task_id).get_json())
     check("CancelledTask", owner.manage_post("cancel_task", taskId=task_id).get_json())
     check("IssuedToken", owner.manage_post("rotate", profile=agent.profile_id).get_json())
+    check("UpdatedAgent", owner.manage_post("update", profile=agent.profile_id, name="改名虾").get_json())
+    check("ArchivedAgent", owner.manage_post("archive", profile=agent.profile_id).get_json())
+    check("ArchivedAgent", owner.manage_post("archive", profile=agent.profile_id).get_json())
+    listing = owner.manage_get().get_json()
+    assert listing["archivedAgents"][0]["name"] == "改名虾"
+    check("Connections", listing)
     check("ExternalError", owner.manage_post("revoke", tokenId="nope").get_json())
     check("CommunityList", owner.http.get("/api/communities").get_json())
     check("WebCommunityDetails", owner.http.get("/api/communities?id=lobby").get_json())
@@ -199,3 +218,16 @@ def test_mcp_structured_content_validates_against_the_action_outputs(app, doc):
     second = asker.ask("第二个问题：SQLite 的 VACUUM 会锁库吗？")
     call("fail_task", taskId=call("claim_task", topic=second, requestId=str(uuid.uuid4()))["task"]["id"],
          error="来源打不开")
+
+
+def test_manage_extensions_only_add_to_the_contracts_request_union(doc):
+    contract = json.loads(FIXTURE.read_text("utf-8"))["schemas"]["ManageRequest"][""]["union"]
+    served = [ref["$ref"].rsplit("/", 1)[1]
+              for ref in doc["components"]["schemas"]["ManageRequest"]["oneOf"]]
+    assert set(contract) <= set(served)  # nothing of §3's four is lost
+    assert set(served) - set(contract) == EXTRA_UNION_MEMBERS[("ManageRequest", "")]
+    check = Checker(doc).check
+    check("ManageRequest", {"action": "update", "profile": "agt_x", "name": "新名字"})
+    check("ManageRequest", {"action": "archive", "profile": "agt_x"})
+    with pytest.raises(jsonschema.ValidationError):
+        check("ManageRequest", {"action": "archive", "profile": "agt_x", "name": "不收这个字段"})

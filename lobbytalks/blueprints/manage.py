@@ -7,14 +7,16 @@ from .. import clock
 from ..auth import User, bearer_token, require_user
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
-from ..models.external import CancelTask, Register, Revoke, Rotate, TaskFilters
+from ..models.external import (ArchiveAgent, CancelTask, Register, Revoke, Rotate, TaskFilters,
+                               UpdateAgent)
 from ..runtime import runtime
 from ..services import agents, tasks
 from .common import EXTERNAL_BODY_LIMIT, guard_origin, guarded_body, ok
 
 bp = Blueprint("manage", __name__)
 guard_origin(bp)
-POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask}
+POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask,
+               "update": UpdateAgent, "archive": ArchiveAgent}  # the last two are extensions
 
 
 def _owner() -> User:
@@ -45,6 +47,10 @@ def manage():
         return ok(agents.rotate(rt.db, user.id, data.profile, now=now))
     if data.action == "revoke":
         return ok(agents.revoke(rt.db, user.id, data.tokenId, now=now))
+    if data.action == "update":
+        return ok(agents.update(rt.db, user.id, data))
+    if data.action == "archive":
+        return ok(agents.archive(rt.db, user.id, data.profile, now=now))
     return ok(tasks.cancel(rt.db, user.id, data.taskId, now=now))
 
 

@@ -53,7 +53,9 @@ def agents_page():
     now = clock.now()
     listing = agents.list_agents(runtime().db, user.id, now=now)
     base = base_url()
-    return render("agents.html", agents=listing["agents"], clients=CLIENTS, now=now,
+    live = [a for a in listing["agents"] if not a["archived"]]
+    archived = [a for a in listing["agents"] if a["archived"]]
+    return render("agents.html", agents=live, archived=archived, clients=CLIENTS, now=now,
                   last_tasks=agents.last_tasks(runtime().db, user.id),
                   base=base, configs=client_configs(base), token_env=TOKEN_ENV,
                   max_agents=agents.MAX_AGENTS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .common import ID_PATTERN, Id, Page, Strict, Text
 
@@ -124,6 +124,26 @@ class Rotate(Strict):
 class Revoke(Strict):
     action: Literal["revoke"]
     tokenId: Id
+
+
+class UpdateAgent(Strict):
+    """Extension: rename an agent or change its perspective (at least one of the two)."""
+    action: Literal["update"]
+    profile: Id
+    name: Text(1, 24, strip_min=True, single_line=True) | None = None
+    perspective: Text(1, 400, strip_min=True) | None = None
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> "UpdateAgent":
+        if self.name is None and self.perspective is None:
+            raise ValueError("name 与 perspective 至少给出一个")
+        return self
+
+
+class ArchiveAgent(Strict):
+    """Extension: retire an agent for good; its tokens are revoked, it leaves the cap."""
+    action: Literal["archive"]
+    profile: Id
 
 
 class CancelTask(Strict):

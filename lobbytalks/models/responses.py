@@ -216,10 +216,29 @@ class ConnectionAgent(Doc):
     tokens: list[ConnectionToken]
     lastUsed: UnixTime | None = Field(
         None, description="扩展：该虾任一 Token 最近一次被使用的时间（Unix 秒）；从未使用时没有此字段")
+    archived: UnixTime | None = Field(None, description="扩展：归档时间；只出现在 archivedAgents 中")
 
 
 class Connections(Doc):
     agents: Annotated[list[ConnectionAgent], Field(max_length=8)]
+    archivedAgents: list[ConnectionAgent] | None = Field(
+        None, description="扩展：已归档的虾（Token 已撤销，不计入 8 只上限）；没有时没有此字段")
+
+
+class UpdatedAgent(Doc):
+    """Extension ``update``: the agent's name and perspective after the change."""
+    ok: Literal[True]
+    profile: Ref
+    name: Str(1, 24)
+    perspective: Str(1, 400)
+
+
+class ArchivedAgent(Doc):
+    """Extension ``archive``: when the agent was archived (a replay says so)."""
+    ok: Literal[True]
+    profile: Ref
+    archived: UnixTime
+    replayed: bool | None = None
 
 
 class ManagedTask(Closed):

@@ -141,3 +141,35 @@ class AgentRequest(Strict):
     action: Literal["agent_request"]
     topic: Id
     requested: bool
+
+
+# --- moderation (admins only) ----------------------------------------------------------
+
+MessageId = Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
+Reason = Text(0, 300, single_line=True)
+REASON_REQUIRED = ("hide_answer", "suspend_user")
+
+
+class _Moderation(Strict):
+    reason: Reason = ""
+
+    @model_validator(mode="after")
+    def _reason_when_required(self):
+        if self.action in REASON_REQUIRED and not self.reason.strip():  # type: ignore[attr-defined]
+            raise ValueError("请写明原因（reason）")
+        return self
+
+
+class AnswerModeration(_Moderation):
+    action: Literal["hide_answer", "unhide_answer"]
+    message: MessageId
+
+
+class PersonModeration(_Moderation):
+    action: Literal["suspend_user", "unsuspend_user"]
+    username: Text(3, 24, pattern=r"^[a-zA-Z0-9_]+$")
+
+
+class TopicReopen(_Moderation):
+    action: Literal["reopen"]
+    topic: Id

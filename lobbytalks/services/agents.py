@@ -7,7 +7,7 @@ from typing import Any
 from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_agent_token, new_id, sha256_hex
-from .settlement import TOKEN_REVOKED, TOKEN_ROTATED, settle_user
+from .settlement import AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_user
 
 MAX_AGENTS = 8
 TOKEN_DAYS = 30
@@ -33,16 +33,60 @@ def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, An
         return _issue_token(conn, user_id, profile_id, now)
 
 
+def _live_profile(conn: sqlite3.Connection, user_id: int, profile_id: str) -> sqlite3.Row:
+    """:raise 404 not_found: not the user's agent, or archived (its identity is gone)."""
+    row = conn.execute(Q.profile_of_user, (profile_id, user_id)).fetchone()
+    if row is None or row["archived_at"] is not None:
+        raise ApiError("not_found", "外部虾不存在或已归档")
+    return row
+
+
+def _retire_tokens(conn: sqlite3.Connection, user_id: int, profile_id: str, reason: str,
+                   now: int) -> None:
+    """Fail the agent's leases with ``reason`` and revoke all its tokens (§6 settlement)."""
+    settle_user(conn, user_id, now)
+    conn.execute(Q.fail_leased_of_profile, {"profile": profile_id, "reason": reason, "now": now})
+    conn.execute(Q.revoke_profile_tokens, (profile_id,))
+
+
 def rotate(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str, Any]:
     """Revoke every token of the agent, fail their leases, issue a new token."""
     with db.transaction() as conn:
-        if conn.execute(Q.profile_of_user, (profile_id, user_id)).fetchone() is None:
-            raise ApiError("not_found", "外部虾不存在")
-        settle_user(conn, user_id, now)
-        conn.execute(Q.fail_leased_of_profile,
-                     {"profile": profile_id, "reason": TOKEN_ROTATED, "now": now})
-        conn.execute(Q.revoke_profile_tokens, (profile_id,))
+        _live_profile(conn, user_id, profile_id)
+        _retire_tokens(conn, user_id, profile_id, TOKEN_ROTATED, now)
         return _issue_token(conn, user_id, profile_id, now)
+
+
+def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
+    """Rename an agent or change its perspective (extension of §3). Answers already given
+    keep the name they were submitted under. :raise 404: unknown or archived agent."""
+    with db.transaction() as conn:
+        _live_profile(conn, user_id, data.profile)
+        conn.execute(Q.update_profile, {
+            "id": data.profile, "user": user_id, "perspective": data.perspective,
+            "name": data.name.strip() if data.name is not None else None})
+        row = conn.execute(Q.profile_of_user, (data.profile, user_id)).fetchone()
+    return {"ok": True, "profile": row["id"], "name": row["name"],
+            "perspective": row["perspective"]}
+
+
+def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str, Any]:
+    """Retire an agent for good (extension of §3): its tokens are revoked and its leases
+    fail as on revocation; its answers keep its name; it leaves the cap of eight. Archiving
+    twice replays. It cannot be undone, or archiving would lift the cap.
+
+    :raise 404: not the user's agent.
+    """
+    with db.transaction() as conn:
+        row = conn.execute(Q.profile_of_user, (profile_id, user_id)).fetchone()
+        if row is None:
+            raise ApiError("not_found", "外部虾不存在")
+        if row["archived_at"] is not None:
+            return {"ok": True, "profile": profile_id, "archived": row["archived_at"],
+                    "replayed": True}
+        _retire_tokens(conn, user_id, profile_id, AGENT_ARCHIVED, now)
+        conn.execute(Q.archive_profile, (now, profile_id, user_id))
+    return {"ok": True, "profile": profile_id, "archived": now}
 
 
 def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
@@ -78,6 +122,7 @@ def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
             "perspective": p["perspective"], "role": p["role"],
             "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
             "lastUsed": max((t["lastUsed"] for t in own if t["lastUsed"]), default=None),
+            "archived": p["archived_at"],
             "tokens": own,
         })
     return {"agents": agents}
@@ -88,13 +133,20 @@ MANAGE_TOKEN_FIELDS = ("id", "created", "expires", "revoked")
 
 
 def manage_view(listing: dict[str, Any]) -> dict[str, Any]:
-    """The listing as the manage API sends it: token entries cut down to §3's fields, and
-    ``lastUsed`` (an extension) only once the agent has used a token."""
-    return {"agents": [
-        {**{k: v for k, v in agent.items() if k != "lastUsed" or v is not None},
-         "tokens": [{k: t[k] for k in MANAGE_TOKEN_FIELDS} for t in agent["tokens"]]}
-        for agent in listing["agents"]
-    ]}
+    """The listing as the manage API sends it: token entries cut down to §3's fields and
+    ``lastUsed`` (an extension) only once the agent has used a token. ``agents`` holds the
+    live agents only (at most eight, as the contract says); archived ones follow in the
+    extension ``archivedAgents`` when there are any."""
+    def entry(agent: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: v for k, v in agent.items()
+                   if k != "archived" and (k != "lastUsed" or v is not None)},
+                **({"archived": agent["archived"]} if agent["archived"] else {}),
+                "tokens": [{k: t[k] for k in MANAGE_TOKEN_FIELDS} for t in agent["tokens"]]}
+    view: dict[str, Any] = {"agents": [entry(a) for a in listing["agents"] if not a["archived"]]}
+    archived = [entry(a) for a in listing["agents"] if a["archived"]]
+    if archived:
+        view["archivedAgents"] = archived
+    return view
 
 
 def last_tasks(db: Database, user_id: int) -> dict[str, dict[str, Any]]:

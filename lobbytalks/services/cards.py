@@ -148,10 +148,18 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
         conn.execute(Q.set_message_share, (int(allowed), message_id, user_id))
         if not allowed:
-            for card in conn.execute(Q.published_cards_of_topic, (message["topic_id"],)).fetchall():
-                if message_id in json.loads(card["message_ids"]):
-                    conn.execute(Q.hide_card, (card["id"],))
+            hide_cards_using(conn, message["topic_id"], message_id)
     return {"ok": True, "id": message_id, "sharePublic": allowed}
+
+
+def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str) -> int:
+    """Hide every published card of the topic built on the message (it was withdrawn or an
+    admin hid it); a hidden card stays hidden. Returns how many cards were hidden."""
+    hidden = 0
+    for card in conn.execute(Q.published_cards_of_topic, (topic_id,)).fetchall():
+        if message_id in json.loads(card["message_ids"]):
+            hidden += conn.execute(Q.hide_card, (card["id"],)).rowcount
+    return hidden
 
 
 def _asked_topic(conn: sqlite3.Connection, user_id: int, topic_id: str) -> sqlite3.Row:

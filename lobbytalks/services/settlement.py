@@ -14,6 +14,7 @@ DEAD_CONNECTION = "连接已撤销或 Token 已过期"
 TOKEN_ROTATED = "Token 已轮换，旧连接的任务已终止"
 TOKEN_REVOKED = "Token 已撤销，此连接的任务已终止"
 CANCELLED = "用户已取消外部任务"
+AGENT_ARCHIVED = "外部虾已归档，此连接的任务已终止"
 
 
 def settle_user(conn: sqlite3.Connection, user_id: int, now: int) -> None:

@@ -9,7 +9,7 @@ from ..crypto import DecryptionFailed
 from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
-from . import cards, communities, search
+from . import audit, cards, communities, search
 from .reading import can_read_full, latest_messages, message_view
 
 if TYPE_CHECKING:
@@ -115,7 +115,9 @@ def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int
         topic = get_topic(conn, topic_id)
         if topic["author_id"] != user_id and not is_admin:
             raise ApiError("forbidden", "只有题主或管理员可以结束问题")
-        conn.execute(Q.close_topic, (now, user_id, now, topic_id))
+        closed = conn.execute(Q.close_topic, (now, user_id, now, topic_id)).rowcount == 1
+        if closed and topic["author_id"] != user_id:
+            audit.record(conn, user_id, "close_question", "topic", topic_id, "", now)
     return {"ok": True, "id": topic_id, "status": "closed"}
 
 

@@ -1,6 +1,6 @@
 -- name: count_profiles
--- Agents of every kind count toward the per-user cap.
-SELECT COUNT(*) FROM profiles WHERE user_id = ?;
+-- Agents of every kind count toward the per-user cap; archived ones are retired and do not.
+SELECT COUNT(*) FROM profiles WHERE user_id = ? AND archived_at IS NULL;
 
 -- name: insert_profile
 INSERT INTO profiles (id, user_id, kind, name, perspective, client, role, memory_enabled, created)
@@ -11,11 +11,11 @@ INSERT INTO tokens (id, profile_id, user_id, digest, last4, created, expires, re
 VALUES (?, ?, ?, ?, ?, ?, ?, 0);
 
 -- name: profile_of_user
-SELECT id, name, client, perspective, role, memory_enabled, created
+SELECT id, name, client, perspective, role, memory_enabled, created, archived_at
 FROM profiles WHERE id = ? AND user_id = ?;
 
 -- name: profiles_of_user
-SELECT id, name, client, perspective, role, memory_enabled, created
+SELECT id, name, client, perspective, role, memory_enabled, created, archived_at
 FROM profiles WHERE user_id = ? ORDER BY created, id;
 
 -- name: tokens_of_user
@@ -41,3 +41,11 @@ SELECT profile_id, id, topic_id, state, error, updated FROM (
            ROW_NUMBER() OVER (PARTITION BY k.profile_id ORDER BY k.created DESC, k.id DESC) AS n
     FROM tasks k WHERE k.user_id = ?)
 WHERE n = 1;
+
+-- name: update_profile
+-- Rename or re-brief an agent; answers keep the name they were submitted under.
+UPDATE profiles SET name = COALESCE(:name, name), perspective = COALESCE(:perspective, perspective)
+WHERE id = :id AND user_id = :user AND archived_at IS NULL;
+
+-- name: archive_profile
+UPDATE profiles SET archived_at = ? WHERE id = ? AND user_id = ? AND archived_at IS NULL;

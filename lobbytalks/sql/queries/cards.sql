@@ -2,11 +2,12 @@
 -- Messages of one question version whose authors allowed public use, oldest first.
 SELECT id, name, text, reasoning_summary, uncertainties, conditions, sources, created
 FROM messages
-WHERE topic_id = ? AND question_version = ? AND share_public = 1
+WHERE topic_id = ? AND question_version = ? AND share_public = 1 AND hidden_at IS NULL
 ORDER BY created, id;
 
 -- name: shared_message_ids_of_topic
-SELECT id FROM messages WHERE topic_id = ? AND share_public = 1;
+-- Hidden answers count as no longer shared.
+SELECT id FROM messages WHERE topic_id = ? AND share_public = 1 AND hidden_at IS NULL;
 
 -- name: card_in_state
 -- The newest card of a topic in one state (draft, published or hidden).

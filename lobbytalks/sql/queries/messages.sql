@@ -3,23 +3,25 @@
 SELECT 1 FROM messages WHERE topic_id = ? AND user_id = ? LIMIT 1;
 
 -- name: latest_messages
+-- Answers an admin hid are left out of every reading (here and below).
 SELECT id, topic_id, user_id, profile_id, reply_to, name, model, text, reasoning_summary,
        uncertainties, conditions, sources, tool_runs, provenance, question_version,
        share_public, created
-FROM messages WHERE topic_id = ?
+FROM messages WHERE topic_id = ? AND hidden_at IS NULL
 ORDER BY created DESC, id DESC
 LIMIT ?;
 
 -- name: latest_message_ids
 -- The ids a claim freezes: the newest messages it may read.
-SELECT id FROM messages WHERE topic_id = ? ORDER BY created DESC, id DESC LIMIT ?;
+SELECT id FROM messages WHERE topic_id = ? AND hidden_at IS NULL
+ORDER BY created DESC, id DESC LIMIT ?;
 
 -- name: messages_by_ids
 -- A task's frozen messages (a JSON array of ids), oldest first.
 SELECT id, topic_id, user_id, profile_id, reply_to, name, model, text, reasoning_summary,
        uncertainties, conditions, sources, tool_runs, provenance, question_version,
        share_public, created
-FROM messages WHERE topic_id = ? AND id IN (SELECT value FROM json_each(?))
+FROM messages WHERE topic_id = ? AND id IN (SELECT value FROM json_each(?)) AND hidden_at IS NULL
 ORDER BY created, id;
 
 -- name: message_by_id

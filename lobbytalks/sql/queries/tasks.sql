@@ -73,4 +73,4 @@ UPDATE topics SET message_count = message_count + 1, updated = :now, last_answer
 WHERE id = :id;
 
 -- name: message_in_topic
-SELECT 1 FROM messages WHERE id = ? AND topic_id = ?;
+SELECT 1 FROM messages WHERE id = ? AND topic_id = ? AND hidden_at IS NULL;

@@ -1,0 +1,37 @@
+"""Moderation actions on /api/community, for admins only: hide or show an answer, suspend
+or reinstate a person, reopen a closed question. Each one is audited by its service."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from flask import Response, request
+
+from .. import clock
+from ..auth import require_admin
+from ..models.web import AnswerModeration, PersonModeration, TopicReopen
+from ..services import moderation
+from .common import ok
+from .community import post_action, signed_in_write
+
+# action -> (request model, the field naming the target, service)
+ADMIN_ACTIONS: dict[str, tuple[Any, str, Callable[..., dict[str, Any]]]] = {
+    "hide_answer": (AnswerModeration, "message", moderation.hide_answer),
+    "unhide_answer": (AnswerModeration, "message", moderation.unhide_answer),
+    "suspend_user": (PersonModeration, "username", moderation.suspend),
+    "unsuspend_user": (PersonModeration, "username", moderation.unsuspend),
+    "reopen": (TopicReopen, "topic", moderation.reopen),
+}
+
+
+def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]]
+                  ) -> Callable[[dict[str, Any]], Response]:
+    def handle(body: dict[str, Any]) -> Response:
+        require_admin(request)  # before validation: others learn nothing about the body
+        user, data, rt = signed_in_write(model, body)
+        return ok(service(rt.db, user.id, getattr(data, target), data.reason.strip(),
+                          now=clock.now()))
+    return handle
+
+
+for _name, (_model, _target, _service) in ADMIN_ACTIONS.items():
+    post_action(_name)(_admin_action(_model, _target, _service))

@@ -1,0 +1,25 @@
+"""The admin page: recent questions, answers and sign-ups with the moderation actions.
+
+Only admins see it; everyone else gets the same 404 as for a page that does not exist.
+What it shows is decided in ``services/moderation.py`` (public facts, never private context).
+"""
+from __future__ import annotations
+
+from flask import abort
+
+from ..runtime import runtime
+from ..services import audit, moderation
+from .web_base import bp, login_required, render, viewer
+
+AUDIT_ON_PAGE = 20
+
+
+@bp.get("/admin")
+@login_required
+def admin_page():
+    user = viewer()
+    if not user.is_admin:
+        abort(404)
+    rt = runtime()
+    return render("admin.html", recent=moderation.recent(rt.db), me=user.username,
+                  log=audit.recent(rt.db, AUDIT_ON_PAGE))

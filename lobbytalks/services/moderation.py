@@ -1,0 +1,132 @@
+"""What admins may do about abuse: hide an answer, suspend a person, reopen a question.
+
+Every action writes one ``audit_log`` row in the same transaction as the change, so the
+trail never misses or invents one. Doing the same thing twice replays without a second row.
+
+Being an admin still grants no membership and no right to read a discussion (§1). The admin
+listing therefore shows public facts (titles, public backgrounds, names, dates, states) and
+an answer's conclusion only once a published answer card already shows it to everyone: any
+other conclusion is part of a discussion only its asker and contributors may read, and it
+may repeat the question's private context. Admins act on the rest by an answer's id, which
+the people who can read it report.
+"""
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ..db import Database, Q
+from ..errors import ApiError
+from .audit import record
+from .cards import hide_cards_using
+from .topics import get_topic
+
+SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
+SUSPENDED_LOGIN = "此账号已被管理员停用"
+RECENT_LIMIT = 20
+
+
+def suspension_notice(reason: str | None) -> str:
+    """The clear message a suspended person (or their agent) is refused with."""
+    return f"{SUSPENDED_LOGIN}：{reason}" if reason else SUSPENDED_LOGIN
+
+
+def refuse_if_suspended(conn: sqlite3.Connection, user_id: int) -> None:
+    """:raise 403 forbidden: the user is suspended (the message says so and why)."""
+    row = conn.execute(Q.user_suspension, (user_id,)).fetchone()
+    if row is not None:
+        raise ApiError("forbidden", suspension_notice(row["suspended_reason"]))
+
+
+def _message(conn: sqlite3.Connection, message_id: str) -> sqlite3.Row:
+    row = conn.execute(Q.message_moderation_state, (message_id,)).fetchone()
+    if row is None:
+        raise ApiError("not_found", "发言不存在")
+    return row
+
+
+def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
+                now: int) -> dict[str, Any]:
+    """Hide an answer from every reader; it stays stored and counted, and the published
+    cards built on it are hidden in the same write. :raise 404: unknown answer."""
+    with db.transaction() as conn:
+        message = _message(conn, message_id)
+        if message["hidden_at"] is not None:
+            return {"ok": True, "id": message_id, "hidden": True, "replayed": True}
+        conn.execute(Q.hide_message, {"id": message_id, "reason": reason, "now": now,
+                                      "admin": admin_id})
+        hide_cards_using(conn, message["topic_id"], message_id)
+        record(conn, admin_id, "hide_answer", "message", message_id, reason, now)
+    return {"ok": True, "id": message_id, "hidden": True}
+
+
+def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
+                  now: int) -> dict[str, Any]:
+    """Show a hidden answer again (cards it was in stay hidden until republished)."""
+    with db.transaction() as conn:
+        _message(conn, message_id)
+        if conn.execute(Q.unhide_message, (message_id,)).rowcount == 0:
+            return {"ok": True, "id": message_id, "hidden": False, "replayed": True}
+        record(conn, admin_id, "unhide_answer", "message", message_id, reason, now)
+    return {"ok": True, "id": message_id, "hidden": False}
+
+
+def _person(conn: sqlite3.Connection, username: str) -> sqlite3.Row:
+    row = conn.execute(Q.user_moderation_state, (username,)).fetchone()
+    if row is None:
+        raise ApiError("not_found", "用户不存在")
+    return row
+
+
+def suspend(db: Database, admin_id: int, username: str, reason: str, *,
+            now: int) -> dict[str, Any]:
+    """Suspend a person: their sessions end, their tokens are revoked and their leases fail,
+    all in one write. :raise 404: unknown user; :raise 403: an admin."""
+    with db.transaction() as conn:
+        person = _person(conn, username)
+        if person["is_admin"]:  # includes oneself; admins are answerable to the operator
+            raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
+        if conn.execute(Q.suspend_user, (now, reason, person["id"])).rowcount == 0:
+            return {"ok": True, "username": person["username"], "suspended": True,
+                    "replayed": True}
+        conn.execute(Q.end_sessions_of_suspended, (person["id"],))
+        conn.execute(Q.fail_leased_of_suspended,
+                     {"user": person["id"], "reason": SUSPENDED_TASK, "now": now})
+        conn.execute(Q.revoke_tokens_of_suspended, (person["id"],))
+        record(conn, admin_id, "suspend_user", "user", person["username"], reason, now)
+    return {"ok": True, "username": person["username"], "suspended": True}
+
+
+def unsuspend(db: Database, admin_id: int, username: str, reason: str, *,
+              now: int) -> dict[str, Any]:
+    """Lift a suspension: the person may log in again; their old tokens stay revoked (they
+    rotate to connect their agents again)."""
+    with db.transaction() as conn:
+        person = _person(conn, username)  # anyone, also someone made admin while suspended
+        if conn.execute(Q.unsuspend_user, (person["id"],)).rowcount == 0:
+            return {"ok": True, "username": person["username"], "suspended": False,
+                    "replayed": True}
+        record(conn, admin_id, "unsuspend_user", "user", person["username"], reason, now)
+    return {"ok": True, "username": person["username"], "suspended": False}
+
+
+def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
+           now: int) -> dict[str, Any]:
+    """Reopen a closed question; agents may claim it again. :raise 404: unknown topic."""
+    with db.transaction() as conn:
+        get_topic(conn, topic_id)
+        if conn.execute(Q.reopen_topic, (now, topic_id)).rowcount == 0:
+            return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
+        record(conn, admin_id, "reopen_question", "topic", topic_id, reason, now)
+    return {"ok": True, "id": topic_id, "status": "open"}
+
+
+def recent(db: Database, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, Any]]]:
+    """What the admin page lists: newest questions, answers and sign-ups (see the module
+    docstring for what an answer shows)."""
+    return {
+        "questions": [dict(r) for r in db.all(Q.recent_topics_for_admin, (limit,))],
+        "answers": [dict(r) for r in db.all(Q.recent_answers_for_admin, (limit,))],
+        "signups": [dict(r) for r in db.all(Q.recent_signups_for_admin, (limit,))],
+    }
+

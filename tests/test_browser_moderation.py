@@ -1,0 +1,208 @@
+"""The admin page and the agent controls in a real browser (Debian's Chromium via Playwright)
+against a real `lobbytalks serve`: both languages, desktop and phone widths.
+
+Screenshots go to a temporary folder (printed by the test) for review.
+"""
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import LiveServer, good_result
+from test_browser import browser, watch  # noqa: F401  (the browser fixture)
+
+pytestmark = pytest.mark.slow
+
+SHOTS = Path(tempfile.gettempdir()) / "lobbytalks-screenshots" / "moderation"
+PRIVATE = "私密：客户名单在 /srv/crm，不要外传。"
+ADMIN = {"LOBBYTALKS_ADMIN_USERNAME": "chief", "LOBBYTALKS_ADMIN_PASSWORD": "chief password 1"}
+DESKTOP = {"viewport": {"width": 1280, "height": 900}}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture
+def server(tmp_path):
+    live = LiveServer(tmp_path / "browser", env=ADMIN)
+    yield live
+    live.stop()
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def fits(page) -> None:
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{page.url} is {overflow}px wider than the screen"
+
+
+def log_in(page, base: str, username: str, password: str = "correct horse 1") -> None:
+    page.goto(f"{base}/login")
+    page.fill("#f-username", username)
+    page.fill("#f-password", password)
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+
+def signed_in(browser, base: str, problems: list[str], username: str,
+              password: str = "correct horse 1", *, locale: str, screen: dict):
+    """A fresh browser context logged in as ``username``, its errors collected."""
+    context = browser.new_context(locale=locale, **screen)
+    page = context.new_page()
+    watch(page, problems)
+    log_in(page, base, username, password)
+    return context, page
+
+
+def answered_question(base: str) -> dict:
+    """An asker's question with private context, answered by the member's agent."""
+    asker = requests.Session()
+    asker.post(f"{base}/api/community", json={"action": "register", "username": "asker_b",
+                                              "password": "correct horse 1"}).raise_for_status()
+    asker.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).raise_for_status()
+    topic = asker.post(f"{base}/api/community", json={
+        "action": "topic", "title": "怎样给 SQLite 做在线备份？", "privateContext": PRIVATE}).json()["id"]
+    member = requests.Session()
+    member.post(f"{base}/api/community", json={"action": "register", "username": "member_b",
+                                               "password": "correct horse 1"}).raise_for_status()
+    issued = member.post(f"{base}/api/external/manage", json={
+        "action": "register", "name": "备份虾", "perspective": "先给结论。", "client": "codex"}).json()
+    agent = requests.Session()
+    agent.headers["Authorization"] = f"Bearer {issued['token']}"
+    agent.post(f"{base}/api/external", json={"action": "join_community", "community": "lobby"})
+    task = agent.post(f"{base}/api/external", json={
+        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
+    message = agent.post(f"{base}/api/external", json={
+        "action": "submit_result", "taskId": task, **good_result()}).json()["messageId"]
+    return {"asker": asker, "member": member, "agent": agent, "topic": topic,
+            "message": message, "profile": issued["profileId"]}
+
+
+def test_agent_controls_in_both_languages_and_widths(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    data = answered_question(base)
+    problems: list[str] = []
+
+    context, page = signed_in(browser, base, problems, "member_b", locale="zh-CN", screen=DESKTOP)
+    page.goto(f"{base}/agents")
+    card = page.locator(f"#agent-{data['profile']}")
+    card.locator("summary", has_text="修改名称或讨论原则").click()
+    card.locator("input[name=name]").fill("改名后的虾")
+    card.locator("textarea[name=perspective]").fill("只引用一手来源。")
+    shot(page, "agents-edit-zh-desktop")
+    card.get_by_role("button", name="保存修改").click()
+    expect(page.locator("#flash")).to_have_text("智能体已更新。")
+    expect(page.locator(f"#agent-{data['profile']}-name")).to_contain_text("改名后的虾")
+    listed = data["member"].get(f"{base}/api/external/manage").json()["agents"][0]
+    assert listed["name"] == "改名后的虾" and listed["perspective"] == "只引用一手来源。"
+    # The answer keeps the name it was given under.
+    answers = data["asker"].get(f"{base}/api/community", params={"topic": data["topic"]}).json()["messages"]
+    assert [m["name"] for m in answers] == ["备份虾"]
+    context.close()
+
+    phone, mobile = signed_in(browser, base, problems, "member_b", locale="en", screen=PHONE)
+    mobile.goto(f"{base}/agents?lang=en")
+    card = mobile.locator(f"#agent-{data['profile']}")
+    card.locator("summary", has_text="Rename or change how it answers").click()
+    fits(mobile)
+    shot(mobile, "agents-edit-en-phone")
+    card.get_by_role("button", name="Archive 改名后的虾").click()
+    expect(mobile.locator("#confirm-dialog")).to_be_visible()
+    expect(mobile.locator("#confirm-text")).to_contain_text("cannot be undone")
+    mobile.click("#confirm-yes")
+    expect(mobile.locator("#flash")).to_have_text("Agent archived.")
+    expect(mobile.locator("#archived-agents")).to_contain_text("改名后的虾")
+    expect(mobile.locator("#agent-list")).to_contain_text("You have no agents yet.")
+    fits(mobile)
+    shot(mobile, "agents-archived-en-phone")
+    listing = data["member"].get(f"{base}/api/external/manage").json()
+    assert listing["agents"] == [] and listing["archivedAgents"][0]["id"] == data["profile"]
+    refused = data["agent"].get(f"{base}/api/external", params={"action": "list_topics"})
+    assert refused.status_code == 401
+    phone.close()
+    assert problems == []
+
+
+def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    data = answered_question(base)
+    data["asker"].post(f"{base}/api/community", json={"action": "close", "topic": data["topic"]})
+    problems: list[str] = []
+
+    # Someone who is not an admin finds no admin page and no link to it.
+    context, page = signed_in(browser, base, problems, "asker_b", locale="zh-CN", screen=DESKTOP)
+    expect(page.locator('a[href="/admin"]')).to_have_count(0)
+    assert page.goto(f"{base}/admin").status == 404
+    context.close()
+
+    context, page = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="zh-CN", screen=DESKTOP)
+    page.get_by_role("link", name="管理").click()
+    page.wait_for_url(f"{base}/admin")
+    expect(page.locator("h1")).to_have_text("管理")
+    answer = page.locator(f"#admin-m-{data['message']}")
+    expect(answer.locator(".withheld")).to_be_visible()
+    assert PRIVATE not in page.content() and "在线备份 API" not in page.content()
+    shot(page, "admin-zh-desktop")
+
+    # Hide the answer: a reason is required, then it is gone for its readers.
+    answer.get_by_role("button", name="隐藏回答").click()
+    assert answer.locator("input[name=reason]").evaluate("el => !el.validity.valid")
+    answer.locator("input[name=reason]").fill("含有人身攻击")
+    answer.get_by_role("button", name="隐藏回答").click()
+    expect(page.locator("#flash")).to_have_text("回答已隐藏。")
+    expect(page.locator(f"#admin-m-{data['message']} .badge.hidden-answer")).to_be_visible()
+    expect(page.locator(f"#admin-m-{data['message']}")).to_contain_text("含有人身攻击")
+    read = data["asker"].get(f"{base}/api/community", params={"topic": data["topic"]}).json()
+    assert read["messages"] == [] and read["messageCount"] == 1
+
+    # Suspend the member: their session and login stop working at once.
+    person = page.locator("#admin-u-member_b")
+    person.locator("input[name=reason]").fill("批量发广告")
+    person.get_by_role("button", name="停用账号").click()
+    expect(page.locator("#flash")).to_have_text("账号已停用。")
+    expect(page.locator("#admin-u-member_b")).to_contain_text("批量发广告")
+    assert data["member"].get(f"{base}/api/external/manage").status_code == 401
+    login = requests.post(f"{base}/api/community", json={
+        "action": "login", "username": "member_b", "password": "correct horse 1"})
+    assert login.status_code == 403 and "批量发广告" in login.json()["error"]
+
+    # Reopen the closed question.
+    question = page.locator(f"#admin-q-{data['topic']}")
+    question.get_by_role("button", name="重新开放").click()
+    expect(page.locator("#flash")).to_have_text("问题已重新开放。")
+    expect(page.locator(f"#admin-q-{data['topic']} .badge.status-open")).to_be_visible()
+    assert data["asker"].get(f"{base}/api/community",
+                             params={"topic": data["topic"]}).json()["topic"]["status"] == "open"
+    log = page.locator("#admin-log")
+    expect(log).to_contain_text("隐藏回答")
+    expect(log).to_contain_text("停用账号")
+    expect(log).to_contain_text("重新开放问题")
+    shot(page, "admin-after-zh-desktop")
+    context.close()
+
+    # English on a phone: the page fits, and the suspension can be lifted.
+    phone, mobile = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="en", screen=PHONE)
+    mobile.goto(f"{base}/admin?lang=en")
+    expect(mobile.locator("h2#admin-answers-title")).to_have_text("Recent answers")
+    fits(mobile)
+    shot(mobile, "admin-en-phone")
+    mobile.locator("#admin-u-member_b").get_by_role("button", name="Reinstate").click()
+    expect(mobile.locator("#flash")).to_have_text("Account reinstated.")
+    expect(mobile.locator(f"#admin-m-{data['message']}").get_by_role("button", name="Show again")).to_be_visible()
+    fits(mobile)
+    phone.close()
+    assert requests.post(f"{base}/api/community", json={
+        "action": "login", "username": "member_b", "password": "correct horse 1"}).status_code == 200
+    print(f"screenshots in {SHOTS}")
+    assert problems == []

@@ -1,0 +1,274 @@
+"""Moderation: admins hide answers, suspend people and reopen questions; all of it audited,
+none of it a right to read a discussion (§1)."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from conftest import Person, count, good_result
+from helpers import assert_external_error, assert_web_error
+from lobbytalks.services import accounts
+from lobbytalks.services.moderation import SUSPENDED_TASK
+
+PRIVATE = "私密：线上库 40 GB，每晚 3 点批量写入。"
+
+
+def make_admin(app) -> Person:
+    admin = Person(app).register()
+    assert accounts.set_admin(app.config["LOBBYTALKS"].db, admin.username, True)
+    return admin
+
+
+@pytest.fixture
+def admin(app) -> Person:
+    return make_admin(app)
+
+
+@pytest.fixture
+def discussion(asker, member):
+    """A question with private context and one answer by the member's agent, shared."""
+    agent = member.new_agent("答题虾")
+    agent.post("join_community", community="lobby")
+    topic = asker.ask(description="公开背景。", privateContext=PRIVATE)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    message = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
+    assert member.web_post("share", message=message, sharePublic=True).status_code == 200
+    return {"topic": topic, "message": message, "agent": agent}
+
+
+def audit_rows(db) -> list[tuple]:
+    return [tuple(r) for r in db.execute(
+        "SELECT a.action, a.target_kind, a.target_id, a.reason, u.username"
+        " FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id ORDER BY a.id")]
+
+
+# --- hiding an answer ---------------------------------------------------------------------
+
+def test_hidden_answer_leaves_every_reading_but_stays_counted(app, admin, asker, member,
+                                                              discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    asker.web_post("card_preview", topic=topic)
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    r = admin.web_post("hide_answer", message=message, reason="人身攻击")
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "id": message, "hidden": True}
+    row = db.execute("SELECT hidden_reason, hidden_by IS NOT NULL FROM messages").fetchone()
+    assert tuple(row) == ("人身攻击", 1)
+    assert count(db, "messages") == 1
+    assert db.execute("SELECT message_count FROM topics").fetchone()[0] == 1
+    # The card built on it is hidden in the same write.
+    assert db.execute("SELECT state FROM answer_cards").fetchone()[0] == "hidden"
+    assert asker.web_get(action="card", topic=topic).get_json()["card"] is None
+    for reader in (asker, member):  # the asker, and the author (who keeps the read right)
+        read = reader.web_get(topic=topic).get_json()
+        assert read["allowed"] is True and read["messages"] == [] and read["messageCount"] == 1
+        page = reader.http.get(f"/q/{topic}").get_data(as_text=True)
+        assert f'id="m-{message}"' not in page and "在线备份 API" not in page
+    context = discussion["agent"].get("get_context", topic=topic).get_json()
+    assert context["allowed"] is True and context["messages"] == []
+    # Nothing shared and visible is left, so no new card can be built from it.
+    assert_web_error(asker.web_post("card_preview", topic=topic), 409)
+    assert audit_rows(db) == [("hide_answer", "message", message, "人身攻击", admin.username)]
+
+
+def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    admin.web_post("hide_answer", message=message, reason="垃圾信息")
+    again = admin.web_post("hide_answer", message=message, reason="又一次").get_json()
+    assert again["replayed"] is True
+    assert db.execute("SELECT hidden_reason FROM messages").fetchone()[0] == "垃圾信息"
+    r = admin.web_post("unhide_answer", message=message)
+    assert r.get_json() == {"ok": True, "id": message, "hidden": False}
+    assert [m["id"] for m in asker.web_get(topic=topic).get_json()["messages"]] == [message]
+    assert db.execute("SELECT hidden_reason, hidden_at FROM messages").fetchone()[:] == (None, None)
+    assert admin.web_post("unhide_answer", message=message).get_json()["replayed"] is True
+    assert [r[0] for r in audit_rows(db)] == ["hide_answer", "unhide_answer"]
+
+
+def test_a_frozen_claim_and_replies_skip_a_hidden_answer(app, admin, asker, member, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    agent = discussion["agent"]
+    request_id = str(uuid.uuid4())
+    claimed = agent.claim(topic, request_id).get_json()
+    assert [m["id"] for m in claimed["context"]["messages"]] == [message]
+    admin.web_post("hide_answer", message=message, reason="泄露隐私")
+    replayed = agent.claim(topic, request_id).get_json()
+    assert replayed["replayed"] is True and replayed["context"]["messages"] == []
+    assert_external_error(agent.claim(topic, replyTo=message), 400, "invalid_reply")
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"message": "msg_nothere", "reason": "x"}, 404),
+    ({"reason": "没有对象"}, 400),
+    ({"message": "MSG"}, 400),                       # hiding needs a reason
+    ({"message": "MSG", "reason": "   "}, 400),
+    ({"message": "MSG", "reason": "r" * 301}, 400),
+    ({"message": "MSG", "reason": "a\nb"}, 400),
+    ({"message": "bad id!", "reason": "x"}, 400),
+    ({"message": "MSG", "reason": "x", "extra": 1}, 400),
+])
+def test_hide_validation_writes_nothing(admin, discussion, db, body, status):
+    body = {k: discussion["message"] if v == "MSG" else v for k, v in body.items()}
+    assert_web_error(admin.web_post("hide_answer", **body), status)
+    assert count(db, "messages", "hidden_at IS NOT NULL") == 0 and count(db, "audit_log") == 0
+
+
+@pytest.mark.parametrize("action, body", [
+    ("hide_answer", {"message": "MSG", "reason": "x"}),
+    ("unhide_answer", {"message": "MSG"}),
+    ("suspend_user", {"username": "NAME", "reason": "x"}),
+    ("unsuspend_user", {"username": "NAME"}),
+    ("reopen", {"topic": "TOPIC"}),
+])
+def test_only_admins_moderate(app, asker, member, discussion, db, action, body):
+    body = {k: {"MSG": discussion["message"], "NAME": member.username,
+                "TOPIC": discussion["topic"]}.get(v, v) for k, v in body.items()}
+    body_error = assert_web_error(asker.web_post(action, **body), 403)
+    assert "管理员" in body_error["error"]
+    assert_web_error(asker.web_post(action), 403)  # even a broken body is refused as such
+    assert_web_error(Person(app).web_post(action, **body), 401)
+    assert count(db, "audit_log") == 0 and count(db, "messages", "hidden_at IS NOT NULL") == 0
+    assert count(db, "users", "suspended_at IS NOT NULL") == 0
+
+
+def test_an_admin_still_cannot_read_the_discussion(admin, discussion):
+    read = admin.web_get(topic=discussion["topic"]).get_json()
+    assert read["allowed"] is False and read["messages"] == [] and "privateContext" not in read["topic"]
+    admin.web_post("hide_answer", message=discussion["message"], reason="举报")
+    assert admin.web_get(topic=discussion["topic"]).get_json()["allowed"] is False
+
+
+# --- suspending a person ------------------------------------------------------------------
+
+def test_suspension_ends_sessions_tokens_and_leases_and_refuses_login_and_agents(
+        app, admin, asker, member, db):
+    agent = member.new_agent()
+    agent.post("join_community", community="lobby")
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    r = admin.web_post("suspend_user", username=member.username.upper(), reason="批量刷屏")
+    assert r.get_json() == {"ok": True, "username": member.username, "suspended": True}
+    user_id = db.execute("SELECT id FROM users WHERE username = ?", (member.username,)).fetchone()[0]
+    assert count(db, "sessions", "user_id = ?", (user_id,)) == 0
+    assert count(db, "tokens", "user_id = ? AND revoked = 0", (user_id,)) == 0
+    assert tuple(db.execute("SELECT state, error FROM tasks WHERE id = ?", (task,)).fetchone()) == \
+        ("failed", SUSPENDED_TASK)
+    # The old cookie is dead; logging in again is refused with the reason.
+    assert member.web_get(action="me").get_json()["user"] is None
+    assert_external_error(member.manage_get(), 401, "unauthorized")
+    refused = assert_web_error(member.web_post("login", username=member.username,
+                                               password=member.password), 403)
+    assert "停用" in refused["error"] and "批量刷屏" in refused["error"]
+    assert "Set-Cookie" not in member.web_post("login", username=member.username,
+                                               password=member.password).headers
+    assert count(db, "sessions", "user_id = ?", (user_id,)) == 0
+    # A wrong password still reads as a wrong password (nothing learned without it).
+    assert_web_error(member.web_post("login", username=member.username, password="wrong pass 123"), 401)
+    # The agent is told why, not just "invalid token"; over MCP as well.
+    body = assert_external_error(agent.get("list_topics"), 403, "forbidden")
+    assert "停用" in body["error"] and agent.token not in body["error"]
+    mcp = agent.http.post("/api/external/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                          headers={**agent.headers, "Accept": "application/json, text/event-stream"})
+    assert mcp.status_code == 403 and mcp.get_json()["error"]["data"]["code"] == "forbidden"
+    assert audit_rows(db) == [("suspend_user", "user", member.username, "批量刷屏", admin.username)]
+
+
+def test_suspension_is_reversible(admin, member, db):
+    agent = member.new_agent()
+    admin.web_post("suspend_user", username=member.username, reason="误判")
+    assert admin.web_post("suspend_user", username=member.username,
+                          reason="再一次").get_json()["replayed"] is True
+    assert admin.web_post("unsuspend_user", username=member.username).get_json() == {
+        "ok": True, "username": member.username, "suspended": False}
+    assert member.web_post("login", username=member.username,
+                           password=member.password).status_code == 200
+    assert db.execute("SELECT suspended_at, suspended_reason FROM users WHERE username = ?",
+                      (member.username,)).fetchone()[:] == (None, None)
+    # Old tokens stay revoked (the generic refusal now); rotating connects the agent again.
+    assert_external_error(agent.get("list_topics"), 401, "unauthorized")
+    assert member.manage_post("rotate", profile=agent.profile_id).status_code == 200
+    assert [r[0] for r in audit_rows(db)] == ["suspend_user", "unsuspend_user"]
+
+
+def test_admins_and_unknown_people_cannot_be_suspended(app, admin, db):
+    other_admin = make_admin(app)
+    for name, status in ((admin.username, 403), (other_admin.username, 403), ("nobody_here", 404)):
+        assert_web_error(admin.web_post("suspend_user", username=name, reason="x"), status)
+    assert count(db, "users", "suspended_at IS NOT NULL") == 0 and count(db, "audit_log") == 0
+
+
+def test_someone_made_admin_while_suspended_can_still_be_reinstated(app, admin, member, db):
+    admin.web_post("suspend_user", username=member.username, reason="刷屏")
+    assert accounts.set_admin(app.config["LOBBYTALKS"].db, member.username, True)
+    assert_web_error(member.web_post("login", username=member.username, password=member.password), 403)
+    assert admin.web_post("unsuspend_user", username=member.username).get_json()["suspended"] is False
+    assert member.web_post("login", username=member.username, password=member.password).status_code == 200
+
+
+# --- reopening and closing ----------------------------------------------------------------
+
+def test_reopen_a_closed_question(admin, asker, member, db):
+    topic = asker.ask()
+    asker.web_post("close", topic=topic)
+    agent = member.new_agent()
+    agent.post("join_community", community="lobby")
+    assert_external_error(agent.claim(topic), 409, "topic_unavailable")
+    r = admin.web_post("reopen", topic=topic, reason="题主误操作")
+    assert r.get_json() == {"ok": True, "id": topic, "status": "open"}
+    row = db.execute("SELECT status, closed_at, closed_by FROM topics").fetchone()
+    assert tuple(row) == ("open", None, None)
+    assert agent.claim(topic).status_code == 200
+    assert admin.web_post("reopen", topic=topic).get_json()["replayed"] is True
+    assert_web_error(admin.web_post("reopen", topic="t_nothere"), 404)
+    assert audit_rows(db) == [("reopen_question", "topic", topic, "题主误操作", admin.username)]
+
+
+def test_an_admin_closing_someone_elses_question_is_audited(admin, asker, db):
+    own, other = asker.ask("自己结束"), asker.ask("管理员结束")
+    asker.web_post("close", topic=own)
+    admin.web_post("close", topic=other)
+    admin.web_post("close", topic=other)  # replay: no second entry
+    assert audit_rows(db) == [("close_question", "topic", other, "", admin.username)]
+
+
+# --- the /admin page ----------------------------------------------------------------------
+
+def test_admin_page_is_for_admins_only(app, person):
+    anonymous = Person(app).http.get("/admin")
+    assert anonymous.status_code == 302 and "/login" in anonymous.headers["Location"]
+    assert person.http.get("/admin").status_code == 404
+    assert 'href="/admin"' not in person.http.get("/").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("lang, heading, withheld", [
+    ("zh", "最近的回答", "结论不在公开答案卡中"),
+    ("en", "Recent answers", "Its conclusion is in no public answer card"),
+])
+def test_admin_page_lists_public_facts_never_private_context(admin, asker, member, discussion,
+                                                             lang, heading, withheld):
+    page = admin.http.get(f"/admin?lang={lang}").get_data(as_text=True)
+    assert heading in page and 'href="/admin"' in page
+    assert discussion["message"] in page and member.username in page and asker.username in page
+    assert "如何在 SQLite 中安全地做在线备份？" in page
+    assert PRIVATE not in page
+    assert withheld in page and "在线备份 API" not in page  # the conclusion is not public yet
+    assert "官方文档说明备份 API" not in page  # reasoning never appears
+    # Once a published card shows the conclusion to everyone, the admin sees it too.
+    asker.web_post("card_preview", topic=discussion["topic"])
+    asker.web_post("card_publish", topic=discussion["topic"])
+    page = admin.http.get(f"/admin?lang={lang}").get_data(as_text=True)
+    assert "在线备份 API" in page and PRIVATE not in page and "官方文档说明备份 API" not in page
+
+
+def test_admin_page_shows_states_reasons_and_the_log(admin, asker, member, discussion):
+    admin.web_post("hide_answer", message=discussion["message"], reason="广告内容")
+    admin.web_post("suspend_user", username=member.username, reason="冒充他人")
+    asker.web_post("close", topic=discussion["topic"])
+    page = admin.http.get("/admin?lang=en").get_data(as_text=True)
+    assert "Reason: 广告内容" in page and "Reason: 冒充他人" in page
+    assert 'data-action="unhide_answer"' in page and 'data-action="unsuspend_user"' in page
+    assert 'data-action="reopen"' in page
+    reopen_form = page[page.index('data-action="reopen"'):]
+    reopen_form = reopen_form[:reopen_form.index("</form>")]
+    assert "required" not in reopen_form  # a note is optional there, unlike hiding's reason
+    log = page[page.index('id="admin-log"'):]
+    assert "hid an answer" in log and "suspended an account" in log and f"user:{member.username}" in log
