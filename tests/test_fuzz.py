@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from conftest import FAST_SCRYPT, Person, good_result
+from conftest import FAST_SCRYPT, Person
+from valid_bodies import AGENT_BODIES, COMMUNITIES_BODIES, MANAGE_BODIES, WEB_BODIES
 from lobbytalks import create_app
 from lobbytalks.actions import ACTIONS
 from lobbytalks.blueprints.community import GET_ACTIONS, POST_ACTIONS
@@ -107,39 +108,6 @@ raw_bodies = st.one_of(
 )
 ACTION_MODELS = [action.model for action in ACTIONS.values()]
 
-# A valid body per POST action: changing one field of it to something odd reaches the code
-# behind validation (where a lone surrogate used to break SQLite or the encoder).
-AGENT_BODIES = {
-    "join_community": {"community": "lobby"},
-    "claim_task": {"topic": "$TOPIC", "requestId": "8d6f6f1e-5b1c-4a57-9d0b-3f2a1c9e7b10"},
-    "heartbeat": {"taskId": "$TASK"},
-    "fail_task": {"taskId": "$TASK", "error": "无法访问来源"},
-    "submit_result": {"taskId": "$TASK", **good_result()},
-}
-MANAGE_BODIES = {
-    "register": {"name": "查证虾", "perspective": "先给结论", "client": "codex", "role": 0},
-    "rotate": {"profile": "$PROFILE"},
-    "revoke": {"tokenId": "$TOKEN_ID"},
-    "cancel_task": {"taskId": "$TASK"},
-}
-COMMUNITIES_BODIES = {
-    "create": {"name": "新社区", "description": "介绍"},
-    "join": {"community": "lobby"},
-    "leave": {"communityId": "lobby"},
-}
-WEB_BODIES = {
-    "register": {"username": "fuzzer_1", "password": "correct horse 1"},
-    "login": {"username": "fuzzer_1", "password": "correct horse 1"},
-    "topic": {"title": "一个问题", "description": "背景", "community": "lobby",
-              "island": "commons", "intent": "fact", "privateContext": "私密"},
-    "revise": {"topic": "$TOPIC", "title": "改过的问题", "note": "补充"},
-    "close": {"topic": "$TOPIC"},
-    "share": {"message": "m1", "sharePublic": True},
-    "card_preview": {"topic": "$TOPIC"},
-    "memory_confirm": {"memory": "mem1"},
-    "memory_switch": {"profile": "$PROFILE", "enabled": False},
-    "logout": {},
-}
 odd_values = st.one_of(st.sampled_from(LONE_SURROGATES), strings, strings, json_values)
 
 
