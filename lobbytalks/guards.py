@@ -33,8 +33,8 @@ from .mcp import accepts_json_and_event_stream
 WEB_BODY_LIMIT = 64 * 1024
 COMMUNITIES_BODY_LIMIT = 4 * 1024
 EXTERNAL_BODY_LIMIT = 64 * 1024
-# The deepest legitimate body (an MCP tools/call of submit_result) nests 5 levels. Deeper
-# JSON is refused before any recursive code (validation, logging, encoders) walks it.
+# The deepest legitimate body (an MCP tools/call of submit_result) nests 5 levels; past 32
+# a body is refused before any recursive code (validation, logging, encoders) walks it.
 MAX_JSON_DEPTH = 32
 
 
@@ -123,8 +123,10 @@ def read_json(request: Request, limit: int) -> Any:
 
 
 def parse_json(raw: bytes) -> Any:
-    """Strict JSON: UTF-8 without a BOM, no lone surrogates, no NaN, integers that fit in 64
-    bits (orjson's rules), nested at most ``MAX_JSON_DEPTH`` levels; else ``invalid_json``."""
+    """Strict JSON, else ``invalid_json``: orjson's rules (UTF-8 without a BOM, no NaN, no
+    lone surrogates, which SQLite and the encoder cannot store) and ``MAX_JSON_DEPTH``.
+
+    An integer past 64 bits is read as a float, which no integer field accepts."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -1,7 +1,7 @@
 """MCP over stateless Streamable HTTP (§9): JSON-RPC framing, version negotiation, the tools.
 
-Framework-free. The blueprint does the HTTP part (method, Accept, body, token) and hands
-over the parsed body, the ``MCP-Protocol-Version`` header and a function that runs one
+Framework-free. The HTTP part (method, Accept, body: ``guards``; the token: the blueprint)
+happens before; ``answer`` gets the parsed body, the ``MCP-Protocol-Version`` header and a function that runs one
 action for the authenticated agent; ``answer`` returns the HTTP status and the JSON-RPC
 response (``None`` for an accepted notification).
 
