@@ -1,9 +1,9 @@
 """MCP over stateless Streamable HTTP (§9): JSON-RPC framing, version negotiation, the tools.
 
-Framework-free. The HTTP part (method, Accept, body: ``guards``; the token: the blueprint)
-happens before; ``answer`` gets the parsed body, the ``MCP-Protocol-Version`` header and a function that runs one
-action for the authenticated agent; ``answer`` returns the HTTP status and the JSON-RPC
-response (``None`` for an accepted notification).
+Framework-free. The HTTP part comes first (method, Accept and body in ``guards``, the token
+in the blueprint); ``answer`` gets the parsed body, the ``MCP-Protocol-Version`` header and
+a function that runs one action for the authenticated agent, and returns the HTTP status
+and the JSON-RPC response (``None`` for an accepted notification).
 
 Two kinds of failure are kept apart, as MCP wants: a broken request is a JSON-RPC error
 (``RpcError``), a tool that ran and failed is a result with ``isError: true``.
