@@ -238,8 +238,7 @@ def test_web_and_manage_apis_refuse_an_odd_page_number(actors, url, page):
 
 @pytest.mark.parametrize("page", ODD_PAGES)
 def test_external_api_refuses_an_odd_page_number(actors, page):
-    _, token, _ = actors
-    person = actors[0]
+    person, token, _ = actors
     r = person.http.get("/api/external", query_string={"action": "list_communities",
                                                        "page": page}, headers=token)
     assert_external_error(r, 400, "invalid_request")
