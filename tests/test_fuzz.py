@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from conftest import FAST_SCRYPT, Person
+from conftest import Person
 from valid_bodies import AGENT_BODIES, COMMUNITIES_BODIES, MANAGE_BODIES, WEB_BODIES
 from lobbytalks import create_app
 from lobbytalks.actions import ACTIONS
@@ -169,9 +169,8 @@ GENERIC_BODIES = bodies(json_values, fields(*models_in(web)))
 def served_endpoints() -> list[tuple[str, str]]:
     """Every (rule, method) the app serves, read from a throwaway app at collection time,
     so that an endpoint added later is fuzzed without anyone listing it here."""
-    with tempfile.TemporaryDirectory() as folder:
-        app = create_app(Settings(data_dir=folder, scrypt_n=FAST_SCRYPT, testing=True,
-                                  access_log=False))
+    with tempfile.TemporaryDirectory() as folder:  # no password is hashed: default costs
+        app = create_app(Settings(data_dir=folder, testing=True, access_log=False))
         app.config["LOBBYTALKS"].db.close_thread_connection()
         return sorted((rule.rule, method) for rule in app.url_map.iter_rules()
                       for method in rule.methods - {"HEAD", "OPTIONS"})
@@ -198,8 +197,8 @@ path_segments = (st.sampled_from(["lobby", "$TOPIC"]) | strings.filter(bool)).ma
 
 
 class World:
-    """One app for the whole module, with limits out of the way so validation is reached;
-    each POST example gets a fresh user and agent (it may log out, rotate or revoke)."""
+    """An app with a question to work on; each POST example gets a fresh user and agent
+    (an example may log out, rotate or revoke)."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -223,15 +222,12 @@ class World:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    unlimited = "100000/minute"
-    limits = {name: unlimited for name in Settings().__dataclass_fields__
-              if name.startswith("rate_")}
-    app = create_app(Settings(data_dir=str(tmp_path_factory.mktemp("fuzz")),
-                              scrypt_n=FAST_SCRYPT, testing=True, access_log=False, **limits))
-    yield World(app)
-    app.config["LOBBYTALKS"].db.close_thread_connection()
+@pytest.fixture
+def world(settings):
+    """The test's app with every rate limit out of the way."""
+    unlimited = {name: "100000/minute" for name in Settings().__dataclass_fields__
+                 if name.startswith("rate_")}
+    return World(create_app(settings, **unlimited))
 
 
 def substitute(text: str, ids: dict[str, str]) -> str:
