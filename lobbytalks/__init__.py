@@ -21,7 +21,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     from . import accesslog, clock, crypto, jsonfast, ops
     from .blueprints import register_all
     from .db import Database, connect, make_private_dir, migrate
-    from .guards import finish_response
+    from .guards import finish_response, guard_api_request
     from .limits import RateGate
     from .runtime import Runtime
     from .services import accounts
@@ -69,6 +69,8 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     _register_error_handlers(app)
     app.after_request(finish_response)
     accesslog.install(app, settings)
+    # After the access log's own hook, so that a request the guards refuse is timed too.
+    app.before_request(guard_api_request)
     return app
 
 

@@ -8,6 +8,7 @@ wins" holds for every race the protocol cares about.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import sqlite3
@@ -20,6 +21,7 @@ from typing import Any, Iterator
 from .checkpoint import Checkpointer
 
 BUSY_TIMEOUT_MS = 5000
+log = logging.getLogger("lobbytalks.db")
 _QUERY_HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
 
@@ -203,20 +205,60 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` write transaction; nested use joins the outer one."""
-        conn = self.conn
+        """One ``BEGIN IMMEDIATE`` write transaction; nested use is a savepoint inside it.
+
+        The nesting depth is counted per thread rather than read from ``in_transaction``:
+        a transaction that failed to end (a COMMIT refused by a deferred constraint, a full
+        disk) must never be joined by the thread's next request. A failed COMMIT is rolled
+        back before its error goes on.
+        """
         with self._write_lock:
-            if conn.in_transaction:
-                yield conn
+            depth = getattr(self._local, "depth", 0)
+            if depth:
+                yield from self._savepoint(depth)
                 return
+            conn = self.conn
+            if conn.in_transaction:  # only a bug leaves one open; never build on it
+                log.warning("a transaction was left open on this thread; rolling it back")
+                self._abort(conn)
+                conn = self.conn
             conn.execute("BEGIN IMMEDIATE")
+            self._local.depth = 1
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._abort(conn)
                 raise
-            conn.execute("COMMIT")
+            finally:
+                self._local.depth = 0
         self.checkpointer.notify()
+
+    def _savepoint(self, depth: int) -> Iterator[sqlite3.Connection]:
+        conn, name = self.conn, f"nested_{depth}"
+        conn.execute(f"SAVEPOINT {name}")
+        self._local.depth = depth + 1
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            conn.execute(f"RELEASE {name}")
+        finally:
+            self._local.depth = depth
+
+    def _abort(self, conn: sqlite3.Connection) -> None:
+        """Roll back whatever is open; a connection that cannot roll back is replaced."""
+        if not conn.in_transaction:
+            return  # SQLite already rolled back (e.g. after SQLITE_FULL)
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("ROLLBACK failed; opening a new connection for this thread")
+            conn.close()
+            self._local.conn = None
 
     def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         return self.conn.execute(sql, params).fetchone()

@@ -1,17 +1,87 @@
-"""Request guards shared by every ``/api/`` surface.
+"""Request guards shared by every ``/api/`` surface, run by one hook in one declared order.
 
-Order matters and is the same everywhere: Origin, Sec-Fetch-Site, method, Content-Type,
-body size, JSON. Each guard raises ``ApiError``; the surface decides how to render it.
+``guard_api_request`` applies, for every path in ``SURFACES``, the first failure answering:
+
+1. method                     405 ``method_not_allowed``
+2. Origin (reads too)         403 ``forbidden_origin``
+3. ``Sec-Fetch-Site: cross-site`` on writes (agent surfaces: reads too)  403 ``forbidden_origin``
+4. Accept (MCP only)          406 ``not_acceptable``
+5. Content-Type               415 ``unsupported_media_type``
+6. body size                  413 ``payload_too_large``
+7. JSON                       400 ``invalid_json``; a body that must be an object and is not,
+                              400 ``invalid_request``
+
+Then the view: 8. credentials (401), 9. the action (``unknown_action``), 10. its fields.
+The transport comes before credentials because ``/api/community`` takes ``register`` and
+``login`` from people without a session: there no surface could say what credentials a
+request needs before reading it, so every surface reads first and a malformed request gets
+the same answer whoever sends it. On ``/api/community`` the action decides whether
+credentials are needed at all, so there 9 comes before 8.
 """
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Request, Response, current_app
+import orjson
+from flask import Request, Response, current_app, g, request
 
 from .errors import ApiError
+from .mcp import accepts_json_and_event_stream
+
+WEB_BODY_LIMIT = 64 * 1024
+COMMUNITIES_BODY_LIMIT = 4 * 1024
+EXTERNAL_BODY_LIMIT = 64 * 1024
+# What the server itself buffers at most (lobbytalks.serving): the largest of the above.
+LARGEST_BODY_LIMIT = max(WEB_BODY_LIMIT, COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT)
+# The deepest legitimate body (an MCP tools/call of submit_result) nests 5 levels; past 32
+# a body is refused before any recursive code (validation, logging, encoders) walks it.
+MAX_JSON_DEPTH = 32
+
+
+@dataclass(frozen=True)
+class Surface:
+    methods: tuple[str, ...]
+    body_limit: int
+    json_object: bool = True         # MCP tells a batch (array) apart itself
+    cross_site_reads: bool = False   # agent surfaces refuse cross-site reads as well
+    event_stream: bool = False       # MCP: Accept must admit JSON and an event stream
+
+
+SURFACES: dict[str, Surface] = {
+    "/api/external": Surface(("GET", "POST"), EXTERNAL_BODY_LIMIT, cross_site_reads=True),
+    "/api/external/manage": Surface(("GET", "POST"), EXTERNAL_BODY_LIMIT),
+    "/api/external/mcp": Surface(("POST",), EXTERNAL_BODY_LIMIT, json_object=False,
+                                 cross_site_reads=True, event_stream=True),
+    "/api/communities": Surface(("GET", "POST"), COMMUNITIES_BODY_LIMIT),
+    "/api/community": Surface(("GET", "POST"), WEB_BODY_LIMIT),
+}
+
+
+def guard_api_request() -> None:
+    """The before-request hook: steps 1–7 above; the parsed body waits in ``request_body``."""
+    surface = SURFACES.get(request.path)
+    if surface is None:
+        return
+    method = "GET" if request.method == "HEAD" else request.method
+    if method not in surface.methods:
+        raise ApiError("method_not_allowed")
+    check_origin(request)
+    writing = method == "POST"
+    if writing or surface.cross_site_reads:
+        check_not_cross_site(request)
+    if not writing:
+        return
+    if surface.event_stream and not accepts_json_and_event_stream(request.headers.get("Accept")):
+        raise ApiError("not_acceptable")
+    read = read_json_object if surface.json_object else read_json
+    g.api_body = read(request, surface.body_limit)
+
+
+def request_body() -> Any:
+    """The JSON body ``guard_api_request`` read for this POST (None before it has)."""
+    return g.get("api_body")
 
 # Set in the WSGI environ by ``lobbytalks serve`` when it stopped reading a body at its size
 # limit (lobbytalks.serving): the body is absent, and the request is answered 413.
@@ -55,10 +125,36 @@ def read_json(request: Request, limit: int) -> Any:
     raw = request.stream.read(limit + 1)
     if len(raw) > limit:
         raise ApiError("payload_too_large")
+    return parse_json(raw)
+
+
+def parse_json(raw: bytes) -> Any:
+    """Strict JSON, else ``invalid_json``: orjson's rules (UTF-8 without a BOM, no NaN, no
+    lone surrogates, which SQLite and the encoder cannot store) and ``MAX_JSON_DEPTH``.
+
+    An integer past 64 bits is read as a float, which no integer field accepts."""
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
         raise ApiError("invalid_json") from None
+    if nests_deeper_than(data, MAX_JSON_DEPTH):
+        raise ApiError("invalid_json", f"JSON 嵌套超过 {MAX_JSON_DEPTH} 层")
+    return data
+
+
+def nests_deeper_than(data: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels (checked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = node.values()
+        elif not isinstance(node, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in node)
+    return False
 
 
 SECURITY_HEADERS = {

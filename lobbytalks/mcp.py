@@ -1,9 +1,9 @@
 """MCP over stateless Streamable HTTP (§9): JSON-RPC framing, version negotiation, the tools.
 
-Framework-free. The blueprint does the HTTP part (method, Accept, body, token) and hands
-over the parsed body, the ``MCP-Protocol-Version`` header and a function that runs one
-action for the authenticated agent; ``answer`` returns the HTTP status and the JSON-RPC
-response (``None`` for an accepted notification).
+Framework-free. The HTTP part comes first (method, Accept and body in ``guards``, the token
+in the blueprint); ``answer`` gets the parsed body, the ``MCP-Protocol-Version`` header and
+a function that runs one action for the authenticated agent, and returns the HTTP status
+and the JSON-RPC response (``None`` for an accepted notification).
 
 Two kinds of failure are kept apart, as MCP wants: a broken request is a JSON-RPC error
 (``RpcError``), a tool that ran and failed is a result with ``isError: true``.
@@ -73,11 +73,17 @@ def transport_error_body(request_id: Any, error: ApiError) -> dict[str, Any]:
                       {"code": error.code, "status": error.status})
 
 
+# Integers the response encoder (orjson) can write back: signed and unsigned 64-bit.
+ECHOABLE_INTEGERS = range(-(2**63), 2**64)
+
+
 def request_id(payload: Any) -> str | int | None:
-    """The id to echo in an error: only a valid one (string or integer), else null."""
+    """The id to echo in an error: only a valid one (a string, or an integer the encoder
+    can write back), else null."""
     if isinstance(payload, dict):
         value = payload.get("id")
-        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)
+                                      and value in ECHOABLE_INTEGERS):
             return value
     return None
 
@@ -219,7 +225,7 @@ def _check_envelope(payload: Any) -> None:
     if not isinstance(payload.get("method"), str):
         raise RpcError(INVALID_REQUEST, "method 必须是字符串", http_status=400)
     if "id" in payload and request_id(payload) is None:
-        raise RpcError(INVALID_REQUEST, "id 必须是字符串或整数", http_status=400)
+        raise RpcError(INVALID_REQUEST, "id 必须是字符串或 64 位以内的整数", http_status=400)
 
 
 def check_version_header(value: str | None) -> str:

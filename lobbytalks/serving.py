@@ -28,7 +28,7 @@ from waitress.server import MultiSocketServer, TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher, WSGITask
 from waitress.utilities import RequestEntityTooLarge
 
-from .blueprints.common import LARGEST_BODY_LIMIT
+from .guards import LARGEST_BODY_LIMIT
 from .guards import BODY_REFUSED
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ import time
 import pytest
 import requests
 
-from lobbytalks.blueprints.common import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
+from lobbytalks.guards import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
 from lobbytalks.serving import SPARE_FILES
 
 from conftest import LiveServer, live_usernames, web_session

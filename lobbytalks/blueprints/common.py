@@ -1,28 +1,23 @@
-"""Small helpers every surface shares: JSON bodies, client address, JSON responses."""
+"""Small helpers every surface shares: the action named by a client, client address, JSON
+responses. (The request guards and the body they read are in ``guards``.)"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, TypeVar
 
-from flask import Blueprint, Request, Response, jsonify, request
+from flask import Request, Response, jsonify
 
-from ..guards import check_not_cross_site, check_origin, read_json_object
+from ..errors import ApiError
 
-WEB_BODY_LIMIT = 64 * 1024
-COMMUNITIES_BODY_LIMIT = 4 * 1024
-EXTERNAL_BODY_LIMIT = 64 * 1024
-# What the server itself buffers at most (lobbytalks.serving): the largest of the above.
-LARGEST_BODY_LIMIT = max(WEB_BODY_LIMIT, COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT)
+Entry = TypeVar("Entry")
 
 
-def guard_origin(bp: Blueprint) -> None:
-    """Every request to the blueprint, reads included, must come from the service's origin."""
-    bp.before_request(lambda: check_origin(request))
-
-
-def guarded_body(limit: int) -> dict[str, Any]:
-    """A write: no cross-site fetch, then the JSON object body (415/413/400)."""
-    check_not_cross_site(request)
-    return read_json_object(request, limit)
+def lookup_action(table: Mapping[str, Entry], name: Any, message: str | None = None) -> Entry:
+    """The entry for a client's ``action``; missing, unknown or not a string (``{}`` cannot
+    even be a dict key) is ``unknown_action``."""
+    entry = table.get(name) if isinstance(name, str) else None
+    if entry is None:
+        raise ApiError("unknown_action", message)
+    return entry
 
 
 def client_address(req: Request) -> str:

@@ -6,14 +6,15 @@ from flask import Blueprint, request
 from .. import clock
 from ..auth import current_user, require_user
 from ..errors import ApiError
+from ..guards import request_body
 from ..models.common import parse_model, query_args
 from ..models.web import CommunitiesQuery, CommunityCreate, CommunityMembership
 from ..runtime import runtime
 from ..services import communities
-from .common import COMMUNITIES_BODY_LIMIT, guard_origin, guarded_body, ok
+from .common import lookup_action, ok
 
 bp = Blueprint("communities", __name__)
-guard_origin(bp)
+MODELS = {"create": CommunityCreate, "join": CommunityMembership, "leave": CommunityMembership}
 
 
 @bp.get("/api/communities")
@@ -33,13 +34,11 @@ def list_or_get():
 
 @bp.post("/api/communities")
 def mutate():
-    body = guarded_body(COMMUNITIES_BODY_LIMIT)
+    body = request_body()
     user = require_user(request)
     rt = runtime()
     action = body.get("action")
-    if action not in ("create", "join", "leave"):
-        raise ApiError("unknown_action", "action 必须是 create、join 或 leave")
-    model = CommunityCreate if action == "create" else CommunityMembership
+    model = lookup_action(MODELS, action, "action 必须是 create、join 或 leave")
     data = parse_model(model, body)
     rt.gate.hit(rt.settings.rate_community, "community", user.id)
     now = clock.now()

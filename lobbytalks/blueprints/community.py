@@ -13,14 +13,14 @@ from flask import Blueprint, Response, request
 from .. import clock
 from ..auth import User, current_user, require_user
 from ..errors import ApiError
+from ..guards import request_body
 from ..models.common import parse_model, query_args
 from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
 from ..runtime import Runtime, runtime
 from ..services import topics
-from .common import WEB_BODY_LIMIT, guard_origin, guarded_body, ok
+from .common import lookup_action, ok
 
 bp = Blueprint("community", __name__)
-guard_origin(bp)
 POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
 GET_ACTIONS: dict[str, Callable[[], Response]] = {}
 ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
@@ -44,10 +44,7 @@ def get_action(name: str):
 def read():
     action = request.args.get("action")
     if action is not None:
-        handler = GET_ACTIONS.get(action)
-        if handler is None:
-            raise ApiError("unknown_action")
-        return handler()
+        return lookup_action(GET_ACTIONS, action)()
     if "topic" in request.args:
         return _read_topic(request.args["topic"])
     if "community" in request.args:
@@ -57,11 +54,8 @@ def read():
 
 @bp.post("/api/community")
 def write():
-    body = guarded_body(WEB_BODY_LIMIT)
-    handler = POST_ACTIONS.get(body.get("action"))  # type: ignore[arg-type]
-    if handler is None:
-        raise ApiError("unknown_action")
-    return handler(body)
+    body = request_body()
+    return lookup_action(POST_ACTIONS, body.get("action"))(body)
 
 
 def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_write",

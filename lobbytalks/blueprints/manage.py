@@ -6,15 +6,15 @@ from flask import Blueprint, request
 from .. import clock
 from ..auth import User, bearer_token, require_user
 from ..errors import ApiError
+from ..guards import request_body
 from ..models.common import parse_model, query_args
 from ..models.external import (ArchiveAgent, CancelTask, Register, Revoke, Rotate, TaskFilters,
                                UpdateAgent)
 from ..runtime import runtime
 from ..services import agents, tasks
-from .common import EXTERNAL_BODY_LIMIT, guard_origin, guarded_body, ok
+from .common import lookup_action, ok
 
 bp = Blueprint("manage", __name__)
-guard_origin(bp)
 POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask,
                "update": UpdateAgent, "archive": ArchiveAgent}  # the last two are extensions
 
@@ -26,18 +26,13 @@ def _owner() -> User:
     return require_user(request)
 
 
-@bp.route("/api/external/manage", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+@bp.route("/api/external/manage", methods=["GET", "POST"])
 def manage():
     if request.method == "GET":
         return _read()
-    if request.method != "POST":
-        raise ApiError("method_not_allowed")
-    body = guarded_body(EXTERNAL_BODY_LIMIT)
+    body = request_body()
     user = _owner()
-    model = POST_MODELS.get(body.get("action"))  # type: ignore[arg-type]
-    if model is None:
-        raise ApiError("unknown_action")
-    data = parse_model(model, body)
+    data = parse_model(lookup_action(POST_MODELS, body.get("action")), body)
     rt = runtime()
     rt.gate.hit(rt.settings.rate_manage, "manage", user.id)
     now = clock.now()

@@ -7,7 +7,7 @@ from flask import request
 
 from .. import clock
 from ..errors import ApiError
-from ..models.common import parse_model
+from ..models.common import parse_model, query_args
 from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks
@@ -67,10 +67,8 @@ def tasks_page():
     user = viewer()
     rt = runtime()
     now = clock.now()
-    wanted = {k: v for k, v in request.args.items()
-              if k in ("topic", "profile", "state", "page") and v}
-    if "page" in wanted:
-        wanted["page"] = int(wanted["page"]) if wanted["page"].isdigit() else wanted["page"]
+    wanted = query_args({k: v for k, v in request.args.items()
+                         if k in ("topic", "profile", "state", "page") and v})
     filter_error = None
     try:
         filters = parse_model(TaskFilters, {"action": "tasks", **wanted}, strict=False)

@@ -20,6 +20,7 @@ from .. import i18n
 from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
+from ..models.common import plain_int
 from ..runtime import runtime
 from ..security import has_control_chars
 
@@ -114,8 +115,8 @@ def viewer_id() -> int | None:
 
 def int_arg(name: str, default: int = 1, low: int = 1, high: int = 10000) -> int:
     """A lenient integer query argument: pages never fail on a hand-edited URL."""
-    value = request.args.get(name, "")
-    return int(value) if value.isdigit() and low <= int(value) <= high else default
+    value = plain_int(request.args.get(name))
+    return value if value is not None and low <= value <= high else default
 
 
 def choice_arg(name: str, choices: tuple[str, ...], default: str) -> str:

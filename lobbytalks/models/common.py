@@ -94,13 +94,22 @@ def parse_model(
         raise ApiError(code, f"{where}: {message}" if where else message, status=status) from None
 
 
+_PLAIN_INT = re.compile(r"[0-9]{1,6}")
+
+
+def plain_int(value: Any) -> int | None:
+    """A query-string integer: ASCII digits only, at most six of them, else None.
+
+    (``str.isdigit`` and ``\\d`` accept ``²`` or Arabic-Indic digits, and ``int`` refuses
+    strings of more than 4,300 digits: neither may reach ``int``.)"""
+    return int(value) if isinstance(value, str) and _PLAIN_INT.fullmatch(value) else None
+
+
 def query_args(args: Any, int_fields: tuple[str, ...] = ("page",)) -> dict[str, Any]:
     """Query-string values as a dict, integers converted only when they are plain digits."""
     data: dict[str, Any] = {}
     for key in args.keys():
         value = args.get(key)
-        if key in int_fields and isinstance(value, str) and re.fullmatch(r"\d{1,6}", value):
-            data[key] = int(value)
-        else:
-            data[key] = value
+        number = plain_int(value) if key in int_fields else None
+        data[key] = value if number is None else number
     return data

@@ -1,0 +1,284 @@
+"""Bad input gets the spec's 400, never a 5xx, and nothing of it reaches the database.
+
+Each case here was a 503 with a traceback, or Flask's HTML 500, before: non-string actions,
+lone surrogates in any string field, MCP ids the encoder cannot write, ``page=²``.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Iterator
+
+import pytest
+import requests
+
+from conftest import LiveServer, count, web_session
+from helpers import assert_external_error, assert_web_error
+from lobbytalks.errors import CODES
+from valid_bodies import AGENT_BODIES, COMMUNITIES_BODIES, MANAGE_BODIES, WEB_BODIES
+
+ACCEPT = "application/json, text/event-stream"
+JSON = {"Content-Type": "application/json"}
+TABLES = ("users", "sessions", "communities", "memberships", "topics", "profiles", "tokens",
+          "tasks", "messages")
+
+
+@pytest.fixture
+def actors(asker, member):
+    """The member's cookie client, its agent's token headers and this run's ids."""
+    topic = asker.ask()
+    agent = member.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    ids = {"$TOPIC": topic, "$TASK": task, "$PROFILE": agent.profile_id,
+           "$TOKEN_ID": agent.token_id}
+    return member, agent.headers, ids
+
+
+def snapshot(db) -> dict[str, int]:
+    return {table: count(db, table) for table in TABLES}
+
+
+def filled(body: Any, ids: dict[str, str]) -> bytes:
+    """The body as a hostile client sends it: ASCII JSON, a lone surrogate as ``\\ud800``."""
+    text = json.dumps(body, ensure_ascii=True)
+    for placeholder, value in ids.items():
+        text = text.replace(placeholder, value)
+    return text.encode()
+
+
+def string_paths(node: Any, path: tuple = ()) -> Iterator[tuple]:
+    if isinstance(node, str):
+        yield path
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from string_paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from string_paths(value, (*path, index))
+
+
+def broken(body: dict, path: tuple) -> dict:
+    changed = copy.deepcopy(body)
+    target = changed
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] += "\ud800"
+    return changed
+
+
+def mcp_call(name: str, arguments: dict, ident: Any = 1) -> dict:
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+SURFACE_BODIES = [("/api/external", AGENT_BODIES), ("/api/external/manage", MANAGE_BODIES),
+                  ("/api/communities", COMMUNITIES_BODIES), ("/api/community", WEB_BODIES)]
+# (surface, a valid body): each of its string fields, at any depth, gets a lone surrogate.
+SURROGATE_CASES = [
+    (path, {**body, "action": action}) for path, bodies in SURFACE_BODIES
+    for action, body in bodies.items()
+] + [("/api/external/mcp", mcp_call(action, body)) for action, body in AGENT_BODIES.items()]
+
+
+def post(actors, path: str, body: Any, raw: bytes | None = None):
+    person, token, ids = actors
+    headers = {**JSON, "Accept": ACCEPT}
+    if path in ("/api/external", "/api/external/mcp"):
+        headers.update(token)
+    return person.http.post(path, data=filled(body, ids) if raw is None else raw,
+                            headers=headers)
+
+
+def assert_refused(response, path: str, code: str, rpc_code: int | None = None) -> None:
+    """The spec's 400 with its machine code in the surface's own envelope."""
+    if path == "/api/external/mcp":
+        body = response.get_json()
+        assert response.status_code == 400, body
+        assert body["id"] is None, body
+        assert body["error"]["code"] == rpc_code, body
+        return
+    if path.startswith("/api/external"):
+        assert_external_error(response, 400, code)
+    else:
+        assert_web_error(response, 400)
+
+
+@pytest.mark.parametrize("path,body", SURROGATE_CASES,
+                         ids=[f"{p}:{b.get('action') or b['params']['name']}"
+                              for p, b in SURROGATE_CASES])
+def test_a_lone_surrogate_in_any_string_field_is_invalid_json(actors, db, path, body):
+    fields = [field for field in string_paths(body) if field != ("jsonrpc",)]
+    assert fields
+    for field in fields:
+        before = snapshot(db)
+        r = post(actors, path, broken(body, field))
+        assert_refused(r, path, "invalid_json", rpc_code=-32700)
+        if not path.startswith("/api/external"):
+            assert r.get_json()["error"] == CODES["invalid_json"][1], field
+        assert snapshot(db) == before, field
+
+
+def test_the_unbroken_bodies_are_accepted(actors, db):
+    """The surrogate table proves something only if its bodies are otherwise good."""
+    for action in ("join_community", "fail_task"):
+        assert post(actors, "/api/external", {**AGENT_BODIES[action], "action": action}
+                    ).status_code == 200, action
+    assert post(actors, "/api/communities", {**COMMUNITIES_BODIES["create"],
+                                             "action": "create"}).status_code == 200
+    assert post(actors, "/api/external/manage", {**MANAGE_BODIES["register"],
+                                                 "action": "register"}).status_code == 200
+    assert post(actors, "/api/community", {**WEB_BODIES["topic"], "action": "topic"}
+                ).status_code == 200
+    assert count(db, "communities", "name = ?", (COMMUNITIES_BODIES["create"]["name"],)) == 1
+
+
+@pytest.mark.parametrize("action", [{}, [], {"create": 1}, 5, None])
+@pytest.mark.parametrize("path", ["/api/external", "/api/external/manage", "/api/communities",
+                                  "/api/community"])
+def test_an_action_that_is_not_a_string_is_unknown(actors, db, path, action):
+    before = snapshot(db)
+    r = post(actors, path, {"action": action, "community": "lobby"})
+    if path.startswith("/api/external"):
+        assert_external_error(r, 400, "unknown_action")
+    else:
+        assert_web_error(r, 400)
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize("body", [[], [{"action": "join"}], "join", None])
+@pytest.mark.parametrize("path", ["/api/external", "/api/external/manage", "/api/communities",
+                                  "/api/community"])
+def test_a_body_that_is_not_an_object_is_invalid_request(actors, db, path, body):
+    before = snapshot(db)
+    r = post(actors, path, body)
+    if path.startswith("/api/external"):
+        assert_external_error(r, 400, "invalid_request")
+    else:
+        assert_web_error(r, 400)
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize("raw", [b"[" * 1000 + b"]" * 1000,
+                                 b'{"action":' * 1000 + b"1" + b"}" * 1000,
+                                 b"[" * 33 + b"]" * 33])
+@pytest.mark.parametrize("path", ["/api/external", "/api/external/manage", "/api/communities",
+                                  "/api/community", "/api/external/mcp"])
+def test_deep_nesting_is_invalid_json_with_credentials_too(actors, db, path, raw):
+    if path == "/api/communities" and len(raw) > 4096:
+        raw = b"[" * 1000 + b"]" * 1000  # the 4 KiB surface: the deepest that fits
+    before = snapshot(db)
+    assert_refused(post(actors, path, None, raw=raw), path, "invalid_json", rpc_code=-32700)
+    assert snapshot(db) == before
+
+
+def test_json_nested_to_the_limit_is_still_read(actors):
+    """32 levels pass the parser (and then fail validation like any other wrong value)."""
+    r = post(actors, "/api/external", None, raw=b'{"action": "join_community", "community": '
+             + b"[" * 31 + b"]" * 31 + b"}")
+    assert_external_error(r, 400, "invalid_request")
+
+
+# --- MCP ids -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ident", [2**64, -(2**63) - 1, 10**30])
+def test_an_mcp_id_the_encoder_cannot_write_is_an_invalid_request(actors, ident):
+    r = post(actors, "/api/external/mcp", {"jsonrpc": "2.0", "id": ident, "method": "ping"})
+    body = r.get_json()
+    assert r.status_code == 400 and body["id"] is None, body
+    assert body["error"]["code"] == -32600, body
+
+
+@pytest.mark.parametrize("ident", [2**64 - 1, -(2**63), 0, "", "😀"])
+def test_an_mcp_id_within_range_is_echoed(actors, ident):
+    r = post(actors, "/api/external/mcp", {"jsonrpc": "2.0", "id": ident, "method": "ping"})
+    assert r.status_code == 200 and r.get_json() == {"jsonrpc": "2.0", "id": ident, "result": {}}
+
+
+@pytest.mark.parametrize("ident", ["\ud800", "ok\udfff"])
+def test_a_lone_surrogate_mcp_id_is_a_parse_error(actors, ident):
+    r = post(actors, "/api/external/mcp", {"jsonrpc": "2.0", "id": ident, "method": "nope"})
+    assert_refused(r, "/api/external/mcp", "invalid_json", rpc_code=-32700)
+
+
+def test_a_huge_mcp_id_without_a_token_still_gets_a_json_rpc_answer(client):
+    r = client.post("/api/external/mcp", data=b'{"jsonrpc":"2.0","id":18446744073709551616,'
+                    b'"method":"ping"}', headers={**JSON, "Accept": ACCEPT})
+    body = r.get_json()
+    assert r.status_code == 401 and body["id"] is None, body
+    assert body["error"]["data"]["code"] == "unauthorized"
+
+
+# --- page numbers --------------------------------------------------------------------------
+
+ODD_PAGES = ["²", "٣", "9" * 5000, "1" * 7, "-1", "0"]
+
+
+@pytest.mark.parametrize("page", [*ODD_PAGES, "+2", " 2", "2.0"])
+@pytest.mark.parametrize("path", ["/communities", "/c/lobby", "/tasks"])
+def test_pages_read_an_odd_page_number_as_the_first_page(actors, path, page):
+    person, _, _ = actors
+    r = person.http.get(path, query_string={"page": page})
+    assert r.status_code == 200 and r.mimetype == "text/html"
+    first = person.http.get(path)
+    assert r.status_code == first.status_code
+
+
+@pytest.mark.parametrize("page", ODD_PAGES)
+@pytest.mark.parametrize("url", ["/api/communities?page=", "/api/community?community=lobby&page=",
+                                 "/api/external/manage?action=tasks&page="])
+def test_web_and_manage_apis_refuse_an_odd_page_number(actors, url, page):
+    person, _, _ = actors
+    r = person.http.get(url + requests.utils.quote(page))
+    if url.startswith("/api/external"):
+        assert_external_error(r, 400, "invalid_request")
+    else:
+        assert_web_error(r, 400)
+
+
+@pytest.mark.parametrize("page", ODD_PAGES)
+def test_external_api_refuses_an_odd_page_number(actors, page):
+    person, token, _ = actors
+    r = person.http.get("/api/external", query_string={"action": "list_communities",
+                                                       "page": page}, headers=token)
+    assert_external_error(r, 400, "invalid_request")
+
+
+# --- the same through a real server ----------------------------------------------------
+
+def test_malformed_input_through_a_real_server(tmp_path):
+    """Under waitress these showed as tracebacks in the server's log; now each is a 400."""
+    server = LiveServer(tmp_path / "live")
+    try:
+        web = web_session(server)
+        assert web.post(server.url + "/api/communities",
+                        json={"action": "join", "community": "lobby"}).status_code == 200
+        issued = web.post(server.url + "/api/external/manage", json={
+            "action": "register", "name": "查证虾", "perspective": "先给结论", "client": "codex"})
+        token = {"Authorization": f"Bearer {issued.json()['token']}"}
+        mcp = {**token, **JSON, "Accept": ACCEPT}
+        deep = b"[" * 1000 + b"]" * 1000
+
+        r = requests.post(server.url + "/api/external", data=deep, headers={**token, **JSON})
+        assert (r.status_code, r.json()["code"]) == (400, "invalid_json")
+        r = web.post(server.url + "/api/community", data=deep, headers=JSON)
+        assert r.status_code == 400 and set(r.json()) == {"error"}
+        r = web.post(server.url + "/api/external/manage", json={"action": {}})
+        assert (r.status_code, r.json()["code"]) == (400, "unknown_action")
+        r = web.post(server.url + "/api/communities", headers=JSON,
+                     data=b'{"action": "create", "name": "\\ud800"}')
+        assert r.status_code == 400
+        r = requests.post(server.url + "/api/external/mcp", headers=mcp,
+                          data=b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}')
+        assert r.status_code == 400 and r.json()["id"] is None
+        assert r.json()["error"]["code"] == -32600
+        r = requests.post(server.url + "/api/external/mcp", headers=mcp,
+                          data=b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
+        assert r.status_code == 400 and r.json()["error"]["code"] == -32700
+        for path in ("/communities?page=%C2%B2", "/c/lobby?page=" + "9" * 5000,
+                     "/tasks?page=%C2%B2"):
+            assert web.get(server.url + path).status_code == 200, path
+        names = [c["name"] for c in web.get(server.url + "/api/communities").json()["communities"]]
+        assert "\ufffd" not in "".join(names)
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log and "unhandled" not in log, log
