@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .checkpoint import Checkpointer
 
@@ -160,6 +160,9 @@ class Database:
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self.checkpointer = Checkpointer(self.path)
+        # Called after every commit, outside the write lock (the mailer's wake-up); each
+        # must be cheap and must not raise.
+        self.after_commit: list[Callable[[], None]] = []
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -194,6 +197,8 @@ class Database:
                 raise
             conn.execute("COMMIT")
         self.checkpointer.notify()
+        for hook in self.after_commit:
+            hook()
 
     def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         return self.conn.execute(sql, params).fetchone()

@@ -53,6 +53,12 @@ class Settings:
     rate_login_client: str = _setting("30/15minute", "Failed logins per client address")
     rate_web_write: str = _setting("120/hour", "Other web write actions per user")
     scrypt_n: int = _setting(2**14, "scrypt cost for password hashes (power of two)")
+    smtp_host: str = _setting("", "SMTP server for notification e-mail (unset: no e-mail is sent)")
+    smtp_port: int = _setting(587, "SMTP server port")
+    smtp_security: str = _setting("starttls", "SMTP connection security: starttls, ssl or none")
+    smtp_username: str = _setting("", "SMTP login name (unset: no login)")
+    smtp_password: str = _setting("", "SMTP password", secret=True)
+    smtp_from: str = _setting("LobbyTalks <noreply@localhost>", "From address of notification e-mail")
     testing: bool = _setting(False, "Test mode", env=False)
 
     @property

@@ -5,7 +5,8 @@ from flask import Flask
 
 
 def register_all(app: Flask) -> None:
-    from . import communities, community, community_cards, community_memories, health  # noqa: F401
+    from . import (communities, community, community_cards, community_memories,  # noqa: F401
+                   community_notifications, health)
 
     for module in (health, communities, community):
         app.register_blueprint(module.bp)

@@ -9,7 +9,7 @@ from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import communities, topics
 from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer, viewer_id
-from . import web_agents, web_browse, web_questions  # noqa: F401  (their routes join ``bp``)
+from . import web_agents, web_browse, web_inbox, web_questions  # noqa: F401  (their routes join ``bp``)
 
 HOME_QUESTIONS = 12
 HOME_COMMUNITIES = 8
