@@ -98,6 +98,12 @@ def test_asker_asks_the_author_to_share(app, db, world):
     body = page(asker, topic, "en")
     assert "You asked the author" in body
     assert {"action": "share_request", "message": message} not in actions(body)
+    # Once the author has read it, the asker may ask again.
+    [item] = ok(author.web_get(action="notifications"))["notifications"]
+    ok(author.web_post("notifications_read", notification=item["id"]))
+    assert {"action": "share_request", "message": message} in actions(page(asker, topic))
+    assert "replayed" not in ok(asker.web_post("share_request", message=message))
+    assert kinds(db, author) == ["share_request", "share_request"]
     # The author sees the usual share button, and no request button on their own answer.
     own = page(author, topic)
     assert {"action": "share", "message": message, "sharePublic": True} in actions(own)

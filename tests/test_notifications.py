@@ -187,6 +187,16 @@ def test_expiry_settled_by_the_owners_task_list(app, db, asked, clock_file):
     assert [(r["kind"], r["task_id"]) for r in rows(db)] == [("task_expired", task)]
 
 
+def test_a_lease_of_an_expired_token_fails_and_tells_the_owner(app, db, asked):
+    _, topic, author, agent = asked
+    task = claim_ok(agent, topic)["task"]["id"]
+    db.execute("UPDATE tokens SET expires = created")  # the token ran out, the lease did not
+    db.commit()
+    author.manage_get()
+    assert [(r["kind"], r["task_id"], r["user_id"]) for r in rows(db)] == [
+        ("task_failed", task, user_id(db, author))]
+
+
 def test_cancelling_ones_own_task_tells_nobody(app, db, asked):
     _, topic, author, agent = asked
     task = claim_ok(agent, topic)["task"]["id"]

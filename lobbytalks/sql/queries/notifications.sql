@@ -41,9 +41,9 @@ SELECT id FROM notifications
 WHERE message_id = ? AND kind = 'share_request' AND read_at IS NULL LIMIT 1;
 
 -- name: share_requests_of_topic
--- Which answers of a question the asker has asked to share (for the question page).
+-- Answers whose authors have an unread request to share them (asking again waits for that).
 SELECT DISTINCT message_id FROM notifications
-WHERE topic_id = ? AND kind = 'share_request' AND message_id IS NOT NULL;
+WHERE topic_id = ? AND kind = 'share_request' AND message_id IS NOT NULL AND read_at IS NULL;
 
 -- name: notify_settings_of
 SELECT email, email_notify FROM users WHERE id = ?;
