@@ -151,6 +151,14 @@ def test_inbox_pages_by_keyset(app, db, asked, monkeypatch):
     assert "虾0" in page and "虾2" not in page
 
 
+@pytest.mark.parametrize("before", ["99999999999999999999999", "-1", "abc", "1e5", ""])
+def test_a_hand_edited_cursor_shows_the_first_page(app, asked, before):
+    asker, topic, _, agent = asked
+    answer(agent, topic)
+    assert len(asker.web_get(action="notifications", before=before).get_json()["notifications"]) == 1
+    assert asker.http.get(f"/inbox?before={before}").status_code == 200
+
+
 # --- tasks that fail or expire ---------------------------------------------------------------
 
 def test_a_failed_task_tells_its_owner(app, db, asked):

@@ -19,8 +19,8 @@ from .community import get_action, post_action, signed_in_write
 def inbox() -> Response:
     """The signed-in person's own notifications (``before``: the keyset of the next page)."""
     user = require_user(request)
-    before = request.args.get("before", "")
-    page = notifications.inbox(runtime().db, user.id, int(before) if before.isdigit() else None)
+    page = notifications.inbox(runtime().db, user.id,
+                               notifications.cursor(request.args.get("before", "")))
     return ok({**page, **notifications.mail_settings(runtime().db, user.id)})
 
 

@@ -16,8 +16,7 @@ from .web_base import bp, lang, login_required, render, viewer
 def inbox():
     user = viewer()
     db = runtime().db
-    before = request.args.get("before", "")
-    page = notifications.inbox(db, user.id, int(before) if before.isdigit() else None)
+    page = notifications.inbox(db, user.id, notifications.cursor(request.args.get("before", "")))
     for item in page["notifications"]:
         item["text"] = notifications.describe(item, lang())
     return render("inbox.html", page=page, mail=notifications.mail_settings(db, user.id),

@@ -95,6 +95,11 @@ def unread_count(db: Database, user_id: int) -> int:
     return db.value(Q.unread_notification_count, (user_id,))
 
 
+def cursor(value: str) -> int | None:
+    """A ``before`` keyset from a query string; anything else means the first page."""
+    return int(value) if value.isdigit() and len(value) <= 15 else None
+
+
 def inbox(db: Database, user_id: int, before: int | None = None) -> dict[str, Any]:
     """The user's notifications, newest first, a page at a time (keyset on the id)."""
     rows = db.all(f"{Q.notification_columns} WHERE n.user_id = ? AND n.id < ? "
