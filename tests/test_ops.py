@@ -340,12 +340,12 @@ def test_a_database_from_a_newer_version_is_refused_untouched(settings):
     create_app(settings).config["LOBBYTALKS"].db.close_thread_connection()
     path = Path(settings.db_path)
     conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO schema_migrations VALUES (7, 'from_the_future', 0)")
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'from_the_future', 0)", (FUTURE,))
     conn.commit()
     conn.close()
-    with pytest.raises(SchemaTooNew, match="schema version 7, newer than this LobbyTalks"):
+    with pytest.raises(SchemaTooNew, match=f"schema version {FUTURE}, newer than this LobbyTalks"):
         create_app(settings)
-    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(7,)]
+    assert rows(path, "SELECT MAX(version) FROM schema_migrations") == [(FUTURE,)]
     assert not list(path.parent.glob("*.pre-migrate-*"))
     report = ops.check(path)
     assert report.too_new and not report.ok
