@@ -115,12 +115,14 @@ def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
     }
     if data["topic"]["isAsker"]:
         draft = data.get("cardDraft")
+        repeats = guard.card_repeats(draft) if draft else []
         flow.update(
             requested=notifications.requested_shares(rt.db, reader, row),
             can_republish=cards.can_republish(conn, row, withdrawn),
-            draft_repeats=guard.card_repeats(draft) if draft else [],
+            draft_repeats=repeats,
+            # only a preview that repeats private context is shown with marks
             draft_marker=(lambda text: highlight(text, guard.spans(draft["version"], text)))
-            if draft else None)
+            if repeats else None)
     return flow
 
 
