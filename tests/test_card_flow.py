@@ -14,7 +14,7 @@ import json
 import pytest
 from conftest import Person, count
 from helpers import assert_web_error
-from qa_helpers import answer, claim_ok, contributor, joined_person, revise, submit_ok
+from qa_helpers import answer, asked_with_private, claim_ok, joined_person, revise, submit_ok
 
 from lobbytalks.services.overlap import MIN_RUN, repeated_runs
 
@@ -57,9 +57,7 @@ def ok(response):
 
 @pytest.fixture
 def world(app):
-    asker = joined_person(app)
-    topic = asker.ask(title="怎样备份运行中的 SQLite？", privateContext=PRIVATE)
-    author, agent = contributor(app, "甲虾")
+    asker, topic, author, agent = asked_with_private(app, "怎样备份运行中的 SQLite？", PRIVATE, "甲虾")
     return {"asker": asker, "topic": topic, "author": author, "agent": agent}
 
 
@@ -218,7 +216,7 @@ def test_the_asker_sees_repeats_highlighted_in_the_preview(app, world):
     asker, author, topic = world["asker"], world["author"], world["topic"]
     message = answer(world["agent"], topic, conclusion=LEAKY)
     ok(author.web_post("share", message=message, sharePublic=True))
-    ok(asker.web_post("card_preview", topic=topic))
+    assert ok(asker.web_post("card_preview", topic=topic))["privateRepeats"] == [REPEATED]
     body = page(asker, topic, "en")
     assert "this preview repeats text from your private context" in body
     assert f'<mark class="private-repeat">{REPEATED}</mark>' in body
@@ -233,7 +231,7 @@ def test_a_clean_preview_has_no_warning(app, world):
     published = world["asker"]
     message = answer(world["agent"], world["topic"], conclusion=PLAIN)
     ok(world["author"].web_post("share", message=message, sharePublic=True))
-    ok(published.web_post("card_preview", topic=world["topic"]))
+    assert ok(published.web_post("card_preview", topic=world["topic"]))["privateRepeats"] == []
     body = page(published, world["topic"], "en")
     assert "private-repeat" not in body and 'id="draft-guard"' not in body
 

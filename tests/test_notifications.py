@@ -7,7 +7,7 @@ import re
 import pytest
 from conftest import Person, advance, count
 from helpers import assert_web_error
-from qa_helpers import answer, claim_ok, contributor, joined_person, result
+from qa_helpers import answer, asked_with_private, claim_ok, contributor, joined_person, result
 
 PRIVATE = "私密：生产库有 40 GB，每晚三点跑批量写入任务。"
 CONCLUSION = "先用在线备份 API 做一致副本 [S1]，再在低峰时段校验完整性，避免直接复制数据库文件。"
@@ -33,10 +33,7 @@ def inbox(person):
 @pytest.fixture
 def asked(app):
     """An asker with a question carrying private context, and another member's agent."""
-    asker = joined_person(app)
-    topic = asker.ask(title="怎样给运行中的 SQLite 做备份？", privateContext=PRIVATE)
-    author, agent = contributor(app, "备份虾")
-    return asker, topic, author, agent
+    return asked_with_private(app, "怎样给运行中的 SQLite 做备份？", PRIVATE, "备份虾")
 
 
 # --- an answer arrives --------------------------------------------------------------------

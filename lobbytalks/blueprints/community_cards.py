@@ -10,7 +10,7 @@ from .. import clock
 from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, ShareRequest, TopicRef
 from ..runtime import runtime
-from ..services import cards, notifications
+from ..services import cards, notifications, overlap
 from .common import ok
 from .community import get_action, post_action, signed_in_write
 
@@ -42,6 +42,15 @@ def _asker_action(service: Callable[..., dict[str, Any]]) -> Callable[[dict[str,
     return handle
 
 
-for _name, _service in (("card_preview", cards.preview), ("card_publish", cards.publish),
+@post_action("card_preview")
+def card_preview(body: dict[str, Any]) -> Response:
+    """The draft, and the passages of it that repeat the asker's own private context."""
+    user, data, rt = signed_in_write(TopicRef, body)
+    result = cards.preview(rt.db, user.id, data.topic, now=clock.now())
+    guard = overlap.Guard(rt.db.conn, rt.keyring, data.topic)
+    return ok({**result, "privateRepeats": guard.card_repeats(result["card"])})
+
+
+for _name, _service in (("card_publish", cards.publish),
                         ("card_unpublish", cards.unpublish), ("card_republish", cards.republish)):
     post_action(_name)(_asker_action(_service))
