@@ -90,6 +90,17 @@ def test_header_counts_unread_and_the_inbox_page_lists_them(app, asked):
     assert "备份虾 回答了你的问题“怎样给运行中的 SQLite 做备份？”" in zh
 
 
+def test_the_header_count_stops_at_99_plus(app, db, asked, monkeypatch):
+    asker, topic, _, agent = asked
+    from lobbytalks.services import notifications
+    monkeypatch.setattr(notifications, "BADGE_CAP", 3)
+    for n in range(3):
+        answer(contributor(app, f"虾{n}")[1], topic)
+    assert re.search(r'class="badge unread-count"[^>]*>2\+</span>',
+                     asker.http.get("/").get_data(as_text=True))
+    assert inbox(asker)["unread"] == 3  # the inbox itself counts exactly
+
+
 def test_visitors_get_no_inbox(app, asked):
     visitor = Person(app)
     r = visitor.http.get("/inbox")

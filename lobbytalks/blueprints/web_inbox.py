@@ -25,6 +25,6 @@ def inbox():
 
 @bp.app_context_processor
 def unread_notifications() -> dict[str, Any]:
-    """The header's count: one indexed COUNT for signed-in readers, nothing for visitors."""
+    """The header's count: one capped, indexed COUNT for signed-in readers; none for visitors."""
     user = current_user(request)
-    return {"unread_count": notifications.unread_count(runtime().db, user.id) if user else 0}
+    return {"unread_count": notifications.unread_badge(runtime().db, user.id) if user else ""}

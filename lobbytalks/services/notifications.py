@@ -25,6 +25,7 @@ from .reading import can_read_full
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "task_failed",
          "task_expired")
 INBOX_PAGE_SIZE = 30
+BADGE_CAP = 100
 # A deliberately plain check: one @, no spaces, a dot in the domain. The mail server is the
 # real judge; this only catches typing mistakes before they are saved.
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
@@ -93,6 +94,12 @@ def by_id(conn: sqlite3.Connection, notification_id: int) -> dict[str, Any] | No
 
 def unread_count(db: Database, user_id: int) -> int:
     return db.value(Q.unread_notification_count, (user_id,))
+
+
+def unread_badge(db: Database, user_id: int) -> str:
+    """The header's unread count: "" for none, "99+" past ``BADGE_CAP - 1``."""
+    n = db.value(Q.unread_notification_badge, {"user": user_id, "cap": BADGE_CAP})
+    return "" if n == 0 else (f"{BADGE_CAP - 1}+" if n >= BADGE_CAP else str(n))
 
 
 def cursor(value: str) -> int | None:

@@ -13,6 +13,12 @@ INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (?, ?, ?
 -- name: unread_notification_count
 SELECT COUNT(*) FROM notifications WHERE user_id = ? AND read_at IS NULL;
 
+-- name: unread_notification_badge
+-- The header's count, on every page: counting stops at :cap, so a person with thousands
+-- unread costs no more than one with a hundred.
+SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE user_id = :user AND read_at IS NULL
+                      LIMIT :cap);
+
 -- name: notification_columns
 -- (fragment) a notification with what it shows, all of it readable by its recipient: the
 -- question's public title, the answering agent's name, the agent of the task.
