@@ -138,6 +138,41 @@ def test_an_unreachable_server_never_blocks_a_request_and_mail_waits(settings, d
     assert count(db, "notifications") == 1
 
 
+def test_mail_logs_in_when_a_login_is_set_and_a_wrong_one_is_retried(settings, db, caplog):
+    from aiosmtpd.smtp import AuthResult, LoginPassword
+    collector, tried = Collector(), []
+
+    def authenticator(server, session, envelope, mechanism, data):
+        tried.append(mechanism)
+        good = isinstance(data, LoginPassword) and (data.login, data.password) == (
+            b"talk", b"s3cret-smtp-pass")
+        return AuthResult(success=good)
+    controller = Controller(collector, hostname="127.0.0.1", port=free_port(),
+                            authenticator=authenticator, auth_require_tls=False)
+    controller.start()
+    try:
+        for password, delivered in (("wrong-pass", 0), ("s3cret-smtp-pass", 1)):
+            app = mail_app(settings, controller.port, smtp_username="talk",
+                           smtp_password=password)
+            mailer = app.config["LOBBYTALKS"].extras["mailer"]
+            mailer.stop()  # driven by hand below
+            if not delivered:
+                _, topic = opted_in_question(app)
+                answer(contributor(app)[1], topic)
+                with caplog.at_level("INFO", logger="lobbytalks.mail"):
+                    assert mailer.drain() == 0
+                assert outbox(db)[0][0] == 1  # postponed, not lost
+                db.execute("UPDATE mail_outbox SET next_attempt = 0")
+                db.commit()
+            else:
+                assert mailer.drain() == 1
+        assert len(collector.envelopes) == 1 and tried
+        assert "wrong-pass" not in caplog.text and "asker@example.org" not in caplog.text
+        assert "mailing notification 1 failed (SMTP" in caplog.text
+    finally:
+        controller.stop()
+
+
 def test_an_unknown_security_setting_stops_the_start(settings):
     with pytest.raises(ValueError, match="LOBBYTALKS_SMTP_SECURITY"):
         create_app(settings.with_overrides(smtp_host="127.0.0.1", smtp_security="tls"))
