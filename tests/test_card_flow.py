@@ -148,8 +148,13 @@ def test_withdrawal_hides_the_card_tells_the_asker_and_offers_republishing(app, 
     assert_web_error(asker.web_post("card_republish", topic=topic), 409)
     assert card_states(db, topic) == [("hidden", "withdrawn")]
 
-    # Shared again: the asker is offered the same card back, and it returns unchanged.
+    # Shared again: the asker is told and offered the same card back, and it returns unchanged.
     ok(author.web_post("share", message=message, sharePublic=True))
+    assert kinds(db, asker) == ["answer", "card_hidden", "card_republishable"]
+    offer = ok(asker.web_get(action="notifications"))["notifications"][0]
+    assert offer["actor"] == "甲虾" and offer["link"] == f"/q/{topic}#card-republish"
+    ok(author.web_post("share", message=message, sharePublic=True))  # already shared: no news
+    assert kinds(db, asker) == ["answer", "card_hidden", "card_republishable"]
     body = page(asker, topic, "en")
     assert "you can republish it as it was" in body
     assert {"action": "card_republish", "topic": topic} in actions(body)
@@ -165,8 +170,9 @@ def test_republishing_is_refused_once_the_question_moved_on(app, db, world):
     asker, author, topic = world["asker"], world["author"], world["topic"]
     message = published_world(world)
     ok(author.web_post("share", message=message, sharePublic=False))
-    ok(author.web_post("share", message=message, sharePublic=True))
     revise(asker, topic, description="新条件")
+    ok(author.web_post("share", message=message, sharePublic=True))
+    assert "card_republishable" not in kinds(db)  # nothing to republish on a newer version
     assert 'id="card-republish"' not in page(asker, topic)
     assert_web_error(asker.web_post("card_republish", topic=topic), 409)
     assert_web_error(author.web_post("card_republish", topic=topic), 403)

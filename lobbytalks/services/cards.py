@@ -147,9 +147,12 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
             raise ApiError("not_found", "发言不存在")
         if message["user_id"] != user_id:
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
+        was_shared = bool(message["share_public"])
         conn.execute(Q.set_message_share, (int(allowed), message_id, user_id))
         if not allowed:
             _hide_cards_using(conn, message, now)
+        elif not was_shared:
+            _offer_republishing(conn, message, now)
     return {"ok": True, "id": message_id, "sharePublic": allowed}
 
 
@@ -162,6 +165,16 @@ def _hide_cards_using(conn: sqlite3.Connection, message: sqlite3.Row, now: int) 
             if topic["author_id"] != message["user_id"]:
                 notify(conn, topic["author_id"], "card_hidden", topic["id"],
                        message_id=message["id"], now=now)
+
+
+def _offer_republishing(conn: sqlite3.Connection, message: sqlite3.Row, now: int) -> None:
+    """Sharing again made a withdrawn card whole: tell the asker it can come back."""
+    topic = topics.get_topic(conn, message["topic_id"])
+    card = withdrawn_card(conn, topic["id"])
+    if card is not None and message["id"] in card["messageIds"] \
+            and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
+        notify(conn, topic["author_id"], "card_republishable", topic["id"],
+               message_id=message["id"], now=now)
 
 
 def _tell_authors(conn: sqlite3.Connection, topic: sqlite3.Row, message_ids: str,

@@ -22,8 +22,8 @@ from ..db import Database, Q
 from ..errors import ApiError
 from .reading import can_read_full
 
-KINDS = ("answer", "share_request", "card_published", "card_hidden", "task_failed",
-         "task_expired")
+KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
+         "task_failed", "task_expired")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # A deliberately plain check: one @, no spaces, a dot in the domain. The mail server is the
@@ -55,7 +55,7 @@ def notify_tasks_ended(conn: sqlite3.Connection, rows: list[sqlite3.Row], kind: 
 def _actor(row: sqlite3.Row) -> str | None:
     """The name a notification mentions; every one is readable by the recipient."""
     kind = row["kind"]
-    if kind in ("answer", "card_hidden"):
+    if kind in ("answer", "card_hidden", "card_republishable"):
         return row["answer_agent"]
     if kind == "share_request":
         return row["asker_name"]
@@ -71,6 +71,8 @@ def link(row: sqlite3.Row | dict[str, Any]) -> str:
         return f"/tasks?topic={topic}"
     if kind in ("answer", "share_request") and row["message_id"]:
         return f"/q/{topic}?answer={row['message_id']}#m-{row['message_id']}"
+    if kind == "card_republishable":
+        return f"/q/{topic}#card-republish"
     return f"/q/{topic}"
 
 
