@@ -65,6 +65,10 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         accounts.ensure_admin(rt.db, settings.admin_username, settings.admin_password,
                               now=clock.now(), cost=settings.password_cost)
 
+    if settings.smtp_host:
+        from .mailer import Mailer
+        rt.extras["mailer"] = Mailer(settings, rt.db).start()
+
     register_all(app)
     _register_error_handlers(app)
     app.after_request(finish_response)

@@ -16,7 +16,7 @@ import threading
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .checkpoint import Checkpointer
 
@@ -185,6 +185,9 @@ class Database:
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self.checkpointer = Checkpointer(self.path)
+        # Called after every commit, outside the write lock (the mailer's wake-up); each
+        # must be cheap and must not raise.
+        self.after_commit: list[Callable[[], None]] = []
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -233,6 +236,8 @@ class Database:
             finally:
                 self._local.depth = 0
         self.checkpointer.notify()
+        for hook in self.after_commit:
+            hook()
 
     def _savepoint(self, depth: int) -> Iterator[sqlite3.Connection]:
         conn, name = self.conn, f"nested_{depth}"

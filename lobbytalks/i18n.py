@@ -316,6 +316,76 @@ STRINGS: dict[str, tuple[str, str]] = {
     "card.section.support": ("支持理由", "Reasons given"),
     "card.section.uncertainties": ("仍不确定", "Still uncertain"),
 
+    # --- answer-card flow that does not dead-end (issue 15 item 4) -----------------------
+    "card.none_yet": ("当前版本还没有回答，暂时无法生成答案卡。",
+                      "No answer to the current version yet, so there is nothing to build a card from."),
+    "card.none_shared": ("当前版本的 {n} 条回答都还没有被作者允许公开使用。可以在回答下方请作者许可。",
+                         "None of the {n} answers to the current version is allowed for public "
+                         "use yet. You can ask an answer's author below it."),
+    "card.share_request": ("请作者允许用于答案卡", "Ask the author to allow it in the card"),
+    "card.share_requested": ("已请作者许可", "You asked the author"),
+    "card.done_share_request": ("已通知作者。", "The author has been told."),
+    "card.withdrawn": ("答案卡中的一条回答被作者撤回了公开许可，答案卡已隐藏，需要新的答案卡。",
+                       "An author withdrew permission for an answer the card used, so the card "
+                       "is hidden; a new card is needed."),
+    "card.republish_offer": ("那张答案卡用到的回答都已重新许可，可以原样重新发布。",
+                             "Every answer that card used is allowed again; you can republish it as it was."),
+    "card.republish": ("重新发布答案卡", "Republish the card"),
+    "card.done_republish": ("答案卡已重新发布。", "The card is published again."),
+
+    # --- private-context guard (issue 15 item 5) ------------------------------------
+    "guard.preview": ("注意：这份预览重复了你的私密背景中的文字（已高亮）。发布后所有人都能看到。",
+                      "Careful: this preview repeats text from your private context "
+                      "(highlighted). Once published, everyone can read it."),
+    "guard.publish_confirm": ("这张答案卡重复了你的私密背景中的文字。仍要发布给所有人吗？",
+                              "This card repeats text from your private context. Publish it to everyone anyway?"),
+    "guard.author": ("注意：这条回答重复了题主私密背景中的文字（已高亮）。允许公开使用后，题主可能把它放进公开答案卡。",
+                     "Careful: this answer repeats text from the asker's private context "
+                     "(highlighted). If you allow public use, the asker may put it in a public card."),
+    "guard.author_confirm": ("这条回答重复了题主的私密背景。仍要允许用于公开答案卡吗？",
+                             "This answer repeats the asker's private context. Allow it in public cards anyway?"),
+
+    # --- notifications (issue 15 item 2) ---------------------------------------------
+    "nav.inbox": ("通知", "Inbox"),
+    "nav.unread": ("{n} 条未读通知", "{n} unread notifications"),
+    "inbox.title": ("通知", "Inbox"),
+    "inbox.unread": ("未读：{n}", "Unread: {n}"),
+    "inbox.new": ("新", "New"),
+    "inbox.mark_read": ("标为已读", "Mark read"),
+    "inbox.mark_read_of": ("标为已读：{text}", "Mark read: {text}"),
+    "inbox.read_all": ("全部标为已读", "Mark all read"),
+    "inbox.done_read_all": ("已全部标为已读。", "All marked read."),
+    "inbox.older": ("更早的通知", "Older notifications"),
+    "inbox.empty": ("还没有通知。有人回答你的问题、你的回答被用进答案卡、你的智能体任务失败或过期时，这里会告诉你。",
+                    "Nothing yet. You are told here when your question gets an answer, your answer "
+                    "is used in a card, or your agent's task fails or expires."),
+    "inbox.mail_title": ("邮件通知", "E-mail notifications"),
+    "inbox.mail_hint": ("邮件只包含通知本身（问题标题和名称），不包含回答内容或私密背景。",
+                        "A mail carries only the notification (question title and a name), never "
+                        "answer text or private context."),
+    "inbox.mail_off": ("本站没有配置邮件服务器，暂时不会发送邮件；设置会被保存。",
+                       "This site has no mail server configured, so no mail is sent for now; your "
+                       "settings are kept."),
+    "inbox.mail_address": ("邮箱地址", "E-mail address"),
+    "inbox.mail_address_hint": ("只有你自己能看到。", "Only you can see it."),
+    "inbox.mail_switch": ("有新通知时给我发邮件", "E-mail me when there is a new notification"),
+    "inbox.done_mail": ("邮件设置已保存。", "E-mail settings saved."),
+    "notify.kind.answer": ("{name} 回答了你的问题“{title}”", "{name} answered your question “{title}”"),
+    "notify.kind.share_request": ("{name} 请你允许把你在“{title}”下的回答用于答案卡",
+                                  "{name} asks you to allow your answer to “{title}” in the answer card"),
+    "notify.kind.card_published": ("“{title}”发布了答案卡，用到了你的回答",
+                                   "A card was published for “{title}” using your answer"),
+    "notify.kind.card_hidden": ("{name} 撤回了“{title}”答案卡所用回答的许可，答案卡已隐藏",
+                                "Permission for {name}'s answer was withdrawn, so the card of “{title}” is hidden"),
+    "notify.kind.card_republishable": ("{name} 重新许可了回答，“{title}”被隐藏的答案卡可以重新发布",
+                                       "{name}'s answer is allowed again, so the hidden card of “{title}” can be republished"),
+    "notify.kind.task_failed": ("你的智能体 {name} 在“{title}”上的任务失败了",
+                                "Your agent {name}'s task on “{title}” failed"),
+    "notify.kind.task_expired": ("你的智能体 {name} 在“{title}”上的任务租约已过期",
+                                 "Your agent {name}'s lease on “{title}” expired"),
+    "notify.mail_footer": ("可以在站点的“通知”页面关闭邮件通知。",
+                           "You can turn these e-mails off on the site's Inbox page."),
+
     # --- accounts --------------------------------------------------------------------
     "auth.login_title": ("登录", "Log in"),
     "auth.register_title": ("注册", "Register"),

@@ -71,6 +71,12 @@ class Settings:
         10, "Login sessions a user may hold at once; a new login ends the oldest beyond it")
     argon2_memory_kib: int = _setting(19456, "Argon2id memory cost of new password hashes, KiB")
     argon2_iterations: int = _setting(2, "Argon2id passes for new password hashes")
+    smtp_host: str = _setting("", "SMTP server for notification e-mail (unset: no e-mail is sent)")
+    smtp_port: int = _setting(587, "SMTP server port")
+    smtp_security: str = _setting("starttls", "SMTP connection security: starttls, ssl or none")
+    smtp_username: str = _setting("", "SMTP login name (unset: no login)")
+    smtp_password: str = _setting("", "SMTP password", secret=True)
+    smtp_from: str = _setting("LobbyTalks <noreply@localhost>", "From address of notification e-mail")
     testing: bool = _setting(False, "Test mode", env=False)
 
     @property

@@ -25,6 +25,14 @@ def contributor(app, name: str = "查证虾") -> tuple[Person, AgentClient]:
     return person, person.new_agent(name)
 
 
+def asked_with_private(app, title: str, private: str, agent_name: str):
+    """An asker's question with private context, and another member with an agent:
+    (asker, topic, author, agent)."""
+    asker = joined_person(app)
+    topic = asker.ask(title=title, privateContext=private)
+    return (asker, topic, *contributor(app, agent_name))
+
+
 def claim_ok(agent: AgentClient, topic: str, **fields: Any) -> dict[str, Any]:
     r = agent.claim(topic, **fields)
     assert r.status_code == 200, r.get_json()

@@ -209,7 +209,10 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
     assert "智能体自报" in body and "工具运行（智能体自报）" in body and "sqlite3" in body
     assert "超大数据库的备份耗时未实测" in body
     assert "回答第 1 版" in body
-    assert {"close", "card_preview", "share"} <= action_names(body)
+    assert {"close", "share"} <= action_names(body)
+    # Nothing is shared yet: the preview button is disabled and says why, instead of a 409.
+    assert "card_preview" not in action_names(body)
+    assert 'id="card-why"' in body and "都还没有被作者允许公开使用" in body
     assert 'data-action="revise"' in body
 
 

@@ -6,7 +6,8 @@ from flask import Flask
 
 def register_all(app: Flask) -> None:
     from . import (communities, community, community_account, community_admin,  # noqa: F401
-                   community_agents, community_cards, community_memories, health)
+                   community_agents, community_cards, community_memories,
+                   community_notifications, health)
 
     for module in (health, communities, community):
         app.register_blueprint(module.bp)

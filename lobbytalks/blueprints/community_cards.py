@@ -1,4 +1,5 @@
-"""Answer-card actions on /api/community: share a message, preview/publish/unpublish a card."""
+"""Answer-card actions on /api/community: share a message or ask its author to, and
+preview/publish/unpublish/republish a card."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -7,9 +8,9 @@ from flask import Response, request
 
 from .. import clock
 from ..models.common import parse_model, query_args
-from ..models.web import MessageShare, TopicRef
+from ..models.web import MessageShare, ShareRequest, TopicRef
 from ..runtime import runtime
-from ..services import cards
+from ..services import cards, notifications, overlap
 from .common import ok
 from .community import get_action, post_action, signed_in_write
 
@@ -27,6 +28,13 @@ def share(body: dict[str, Any]) -> Response:
     return ok(cards.share(rt.db, user.id, data.message, data.sharePublic, now=clock.now()))
 
 
+@post_action("share_request")
+def share_request(body: dict[str, Any]) -> Response:
+    """The asker asks an answer's author to allow the answer in the card (a notification)."""
+    user, data, rt = signed_in_write(ShareRequest, body)
+    return ok(notifications.request_share(rt.db, user.id, data.message, now=clock.now()))
+
+
 def _asker_action(service: Callable[..., dict[str, Any]]) -> Callable[[dict[str, Any]], Response]:
     def handle(body: dict[str, Any]) -> Response:
         user, data, rt = signed_in_write(TopicRef, body)
@@ -34,6 +42,15 @@ def _asker_action(service: Callable[..., dict[str, Any]]) -> Callable[[dict[str,
     return handle
 
 
-for _name, _service in (("card_preview", cards.preview), ("card_publish", cards.publish),
-                        ("card_unpublish", cards.unpublish)):
+@post_action("card_preview")
+def card_preview(body: dict[str, Any]) -> Response:
+    """The draft, and the passages of it that repeat the asker's own private context."""
+    user, data, rt = signed_in_write(TopicRef, body)
+    result = cards.preview(rt.db, user.id, data.topic, now=clock.now())
+    guard = overlap.Guard(rt.db.conn, rt.keyring, data.topic)
+    return ok({**result, "privateRepeats": guard.card_repeats(result["card"])})
+
+
+for _name, _service in (("card_publish", cards.publish),
+                        ("card_unpublish", cards.unpublish), ("card_republish", cards.republish)):
     post_action(_name)(_asker_action(_service))

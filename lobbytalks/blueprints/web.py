@@ -11,8 +11,8 @@ from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import accounts, communities, topics
 from .web_base import bp, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
-from . import (web_admin, web_agents, web_browse, web_people,  # noqa: F401  (their routes join ``bp``)
-               web_questions)
+from . import (web_admin, web_agents, web_browse, web_inbox,  # noqa: F401  (their routes join ``bp``)
+               web_people, web_questions)
 
 HOME_QUESTIONS = 12
 HOME_COMMUNITIES = 8

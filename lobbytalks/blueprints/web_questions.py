@@ -5,12 +5,13 @@ import re
 from typing import Any
 
 from flask import request
+from markupsafe import Markup, escape
 
 from ..errors import ApiError
 from ..models.web import INTENTS
 from ..runtime import runtime
 from .. import clock
-from ..services import agent_requests, communities, topics
+from ..services import agent_requests, cards, communities, notifications, overlap, topics
 from ..services.reading import latest_messages
 from ..models.common import COMMUNITY_ID
 from .web_base import bp, int_arg, login_required, page_url, render, viewer, viewer_id
@@ -84,6 +85,48 @@ class AnswerPages:
         return page_url(page=page, answer=None) + f"#m-{message_id}"
 
 
+def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
+    """The text escaped, each repeated span of private context in a ``<mark>``."""
+    out, at = [], 0
+    for start, end in spans:
+        out += [escape(text[at:start]),
+                Markup('<mark class="private-repeat">{}</mark>').format(text[start:end])]
+        at = end
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
+
+
+def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
+              mine: set[str]) -> dict[str, Any]:
+    """What the card tools need: why a preview cannot be built, requests already sent, a
+    card an author's withdrawal hid, and the private-context guard for those entitled."""
+    rt = runtime()
+    conn = rt.db.conn
+    row = topics.get_topic(conn, topic_id)
+    guard = overlap.Guard(conn, rt.keyring, topic_id)
+    current = [m for m in data["messages"] if m["questionVersion"] == row["version"]]
+    withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic_id)
+    flow: dict[str, Any] = {
+        "current_answers": len(current),
+        "shareable": sum(1 for m in current if m["sharePublic"]),
+        "withdrawn": withdrawn,
+        # only one's own unshared answers get the author's warning, and only when entitled
+        "author_repeats": {m["id"]: guard.author_repeats(m) for m in data["messages"]
+                           if m["id"] in mine and not m["sharePublic"]},
+    }
+    if data["topic"]["isAsker"]:
+        draft = data.get("cardDraft")
+        repeats = guard.card_repeats(draft) if draft else []
+        flow.update(
+            requested=notifications.requested_shares(rt.db, reader, row),
+            can_republish=cards.can_republish(conn, row, withdrawn),
+            draft_repeats=repeats,
+            # only a preview that repeats private context is shown with marks
+            draft_marker=(lambda text: highlight(text, guard.spans(draft["version"], text)))
+            if repeats else None)
+    return flow
+
+
 @bp.get("/q/<topic_id>")
 def question(topic_id: str):
     if not TOPIC_ID.match(topic_id):
@@ -97,13 +140,12 @@ def question(topic_id: str):
                         request.args.get("answer", ""))
     roots, children = threads(pages.messages)
     mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
-    shareable = sum(1 for m in data["messages"]
-                    if m["sharePublic"] and m["questionVersion"] == topic["questionVersion"])
     islands = {i["id"]: i["name"] for i in topics.islands(rt.db)}
     return render(
         "question.html", data=data, topic=topic, community=community, roots=roots,
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,
-        shareable=shareable, island=islands.get(topic["island"], topic["island"]),
+        flow=card_flow(data, topic_id, reader, mine),
+        island=islands.get(topic["island"], topic["island"]),
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
         live=agent_requests.activity(rt.db, topic_id, now=clock.now()),
         agents_asked=agent_requests.is_requested(rt.db, reader, topic_id))

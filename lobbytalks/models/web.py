@@ -1,9 +1,9 @@
 """Requests of the cookie-authenticated web APIs (/api/community, /api/communities)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .common import COMMUNITY_ID_PATTERN, Id, Page, Strict, Text
 
@@ -98,6 +98,23 @@ class MessageShare(Strict):
     action: Literal["share"]
     message: Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
     sharePublic: bool
+
+
+class ShareRequest(Strict):
+    action: Literal["share_request"]
+    message: Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
+
+
+class NotificationsRead(Strict):
+    """Mark one notification read, or all of them without ``notification``."""
+    action: Literal["notifications_read"]
+    notification: Annotated[int, Field(ge=1, le=2**53)] | None = None
+
+
+class NotifySettings(Strict):
+    action: Literal["notify_settings"]
+    email: Text(0, 254) = ""
+    emailNotify: bool
 
 
 class MemoryAction(Strict):

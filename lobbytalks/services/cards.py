@@ -40,6 +40,7 @@ from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
 from . import topics
+from .notifications import notify
 
 SOURCE_REF = re.compile(r"\[S(\d+)\]")
 
@@ -146,20 +147,48 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
             raise ApiError("not_found", "发言不存在")
         if message["user_id"] != user_id:
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
+        was_shared = bool(message["share_public"])
         conn.execute(Q.set_message_share, (int(allowed), message_id, user_id))
         if not allowed:
-            hide_cards_using(conn, message["topic_id"], message_id)
+            hide_cards_using(conn, message["topic_id"], message["id"], reason="withdrawn",
+                             author_id=message["user_id"], now=now)
+        elif not was_shared:
+            _offer_republishing(conn, message, now)
     return {"ok": True, "id": message_id, "sharePublic": allowed}
 
 
-def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str) -> int:
-    """Hide every published card of the topic built on the message (it was withdrawn or an
-    admin hid it); a hidden card stays hidden. Returns how many cards were hidden."""
+def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str, *, reason: str,
+                     now: int, author_id: int | None = None) -> int:
+    """Hide every published card of the topic built on the message (``withdrawn`` by its
+    author, or ``moderated`` by an admin) and tell the asker, unless the asker did it.
+    Returns how many cards were hidden."""
+    topic = topics.get_topic(conn, topic_id)
     hidden = 0
     for card in conn.execute(Q.published_cards_of_topic, (topic_id,)).fetchall():
         if message_id in json.loads(card["message_ids"]):
-            hidden += conn.execute(Q.hide_card, (card["id"],)).rowcount
+            hidden += conn.execute(Q.hide_card, {"id": card["id"], "reason": reason}).rowcount
+            if topic["author_id"] != author_id:
+                notify(conn, topic["author_id"], "card_hidden", topic_id,
+                       message_id=message_id, now=now)
     return hidden
+
+
+def _offer_republishing(conn: sqlite3.Connection, message: sqlite3.Row, now: int) -> None:
+    """Sharing again made a withdrawn card whole: tell the asker it can come back."""
+    topic = topics.get_topic(conn, message["topic_id"])
+    card = withdrawn_card(conn, topic["id"])
+    if card is not None and message["id"] in card["messageIds"] \
+            and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
+        notify(conn, topic["author_id"], "card_republishable", topic["id"],
+               message_id=message["id"], now=now)
+
+
+def _tell_authors(conn: sqlite3.Connection, topic: sqlite3.Row, message_ids: str,
+                  now: int) -> None:
+    """A card went public: tell each author whose answer it uses (the asker knows)."""
+    for row in conn.execute(Q.authors_of_messages, (message_ids,)).fetchall():
+        if row["user_id"] != topic["author_id"]:
+            notify(conn, row["user_id"], "card_published", topic["id"], now=now)
 
 
 def _asked_topic(conn: sqlite3.Connection, user_id: int, topic_id: str) -> sqlite3.Row:
@@ -213,6 +242,7 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
                            status=409)
         conn.execute(Q.hide_published_cards, (topic_id,))
         conn.execute(Q.publish_card, (now, draft["id"]))
+        _tell_authors(conn, topic, draft["message_ids"], now)
         return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (draft["id"],)).fetchone())}
 
 
@@ -226,5 +256,40 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
         row = conn.execute(Q.card_in_state, (topic_id, "published")).fetchone()
         if row is None:
             return {"ok": True, "card": None}
-        conn.execute(Q.hide_card, (row["id"],))
+        conn.execute(Q.hide_card, {"id": row["id"], "reason": "unpublished"})
         return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (row["id"],)).fetchone())}
+
+
+def withdrawn_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
+    """The card an author's withdrawal hid, while no card has been published since."""
+    row = conn.execute(Q.last_withdrawn_card, (topic_id,)).fetchone()
+    return None if row is None else card_view(row)
+
+
+def can_republish(conn: sqlite3.Connection, topic: sqlite3.Row,
+                  card: dict[str, Any] | None) -> bool:
+    """A withdrawn card may come back as it was once all its answers are shared again and
+    the question has not moved on to a newer version."""
+    if card is None or card["version"] != topic["version"]:
+        return False
+    shared = {r["id"] for r in conn.execute(Q.shared_message_ids_of_topic, (topic["id"],))}
+    return set(card["messageIds"]) <= shared
+
+
+def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
+    """Publish again, unchanged, the card an author's withdrawal hid.
+
+    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: no withdrawn card,
+        one of its answers is still not shared, or the question has a newer version.
+    """
+    with db.transaction() as conn:
+        topic = _asked_topic(conn, user_id, topic_id)
+        card = withdrawn_card(conn, topic_id)
+        if card is None:
+            raise ApiError("invalid_request", "没有因撤回而隐藏的答案卡", status=409)
+        if not can_republish(conn, topic, card):
+            raise ApiError("invalid_request", "答案卡中仍有回答未重新许可，或问题已有新版本，"
+                                              "请重新生成预览", status=409)
+        conn.execute(Q.republish_card, (now, card["id"]))
+        _tell_authors(conn, topic, json.dumps(card["messageIds"]), now)
+        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (card["id"],)).fetchone())}

@@ -55,7 +55,7 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
             return {"ok": True, "id": message_id, "hidden": True, "replayed": True}
         conn.execute(Q.hide_message, {"id": message_id, "reason": reason, "now": now,
                                       "admin": admin_id})
-        hide_cards_using(conn, message["topic_id"], message_id)
+        hide_cards_using(conn, message["topic_id"], message_id, reason="moderated", now=now)
         record(conn, admin_id, "hide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": True}
 

@@ -10,6 +10,7 @@ from ..models.result_rules import PROVENANCE, normalise, result_hash
 from ..security import new_id
 from . import communities
 from .memories import remember
+from .notifications import notify
 from .tasks import MAX_MESSAGES_PER_TOPIC, check_reply_target, settle_owned, owned_task, task_view
 from .topics import get_topic
 
@@ -57,6 +58,9 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
         conn.execute(Q.complete_task, {"id": task["id"], "message": message_id, "hash": digest,
                                        "now": now})
         conn.execute(Q.bump_message_count, {"id": topic["id"], "now": now})
+        if topic["author_id"] != agent.user_id:  # one's own agent answering is no news
+            notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
+                   now=now)
         notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
         task = conn.execute(Q.task_by_id, (task["id"],)).fetchone()
     return {"ok": True, "messageId": message_id, "task": task_view(task),

@@ -2,13 +2,16 @@
 
 There is no background daemon: expired leases and leases of dead connections are settled
 when the owner looks (manage views), on rotation and revocation, on claims and on status
-queries. Each function runs inside the caller's write transaction.
+queries. Each function runs inside the caller's write transaction, and tells the owner of
+each task it ends in that same transaction (a lease the owner ended themselves -- cancel,
+rotation, revocation -- is not settled here and tells nobody).
 """
 from __future__ import annotations
 
 import sqlite3
 
 from ..db import Q
+from .notifications import notify_tasks_ended
 
 DEAD_CONNECTION = "连接已撤销或 Token 已过期"
 TOKEN_ROTATED = "Token 已轮换，旧连接的任务已终止"
@@ -19,10 +22,14 @@ AGENT_ARCHIVED = "外部虾已归档，此连接的任务已终止"
 
 def settle_user(conn: sqlite3.Connection, user_id: int, now: int) -> None:
     params = {"user": user_id, "now": now, "reason": DEAD_CONNECTION}
-    conn.execute(Q.settle_expired_leases, params)
-    conn.execute(Q.settle_dead_connections, params)
+    expired = conn.execute(Q.settle_expired_leases, params).fetchall()
+    notify_tasks_ended(conn, expired, "task_expired", now=now)
+    dead = conn.execute(Q.settle_dead_connections, params).fetchall()
+    notify_tasks_ended(conn, dead, "task_failed", now=now)
 
 
 def settle_task(conn: sqlite3.Connection, task_id: str, now: int) -> bool:
     """Expire the task if its lease has run out; True when this call expired it."""
-    return conn.execute(Q.expire_task_if_due, {"id": task_id, "now": now}).rowcount == 1
+    expired = conn.execute(Q.expire_task_if_due, {"id": task_id, "now": now}).fetchall()
+    notify_tasks_ended(conn, expired, "task_expired", now=now)
+    return bool(expired)

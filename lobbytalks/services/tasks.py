@@ -9,6 +9,7 @@ from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
 from . import communities, context
+from .notifications import notify_tasks_ended
 from .reading import can_read_full
 from .settlement import CANCELLED, settle_task, settle_user
 from .topics import get_topic
@@ -153,6 +154,7 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
         if task["state"] != "leased":
             raise ApiError("task_terminal")
         conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
+        notify_tasks_ended(conn, [task], "task_failed", now=now)
         return {"ok": True, "task": task_view(_reload(conn, task_id))}
 
 

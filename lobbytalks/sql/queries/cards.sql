@@ -28,10 +28,32 @@ INSERT INTO answer_cards (id, topic_id, version, body, message_ids, state, creat
 VALUES (:id, :topic, :version, :body, :message_ids, 'draft', :now, NULL);
 
 -- name: hide_published_cards
-UPDATE answer_cards SET state = 'hidden' WHERE topic_id = ? AND state = 'published';
+UPDATE answer_cards SET state = 'hidden', hidden_reason = 'replaced'
+WHERE topic_id = ? AND state = 'published';
 
 -- name: hide_card
-UPDATE answer_cards SET state = 'hidden' WHERE id = ? AND state = 'published';
+-- :reason is 'withdrawn', 'unpublished' or 'moderated' (see migration 0007).
+UPDATE answer_cards SET state = 'hidden', hidden_reason = :reason
+WHERE id = :id AND state = 'published';
+
+-- name: last_withdrawn_card
+-- The newest card hidden because an author withdrew an answer, when no card is published
+-- since (the question page then says a new card is needed, and may offer to republish).
+SELECT id, topic_id, version, body, message_ids, state, created, published
+FROM answer_cards a
+WHERE a.topic_id = ? AND a.state = 'hidden' AND a.hidden_reason = 'withdrawn'
+  AND NOT EXISTS (SELECT 1 FROM answer_cards p WHERE p.topic_id = a.topic_id
+                  AND (p.state = 'published' OR (p.state = 'hidden' AND p.published > a.published)))
+ORDER BY a.published DESC, a.id DESC
+LIMIT 1;
+
+-- name: republish_card
+UPDATE answer_cards SET state = 'published', hidden_reason = NULL, published = ?
+WHERE id = ? AND state = 'hidden';
+
+-- name: authors_of_messages
+-- The distinct users whose agents wrote the messages (a JSON array of ids).
+SELECT DISTINCT user_id FROM messages WHERE id IN (SELECT value FROM json_each(?));
 
 -- name: publish_card
 UPDATE answer_cards SET state = 'published', published = ? WHERE id = ? AND state = 'draft';

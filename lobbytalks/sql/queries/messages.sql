@@ -32,3 +32,10 @@ FROM messages WHERE id = ?;
 
 -- name: set_message_share
 UPDATE messages SET share_public = ? WHERE id = ? AND user_id = ?;
+
+-- name: message_task_private
+-- Whether the answer's author may be shown its private context: their task included it,
+-- or they are the asker.
+SELECT COALESCE(k.private_included, 0) AS private_included, m.user_id = t.author_id AS by_asker
+FROM messages m JOIN topics t ON t.id = m.topic_id LEFT JOIN tasks k ON k.id = m.task_id
+WHERE m.id = ?;

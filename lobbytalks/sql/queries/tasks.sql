@@ -1,13 +1,15 @@
 -- name: settle_expired_leases
 -- Leases past their expiry become expired (request-driven settlement).
 UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
-WHERE user_id = :user AND state = 'leased' AND expires <= :now;
+WHERE user_id = :user AND state = 'leased' AND expires <= :now
+RETURNING id, user_id, topic_id;
 
 -- name: settle_dead_connections
 -- Leases held by a revoked or expired token can never be completed: fail them.
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE user_id = :user AND state = 'leased'
-  AND token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now));
+  AND token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now))
+RETURNING id, user_id, topic_id;
 
 -- name: fail_leased_of_profile
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
@@ -19,7 +21,8 @@ WHERE token_id = :token AND state = 'leased';
 
 -- name: expire_task_if_due
 UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
-WHERE id = :id AND state = 'leased' AND expires <= :now;
+WHERE id = :id AND state = 'leased' AND expires <= :now
+RETURNING id, user_id, topic_id;
 
 -- name: task_by_request
 SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,

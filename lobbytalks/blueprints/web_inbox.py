@@ -1,0 +1,30 @@
+"""The inbox page and the unread count every page's header shows."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+
+from ..auth import current_user
+from ..runtime import runtime
+from ..services import notifications
+from .web_base import bp, lang, login_required, render, viewer
+
+
+@bp.get("/inbox")
+@login_required
+def inbox():
+    user = viewer()
+    db = runtime().db
+    page = notifications.inbox(db, user.id, notifications.cursor(request.args.get("before", "")))
+    for item in page["notifications"]:
+        item["text"] = notifications.describe(item, lang())
+    return render("inbox.html", page=page, mail=notifications.mail_settings(db, user.id),
+                  mail_available=bool(runtime().settings.smtp_host))
+
+
+@bp.app_context_processor
+def unread_notifications() -> dict[str, Any]:
+    """The header's count: one capped, indexed COUNT for signed-in readers; none for visitors."""
+    user = current_user(request)
+    return {"unread_count": notifications.unread_badge(runtime().db, user.id) if user else ""}

@@ -1,0 +1,195 @@
+"""Notifications: the inbox, the header's unread count, share requests and e-mail settings.
+
+A notification is written by ``notify`` inside the transaction of the event that causes it
+(an answer arrives, a card is published or hidden, a task fails or expires), so an event and
+its notification commit or roll back together. A row stores ids only; ``view`` reads what it
+shows at display time -- the question's public title and an agent's or the asker's name,
+never an answer's text, a discussion or private context -- so the inbox and the e-mails
+carry nothing the recipient may not read.
+
+When the recipient opted in to e-mail, ``notify`` also queues the notification in
+``mail_outbox``; ``mailer.Mailer`` sends it from its own thread once the transaction has
+committed, so no request ever waits on an SMTP server.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+from .. import i18n
+from ..db import Database, Q
+from ..errors import ApiError
+from .reading import can_read_full
+
+KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
+         "task_failed", "task_expired")
+INBOX_PAGE_SIZE = 30
+BADGE_CAP = 100
+# A deliberately plain check: one @, no spaces, a dot in the domain. The mail server is the
+# real judge; this only catches typing mistakes before they are saved.
+EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+MAX_EMAIL_LENGTH = 254
+
+
+def notify(conn: sqlite3.Connection, user_id: int, kind: str, topic_id: str, *, now: int,
+           message_id: str | None = None, task_id: str | None = None) -> int:
+    """Write one notification in the caller's transaction; queue its e-mail when wanted."""
+    notification_id = conn.execute(Q.insert_notification, {
+        "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
+        "task": task_id, "now": now}).fetchone()[0]
+    if conn.execute(Q.notify_mail_wanted, (user_id,)).fetchone() is not None:
+        conn.execute(Q.enqueue_mail, (notification_id, now, now))
+    return notification_id
+
+
+def notify_tasks_ended(conn: sqlite3.Connection, rows: list[sqlite3.Row], kind: str, *,
+                       now: int) -> None:
+    """Tell each task's owner that the task failed or expired (rows: id, user_id, topic_id)."""
+    for row in rows:
+        notify(conn, row["user_id"], kind, row["topic_id"], task_id=row["id"], now=now)
+
+
+# --- showing -----------------------------------------------------------------------------
+
+def _actor(row: sqlite3.Row) -> str | None:
+    """The name a notification mentions; every one is readable by the recipient."""
+    kind = row["kind"]
+    if kind in ("answer", "card_hidden", "card_republishable"):
+        return row["answer_agent"]
+    if kind == "share_request":
+        return row["asker_name"]
+    if kind.startswith("task_"):
+        return row["task_agent"]
+    return None
+
+
+def link(row: sqlite3.Row | dict[str, Any]) -> str:
+    """Where a notification leads, as a path on this site."""
+    kind, topic = row["kind"], row["topic_id"]
+    if kind.startswith("task_"):
+        return f"/tasks?topic={topic}"
+    if kind in ("answer", "share_request") and row["message_id"]:
+        return f"/q/{topic}?answer={row['message_id']}#m-{row['message_id']}"
+    if kind == "card_republishable":
+        return f"/q/{topic}#card-republish"
+    return f"/q/{topic}"
+
+
+def view(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "kind": row["kind"], "topic": row["topic_id"],
+            "topicTitle": row["topic_title"], "actor": _actor(row),
+            "messageId": row["message_id"], "taskId": row["task_id"],
+            "created": row["created"], "read": row["read_at"] is not None, "link": link(row)}
+
+
+def describe(item: dict[str, Any], lang: str) -> str:
+    """One sentence for a notification in ``lang`` (the inbox and e-mails share it)."""
+    return i18n.translate(lang, f"notify.kind.{item['kind']}", title=item["topicTitle"],
+                          name=item["actor"] or "")
+
+
+def by_id(conn: sqlite3.Connection, notification_id: int) -> dict[str, Any] | None:
+    row = conn.execute(f"{Q.notification_columns} WHERE n.id = ?", (notification_id,)).fetchone()
+    return None if row is None else view(row)
+
+
+def unread_count(db: Database, user_id: int) -> int:
+    return db.value(Q.unread_notification_count, (user_id,))
+
+
+def unread_badge(db: Database, user_id: int) -> str:
+    """The header's unread count: "" for none, "99+" past ``BADGE_CAP - 1``."""
+    n = db.value(Q.unread_notification_badge, {"user": user_id, "cap": BADGE_CAP})
+    return "" if n == 0 else (f"{BADGE_CAP - 1}+" if n >= BADGE_CAP else str(n))
+
+
+def cursor(value: str) -> int | None:
+    """A ``before`` keyset from a query string; anything else means the first page."""
+    return int(value) if value.isdigit() and len(value) <= 15 else None
+
+
+def inbox(db: Database, user_id: int, before: int | None = None) -> dict[str, Any]:
+    """The user's notifications, newest first, a page at a time (keyset on the id)."""
+    rows = db.all(f"{Q.notification_columns} WHERE n.user_id = ? AND n.id < ? "
+                  "ORDER BY n.id DESC LIMIT ?",
+                  (user_id, before or 2**62, INBOX_PAGE_SIZE + 1))
+    items = [view(r) for r in rows[:INBOX_PAGE_SIZE]]
+    more = len(rows) > INBOX_PAGE_SIZE
+    return {"notifications": items, "unread": unread_count(db, user_id),
+            "next": items[-1]["id"] if more else None}
+
+
+# --- changing ----------------------------------------------------------------------------
+
+def mark_read(db: Database, user_id: int, notification_id: int | None, *,
+              now: int) -> dict[str, Any]:
+    """Mark one notification read, or all of them when ``notification_id`` is None.
+
+    :raise 404: the notification does not exist or belongs to someone else.
+    """
+    with db.transaction() as conn:
+        if notification_id is None:
+            conn.execute(Q.mark_all_notifications_read, {"user": user_id, "now": now})
+        else:
+            owner = conn.execute(Q.notification_owner, (notification_id,)).fetchone()
+            if owner is None or owner["user_id"] != user_id:
+                raise ApiError("not_found", "通知不存在")
+            conn.execute(Q.mark_notification_read,
+                         {"id": notification_id, "user": user_id, "now": now})
+        unread = conn.execute(Q.unread_notification_count, (user_id,)).fetchone()[0]
+    return {"ok": True, "unread": unread}
+
+
+def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> dict[str, Any]:
+    """The asker asks an answer's author to allow the answer in the answer card.
+
+    Asking again while the author has not read the request adds nothing (``replayed``).
+    :raise 404: unknown message; :raise 403: not the asker of its question;
+    :raise 409: the answer is the asker's own, or already shared.
+    """
+    with db.transaction() as conn:
+        message = conn.execute(Q.message_by_id, (message_id,)).fetchone()
+        if message is None:
+            raise ApiError("not_found", "发言不存在")
+        # (read here, not through topics.get_topic: topics -> cards -> this module)
+        topic = conn.execute(Q.topic_by_id, (message["topic_id"],)).fetchone()
+        if topic["author_id"] != user_id:
+            raise ApiError("forbidden", "只有题主可以请作者许可公开使用")
+        if message["user_id"] == user_id:
+            raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
+        if message["share_public"]:
+            raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
+        if conn.execute(Q.pending_share_request, (message_id,)).fetchone() is not None:
+            return {"ok": True, "id": message_id, "requested": True, "replayed": True}
+        notify(conn, message["user_id"], "share_request", topic["id"], message_id=message_id,
+               now=now)
+    return {"ok": True, "id": message_id, "requested": True}
+
+
+def requested_shares(db: Database, user_id: int, topic: sqlite3.Row) -> set[str]:
+    """Answers of the question whose authors the asker has already asked (asker only)."""
+    if topic["author_id"] != user_id or not can_read_full(db.conn, user_id, topic):
+        return set()
+    return {r["message_id"] for r in db.all(Q.share_requests_of_topic, (topic["id"],))}
+
+
+def mail_settings(db: Database, user_id: int) -> dict[str, Any]:
+    row = db.one(Q.notify_settings_of, (user_id,))
+    return {"email": row["email"], "emailNotify": bool(row["email_notify"])}
+
+
+def set_mail_settings(db: Database, user_id: int, email: str, enabled: bool) -> dict[str, Any]:
+    """Save the person's address and e-mail switch.
+
+    :raise 400: an address that does not look like one, or the switch on without an address.
+    """
+    email = email.strip()
+    if email and (len(email) > MAX_EMAIL_LENGTH or not EMAIL.match(email)):
+        raise ApiError("invalid_request", "email: 邮箱地址格式不正确")
+    if enabled and not email:
+        raise ApiError("invalid_request", "email: 开启邮件通知需要填写邮箱地址")
+    with db.transaction() as conn:
+        conn.execute(Q.set_notify_settings, {"email": email, "notify": int(enabled),
+                                             "user": user_id})
+    return {"ok": True, "email": email, "emailNotify": enabled}

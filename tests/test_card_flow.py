@@ -1,0 +1,268 @@
+"""The answer-card flow that does not dead-end, and the private-context guard.
+
+The asker learns why no card can be built and may ask an answer's author to share; the
+author is told when a card uses their answer; a withdrawal hides the card, tells the asker
+and the page says a new card is needed; sharing again offers to republish. An answer that
+repeats the asker's private context is flagged to the asker in the preview and to an
+author who was given that context, and to nobody else.
+"""
+from __future__ import annotations
+
+import html as htmllib
+import json
+
+import pytest
+from conftest import Person, count
+from helpers import assert_web_error
+from qa_helpers import answer, asked_with_private, claim_ok, joined_person, revise, submit_ok
+
+from lobbytalks.services.overlap import MIN_RUN, repeated_runs
+
+PRIVATE = "私密：生产库有 40 GB，每天晚上三点跑批量写入任务。"
+LEAKY = "备份要避开每天晚上三点跑批量写入任务的时段 [S1]，并用在线备份 API 做一致副本。"
+PLAIN = "用 SQLite 在线备份 API 可以在服务运行时得到一致副本 [S1]，不要直接复制文件。"
+REPEATED = "每天晚上三点跑批量写入任务"
+
+
+def page(person, topic, lang="zh"):
+    r = person.http.get(f"/q/{topic}?lang={lang}")
+    assert r.status_code == 200
+    return htmllib.unescape(r.get_data(as_text=True))
+
+
+def actions(body):
+    import re
+    return [json.loads(htmllib.unescape(m)) for m in re.findall(r"data-body='([^']*)'", body)]
+
+
+def kinds(db, user=None):
+    sql = "SELECT n.kind FROM notifications n JOIN users u ON u.id = n.user_id"
+    params = ()
+    if user is not None:
+        sql += " WHERE u.username = ?"
+        params = (user.username,)
+    return [r[0] for r in db.execute(sql + " ORDER BY n.id", params)]
+
+
+def card_states(db, topic):
+    return [tuple(r) for r in db.execute(
+        "SELECT state, hidden_reason FROM answer_cards WHERE topic_id = ? ORDER BY created, id",
+        (topic,))]
+
+
+def ok(response):
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+@pytest.fixture
+def world(app):
+    asker, topic, author, agent = asked_with_private(app, "怎样备份运行中的 SQLite？", PRIVATE, "甲虾")
+    return {"asker": asker, "topic": topic, "author": author, "agent": agent}
+
+
+def published_world(world):
+    message = answer(world["agent"], world["topic"], conclusion=PLAIN)
+    ok(world["author"].web_post("share", message=message, sharePublic=True))
+    ok(world["asker"].web_post("card_preview", topic=world["topic"]))
+    ok(world["asker"].web_post("card_publish", topic=world["topic"]))
+    return message
+
+
+# --- why no card yet, and asking an author ---------------------------------------------------
+
+def test_preview_button_says_why_without_answers(world):
+    body = page(world["asker"], world["topic"], "en")
+    assert "No answer to the current version yet" in body
+    assert not any(a["action"] == "card_preview" for a in actions(body))
+    assert '<button type="button" class="btn secondary" disabled aria-describedby="card-why">' in body
+
+
+def test_asker_asks_the_author_to_share(app, db, world):
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = answer(world["agent"], topic)
+    body = page(asker, topic, "en")
+    assert "None of the 1 answers to the current version is allowed" in body
+    assert {"action": "share_request", "message": message} in actions(body)
+
+    assert ok(asker.web_post("share_request", message=message)) == {
+        "ok": True, "id": message, "requested": True}
+    assert kinds(db, author) == ["share_request"]
+    [item] = ok(author.web_get(action="notifications"))["notifications"]
+    assert item["actor"] == asker.username and item["messageId"] == message
+    # Asking again while unread adds nothing; the page now says it was asked.
+    assert ok(asker.web_post("share_request", message=message))["replayed"] is True
+    assert kinds(db, author) == ["share_request"]
+    body = page(asker, topic, "en")
+    assert "You asked the author" in body
+    assert {"action": "share_request", "message": message} not in actions(body)
+    # Once the author has read it, the asker may ask again.
+    [item] = ok(author.web_get(action="notifications"))["notifications"]
+    ok(author.web_post("notifications_read", notification=item["id"]))
+    assert {"action": "share_request", "message": message} in actions(page(asker, topic))
+    assert "replayed" not in ok(asker.web_post("share_request", message=message))
+    assert kinds(db, author) == ["share_request", "share_request"]
+    # The author sees the usual share button, and no request button on their own answer.
+    own = page(author, topic)
+    assert {"action": "share", "message": message, "sharePublic": True} in actions(own)
+    assert not any(a["action"] == "share_request" for a in actions(own))
+
+
+def test_share_requests_are_the_askers_alone(app, db, world):
+    asker, topic = world["asker"], world["topic"]
+    message = answer(world["agent"], topic)
+    own = answer(asker.new_agent("题主的虾"), topic)
+    stranger = joined_person(app)
+    assert_web_error(stranger.web_post("share_request", message=message), 403)
+    assert_web_error(world["author"].web_post("share_request", message=message), 403)
+    assert_web_error(Person(app).web_post("share_request", message=message), 401)
+    assert_web_error(asker.web_post("share_request", message="msg_nope"), 404)
+    assert_web_error(asker.web_post("share_request", message="bad id!"), 400)
+    assert_web_error(asker.web_post("share_request", message=own), 409)
+    ok(world["author"].web_post("share", message=message, sharePublic=True))
+    assert_web_error(asker.web_post("share_request", message=message), 409)
+    assert "share_request" not in kinds(db)
+
+
+# --- published, withdrawn, republished --------------------------------------------------------
+
+def test_publishing_tells_the_authors_but_not_the_asker(app, db, world):
+    published_world(world)
+    assert kinds(db, world["author"]) == ["card_published"]
+    assert kinds(db, world["asker"]) == ["answer"]
+
+
+def test_withdrawal_hides_the_card_tells_the_asker_and_offers_republishing(app, db, world):
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = published_world(world)
+    ok(author.web_post("share", message=message, sharePublic=False))
+    assert card_states(db, topic) == [("hidden", "withdrawn")]
+    assert kinds(db, asker) == ["answer", "card_hidden"]
+    [hidden, _] = ok(asker.web_get(action="notifications"))["notifications"]
+    assert hidden["actor"] == "甲虾" and hidden["link"] == f"/q/{topic}"
+
+    # The page says a new card is needed, to the asker and to a visitor alike.
+    for reader in (asker, Person(app)):
+        assert "a new card is needed" in page(reader, topic, "en")
+    assert 'id="card-republish"' not in page(asker, topic)
+    assert_web_error(asker.web_post("card_republish", topic=topic), 409)
+    assert card_states(db, topic) == [("hidden", "withdrawn")]
+
+    # Shared again: the asker is told and offered the same card back, and it returns unchanged.
+    ok(author.web_post("share", message=message, sharePublic=True))
+    assert kinds(db, asker) == ["answer", "card_hidden", "card_republishable"]
+    offer = ok(asker.web_get(action="notifications"))["notifications"][0]
+    assert offer["actor"] == "甲虾" and offer["link"] == f"/q/{topic}#card-republish"
+    ok(author.web_post("share", message=message, sharePublic=True))  # already shared: no news
+    assert kinds(db, asker) == ["answer", "card_hidden", "card_republishable"]
+    body = page(asker, topic, "en")
+    assert "you can republish it as it was" in body
+    assert {"action": "card_republish", "topic": topic} in actions(body)
+    assert 'id="card-republish"' not in page(author, topic)
+    card = ok(asker.web_post("card_republish", topic=topic))["card"]
+    assert card["state"] == "published" and card["messageIds"] == [message]
+    assert card_states(db, topic) == [("published", None)]
+    assert kinds(db, author) == ["card_published", "card_published"]
+    assert "a new card is needed" not in page(Person(app), topic, "en")
+
+
+def test_republishing_is_refused_once_the_question_moved_on(app, db, world):
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = published_world(world)
+    ok(author.web_post("share", message=message, sharePublic=False))
+    revise(asker, topic, description="新条件")
+    ok(author.web_post("share", message=message, sharePublic=True))
+    assert "card_republishable" not in kinds(db)  # nothing to republish on a newer version
+    assert 'id="card-republish"' not in page(asker, topic)
+    assert_web_error(asker.web_post("card_republish", topic=topic), 409)
+    assert_web_error(author.web_post("card_republish", topic=topic), 403)
+    assert card_states(db, topic) == [("hidden", "withdrawn")]
+
+
+def test_unpublishing_is_not_a_withdrawal(app, db, world):
+    published_world(world)
+    ok(world["asker"].web_post("card_unpublish", topic=world["topic"]))
+    assert card_states(db, world["topic"]) == [("hidden", "unpublished")]
+    assert "card_hidden" not in kinds(db)
+    assert "a new card is needed" not in page(world["asker"], world["topic"], "en")
+
+
+def test_withdrawing_ones_own_answer_as_asker_tells_nobody(app, db):
+    asker = joined_person(app)
+    topic = asker.ask(privateContext=PRIVATE)
+    message = answer(asker.new_agent("题主的虾"), topic, conclusion=PLAIN)
+    ok(asker.web_post("share", message=message, sharePublic=True))
+    ok(asker.web_post("card_preview", topic=topic))
+    ok(asker.web_post("card_publish", topic=topic))
+    ok(asker.web_post("share", message=message, sharePublic=False))
+    assert count(db, "notifications") == 0
+    assert card_states(db, topic) == [("hidden", "withdrawn")]
+
+
+# --- the private-context guard -----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, private, expected", [
+    (LEAKY, PRIVATE, [REPEATED]),
+    ("每天晚上\n  三点跑批量写入\t任务", PRIVATE, ["每天晚上\n  三点跑批量写入\t任务"]),  # spaces hide nothing
+    ("每天晚上三点跑批量写入", PRIVATE, []),                          # 11 characters: too short
+    ("abcdefghijkl and abcdefghijkl", "xx abcdefghijkl yy", ["abcdefghijkl", "abcdefghijkl"]),
+    ("abcdefghijk", "abcdefghijk", []),                               # MIN_RUN - 1
+    ("anything at all here", "", []),
+    ("", PRIVATE, []),
+])
+def test_repeated_runs(text, private, expected):
+    assert [text[a:b] for a, b in repeated_runs(text, private)] == expected
+
+
+def test_min_run_is_twelve():
+    assert MIN_RUN == 12
+
+
+def test_the_asker_sees_repeats_highlighted_in_the_preview(app, world):
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = answer(world["agent"], topic, conclusion=LEAKY)
+    ok(author.web_post("share", message=message, sharePublic=True))
+    assert ok(asker.web_post("card_preview", topic=topic))["privateRepeats"] == [REPEATED]
+    body = page(asker, topic, "en")
+    assert "this preview repeats text from your private context" in body
+    assert f'<mark class="private-repeat">{REPEATED}</mark>' in body
+    assert "Publish it to everyone anyway?" in body
+    # Nobody else sees the draft or the warning.
+    for reader in (author, Person(app), joined_person(app)):
+        other = page(reader, topic, "en")
+        assert "private-repeat" not in other and "repeats text" not in other
+
+
+def test_a_clean_preview_has_no_warning(app, world):
+    published = world["asker"]
+    message = answer(world["agent"], world["topic"], conclusion=PLAIN)
+    ok(world["author"].web_post("share", message=message, sharePublic=True))
+    assert ok(published.web_post("card_preview", topic=world["topic"]))["privateRepeats"] == []
+    body = page(published, world["topic"], "en")
+    assert "private-repeat" not in body and 'id="draft-guard"' not in body
+
+
+def test_an_author_given_the_private_context_is_warned_before_sharing(app, db, world):
+    author, agent, topic = world["author"], world["agent"], world["topic"]
+    answer(agent, topic, conclusion=PLAIN)  # the first answer gives the full-text right
+    task = claim_ok(agent, topic)
+    assert task["task"]["privateContextIncluded"] is True
+    message = submit_ok(agent, task["task"]["id"], conclusion=LEAKY)["messageId"]
+    body = page(author, topic, "en")
+    assert "this answer repeats text from the asker's private context" in body
+    assert f'<li><mark class="private-repeat">{REPEATED}</mark></li>' in body
+    share = next(a for a in actions(body) if a.get("message") == message)
+    assert share == {"action": "share", "message": message, "sharePublic": True}
+    assert 'data-confirm="This answer repeats the asker&#39;s private context.' in \
+        world["author"].http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+
+
+def test_an_author_never_given_the_private_context_learns_nothing(app, db, world):
+    author, agent, topic = world["author"], world["agent"], world["topic"]
+    task = claim_ok(agent, topic)
+    assert task["task"]["privateContextIncluded"] is False
+    submit_ok(agent, task["task"]["id"], conclusion=LEAKY)
+    body = page(author, topic, "en")
+    # A warning would confirm a guess at the private context: there is none.
+    assert "private-repeat" not in body and "private-guard" not in body
+    assert "repeats the asker" not in body
