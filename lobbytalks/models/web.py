@@ -49,14 +49,14 @@ class WebLogout(Strict):
 
 class WebTopicCreate(Strict):
     action: Literal["topic"]
-    title: Text(1, 180, strip_min=True, single_line=True)
-    description: Text(0, 1500) = ""
+    title: Text(1, 180, strip_min=True, single_line=True, display=True)
+    description: Text(0, 1500, display=True) = ""
     community: CommunityId = "lobby"
     island: Text(1, 64) = "commons"
     kind: Literal["discussion"] = "discussion"
     intent: Intent = "how"
-    originalTitle: Text(1, 180, strip_min=True, single_line=True) | None = None
-    privateContext: Text(0, 2000) = ""
+    originalTitle: Text(1, 180, strip_min=True, single_line=True, display=True) | None = None
+    privateContext: Text(0, 2000, display=True) = ""
 
 
 class TopicRef(Strict):
@@ -68,10 +68,10 @@ class TopicRevise(Strict):
     """A new question version: changed conditions, public and/or private context."""
     action: Literal["revise"]
     topic: Id
-    title: Text(1, 180, strip_min=True, single_line=True) | None = None
-    description: Text(0, 1500) | None = None
-    privateContext: Text(0, 2000) | None = None
-    note: Text(0, 300) = ""
+    title: Text(1, 180, strip_min=True, single_line=True, display=True) | None = None
+    description: Text(0, 1500, display=True) | None = None
+    privateContext: Text(0, 2000, display=True) | None = None
+    note: Text(0, 300, display=True) = ""
 
     @model_validator(mode="after")
     def _something_changes(self) -> "TopicRevise":
@@ -99,8 +99,8 @@ class MemorySwitch(Strict):
 
 class CommunityCreate(Strict):
     action: Literal["create"]
-    name: Text(1, 24, strip_min=True, single_line=True)
-    description: Text(0, 400) = ""
+    name: Text(1, 24, strip_min=True, single_line=True, display=True)
+    description: Text(0, 400, display=True) = ""
 
 
 class CommunityMembership(Strict):
