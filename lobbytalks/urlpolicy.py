@@ -48,8 +48,9 @@ _TOP_LEVEL_LABEL = re.compile(r"[a-z]{2,63}|xn--[a-z0-9-]{1,59}")
 _NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 # An IPv4 address written inside a name, the ways wildcard-IP services read them:
 # dotted across four labels, dashed inside one label, or 8 hex digits as one dash part.
-_DOTTED_IPV4 = re.compile(r"(?:^|\.)((?:[0-9]{1,3}\.){3}[0-9]{1,3})(?=\.|$)")
-_DASHED_IPV4 = re.compile(r"(?:^|[.-])([0-9]{1,3}(?:-[0-9]{1,3}){3})(?=[.-]|$)")
+# Lookaheads, so overlapping runs are all read: 1.10.0.0.1 holds 10.0.0.1.
+_DOTTED_IPV4 = re.compile(r"(?:^|\.)(?=((?:[0-9]{1,3}\.){3}[0-9]{1,3})(?:\.|$))")
+_DASHED_IPV4 = re.compile(r"(?:^|[.-])(?=([0-9]{1,3}(?:-[0-9]{1,3}){3})(?:[.-]|$))")
 _HEX_IPV4 = re.compile(r"(?:^|[.-])([0-9a-f]{8})(?=[.-]|$)")
 # RFC 1918 and "this network" (0.0.0.0/8), for the narrower hex rule.
 _PRIVATE_BLOCKS = tuple(ipaddress.IPv4Network(block) for block in (
@@ -57,8 +58,9 @@ _PRIVATE_BLOCKS = tuple(ipaddress.IPv4Network(block) for block in (
 
 
 def _has_invisible_chars(text: str) -> bool:
-    # Cf covers zero-width and bidi-override characters that disguise a URL.
-    return any(char.isspace() or unicodedata.category(char) in ("Cc", "Cf") for char in text)
+    # Cf covers zero-width and bidi-override characters that disguise a URL; Cs is a lone
+    # surrogate, which no real URL holds and no encoder can write out.
+    return any(char.isspace() or unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in text)
 
 
 def _looks_like_ipv4(host: str) -> bool:

@@ -113,6 +113,7 @@ def test_check_source_url_accepts(url, expected):
     ("https://example.com/\u3000", "空白"),
     ("https://example.com/\u200b", "空白"),
     ("https://example.com/\u202e", "空白"),
+    ("https://example.com/\ud800", "空白"),
     # length, counted in UTF-16 units
     ("https://example.com/" + "a" * (1500 - 19), "过长"),
     ("https://example.com/" + "😀" * 741, "过长"),
@@ -230,6 +231,8 @@ def test_ordinary_urls_pass(url):
     ("https://host-172-16-5-4.example.org/", "本机"),
     ("https://100.64.0.1.example.com/", "本机"),     # carrier-grade NAT
     ("https://0.0.0.0.example.com/", "本机"),
+    ("https://1.10.0.0.1.example.com/", "本机"),     # overlapping runs are all read
+    ("https://1-10-0-0-1.example.com/", "本机"),
     ("https://c0a80101.example.org/", "本机"),       # 192.168.1.1 in hex
     ("https://app-0a000001.example.org/", "本机"),   # 10.0.0.1 in hex
     ("https://7f000001.example.org/", "本机"),
