@@ -129,6 +129,25 @@ def check_display_text(text: str, *, single_line: bool, required: bool) -> None:
 
 
 _SCAN_DROPPED_CATEGORIES = frozenset({"Mn", "Me"})
+_MAX_CACHED_CODE_POINTS = 65_536
+
+
+class _ScanDropTable(dict):
+    """A ``str.translate`` table deleting invisible characters and combining marks, each
+    code point judged once and remembered: the per-character work then runs in C, about
+    10x faster on Chinese text than judging every character in Python. Bounded, so text
+    cycling through all of Unicode cannot grow it without limit."""
+
+    def __missing__(self, code: int) -> int | None:
+        char = chr(code)
+        dropped = _is_invisible(char) or unicodedata.category(char) in _SCAN_DROPPED_CATEGORIES
+        verdict = None if dropped else code
+        if len(self) < _MAX_CACHED_CODE_POINTS:
+            self[code] = verdict
+        return verdict
+
+
+_SCAN_DROP_TABLE = _ScanDropTable()
 
 
 def fold_for_scanning(text: str) -> str:
@@ -142,8 +161,5 @@ def fold_for_scanning(text: str) -> str:
         return text
     # NFKD first, so a mark inserted after a letter comes apart from it instead of being
     # composed into a new letter; NFKC at the end puts ordinary text back together.
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(char for char in decomposed
-                   if not _is_invisible(char)
-                   and unicodedata.category(char) not in _SCAN_DROPPED_CATEGORIES)
+    kept = unicodedata.normalize("NFKD", text).translate(_SCAN_DROP_TABLE)
     return unicodedata.normalize("NFKC", kept)
