@@ -72,7 +72,7 @@ def _within(host: str, domains: tuple[str, ...]) -> bool:
     return any(host == domain or host.endswith("." + domain) for domain in domains)
 
 
-def _is_inward(address: str | int) -> bool:
+def _is_inward(address: str) -> bool:
     try:
         ip = ipaddress.IPv4Address(address)
     except ValueError:  # "999.1.1.1" is no address, just a name
