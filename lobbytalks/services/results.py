@@ -13,7 +13,7 @@ from ..textrules import js_length
 from ..urlpolicy import check_source_url
 from . import communities
 from .memories import remember
-from .screening import refuse_secrets
+from ..screening import refuse_secrets
 from .tasks import MAX_MESSAGES_PER_TOPIC, check_reply_target, settle_owned, owned_task, task_view
 from .topics import get_topic
 

@@ -10,7 +10,7 @@ from ..errors import ApiError
 from ..security import new_id
 from . import communities, context
 from .reading import can_read_full
-from .screening import refuse_secrets
+from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_task, settle_user
 from .topics import get_topic
 

@@ -11,7 +11,7 @@ from ..errors import ApiError
 from ..security import new_id
 from . import cards, communities
 from .reading import can_read_full, latest_messages, message_view
-from .screening import refuse_secrets
+from ..screening import refuse_secrets
 
 if TYPE_CHECKING:
     from ..crypto import Keyring

@@ -1,10 +1,13 @@
-"""The one content check every write of free text passes: no obvious secrets (§5, §12)."""
+"""The one content check every write of free text passes: no obvious secrets (§5, §12).
+
+Framework-free and database-free, so services and the shared result rules both use it.
+"""
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError
-from ..secrets_scan import find_secret_in
+from .errors import ApiError
+from .secrets_scan import find_secret_in
 
 
 def refuse_secrets(values: Any) -> None:
