@@ -1,5 +1,7 @@
-"""Framework-free security helpers: text checks, IDs and tokens, secret
-scanning, the source-URL policy and ``retrievedAt`` parsing.
+"""Framework-free security helpers: IDs and tokens and ``retrievedAt`` parsing. Text
+rules live in :mod:`.textrules`, secret scanning in :mod:`.secrets_scan` and the source-URL
+policy in :mod:`.urlpolicy`; their names are re-exported here so
+``from lobbytalks.security import find_secret`` keeps working.
 
 Standard library only, no Flask, no I/O: every function here is pure apart from drawing
 randomness from :mod:`secrets`. Validators raise ``ValueError`` with a short message meant
@@ -14,11 +16,12 @@ import secrets
 import string
 import threading
 import time
-import unicodedata
 import zlib
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
-from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit
+
+from .secrets_scan import find_secret, find_secret_in
+from .textrules import has_control_chars, has_nul, js_length
+from .urlpolicy import MAX_SOURCE_URL_LENGTH, check_source_url
 
 __all__ = [
     "js_length", "has_control_chars", "has_nul",
@@ -26,41 +29,6 @@ __all__ = [
     "find_secret", "find_secret_in",
     "check_source_url", "parse_retrieved_at",
 ]
-
-
-# --------------------------------------------------------------------------- text
-
-
-def js_length(text: str) -> int:
-    """Length in UTF-16 code units, like JavaScript's ``String.length`` ("a😀" -> 3).
-
-    Limits are shared with browser forms, which count this way. Never raises for a str.
-    """
-    # Code points above the BMP take a surrogate pair in UTF-16.
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
-
-
-_NEWLINES_AND_TAB = frozenset("\n\r\t")
-
-
-def has_control_chars(text: str, *, allow_newlines: bool = False) -> bool:
-    """True if ``text`` holds a Unicode control character (category Cc: C0, DEL, C1).
-
-    With ``allow_newlines``, ``\\n``, ``\\r`` and ``\\t`` are allowed (multi-line fields).
-    Never raises for a str.
-    """
-    for char in text:
-        if unicodedata.category(char) != "Cc":
-            continue
-        if allow_newlines and char in _NEWLINES_AND_TAB:
-            continue
-        return True
-    return False
-
-
-def has_nul(text: str) -> bool:
-    """True if ``text`` contains U+0000, which SQLite and C APIs may truncate at."""
-    return "\x00" in text
 
 
 # --------------------------------------------------------------------------- ids and tokens
@@ -168,211 +136,6 @@ def sha256_hex(text: str) -> str:
 def new_session_secret() -> str:
     """A new browser-session secret: 32 random bytes, URL-safe base64 (43 chars)."""
     return secrets.token_urlsafe(32)
-
-
-# --------------------------------------------------------------------------- secret scanning
-
-# Credentials after "Bearer"/"Authorization:" that are really prose or placeholders, e.g.
-# "Bearer authentication/authorization" or "Bearer YOUR_ACCESS_TOKEN_HERE": short words
-# (Capitalised, lower or UPPER case) joined by punctuation. Real tokens have digits, mixed
-# case inside a word, or one very long run.
-_WORD = r"(?:[A-Za-z][a-z]{0,14}|[A-Z]{1,15})"
-_PROSE_LIKE = re.compile(f"{_WORD}(?:[-/._~+]{_WORD})*[-/._~+]?")
-
-
-def _not_prose(match: re.Match[str]) -> bool:
-    return not _PROSE_LIKE.fullmatch(match["credential"])
-
-
-# (label, pattern, optional extra check). Order matters: the most specific kinds first, so
-# "Authorization: Bearer ghp_..." reports github_token. Left boundaries use explicit ASCII
-# classes, not \b, because \b treats Chinese characters as word characters.
-_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], Any], ...] = (
-    ("private_key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"), None),
-    # Our own tokens by shape only: a leaked token with a typo'd checksum is still a leak.
-    ("agent_token", re.compile(r"(?<![A-Za-z0-9])lbt_[A-Za-z0-9]{46}"), None),
-    ("github_token", re.compile(
-        r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,})"), None),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}"), None),
-    ("aws_key", re.compile(r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}(?![0-9A-Z])"), None),
-    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}"), None),
-    ("jwt", re.compile(
-        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"), None),
-    # sk-, sk-ant-api03-, sk-proj-...: some hyphen-free run of 20+ key characters, so
-    # "sk-learn" and slugs such as "sk-hynix-memory-chips-2024" are not keys.
-    ("api_key", re.compile(
-        r"(?<![A-Za-z0-9_-])sk-(?:[A-Za-z0-9_]*-)*[A-Za-z0-9_]{20}"), None),
-    ("bearer_token", re.compile(
-        r"(?<![A-Za-z0-9_])bearer\s+(?P<credential>[A-Za-z0-9._~+/_-]{20,})=*",
-        re.IGNORECASE), _not_prose),
-    ("authorization_header", re.compile(
-        r"(?<![A-Za-z0-9_])authorization[\"']?\s*[:=]\s*[\"']?"
-        r"(?:(?:basic|bearer|token|digest|bot|apikey)\s+)?"
-        r"(?P<credential>[A-Za-z0-9._~+/_-]{12,})=*",
-        re.IGNORECASE), _not_prose),
-    # scheme://user:password@host (user may be empty, as in redis://:pw@host).
-    ("url_password", re.compile(
-        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@[^\s/?#@]"),
-        None),
-)
-
-
-def _pattern_finds(pattern: re.Pattern[str], extra_check: Any, text: str) -> bool:
-    if extra_check is None:
-        return pattern.search(text) is not None
-    return any(extra_check(match) for match in pattern.finditer(text))
-
-
-def find_secret(text: str) -> str | None:
-    """The label of the first kind of secret found in ``text`` (e.g. "api_key",
-    "agent_token", "private_key", "bearer_token", "authorization_header", "url_password",
-    "aws_key", "github_token", "slack_token", "jwt", "google_api_key"), or None.
-
-    Heuristic: tuned to miss prose, Chinese text and ordinary URLs. Returns None for
-    non-str input; never raises.
-    """
-    if not isinstance(text, str):
-        return None
-    for label, pattern, extra_check in _SECRET_PATTERNS:
-        if _pattern_finds(pattern, extra_check, text):
-            return label
-    return None
-
-
-def _strings_in(values: Any) -> Iterator[str]:
-    # Iterative depth-first walk: deeply nested JSON must not hit the recursion limit.
-    stack = [values]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, dict):
-            for key, item in reversed(list(value.items())):
-                stack.extend((item, key))
-        elif isinstance(value, (list, tuple)):
-            stack.extend(reversed(value))
-
-
-def find_secret_in(values: Any) -> str | None:
-    """:func:`find_secret` over every string (dict keys included) in nested dicts, lists
-    and tuples, in document order; the first label found, or None. Other types are
-    ignored; never raises."""
-    for text in _strings_in(values):
-        label = find_secret(text)
-        if label is not None:
-            return label
-    return None
-
-
-# --------------------------------------------------------------------------- source URLs
-
-MAX_SOURCE_URL_LENGTH = 1500
-
-_NON_PUBLIC_NAMES = frozenset({"localhost"})
-_NON_PUBLIC_SUFFIXES = (
-    "localhost", "local", "localdomain", "internal", "intranet", "lan", "home", "home.arpa",
-    "corp", "private", "test", "invalid", "onion", "example", "arpa",
-)
-# Compared after lower-casing and treating "-" as "_", so "Access-Token" and
-# "X_Amz_Signature" are caught too.
-_SENSITIVE_QUERY_NAMES = frozenset({
-    "token", "access_token", "refresh_token", "id_token", "auth", "authorization",
-    "password", "passwd", "pwd", "pass", "secret", "client_secret", "api_key", "apikey",
-    "key", "sig", "signature", "x_amz_signature", "x_amz_credential",
-    "x_amz_security_token", "x_goog_signature", "x_goog_credential", "session",
-    "sessionid", "sid", "code", "private_token",
-})
-_DNS_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
-_TOP_LEVEL_LABEL = re.compile(r"[a-z]{2,63}|xn--[a-z0-9-]{1,59}")
-# WHATWG URL parsers read a host whose last label is a number (decimal, 0x-hex or
-# 0-octal) as IPv4: http://2130706433 and http://0x7f.1 are both 127.0.0.1.
-_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
-
-
-def _has_invisible_chars(text: str) -> bool:
-    # Cf covers zero-width and bidi-override characters that disguise a URL.
-    return any(char.isspace() or unicodedata.category(char) in ("Cc", "Cf") for char in text)
-
-
-def _looks_like_ipv4(host: str) -> bool:
-    last_label = host.removesuffix(".").rsplit(".", 1)[-1]
-    return _NUMERIC_LABEL.fullmatch(last_label) is not None
-
-
-def _check_host(netloc: str) -> None:
-    if not netloc:
-        raise ValueError("来源地址缺少主机名")
-    if "@" in netloc:
-        raise ValueError("来源地址不能包含用户名或密码")
-    if netloc.startswith("["):
-        raise ValueError("来源地址不能使用 IP 地址")
-    if ":" in netloc:
-        raise ValueError("来源地址不能指定端口")
-    host = netloc.lower()
-    if not host.isascii():
-        raise ValueError("来源地址的域名须使用 ASCII 或 punycode（xn--）形式")
-    if _looks_like_ipv4(host):
-        raise ValueError("来源地址不能使用 IP 地址")
-    labels = host.split(".")
-    if len(host) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in labels):
-        raise ValueError("来源地址的主机名无效")
-    if len(labels) < 2 or not _TOP_LEVEL_LABEL.fullmatch(labels[-1]):
-        raise ValueError("来源地址必须是公网域名")
-    if host in _NON_PUBLIC_NAMES or any(
-        host == suffix or host.endswith("." + suffix) for suffix in _NON_PUBLIC_SUFFIXES
-    ):
-        raise ValueError("来源地址必须是公网域名")
-
-
-def _query_pairs(query: str) -> Iterator[tuple[str, str]]:
-    # Split on ";" as well as "&": some servers accept either, and a credential hidden
-    # behind ";" is still sent to them.
-    for pair in re.split(r"[&;]", query):
-        if pair:
-            name, _, value = pair.partition("=")
-            yield unquote_plus(name), unquote_plus(value)
-
-
-def _check_query(query: str) -> None:
-    for name, value in _query_pairs(query):
-        canonical_name = name.strip().lower().replace("-", "_")
-        if canonical_name in _SENSITIVE_QUERY_NAMES:
-            raise ValueError(f"来源地址不能包含敏感查询参数：{name[:40]}")
-        if find_secret(value) is not None:
-            raise ValueError("来源地址中检测到密钥或 Token")
-
-
-def _split_url(url: str) -> SplitResult:
-    try:
-        return urlsplit(url)
-    except ValueError:  # e.g. an unbalanced "[" in the host
-        raise ValueError("来源地址格式不正确") from None
-
-
-def check_source_url(url: str) -> str:
-    """Check a citation source URL and return it without its ``#fragment``, otherwise
-    unchanged.
-
-    Accepted: https to a public DNS name with no port, no userinfo, no credentials in the
-    query, at most 1500 UTF-16 units, no whitespace/control/invisible characters.
-    :raise ValueError: with a short Chinese message saying which rule failed.
-    """
-    if not isinstance(url, str):
-        raise ValueError("来源地址必须是字符串")
-    if js_length(url) > MAX_SOURCE_URL_LENGTH:
-        raise ValueError(f"来源地址过长（最多 {MAX_SOURCE_URL_LENGTH} 个字符）")
-    if _has_invisible_chars(url):
-        raise ValueError("来源地址不能包含空白或控制字符")
-    without_fragment = url.split("#", 1)[0]
-    parts = _split_url(without_fragment)
-    if parts.scheme != "https":
-        raise ValueError("来源地址必须使用 https")
-    _check_host(parts.netloc)
-    _check_query(parts.query)
-    # Path segments can carry keys too (e.g. webhook URLs with a token in the path).
-    if find_secret(unquote(without_fragment)) is not None:
-        raise ValueError("来源地址中检测到密钥或 Token")
-    return without_fragment
 
 
 # --------------------------------------------------------------------------- retrievedAt

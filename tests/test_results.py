@@ -89,7 +89,28 @@ REJECTED = [
      400, "sensitive_content"),
     ({"toolRuns": [{"name": "curl", "inputSummary": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz123",
                     "summary": "ok", "status": "success"}]}, 400, "sensitive_content"),
-    ({"evidence": [evidence(url="https://admin:hunter2@www.sqlite.org/x")]}, 400, "sensitive_content"),
+    # URL fields meet the URL policy first: credentials in a URL are a refused source (§5)
+    ({"evidence": [evidence(url="https://admin:hunter2@www.sqlite.org/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://:hunter2@www.sqlite.org/x",
+                            excerpt="AKIA" + "IOSFODNN7EXAMPLE")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org/x?q=ghp_" + "A" * 36)]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://169.254.169.254.nip.io/latest/meta-data/")]},
+     400, "invalid_source"),
+    ({"evidence": [evidence(url="https://api.localtest.me/x")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org/x;jsessionid=ABC123")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org/x?%2561uth_token=abc")]}, 400, "invalid_source"),
+    # every text field of a submission is scanned, after folding invisible characters
+    ({"conclusion": "结论：AKIA\u200b" + "IOSFODNN7EXAMPLE 这把钥匙可以访问备份桶，所以要先轮换它。"},
+     400, "sensitive_content"),
+    ({"conditions": ["当令牌是 gh\u200dp_" + "B" * 36 + " 时"]}, 400, "sensitive_content"),
+    ({"uncertainties": "密钥 sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + " 可能已泄露"}, 400, "sensitive_content"),
+    ({"evidence": [evidence(title="glpat-" + "xY3zA9bCxY3zA9bCdE5f")]}, 400, "sensitive_content"),
+    ({"evidence": [evidence(excerpt="-----begin  openssh  private key-----")]}, 400, "sensitive_content"),
+    ({"toolRuns": [{"name": "hf_" + "aBcDeFgHiJ" * 3 + "kLmN", "summary": "ok", "status": "success"}]},
+     400, "sensitive_content"),
+    ({"toolRuns": [{"name": "curl", "summary": "ok", "status": "success",
+                    "inputSummary": "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/"
+                                    "xYz123AbC456dEf789gHi012"}]}, 400, "sensitive_content"),
     ({"unknownField": "x"}, 400, "invalid_request"),
 ]
 

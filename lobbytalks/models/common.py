@@ -11,7 +11,7 @@ from typing import Annotated, Any, Callable
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ApiError
-from ..security import has_control_chars, has_nul, js_length
+from ..textrules import check_display_text, has_control_chars, has_nul, js_length
 
 ID_PATTERN = r"^[a-zA-Z0-9:_-]+$"
 COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
@@ -24,13 +24,16 @@ def Text(
     *,
     strip_min: bool = False,
     single_line: bool = False,
+    display: bool = False,
     pattern: str | None = None,
     description: str | None = None,
 ) -> Any:
     """A string limited in UTF-16 code units.
 
     ``strip_min`` applies the minimum to the trimmed value (a title of spaces is empty);
-    ``single_line`` rejects control characters; NUL is always rejected.
+    ``single_line`` rejects control characters; NUL is always rejected. ``display`` marks
+    text shown to other people (names, titles, perspectives, descriptions) and applies
+    :func:`textrules.check_display_text` to it.
     """
     compiled = re.compile(pattern) if pattern else None
 
@@ -44,6 +47,8 @@ def Text(
             raise ValueError("不能包含 NUL 字符")
         if single_line and has_control_chars(value):
             raise ValueError("不能包含控制字符")
+        if display:
+            check_display_text(value, single_line=single_line, required=min_length > 0)
         if compiled and not compiled.match(value):
             raise ValueError("格式不正确")
         return value

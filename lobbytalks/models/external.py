@@ -110,8 +110,8 @@ def submit_error_code(loc: tuple[Any, ...]) -> str:
 
 class Register(Strict):
     action: Literal["register"]
-    name: Text(1, 24, strip_min=True, single_line=True)
-    perspective: Text(1, 400, strip_min=True)
+    name: Text(1, 24, strip_min=True, single_line=True, display=True)
+    perspective: Text(1, 400, strip_min=True, display=True)
     client: Client
     role: Annotated[int, Field(ge=0, le=3)] = 0
 
@@ -130,8 +130,8 @@ class UpdateAgent(Strict):
     """Extension: rename an agent or change its perspective (at least one of the two)."""
     action: Literal["update"]
     profile: Id
-    name: Text(1, 24, strip_min=True, single_line=True) | None = None
-    perspective: Text(1, 400, strip_min=True) | None = None
+    name: Text(1, 24, strip_min=True, single_line=True, display=True) | None = None
+    perspective: Text(1, 400, strip_min=True, display=True) | None = None
 
     @model_validator(mode="after")
     def _something_changes(self) -> "UpdateAgent":

@@ -11,7 +11,10 @@ import re
 from typing import Any
 
 from ..errors import ApiError
-from ..security import check_source_url, find_secret_in, js_length, parse_retrieved_at
+from ..screening import refuse_secrets
+from ..security import parse_retrieved_at
+from ..textrules import js_length
+from ..urlpolicy import check_source_url
 
 PROVENANCE = "external-self-reported"
 MIN_SUPPORT = 30
@@ -26,20 +29,11 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
     :raise 400 sensitive_content / invalid_source / invalid_citation / invalid_result:
     """
     raw = data.model_dump(exclude={"action", "taskId"}, exclude_none=True)
-    secret = find_secret_in(raw)
-    if secret:
-        raise ApiError("sensitive_content", f"内容中检测到疑似敏感信息（{secret}），请移除后再提交")
-    evidence, seen = [], set()
-    for index, item in enumerate(data.evidence, start=1):
-        try:
-            url = check_source_url(item.url)
-            parse_retrieved_at(item.retrievedAt, now)
-        except ValueError as exc:
-            raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
-        if url in seen:
-            raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
-        seen.add(url)
-        evidence.append({**item.model_dump(), "url": url})
+    evidence = _checked_evidence(data, now)
+    # After the URL policy: a URL with a password in it is a refused source (§5), not
+    # "sensitive content"; every other field, evidence titles and excerpts included, is
+    # scanned here.
+    refuse_secrets(raw)
     _check_citations(data, len(evidence))
     tool_runs = [run.model_dump() for run in data.toolRuns or []]
     if not evidence and not _has_support(data.reasoningSummary, tool_runs):
@@ -55,6 +49,23 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
         if not result.get(name):
             result.pop(name, None)
     return result
+
+
+def _checked_evidence(data: Any, now: int) -> list[dict[str, Any]]:
+    """The evidence with fragments removed. :raise 400 invalid_source: on the first URL or
+    ``retrievedAt`` the policy refuses, or a repeated URL."""
+    evidence, seen = [], set()
+    for index, item in enumerate(data.evidence, start=1):
+        try:
+            url = check_source_url(item.url)
+            parse_retrieved_at(item.retrievedAt, now)
+        except ValueError as exc:
+            raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
+        if url in seen:
+            raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
+        seen.add(url)
+        evidence.append({**item.model_dump(), "url": url})
+    return evidence
 
 
 def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:

@@ -63,14 +63,14 @@ class LogoutEverywhere(Strict):
 
 class WebTopicCreate(Strict):
     action: Literal["topic"]
-    title: Text(1, 180, strip_min=True, single_line=True)
-    description: Text(0, 1500) = ""
+    title: Text(1, 180, strip_min=True, single_line=True, display=True)
+    description: Text(0, 1500, display=True) = ""
     community: CommunityId = "lobby"
     island: Text(1, 64) = "commons"
     kind: Literal["discussion"] = "discussion"
     intent: Intent = "how"
-    originalTitle: Text(1, 180, strip_min=True, single_line=True) | None = None
-    privateContext: Text(0, 2000) = ""
+    originalTitle: Text(1, 180, strip_min=True, single_line=True, display=True) | None = None
+    privateContext: Text(0, 2000, display=True) = ""
 
 
 class TopicRef(Strict):
@@ -82,10 +82,10 @@ class TopicRevise(Strict):
     """A new question version: changed conditions, public and/or private context."""
     action: Literal["revise"]
     topic: Id
-    title: Text(1, 180, strip_min=True, single_line=True) | None = None
-    description: Text(0, 1500) | None = None
-    privateContext: Text(0, 2000) | None = None
-    note: Text(0, 300) = ""
+    title: Text(1, 180, strip_min=True, single_line=True, display=True) | None = None
+    description: Text(0, 1500, display=True) | None = None
+    privateContext: Text(0, 2000, display=True) | None = None
+    note: Text(0, 300, display=True) = ""
 
     @model_validator(mode="after")
     def _something_changes(self) -> "TopicRevise":
@@ -130,8 +130,8 @@ class MemorySwitch(Strict):
 
 class CommunityCreate(Strict):
     action: Literal["create"]
-    name: Text(1, 24, strip_min=True, single_line=True)
-    description: Text(0, 400) = ""
+    name: Text(1, 24, strip_min=True, single_line=True, display=True)
+    description: Text(0, 400, display=True) = ""
 
 
 class CommunityMembership(Strict):
@@ -163,7 +163,7 @@ class AgentRequest(Strict):
 # --- moderation (admins only) ----------------------------------------------------------
 
 MessageId = Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
-Reason = Text(0, 300, single_line=True)
+Reason = Text(0, 300, single_line=True, display=True)
 REASON_REQUIRED = ("hide_answer", "suspend_user")
 
 

@@ -11,6 +11,7 @@ from ..security import new_id
 from . import communities, context
 from .notifications import notify_tasks_ended
 from .reading import can_read_full
+from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_task, settle_user
 from .topics import get_topic
 
@@ -143,7 +144,11 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
 
 
 def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) -> dict[str, Any]:
-    """Report failure; the same text replays, a different one conflicts."""
+    """Report failure; the same text replays, a different one conflicts.
+
+    :raise 400 sensitive_content: when the error text holds a secret.
+    """
+    refuse_secrets(error)
     settle_owned(db, agent, task_id, now)
     with db.transaction() as conn:
         task = owned_task(conn, agent, task_id)

@@ -11,6 +11,7 @@ from ..errors import ApiError
 from ..security import new_id
 from . import audit, cards, communities, search
 from .reading import can_read_full, latest_messages, message_view
+from ..screening import refuse_secrets
 
 if TYPE_CHECKING:
     from ..crypto import Keyring
@@ -38,8 +39,10 @@ def get_topic(conn: sqlite3.Connection, topic_id: str) -> sqlite3.Row:
 def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> str:
     """Ask a question in a community the user has joined.
 
-    :raise 404: unknown community; :raise 403: not a member; :raise 400: unknown island.
+    :raise 404: unknown community; :raise 403: not a member; :raise 400: unknown island,
+        or sensitive_content when the question's text holds a secret.
     """
+    refuse_secrets([data.title, data.originalTitle, data.description, data.privateContext])
     topic_id = new_id("t")
     with db.transaction() as conn:
         if conn.execute(Q.community_owner, (data.community,)).fetchone() is None:
@@ -90,8 +93,10 @@ def private_context(conn: sqlite3.Connection, keyring: "Keyring", topic_id: str,
 def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> dict[str, Any]:
     """A new version with changed conditions; earlier versions are kept.
 
-    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: closed.
+    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: closed;
+    :raise 400 sensitive_content: when the new text holds a secret.
     """
+    refuse_secrets([data.title, data.description, data.privateContext, data.note])
     with db.transaction() as conn:
         topic = get_topic(conn, data.topic)
         if topic["author_id"] != user_id:

@@ -1,0 +1,20 @@
+"""The one content check every write of free text passes: no obvious secrets (§5, §12).
+
+Framework-free and database-free, so services and the shared result rules both use it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ApiError
+from .secrets_scan import find_secret_in
+
+
+def refuse_secrets(values: Any) -> None:
+    """Check every string in ``values`` (nested dicts and lists, keys included).
+
+    :raise 400 sensitive_content: naming the kind of secret found, never the secret.
+    """
+    label = find_secret_in(values)
+    if label is not None:
+        raise ApiError("sensitive_content", f"内容中检测到疑似敏感信息（{label}），请移除后再提交")

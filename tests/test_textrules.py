@@ -1,0 +1,189 @@
+"""Tests for lobbytalks.textrules: lengths, control characters, the display-text rule and
+the folded form scanners read. One parametrized table per rule."""
+from __future__ import annotations
+
+import pytest
+
+from lobbytalks.textrules import (
+    check_display_text,
+    fold_for_scanning,
+    has_bidi_controls,
+    has_control_chars,
+    has_line_separators,
+    has_nul,
+    has_visible_char,
+    js_length,
+)
+
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", 0),
+    ("abc", 3),
+    ("a😀", 3),            # astral plane: a surrogate pair in UTF-16
+    ("😀😀", 4),
+    ("中文", 2),           # BMP CJK: one unit each
+    ("é", 1),
+    ("e\u0301", 2),        # combining accent counts separately, as in JS
+    ("\U0010ffff", 2),
+])
+def test_js_length_counts_utf16_units(text, expected):
+    assert js_length(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("plain text", False),
+    ("中文，标点。", False),
+    ("emoji 😀", False),
+    ("tab\there", True),
+    ("line\nbreak", True),
+    ("carriage\rreturn", True),
+    ("nul\x00", True),
+    ("bell\x07", True),
+    ("escape\x1b[31m", True),
+    ("delete\x7f", True),
+    ("c1 next line\x85", True),
+    ("c1\x9f", True),
+    ("zero\u200bwidth", False),     # Cf, not Cc
+    ("line\u2028separator", False),  # Zl, not Cc
+])
+def test_has_control_chars(text, expected):
+    assert has_control_chars(text) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("line\nbreak", False),
+    ("crlf\r\n", False),
+    ("tab\t", False),
+    ("plain", False),
+    ("nul\x00", True),
+    ("vertical tab\x0b", True),
+    ("form feed\x0c", True),
+    ("escape\x1b", True),
+    ("c1\x85", True),
+])
+def test_has_control_chars_allowing_newlines(text, expected):
+    assert has_control_chars(text, allow_newlines=True) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", False),
+    ("abc", False),
+    ("a\x00b", True),
+    ("\x00", True),
+    ("\\x00 written out", False),
+])
+def test_has_nul(text, expected):
+    assert has_nul(text) is expected
+
+# --------------------------------------------------------------------------- display text
+
+BIDI_CONTROLS = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
+                 "\u2066", "\u2067", "\u2068", "\u2069"]
+
+
+@pytest.mark.parametrize("control", BIDI_CONTROLS)
+def test_every_bidi_embedding_override_and_isolate_is_found(control):
+    assert has_bidi_controls(f"abc{control}def") is True
+
+
+@pytest.mark.parametrize("text", [
+    "plain", "中文", "שלום", "مرحبا",
+    "rlm\u200fmark", "lrm\u200emark", "alm\u061cmark",  # marks only nudge neutrals
+    "zero\u200bwidth", "",
+])
+def test_bidi_marks_and_ordinary_text_are_not_controls(text):
+    assert has_bidi_controls(text) is False
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a\u2028b", True), ("a\u2029b", True), ("a\nb", False), ("a\u0085b", False), ("", False),
+])
+def test_has_line_separators(text, expected):
+    assert has_line_separators(text) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a", True),
+    ("中", True),
+    ("😀", True),
+    ("👨\u200d👩\u200d👧", True),       # ZWJ family
+    ("!", True),
+    ("1", True),
+    ("\u200bx\u200b", True),
+    ("", False),
+    (" ", False),
+    ("\u3000\u00a0", False),            # ideographic and no-break space
+    ("\u200b", False),                  # zero-width space
+    ("\u200d\u200c\u2060\ufeff", False),  # joiners, word joiner, BOM
+    ("\u00ad", False),                  # soft hyphen
+    ("\u3164", False),                  # Hangul filler: a "letter" drawn blank
+    ("\uffa0\u115f\u1160", False),
+    ("\u2800", False),                  # braille blank
+    ("\u0301\u0308", False),            # combining marks without a base
+    ("\ufe0f", False),                  # variation selector
+    ("\U000e0041", False),              # tag character
+    ("\u202e\u2066", False),
+])
+def test_has_visible_char(text, expected):
+    assert has_visible_char(text) is expected
+
+
+@pytest.mark.parametrize(("text", "single_line"), [
+    ("查证虾", True),
+    ("Claude 🦐", True),
+    ("👨\u200d💻 coder", True),          # ZWJ inside an emoji sequence stays allowed
+    ("🏳\ufe0f\u200d🌈", True),
+    ("می\u200cخواهم", True),             # Persian needs ZWNJ
+    ("क्\u200dष", True),                 # Devanagari half form with ZWJ
+    ("עברית\u200f", True),               # a right-to-left mark
+    ("第一行\n第二行\t缩进", False),      # newlines and tabs in multi-line text
+])
+def test_display_text_accepts(text, single_line):
+    check_display_text(text, single_line=single_line, required=True)
+
+
+@pytest.mark.parametrize(("text", "single_line", "reason"), [
+    *((f"evil{control}gpj.exe", True, "方向") for control in BIDI_CONTROLS),
+    ("先给结论\u202e，再给来源", False, "方向"),
+    ("name\u2028second", True, "分隔符"),
+    ("段落\u2029段落", False, "分隔符"),
+    ("tab\tname", True, "控制"),
+    ("bell\x07", False, "控制"),
+    ("esc\x1b[31m red", False, "控制"),
+    ("\u200b", True, "可见"),
+    ("\u200b\u200c\u200d", True, "可见"),
+    ("\u3164\u3164", True, "可见"),
+    ("\u2800", False, "可见"),
+    ("\u0301", True, "可见"),
+])
+def test_display_text_refuses(text, single_line, reason):
+    with pytest.raises(ValueError, match=reason):
+        check_display_text(text, single_line=single_line, required=True)
+
+
+def test_optional_display_text_may_be_blank_but_not_disguised():
+    check_display_text("", single_line=False, required=False)
+    check_display_text("\u200b", single_line=False, required=False)
+    with pytest.raises(ValueError, match="方向"):
+        check_display_text("\u202e", single_line=False, required=False)
+
+
+# --------------------------------------------------------------------------- folding
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("AKIA\u200bIOSF", "AKIAIOSF"),
+    ("ghp\u2060_abc", "ghp_abc"),
+    ("ｇｈｐ＿ＡＢＣ", "ghp_ABC"),            # fullwidth
+    ("𝐀𝐊𝐈𝐀", "AKIA"),                       # mathematical bold
+    ("A\u0301KIA", "AKIA"),                  # an inserted combining mark
+    ("sk\u00ad-\ufeffkey", "sk-key"),
+    ("l\U000e0062bt_", "lbt_"),              # tag character
+    ("中文、标点。", "中文、标点。"),
+    ("café", "cafe"),                        # scanning form only: marks go
+    ("plain ascii", "plain ascii"),
+    ("lone \ud800 surrogate", "lone \ud800 surrogate"),
+])
+def test_fold_for_scanning(text, expected):
+    assert fold_for_scanning(text) == expected
