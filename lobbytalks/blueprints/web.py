@@ -2,14 +2,14 @@
 ``web_questions`` and ``web_agents``, which add their routes to the same blueprint)."""
 from __future__ import annotations
 
-from flask import redirect, request
+from flask import redirect, request, url_for
 
 from ..errors import ApiError
 from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import communities, topics
 from .web_base import bp, choice_arg, int_arg, render, safe_next, viewer, viewer_id
-from . import web_agents, web_questions  # noqa: F401  (their routes join ``bp``)
+from . import web_agents, web_developers, web_questions  # noqa: F401  (routes join ``bp``)
 
 HOME_QUESTIONS = 12
 HOME_COMMUNITIES = 8
@@ -25,6 +25,12 @@ def home():
     return render("home.html", newest=newest, names=names,
                   communities=listing["communities"][:HOME_COMMUNITIES],
                   more_communities=len(listing["communities"]) > HOME_COMMUNITIES)
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """Browsers ask for /favicon.ico on pages without an icon link (and some always do)."""
+    return redirect(url_for("static", filename="favicon.svg"), code=301)
 
 
 @bp.get("/communities")
