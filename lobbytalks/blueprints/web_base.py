@@ -147,7 +147,7 @@ def day(ts: int) -> str:
 
 def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str, Any]], str]]
                     ) -> dict[str, str]:
-    """``{id: label}`` where items sharing a name get the first extra that tells them apart.
+    """``{id: label}``; items sharing a name get as many extras as it takes to differ.
 
     Names need not be unique (the protocol allows two communities, or two of one person's
     agents, to share one), so a list that shows only names could not be told apart."""

@@ -39,7 +39,7 @@ def ask():
     labels = distinct_labels(
         [{**c, **origins.get(c["id"], {"owner": None, "created": 0})} for c in joined],
         [lambda c: c["owner"] or t("common.site_owned"),
-         lambda c: t("common.created_on", date=day(c["created"]))])
+         lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
     limit = topic_limit(rt.settings.rate_topic)
     return render("ask.html", joined=joined, chosen=chosen, not_joined=not_joined,
                   islands=topics.islands(rt.db), intents=INTENTS, labels=labels, limit=limit)
