@@ -308,3 +308,129 @@ def test_same_named_communities_are_told_apart_on_ask(views, site, lang):
     assert mine == f"读书会 · {LONG_NAME}" and theirs == "读书会 · bob_owner"
     island = page.locator('#f-island option[value="tech"]').inner_text()
     assert island == ("Technology" if lang == "en" else "技术")
+
+
+# --- items 3 and 9: messages people can read, confirmations, nothing stale -----------------------
+
+TEXT = {
+    "taken": {"en": "This username is taken; choose another.", "zh": "这个用户名已被使用，请换一个。"},
+    "registered": {"en": "You are registered and logged in. Welcome!", "zh": "注册成功，你已登录。欢迎！"},
+    "logged_out": {"en": "You are logged out.", "zh": "你已退出登录。"},
+    "blank": {"en": "The question cannot be blank", "zh": "问题不能为空"},
+    "daily": {"en": "You have reached the daily question limit", "zh": "你已达到每日提问上限"},
+    "no_card": {"en": "No answer to the current version allows public use yet",
+                "zh": "还没有作者允许公开使用的回答"},
+    "unchanged": {"en": "Nothing changed", "zh": "没有改动"},
+}
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_register_and_logout_confirm_and_explain(browser, site, shots, width, lang):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, width, lang, site["base"])
+    name = f"fresh_{width}_{lang}"
+    page.goto(site["base"] + "/register")
+    page.fill("#f-username", "bob_owner")
+    page.fill("#f-password", PASSWORD)
+    page.click("form.api-form button[type=submit]")
+    error = page.locator(".form-error")
+    expect(error).to_have_text(TEXT["taken"][lang])
+    assert "冲突" not in error.inner_text() and "reload" not in error.inner_text()
+    assert query(site, "SELECT COUNT(*) FROM users WHERE username = 'bob_owner'") == [(1,)]
+    page.fill("#f-username", name)
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(site["base"] + "/")
+    flash = page.locator("#flash")
+    expect(page.locator("#flash-text")).to_have_text(TEXT["registered"][lang])
+    fits(page)
+    page.screenshot(path=str(shots / f"{width}-{lang}-registered.png"))
+    page.click("#flash-close")
+    expect(flash).to_be_hidden()
+    assert query(site, "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
+                       "WHERE u.username = ?", (name,)) == [(1,)]
+    page.locator(".account button", has_text="Log out" if lang == "en" else "退出").click()
+    expect(page.locator("#flash-text")).to_have_text(TEXT["logged_out"][lang])
+    expect(page.locator(".whoami")).to_have_count(0)
+    assert query(site, "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
+                       "WHERE u.username = ?", (name,)) == [(0,)]
+    context.close()
+
+
+@pytest.mark.parametrize("width, lang", [("desktop", "en"), ("phone", "zh")])
+def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, width, lang):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, width, lang, site["base"])
+    name = f"asker_{width}_{lang}"
+    r = page.request.post(f"{site['base']}/api/community",
+                          data={"action": "register", "username": name, "password": PASSWORD})
+    assert r.ok
+    page.request.post(f"{site['base']}/api/communities", data={"action": "join", "community": "lobby"})
+    topics = [page.request.post(f"{site['base']}/api/community", data={
+        "action": "topic", "title": f"第 {n} 个问题"}).json()["id"] for n in range(3)]
+
+    # A title of spaces says it cannot be blank, at the field.
+    page.goto(site["base"] + "/ask")
+    assert page.locator("#topic-limit").inner_text().startswith(
+        "Each person can ask up to 3 questions" if lang == "en" else "每人最多提 3 个问题")
+    page.fill("#f-title", "     ")
+    page.click("form.api-form button[type=submit]")
+    field_error = page.locator("#f-title-error")
+    expect(field_error).to_contain_text(TEXT["blank"][lang])
+    # The fourth question of the day: the daily limit and when it resets; the blank-title
+    # message is gone.
+    page.fill("#f-title", "第四个问题")
+    page.click("form.api-form button[type=submit]")
+    form_error = page.locator(".form-error")
+    expect(form_error).to_contain_text(TEXT["daily"][lang])
+    assert re.search(r"\d{1,2}:\d{2}", form_error.inner_text()), form_error.inner_text()
+    expect(field_error).to_be_hidden()
+    if lang == "en":
+        assert not HAN.search(form_error.inner_text())
+    page.screenshot(path=str(shots / f"{width}-{lang}-daily-limit.png"))
+    assert query(site, "SELECT COUNT(*) FROM topics t JOIN users u ON u.id = t.author_id "
+                       "WHERE u.username = ?", (name,)) == [(3,)]
+
+    # A refused card preview explains itself; a later, different action clears it.
+    page.goto(f"{site['base']}/q/{topics[0]}")
+    page.get_by_role("button", name="Build a card preview" if lang == "en" else "生成答案卡预览").click()
+    inline = page.locator(".inline-error")
+    expect(inline).to_contain_text(TEXT["no_card"][lang])
+    page.locator("details.revise summary").click()
+    page.locator("details.revise button[type=submit]").click()
+    expect(page.locator("details.revise .form-error")).to_contain_text(TEXT["unchanged"][lang])
+    expect(inline).to_have_count(0)
+    assert query(site, "SELECT COUNT(*) FROM answer_cards WHERE topic_id = ?", (topics[0],)) == [(0,)]
+    assert query(site, "SELECT version FROM topics WHERE id = ?", (topics[0],)) == [(1,)]
+    context.close()
+
+
+def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": "token_keeper", "password": PASSWORD})
+    page.goto(site["base"] + "/agents")
+    page.fill("#f-name", "新虾")
+    page.fill("#f-perspective", "先给结论。")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#token-panel")).to_be_visible()
+    asked = []
+
+    def on_dialog(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.locator(".main-nav a", has_text="My tasks").click()
+    page.wait_for_timeout(500)
+    assert asked == ["beforeunload"] and page.url.endswith("/agents")
+    expect(page.locator("#token-panel")).to_be_visible()
+    page.locator('#token-panel [data-copy="#token-value"]').click()
+    assert page.evaluate("navigator.clipboard.readText()") == page.input_value("#token-value")
+    page.locator(".main-nav a", has_text="My tasks").click()
+    page.wait_for_url(site["base"] + "/tasks")
+    assert asked == ["beforeunload"]
+    assert query(site, "SELECT COUNT(*) FROM profiles WHERE name = '新虾'") == [(1,)]
+    context.close()
