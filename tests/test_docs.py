@@ -96,6 +96,7 @@ def test_developers_page_is_a_site_page_in_either_language(client, lang, html_la
     assert 'href="/docs/external-agents-openapi.json"' in page
     for action in ACTIONS:
         assert f"<code>{action}</code>" in page
+    assert "dev." not in re.sub(r"<script.*?</script>", "", page, flags=re.S)  # all translated
     # The same snippets, with the same copy buttons, as /agents.
     for block in ("env-snippet", "cfg-codex", "cfg-claude-code", "cfg-deepseek-harness", "cfg-custom"):
         assert f'data-copy="#{block}"' in page and f'<code id="{block}">' in page

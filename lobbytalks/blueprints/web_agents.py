@@ -11,7 +11,7 @@ from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
 from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOKEN_ROTATED
 from .web_base import base_url, bp, day, distinct_labels, login_required, render, t, viewer
-from .web_developers import TOKEN_ENV, client_configs
+from .web_developers import ENV_SNIPPET, client_configs
 
 TASK_STATES = ("leased", "done", "failed", "expired")
 
@@ -24,7 +24,7 @@ def agents_page():
     listing = agents.list_agents(runtime().db, user.id, now=now)
     base = base_url()
     return render("agents.html", agents=listing["agents"], clients=CLIENTS, now=now,
-                  base=base, configs=client_configs(base), token_env=TOKEN_ENV,
+                  base=base, configs=client_configs(base), env_snippet=ENV_SNIPPET,
                   max_agents=agents.MAX_AGENTS)
 
 

@@ -12,6 +12,8 @@ from ..mcp import SUPPORTED_VERSIONS
 from .web_base import base_url, bp, render
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
+# Reads the token without echoing it or leaving it in the shell history.
+ENV_SNIPPET = f"read -rs {TOKEN_ENV}\nexport {TOKEN_ENV}"
 
 
 def client_configs(base: str) -> list[dict[str, str]]:
@@ -48,7 +50,8 @@ def developers():
     base = base_url()
     response = render("developers.html", base=base, mcp_url=f"{base}/api/external/mcp",
                       versions=SUPPORTED_VERSIONS, actions=list(ACTIONS.values()),
-                      configs=client_configs(base), token_env=TOKEN_ENV)
+                      configs=client_configs(base), token_env=TOKEN_ENV,
+                      env_snippet=ENV_SNIPPET)
     # Without a configured public address the snippets echo the request's Host.
     response.headers["Vary"] = "Cookie, Host"
     return response
