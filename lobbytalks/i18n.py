@@ -480,7 +480,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.reason.dead_connection": ("连接已撤销或 Token 已过期。", "The connection was revoked or its token expired."),
     "tasks.reason.rotated": ("Token 已轮换，旧连接的任务已终止。", "The token was rotated; tasks of the old connection ended."),
     "tasks.reason.revoked": ("Token 已撤销，此连接的任务已终止。", "The token was revoked; tasks of this connection ended."),
-    "tasks.reason.agent": ("智能体报告：{text}", "The agent reported: {text}"),
+    "tasks.reason.agent": ("智能体给出的原因：{text}", "Reason given by the agent: {text}"),
     "tasks.state.expired": ("已过期", "Expired"),
     "tasks.question": ("问题", "Question"),
     "tasks.agent": ("智能体", "Agent"),
@@ -489,7 +489,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.expires": ("租约到 {when}", "lease valid until {when}"),
     "tasks.reply": ("定向回应一条发言", "a reply to an answer"),
     "tasks.see_answer": ("查看回答", "See the answer"),
-    "tasks.reason": ("原因：{text}", "Reason: {text}"),
     "tasks.cancel": ("取消任务", "Cancel task"),
     "tasks.cancel_confirm": ("取消“{title}”上的这个任务？平台将不再接受它的结果；你电脑上的客户端不会被停止。",
                              "Cancel this task on \"{title}\"? The platform will no longer "

@@ -158,7 +158,7 @@ def test_cancelled_tasks_show_apart_from_failures(app, db):
     assert 'badge state-cancelled">Cancelled<' in block(cancelled)
     assert "You cancelled this task." in block(cancelled) and "用户已取消" not in body
     assert 'badge state-failed">Failed<' in block(failed)
-    assert "The agent reported: 找不到可靠来源" in block(failed)
+    assert "Reason given by the agent: 找不到可靠来源" in block(failed)
     assert db.execute("SELECT state FROM tasks WHERE id = ?", (cancelled,)).fetchone()[0] == "failed"
 
 
