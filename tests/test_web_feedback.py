@@ -205,3 +205,19 @@ def test_distinct_labels_add_only_what_is_needed():
              {"id": "e", "name": "z", "k": "1", "d": "d2"}]
     labels = distinct_labels(items, [lambda i: i["k"], lambda i: i["d"]])
     assert labels == {"a": "x · 1", "b": "x · 2", "c": "y", "d": "z · 1 · d1", "e": "z · 1 · d2"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_page_that_crashes_gets_the_site_error_page(app, client, monkeypatch, caplog, lang):
+    from lobbytalks.services import topics
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("internal detail that must not be shown")
+
+    monkeypatch.setattr(topics, "list_open", broken)
+    r = client.get(f"/?lang={lang}")
+    assert r.status_code == 503
+    body = html(r)
+    assert h1s(body) == [i18n.translate(lang, "error.503")]
+    assert "internal detail" not in body and 'class="main-nav"' in body
+    assert "internal detail" in caplog.text  # logged for the operator, not shown
