@@ -140,6 +140,7 @@ def test_a_page_past_the_end_says_so_with_a_link_back(app, path):
     base = path.split("?")[0]
     assert f'<a href="{base}">Back to page 1</a>' in body
     assert "No communities here yet" not in body
+    assert 'rel="prev"' not in body  # no pager leading to page 998, just as empty
 
 
 # --- item 7: cancelled tasks and the question filter ----------------------------------------
