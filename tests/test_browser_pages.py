@@ -215,7 +215,7 @@ def test_favicon_ico_is_an_icon(browser, site):
 def test_active_navigation_item_has_enough_contrast(views, site, width, lang):
     page = views[(width, lang)]
     page.goto(site["base"] + "/developers")
-    ratio = page.evaluate("""() => {
+    contrast = """() => {
         const a = document.querySelector('.main-nav a[aria-current=page]');
         const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
         const lum = (c) => { const v = c.map((x) => { x /= 255;
@@ -224,8 +224,12 @@ def test_active_navigation_item_has_enough_contrast(views, site, width, lang):
         const fg = lum(rgb(getComputedStyle(a).color));
         const bg = lum(rgb(getComputedStyle(a).backgroundColor));
         return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
-    }""")
-    assert ratio >= 4.5, ratio
+    }"""
+    light = page.evaluate(contrast)
+    page.emulate_media(color_scheme="dark")
+    dark = page.evaluate(contrast)
+    page.emulate_media(color_scheme="light")
+    assert light >= 4.5 and dark >= 4.5, (light, dark)
 
 
 # --- item 2: /developers is an ordinary page with copy buttons -------------------------------------
