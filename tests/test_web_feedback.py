@@ -118,12 +118,9 @@ def test_categories_are_translated(app):
     assert "<span>科学</span>" in html(person.http.get(f"/q/{topic}?lang=zh"))
 
 
-def test_ask_page_states_the_configured_daily_limit(tmp_path):
-    from conftest import FAST_SCRYPT
+def test_ask_page_states_the_configured_daily_limit(settings):
     from lobbytalks import create_app
-    from lobbytalks.settings import Settings
-    app = create_app(Settings(data_dir=str(tmp_path / "d"), scrypt_n=FAST_SCRYPT, testing=True,
-                              access_log=False, rate_topic="3/day"))
+    app = create_app(settings, rate_topic="3/day")
     person = Person(app).register()
     person.join()
     body = html(person.http.get("/ask?lang=en"))
