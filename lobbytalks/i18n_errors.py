@@ -85,6 +85,7 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.community.card_publish.forbidden": ("只有题主可以发布答案卡。", "Only the asker can publish answer cards."),
     "err.community.memory_reject.invalid_request": ("只能拒绝待确认的记忆。",
                                                     "Only memories waiting for you can be rejected."),
+    "err.community.change_password.forbidden": ("当前密码不正确。", "The current password is not right."),
     "err.communities.create.forbidden": ("每人最多创建 5 个社区。", "You can create up to 5 communities."),
     "err.communities.leave.forbidden": ("你是创建者，不能退出自己创建的社区。",
                                         "You created this community, so you cannot leave it."),
@@ -109,10 +110,13 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.field.description": ("内容太长了。", "This is too long."),
     "err.field.privateContext": ("私密背景最多 2000 个字符。", "The private background has up to 2000 characters."),
     "err.field.note": ("说明最多 300 个字符。", "The note has up to 300 characters."),
+    "err.field.currentPassword": ("请填写你现在的密码。", "Enter the password you use now."),
+    "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
     "err.field": ("请检查这一项。", "Please check this field."),
 
     # --- error pages for one view ---------------------------------------------------------------
     "err.page.community_page.not_found": ("这个社区不存在。", "This community does not exist."),
+    "err.page.profile_page.not_found": ("这个用户不存在。", "This person does not exist."),
     "err.page.question.not_found": ("这个问题不存在，或它所在的社区已不存在。",
                                     "This question does not exist, or its community no longer does."),
 }

@@ -103,7 +103,7 @@ def test_whole_journey(browser, server):
     page.goto(f"{base}/c/lobby")
     page.get_by_role("button", name="加入社区").click()
     expect(page.locator(".head-actions .btn.secondary")).to_have_text("退出社区")
-    expect(page.locator("#flash-text")).to_have_text("已加入社区。")
+    expect(page.locator("#flash")).to_have_text("已加入社区。")
     assert page.request.get(f"{base}/api/communities?id=lobby").json()["community"]["joined"]
 
     # Ask. A title of spaces is refused next to the title, and nothing typed is lost.
@@ -189,7 +189,7 @@ def test_whole_journey(browser, server):
     # Confirm the memory the answer produced.
     page.goto(f"{base}/memories")
     page.get_by_role("button", name="确认").click()
-    expect(page.locator("#flash-text")).to_have_text("记忆已确认。")
+    expect(page.locator("#flash")).to_have_text("记忆已确认。")
     memories = page.request.get(f"{base}/api/community?action=memories").json()["memories"]
     assert [m["state"] for m in memories] == ["active"]
     shot(page, "memories")
@@ -202,7 +202,7 @@ def test_whole_journey(browser, server):
     expect(page.locator(".asker .answer-card")).to_contain_text("我的查证虾")
     page.get_by_role("button", name="发布答案卡").click()
     page.click("#confirm-yes")
-    expect(page.locator("#flash-text")).to_have_text("答案卡已发布。")
+    expect(page.locator("#flash")).to_have_text("答案卡已发布。")
     card = page.request.get(f"{base}/api/community?action=card&topic={topic}").json()["card"]
     assert card is not None and card["state"] == "published"
     shot(page, "question-card")

@@ -361,8 +361,8 @@ def test_register_and_logout_confirm_and_explain(browser, site, shots, width, la
     page.fill("#f-username", name)
     page.click("form.api-form button[type=submit]")
     page.wait_for_url(site["base"] + "/")
-    flash = page.locator("#flash")
-    expect(page.locator("#flash-text")).to_have_text(TEXT["registered"][lang])
+    flash = page.locator("#flash-box")
+    expect(page.locator("#flash")).to_have_text(TEXT["registered"][lang])
     fits(page)
     page.screenshot(path=str(shots / f"{width}-{lang}-registered.png"))
     page.click("#flash-close")
@@ -370,7 +370,7 @@ def test_register_and_logout_confirm_and_explain(browser, site, shots, width, la
     assert query(site, "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
                        "WHERE u.username = ?", (name,)) == [(1,)]
     page.locator(".account button", has_text="Log out" if lang == "en" else "退出").click()
-    expect(page.locator("#flash-text")).to_have_text(TEXT["logged_out"][lang])
+    expect(page.locator("#flash")).to_have_text(TEXT["logged_out"][lang])
     expect(page.locator(".whoami")).to_have_count(0)
     assert query(site, "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
                        "WHERE u.username = ?", (name,)) == [(0,)]

@@ -59,9 +59,13 @@
     if (failure.status === 0) return S.network;
     if (failure.status === 401 && where.action === 'login') return S.login_failed;
     if (failure.status === 401 && signedIn) return S.session;
-    const keys = [];
-    if (where.field) keys.push('err.field.' + where.field, 'err.field');
-    if (failure.code) keys.push('err.' + where.api + '.' + where.action + '.' + failure.code, 'err.' + failure.code);
+    // A validation error is about its field; any other code first about the action (a
+    // wrong current password names its field too, but says more as "change_password").
+    const field = where.field ? ['err.field.' + where.field] : [];
+    const action = failure.code ? ['err.' + where.api + '.' + where.action + '.' + failure.code] : [];
+    const keys = failure.code === 'invalid_request' ? [...field, ...action] : [...action, ...field];
+    if (failure.code) keys.push('err.' + failure.code);
+    if (where.field) keys.push('err.field');
     const key = keys.find((k) => S[k] !== undefined);
     const text = key ? S[key] : statusText(failure.status);
     const when = failure.retryAfter ? formatTime(Date.now() / 1000 + failure.retryAfter) : '…';
@@ -70,7 +74,6 @@
 
   // Validation errors name their field first ("title: ..."); show those at the field.
   function fieldOf(failure) {
-    if (failure.code !== 'invalid_request') return null;
     const match = /^([A-Za-z][A-Za-z0-9_]*)(?:[.[][^:]*)?: /.exec(failure.detail);
     return match ? match[1] : null;
   }
@@ -146,14 +149,14 @@
   }
 
   function flash(text) {
-    const box = document.getElementById('flash');
+    const box = document.getElementById('flash-box');
     if (!box || !text) return;
-    document.getElementById('flash-text').textContent = text;
+    document.getElementById('flash').textContent = text;
     box.hidden = false;
   }
 
   function hideFlash() {
-    const box = document.getElementById('flash');
+    const box = document.getElementById('flash-box');
     if (box) box.hidden = true;
   }
 
