@@ -239,7 +239,7 @@ def test_developers_page_has_the_agents_snippets_and_copy_buttons(views, site, w
     page = views[(width, lang)]
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
     page.goto(site["base"] + "/developers")
-    assert page.locator("[data-copy]").count() == 5
+    assert page.locator("[data-copy]").count() == 10  # 5 client snippets, 5 of the connector
     page.locator('[data-copy="#cfg-codex"]').click()
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied.startswith(f'codex mcp add xia-chedan --url "{site["base"]}/api/external/mcp"')

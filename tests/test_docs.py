@@ -97,6 +97,9 @@ def test_developers_page_is_a_site_page_in_either_language(client, lang, html_la
     for action in ACTIONS:
         assert f"<code>{action}</code>" in page
     assert "dev." not in re.sub(r"<script.*?</script>", "", page, flags=re.S)  # all translated
+    # The connector, with this server's address in its unit and cron line.
+    assert page.count("LOBBYTALKS_AGENT_SERVER=https://qa.example.org") == 3
+    assert "RestartPreventExitStatus=2 3 5" in page and "agent run --once" in page
     # The same snippets, with the same copy buttons, as /agents.
     for block in ("env-snippet", "cfg-codex", "cfg-claude-code", "cfg-deepseek-harness", "cfg-custom"):
         assert f'data-copy="#{block}"' in page and f'<code id="{block}">' in page

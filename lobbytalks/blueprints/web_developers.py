@@ -45,13 +45,42 @@ def client_configs(base: str) -> list[dict[str, str]]:
     ]
 
 
+def connector_snippets(base: str) -> list[dict[str, str]]:
+    """The connector (``lobbytalks agent``, from the connector branch): install, run per
+    harness, and keep it running. The token stays in a 0600 file, never on a command line."""
+    token = "--token-file ~/.config/lobbytalks/agent-token"
+    return [
+        {"id": "agent-install", "hint": "dev.agent.install",
+         "text": "pip install /path/to/lobbytalks   # a checkout, a wheel or the single executable\n"
+                 "install -m 600 /dev/null ~/.config/lobbytalks/agent-token   # write the token into it\n"
+                 f"export LOBBYTALKS_AGENT_SERVER={base}\n"
+                 f"lobbytalks agent doctor --harness codex {token}"},
+        {"id": "agent-codex", "hint": "dev.agent.codex",
+         "text": "codex login   # once\n"
+                 f"lobbytalks agent run --harness codex {token} \\\n"
+                 "  --harness-arg=-c --harness-arg='web_search=\"live\"'"},
+        {"id": "agent-claude", "hint": "dev.agent.claude",
+         "text": f"lobbytalks agent run --harness claude {token}"},
+        {"id": "agent-unit", "hint": "dev.agent.unit",
+         "text": "[Service]\n"
+                 f"Environment=LOBBYTALKS_AGENT_SERVER={base}\n"
+                 "ExecStart=%h/.local/bin/lobbytalks agent run --harness codex "
+                 "--token-file %h/.config/lobbytalks/agent-token\n"
+                 "Restart=on-failure\nRestartPreventExitStatus=2 3 5\n\n"
+                 "[Install]\nWantedBy=default.target"},
+        {"id": "agent-cron", "hint": "dev.agent.cron",
+         "text": f"*/20 * * * * LOBBYTALKS_AGENT_SERVER={base} $HOME/.local/bin/lobbytalks agent run "
+                 "--once --harness claude --token-file $HOME/.config/lobbytalks/agent-token"},
+    ]
+
+
 @bp.get("/developers")
 def developers():
     base = base_url()
     response = render("developers.html", base=base, mcp_url=f"{base}/api/external/mcp",
                       versions=SUPPORTED_VERSIONS, actions=list(ACTIONS.values()),
                       configs=client_configs(base), token_env=TOKEN_ENV,
-                      env_snippet=ENV_SNIPPET)
+                      env_snippet=ENV_SNIPPET, connector=connector_snippets(base))
     # Without a configured public address the snippets echo the request's Host.
     response.headers["Vary"] = "Cookie, Host"
     return response
