@@ -259,10 +259,10 @@ def test_agents_on_a_phone_show_every_token_column_on_screen(views, site, lang):
     page = views[("phone", lang)]
     page.goto(site["base"] + "/agents")
     fits(page)
-    revoke = page.locator("#agent-list button.danger").first
+    revoke = page.locator("#agent-list td.row-action button").first
     box = revoke.bounding_box()
     assert revoke.is_visible() and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
-    state = page.locator("#agent-list .badge").first
+    state = page.locator("#agent-list td .badge").first
     assert state.bounding_box()["x"] + state.bounding_box()["width"] <= PHONE["width"]
     # A date takes one line, not five.
     line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#agent-list td time')).lineHeight)")
