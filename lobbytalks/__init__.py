@@ -95,7 +95,7 @@ def _index_for_search(conn) -> None:
 
 def _register_error_handlers(app: Flask) -> None:
     from .errors import ApiError
-    from .renderers import render_error
+    from .renderers import is_api_path, render_error
 
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
@@ -103,10 +103,14 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
-        code = _HTTP_CODES.get(error.code or 500)
-        if code is None or not request.path.startswith("/api/"):
+        status = error.code or 500
+        code = _HTTP_CODES.get(status)
+        if not is_api_path(request.path):
+            # Pages, static files and unknown paths: the site's own page, whatever the status.
+            code = code or ("invalid_request" if status < 500 else "service_unavailable")
+        if code is None:
             return error
-        return render_error(request, ApiError(code, status=error.code))
+        return render_error(request, ApiError(code, status=status))
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):

@@ -1,8 +1,10 @@
 """One exception type and the one table of machine codes (protocol §12).
 
 Services raise ``ApiError``; every surface renders it its own way: ``{error, code}`` on the
-external and manage APIs, ``{error}`` on the web APIs, a JSON-RPC error or a tool result with
-``isError`` over MCP. Internal causes are logged, never returned.
+external and manage APIs, ``{error, code}`` on the web APIs too (the protocol only promises
+``{error}`` there; the code lets the pages say what happened in the reader's language), a
+JSON-RPC error or a tool result with ``isError`` over MCP, and an HTML page elsewhere.
+Internal causes are logged, never returned.
 """
 from __future__ import annotations
 
@@ -61,4 +63,4 @@ class ApiError(Exception):
         return {"error": self.message, "code": self.code}
 
     def web_body(self) -> dict[str, str]:
-        return {"error": self.message}
+        return {"error": self.message, "code": self.code}

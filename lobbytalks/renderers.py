@@ -1,4 +1,9 @@
-"""How each surface renders an ``ApiError``: one table keyed by path prefix."""
+"""How each surface renders an ``ApiError``: one table keyed by path prefix.
+
+``/api/external`` answers ``{error, code}``, the rest of ``/api/`` the web envelope (the
+same two fields), exact paths with their own format (MCP) register a renderer, and every
+other path is a page: the web blueprint registers the site's error page for those.
+"""
 from __future__ import annotations
 
 from typing import Callable
@@ -25,14 +30,30 @@ def _web(error: ApiError) -> Response:
 _OWN_RENDERERS: dict[str, Callable[[ApiError], Response]] = {}
 
 
+_PAGE_RENDERER: list[Callable[[ApiError], Response]] = []
+
+
 def register_renderer(path: str, renderer: Callable[[ApiError], Response]) -> None:
     _OWN_RENDERERS[path] = renderer
+
+
+def register_page_renderer(renderer: Callable[[ApiError], Response]) -> None:
+    """HTML paths (pages, static files, docs, unknown paths) get the site's error page."""
+    _PAGE_RENDERER[:] = [renderer]
+
+
+def is_api_path(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
 
 
 def renderer_for(path: str) -> Callable[[ApiError], Response]:
     if path in _OWN_RENDERERS:
         return _OWN_RENDERERS[path]
-    return _external if path.startswith(_EXTERNAL_PREFIXES) else _web
+    if path.startswith(_EXTERNAL_PREFIXES):
+        return _external
+    if not is_api_path(path) and _PAGE_RENDERER:
+        return _PAGE_RENDERER[0]
+    return _web
 
 
 def render_error(request: Request, error: ApiError) -> Response:

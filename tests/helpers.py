@@ -15,10 +15,14 @@ def assert_external_error(response, status: int, code: str) -> dict:
     return body
 
 
-def assert_web_error(response, status: int) -> dict:
-    """The web envelope: exactly {error} with a message people can read."""
+def assert_web_error(response, status: int, code: str | None = None) -> dict:
+    """The web envelope: exactly {error, code}, a message people can read and a code from
+    the protocol's table (the one given, when the test names it)."""
     body = response.get_json()
     assert response.status_code == status, (response.status_code, body)
-    assert set(body) == {"error"} and body["error"], body
+    assert set(body) == {"error", "code"} and body["error"], body
+    assert body["code"] in CODES, body
+    if code is not None:
+        assert body["code"] == code, body
     assert response.headers.get("Cache-Control") == "no-store"
     return body

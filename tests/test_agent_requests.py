@@ -137,9 +137,9 @@ def test_asking_ones_agents_is_a_web_action_only(member, asker):
 
 def test_developers_page_explains_the_connector_with_this_servers_address(client):
     page = client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
-    assert page.count("LOBBYTALKS_AGENT_SERVER=https://qa.example.org") >= 4  # zh and en, unit and cron
+    assert page.count("LOBBYTALKS_AGENT_SERVER=https://qa.example.org") == 3  # env, unit and cron
     for command in ("lobbytalks agent doctor", "lobbytalks agent run --harness codex",
                     "lobbytalks agent run --harness claude", "agent run --once",
                     "RestartPreventExitStatus=2 3 5"):
         assert command in page
-    assert 'id="agent-zh"' in page and 'id="agent-en"' in page
+    assert 'id="agent"' in page

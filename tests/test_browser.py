@@ -182,8 +182,8 @@ def test_whole_journey(browser, server):
     shot(page, "tasks")
     cancel.click()
     page.click("#confirm-yes")
-    expect(page.locator(f"#task-{other} .badge")).to_have_text("失败")
-    expect(page.locator(f"#task-{other}")).to_contain_text("用户已取消外部任务")
+    expect(page.locator(f"#task-{other} .badge")).to_have_text("已取消")
+    expect(page.locator(f"#task-{other}")).to_contain_text("你取消了这个任务。")
     assert agent.get("get_task_status", taskId=other).json()["task"]["state"] == "failed"
 
     # Confirm the memory the answer produced.

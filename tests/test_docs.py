@@ -75,24 +75,39 @@ def test_markdown_action_table_is_generated_from_the_table(client):
     assert "`conclusion`* (30–200)" in submit and "`evidence`* (array ≤8)" in submit
 
 
-def test_developers_page(client):
-    r = client.get("/developers", base_url="https://qa.example.org")
+@pytest.mark.parametrize("lang, html_lang, heading, nav", [
+    ("zh", "zh-CN", "把你的 AI 客户端接入本站", ">开发者<"),
+    ("en", "en", "Connect your AI client", ">Developers<"),
+])
+def test_developers_page_is_a_site_page_in_either_language(client, lang, html_lang, heading, nav):
+    r = client.get(f"/developers?lang={lang}", base_url="https://qa.example.org")
     assert r.status_code == 200 and r.mimetype == "text/html"
     page = r.get_data(as_text=True)
-    assert page.index('lang="zh-CN"') < page.index('<section id="en" lang="en">')
+    assert f'<html lang="{html_lang}">' in page
+    assert re.findall(r"<h1[^>]*>(.*?)</h1>", page) == [heading]
+    assert f'aria-current="page">{nav[1:-1]}<' in page          # the site's navigation
+    assert 'rel="icon"' in page
+    assert "外部虾" not in page and "我的虾" not in page
     assert 'href="/agents"' in page
-    assert 'codex mcp add xia-chedan --url "https://qa.example.org/api/external/mcp"' in page
+    assert 'codex mcp add xia-chedan --url &#34;https://qa.example.org/api/external/mcp&#34;' in page
     assert "@deepseek-ai/dsh-mcp-client" in page
     assert "url: https://qa.example.org/api/external/mcp" in page
     assert 'href="/docs/external-agents-v1.md"' in page
     assert 'href="/docs/external-agents-openapi.json"' in page
     for action in ACTIONS:
         assert f"<code>{action}</code>" in page
+    assert "dev." not in re.sub(r"<script.*?</script>", "", page, flags=re.S)  # all translated
+    # The connector, with this server's address in its unit and cron line.
+    assert page.count("LOBBYTALKS_AGENT_SERVER=https://qa.example.org") == 3
+    assert "RestartPreventExitStatus=2 3 5" in page and "agent run --once" in page
+    # The same snippets, with the same copy buttons, as /agents.
+    for block in ("env-snippet", "cfg-codex", "cfg-claude-code", "cfg-deepseek-harness", "cfg-custom"):
+        assert f'data-copy="#{block}"' in page and f'<code id="{block}">' in page
 
 
 def test_developers_claude_code_config_is_valid_json(client):
     page = client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
-    block = re.search(r"<pre><code>(\{\s*&#34;mcpServers.*?)</code></pre>", page, re.S).group(1)
+    block = re.search(r'<code id="cfg-claude-code">(.*?)</code>', page, re.S).group(1)
     config = json.loads(html.unescape(block))
     server = config["mcpServers"]["xia-chedan"]
     assert server == {"type": "http", "url": "https://qa.example.org/api/external/mcp",
@@ -101,12 +116,11 @@ def test_developers_claude_code_config_is_valid_json(client):
 
 def test_developers_page_is_self_contained_and_csp_friendly(client):
     page = client.get("/developers").get_data(as_text=True)
-    assert "<script" not in page and "<style" not in page
+    assert "<style" not in page
     assert not re.search(r"\sstyle=", page) and not re.search(r"\son\w+=", page)
+    assert re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", page) == []
     for url in re.findall(r'(?:href|src)="([^"]+)"', page):
         assert url.startswith(("/", "#")), url   # nothing from another origin, no CDN
-    css = client.get("/docs/developers.css")
-    assert css.status_code == 200 and css.mimetype == "text/css"
 
 
 @pytest.mark.parametrize("path", ["/developers", MARKDOWN, "/docs/external-agents-openapi.json"])

@@ -64,22 +64,21 @@ ROWS = [
 
 
 def answer(surface: Surface, status: int, body: bytes) -> tuple[int, str | None]:
-    """(status, machine code) after checking the surface's envelope; web errors carry no
-    code, so only their status is compared."""
+    """(status, machine code) after checking the surface's envelope."""
     data = json.loads(body)
     if surface.envelope == "external":
         assert set(data) == {"error", "code"} and data["error"], data
         return status, data["code"]
     if surface.envelope == "web":
-        assert set(data) == {"error"} and data["error"], data
-        return status, None
+        assert set(data) == {"error", "code"} and data["error"], data
+        return status, data["code"]
     assert set(data) == {"jsonrpc", "id", "error"} and data["jsonrpc"] == "2.0", data
     assert data["error"]["data"]["status"] == status, data
     return status, data["error"]["data"]["code"]
 
 
 def expected(surface: Surface, status: int, code: str) -> tuple[int, str | None]:
-    return status, None if surface.envelope == "web" else code
+    return status, code
 
 
 def headers_for(surface: Surface, headers: dict) -> dict:

@@ -261,7 +261,7 @@ def test_malformed_input_through_a_real_server(tmp_path):
         r = requests.post(server.url + "/api/external", data=deep, headers={**token, **JSON})
         assert (r.status_code, r.json()["code"]) == (400, "invalid_json")
         r = web.post(server.url + "/api/community", data=deep, headers=JSON)
-        assert r.status_code == 400 and set(r.json()) == {"error"}
+        assert r.status_code == 400 and set(r.json()) == {"error", "code"}
         r = web.post(server.url + "/api/external/manage", json={"action": {}})
         assert (r.status_code, r.json()["code"]) == (400, "unknown_action")
         r = web.post(server.url + "/api/communities", headers=JSON,

@@ -175,8 +175,8 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
     cookie = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
     json_type = {"Content-Type": "application/json"}
     surfaces = [  # path, extra headers, how the envelope is checked
-        ("/api/community", {}, lambda b: set(b) == {"error"}),
-        ("/api/communities", {"Cookie": cookie}, lambda b: set(b) == {"error"}),
+        ("/api/community", {}, lambda b: set(b) == {"error", "code"}),
+        ("/api/communities", {"Cookie": cookie}, lambda b: set(b) == {"error", "code"}),
         ("/api/external", {"Authorization": f"Bearer {token}"},
          lambda b: b["code"] == "payload_too_large" and b["error"]),
         ("/api/external/manage", {"Cookie": cookie},
@@ -213,7 +213,7 @@ def test_the_limit_itself_is_exact_and_nothing_is_written(server):
 
     assert register("at_limit", EXTERNAL_BODY_LIMIT).status_code == 200
     r = register("over_limit", EXTERNAL_BODY_LIMIT + 1)
-    assert r.status_code == 413 and set(r.json()) == {"error"}
+    assert r.status_code == 413 and set(r.json()) == {"error", "code"}
     session = web_session(server)
     r = session.post(server.url + "/api/communities", timeout=10, json={
         "action": "create", "name": "x" * COMMUNITIES_BODY_LIMIT})

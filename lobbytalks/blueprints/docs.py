@@ -1,6 +1,6 @@
 """The developer docs this instance serves, with its own address filled in (§13).
 
-/developers (a page), /docs/external-agents-v1.md (the protocol as implemented),
+/docs/external-agents-v1.md (the protocol as implemented),
 /docs/question-answers-v073.md (intents, versions, private context, answer cards) and
 /docs/external-agents-openapi.json (generated from the models and the action table).
 """
@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response, render_template, request
+from flask import Blueprint, Response, request
 
 from .. import openapi
 from ..actions import ACTIONS
@@ -67,26 +67,6 @@ def _openapi_text(url: str) -> str:
 @bp.get("/docs/external-agents-openapi.json")
 def openapi_json():
     return _cacheable(Response(_openapi_text(base_url()), mimetype="application/json"))
-
-
-@bp.get("/docs/developers.css")
-def developers_css():
-    response = Response(_source("developers.css"), mimetype="text/css")
-    response.headers["Cache-Control"] = "public, max-age=3600"
-    return response
-
-
-@bp.get("/developers")
-def developers():
-    url = base_url()
-    html = render_template(
-        "developers.html", base_url=url, mcp_url=f"{url}/api/external/mcp",
-        versions=SUPPORTED_VERSIONS, latest=LATEST_VERSION, actions=list(ACTIONS.values()),
-        claude_json=json.dumps({"mcpServers": {"xia-chedan": {
-            "type": "http", "url": f"{url}/api/external/mcp",
-            "headers": {"Authorization": "Bearer ${XIA_CHEDAN_AGENT_TOKEN}"}}}},
-            ensure_ascii=False, indent=2))
-    return _cacheable(Response(html, mimetype="text/html"))
 
 
 # --- the action table of the Markdown doc, generated so it cannot drift ---------------

@@ -3,7 +3,7 @@ agents live in ``web_questions`` and ``web_agents``, which add their routes to t
 blueprint)."""
 from __future__ import annotations
 
-from flask import redirect, request
+from flask import redirect, request, url_for
 
 from .. import clock
 from ..errors import ApiError
@@ -11,8 +11,8 @@ from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import accounts, communities, topics
 from .web_base import bp, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
-from . import (web_admin, web_agents, web_browse, web_inbox,  # noqa: F401  (their routes join ``bp``)
-               web_people, web_questions)
+from . import (web_admin, web_agents, web_browse, web_developers,  # noqa: F401  (routes join ``bp``)
+               web_inbox, web_people, web_questions)
 
 HOME_QUESTIONS = 12
 HOME_COMMUNITIES = 8
@@ -28,6 +28,12 @@ def home():
     return render("home.html", newest=newest, names=names,
                   communities=listing["communities"][:HOME_COMMUNITIES],
                   more_communities=len(listing["communities"]) > HOME_COMMUNITIES)
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """Browsers ask for /favicon.ico on pages without an icon link (and some always do)."""
+    return redirect(url_for("static", filename="favicon.svg"), code=301)
 
 
 @bp.get("/communities")

@@ -1,8 +1,6 @@
 """A person's own agents: connections and tokens, their tasks, and the memory garden."""
 from __future__ import annotations
 
-import json
-
 from flask import request
 
 from .. import clock
@@ -10,40 +8,12 @@ from ..errors import ApiError
 from ..models.common import parse_model, query_args
 from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
-from ..services import agents, memories, tasks
-from .web_base import base_url, bp, login_required, render, viewer
+from ..services import agents, memories, tasks, topics
+from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOKEN_ROTATED
+from .web_base import base_url, bp, day, distinct_labels, login_required, render, t, viewer
+from .web_developers import ENV_SNIPPET, client_configs
 
-TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
 TASK_STATES = ("leased", "done", "failed", "expired")
-
-
-def client_configs(base: str) -> list[dict[str, str]]:
-    """Ready-to-paste settings for each client, pointing at this instance.
-
-    They name the environment variable only; a token never appears in them."""
-    mcp = f"{base}/api/external/mcp"
-    claude = {"mcpServers": {"xia-chedan": {
-        "type": "http", "url": mcp,
-        "headers": {"Authorization": "Bearer ${%s}" % TOKEN_ENV}}}}
-    return [
-        {"client": "codex", "hint": "agents.codex_hint", "lang": "bash",
-         "text": f'codex mcp add xia-chedan --url "{mcp}" \\\n'
-                 f"  --bearer-token-env-var {TOKEN_ENV}"},
-        {"client": "claude-code", "hint": "agents.claude_hint", "lang": "json",
-         "text": json.dumps(claude, indent=2)},
-        {"client": "deepseek-harness", "hint": "agents.dsh_hint", "lang": "yaml",
-         "text": "- id: mcp-community\n"
-                 "  name: '@deepseek-ai/dsh-mcp-client'\n"
-                 "  config:\n"
-                 "    serverName: community\n"
-                 "    transport: streamable-http\n"
-                 f"    url: {mcp}\n"
-                 "    headers:\n"
-                 "      Authorization: !!js '`Bearer ${process.env.%s}`'" % TOKEN_ENV},
-        {"client": "custom", "hint": "agents.custom_hint", "lang": "bash",
-         "text": f'curl -fsS "{base}/api/external?action=list_communities" \\\n'
-                 f'  -H "Authorization: Bearer ${TOKEN_ENV}"'},
-    ]
 
 
 @bp.get("/agents")
@@ -57,7 +27,7 @@ def agents_page():
     archived = [a for a in listing["agents"] if a["archived"]]
     return render("agents.html", agents=live, archived=archived, clients=CLIENTS, now=now,
                   last_tasks=agents.last_tasks(runtime().db, user.id),
-                  base=base, configs=client_configs(base), token_env=TOKEN_ENV,
+                  base=base, configs=client_configs(base), env_snippet=ENV_SNIPPET,
                   max_agents=agents.MAX_AGENTS)
 
 
@@ -69,18 +39,50 @@ def tasks_page():
     now = clock.now()
     wanted = query_args({k: v for k, v in request.args.items()
                          if k in ("topic", "profile", "state", "page") and v})
-    filter_error = None
+    filter_error = False
     try:
         filters = parse_model(TaskFilters, {"action": "tasks", **wanted}, strict=False)
-    except ApiError as exc:
-        filter_error = exc.message
+    except ApiError:
+        filter_error = True
         filters = TaskFilters(action="tasks")
     listing = tasks.list_managed(rt.db, user.id, filters, now=now)
     own_agents = agents.list_agents(rt.db, user.id, now=now)["agents"]
-    topic_title = next((task["topicTitle"] for task in listing["tasks"]), filters.topic)
+    labels = distinct_labels(
+        [{**a, "name": t("tasks.agent_option", name=a["name"], client=t("client." + a["client"]))}
+         for a in own_agents],
+        [lambda a: t("common.created_on", date=day(a["created"])), lambda a: a["id"]])
     return render("tasks.html", listing=listing, filters=filters, states=TASK_STATES,
-                  agent_names={a["id"]: a["name"] for a in own_agents},
-                  filter_error=filter_error, topic_title=topic_title)
+                  agent_labels=labels, filter_error=filter_error,
+                  topic_title=filtered_topic_title(filters.topic, listing["tasks"]),
+                  shown_state=shown_state, reason_text=reason_text)
+
+
+def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None:
+    """The title of the question the list is filtered by, even when no task is listed."""
+    if topic_id is None:
+        return None
+    if listed:
+        return listed[0]["topicTitle"]
+    try:
+        return topics.get_topic(runtime().db.conn, topic_id)["title"]
+    except ApiError:
+        return t("tasks.topic_unknown")
+
+
+def shown_state(task: dict) -> str:
+    """A task its owner cancelled is ``failed`` in the protocol; people see it apart."""
+    return "cancelled" if task["state"] == "failed" and task["error"] == CANCELLED else task["state"]
+
+
+# The reasons the server itself writes, in the reader's language; an agent's own
+# ``fail_task`` text is shown as the agent wrote it.
+SERVER_REASONS = {CANCELLED: "tasks.reason.cancelled", DEAD_CONNECTION: "tasks.reason.dead_connection",
+                  TOKEN_ROTATED: "tasks.reason.rotated", TOKEN_REVOKED: "tasks.reason.revoked"}
+
+
+def reason_text(error: str) -> str:
+    key = SERVER_REASONS.get(error)
+    return t(key) if key else t("tasks.reason.agent", text=error)
 
 
 @bp.get("/memories")

@@ -14,13 +14,13 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
-from werkzeug.exceptions import HTTPException
 
 from .. import i18n
 from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
 from ..models.common import plain_int
+from ..renderers import register_page_renderer
 from ..runtime import runtime
 from ..security import has_control_chars
 
@@ -141,14 +141,45 @@ def person_link(username: str) -> Markup:
     return Markup('<a class="person" href="/u/{0}">{0}</a>').format(username)
 
 
+def island_label(island_id: str, name: str) -> str:
+    """A category in the reader's language; one added later by an operator shows its name."""
+    key = f"island.{island_id}"
+    return t(key) if i18n.has(key) else name
+
+
+def day(ts: int) -> str:
+    return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str, Any]], str]]
+                    ) -> dict[str, str]:
+    """``{id: label}``; items sharing a name get as many extras as it takes to differ.
+
+    Names need not be unique (the protocol allows two communities, or two of one person's
+    agents, to share one), so a list that shows only names could not be told apart."""
+    labels = {item["id"]: item["name"] for item in items}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        groups.setdefault(item["name"], []).append(item)
+    for same in (g for g in groups.values() if len(g) > 1):
+        # As few extras as it takes for every label in the group to differ (all if none do).
+        shown = next((k for k in range(1, len(extras) + 1)
+                      if len({tuple(e(i) for e in extras[:k]) for i in same}) == len(same)),
+                     len(extras))
+        for item in same:
+            labels[item["id"]] = " · ".join([item["name"], *(e(item) for e in extras[:shown])])
+    return labels
+
+
 @bp.app_context_processor
 def page_globals() -> dict[str, Any]:
     code = lang()
     return {
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "js_strings": i18n.js_strings(code), "when": when, "md": markdown, "md_inline": markdown_inline, "md_text": markdown_text,
-        "person_link": person_link,
+        "js_strings": i18n.js_strings(code), "when": when, "md": markdown,
+        "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
+        "island_label": island_label,
     }
 
 
@@ -162,24 +193,14 @@ def remember_language(response: Response) -> Response:
     return response
 
 
-def error_page(status: int, detail: str | None = None) -> Response:
-    key = f"error.{status}"
-    return render("error.html", status=status, code=status, detail=detail,
-                  headline=t(key) if i18n.has(key) else t("error.title"))
+def error_page(error: ApiError) -> Response:
+    """The site's own error page, in the reader's language, for any HTML path."""
+    key = f"error.{error.status}"
+    view = (request.endpoint or "").removeprefix("web.")
+    detail_key = f"err.page.{view}.{error.code}"
+    return render("error.html", status=error.status, code=error.status,
+                  headline=t(key) if i18n.has(key) else t("error.title"),
+                  detail=t(detail_key) if i18n.has(detail_key) else None)
 
 
-@bp.errorhandler(ApiError)
-def page_error(error: ApiError) -> Response:
-    """A page whose object is missing or forbidden explains it in the reader's language."""
-    return error_page(error.status, error.message)
-
-
-@bp.errorhandler(HTTPException)
-def page_http_error(error: HTTPException) -> Response:
-    return error_page(error.code or 500)
-
-
-@bp.errorhandler(Exception)
-def page_crash(error: Exception) -> Response:
-    log.exception("unhandled error on page %s", request.path)
-    return error_page(500)
+register_page_renderer(error_page)

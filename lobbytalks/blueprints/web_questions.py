@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import request
 from markupsafe import Markup, escape
+from limits import parse as parse_limit
 
 from ..errors import ApiError
 from ..models.web import INTENTS
@@ -14,7 +15,8 @@ from .. import clock
 from ..services import agent_requests, cards, communities, notifications, overlap, topics
 from ..services.reading import latest_messages
 from ..models.common import COMMUNITY_ID
-from .web_base import bp, int_arg, login_required, page_url, render, viewer, viewer_id
+from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
+                       page_url, render, t, viewer, viewer_id)
 
 TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 
@@ -39,8 +41,22 @@ def ask():
             not_joined = None
     chosen = wanted if wanted in joined_ids else ("lobby" if "lobby" in joined_ids else
                                                   (joined_ids[0] if joined_ids else ""))
+    origins = communities.joined_origins(rt.db, user.id)
+    labels = distinct_labels(
+        [{**c, **origins.get(c["id"], {"owner": None, "created": 0})} for c in joined],
+        [lambda c: c["owner"] or t("common.site_owned"),
+         lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
+    limit = topic_limit(rt.settings.rate_topic)
     return render("ask.html", joined=joined, chosen=chosen, not_joined=not_joined,
-                  islands=topics.islands(rt.db), intents=INTENTS)
+                  islands=topics.islands(rt.db), intents=INTENTS, labels=labels, limit=limit)
+
+
+def topic_limit(setting: str) -> str:
+    """The daily question limit as people read it, from the setting that enforces it."""
+    item = parse_limit(setting)
+    unit = item.GRANULARITY.name
+    period = t(f"period.{unit}") if item.multiples == 1 else t(f"period.n.{unit}", n=item.multiples)
+    return t("ask.limit_hint", n=item.amount, period=period)
 
 
 def own_message_ids(topic_id: str, user_id: int) -> set[str]:
@@ -140,7 +156,7 @@ def question(topic_id: str):
                         request.args.get("answer", ""))
     roots, children = threads(pages.messages)
     mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
-    islands = {i["id"]: i["name"] for i in topics.islands(rt.db)}
+    islands = {i["id"]: island_label(i["id"], i["name"]) for i in topics.islands(rt.db)}
     return render(
         "question.html", data=data, topic=topic, community=community, roots=roots,
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,

@@ -39,6 +39,8 @@ def Text(
 
     def check(value: str) -> str:
         measured = value.strip() if strip_min else value
+        if strip_min and min_length and not measured:
+            raise ValueError("不能为空或只有空格")
         if js_length(measured) < min_length:
             raise ValueError(f"至少需要 {min_length} 个字符")
         if max_length is not None and js_length(value) > max_length:

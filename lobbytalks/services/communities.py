@@ -31,6 +31,13 @@ def list_page(db: Database, viewer: int | None, scope: str, page: int) -> dict[s
     }
 
 
+def joined_origins(db: Database, viewer: int) -> dict[str, dict[str, Any]]:
+    """``{id: {owner, created}}`` of the communities the viewer has joined (owner None for
+    the site's own communities)."""
+    return {r["id"]: {"owner": r["owner"], "created": r["created"]}
+            for r in db.all(Q.joined_community_origins, {"viewer": viewer})}
+
+
 def get_one(db: Database, viewer: int | None, community_id: str) -> dict[str, Any]:
     """:raise 404: for an unknown community."""
     row = db.one(Q.community_one, {"viewer": viewer or 0, "id": community_id})

@@ -11,11 +11,12 @@
   const FLASH_KEY = 'lobbytalks-flash';
 
   class ApiFailure extends Error {
-    constructor(status, detail, code) {
+    constructor(status, detail, code, retryAfter) {
       super(detail || String(status));
       this.status = status;
       this.detail = detail || '';
       this.code = code || '';
+      this.retryAfter = retryAfter || 0;
     }
   }
 
@@ -38,7 +39,8 @@
       data = null;
     }
     if (!response.ok) {
-      throw new ApiFailure(response.status, data && data.error, data && data.code);
+      throw new ApiFailure(response.status, data && data.error, data && data.code,
+                           Number(response.headers.get('Retry-After')) || 0);
     }
     return data || {};
   }
@@ -50,21 +52,35 @@
     return S['status.' + status] || S['status.400'];
   }
 
-  // The server's own sentence is already plain Chinese; in English we lead with a plain
-  // English sentence for the status and add the server's detail after it.
-  function explain(failure, detail, action) {
+  // What a failure means, from the page's own catalogue (never the server's Chinese
+  // sentence): the most specific entry for this API and action, then the code, then the
+  // HTTP status for answers without a code (a proxy's error page, say).
+  function explain(failure, where) {
     if (failure.status === 0) return S.network;
-    if (failure.status === 401 && action === 'login') return S.login_failed;
+    if (failure.status === 401 && where.action === 'login') return S.login_failed;
     if (failure.status === 401 && signedIn) return S.session;
-    const said = detail === undefined ? failure.detail : detail;
-    if (lang === 'zh') return said || statusText(failure.status);
-    return said ? statusText(failure.status) + ' ' + S.server_said + said : statusText(failure.status);
+    // A validation error is about its field; any other code first about the action (a
+    // wrong current password names its field too, but says more as "change_password").
+    const field = where.field ? ['err.field.' + where.field] : [];
+    const action = failure.code ? ['err.' + where.api + '.' + where.action + '.' + failure.code] : [];
+    const keys = failure.code === 'invalid_request' ? [...field, ...action] : [...action, ...field];
+    if (failure.code) keys.push('err.' + failure.code);
+    if (where.field) keys.push('err.field');
+    const key = keys.find((k) => S[k] !== undefined);
+    const text = key ? S[key] : statusText(failure.status);
+    const when = failure.retryAfter ? formatTime(Date.now() / 1000 + failure.retryAfter) : '…';
+    return text.replace('{when}', when);
   }
 
   // Validation errors name their field first ("title: ..."); show those at the field.
-  function fieldOf(detail) {
-    const match = /^([A-Za-z][A-Za-z0-9_]*)(?:[.[][^:]*)?: (.+)$/.exec(detail || '');
-    return match ? {name: match[1], message: match[2]} : null;
+  function fieldOf(failure) {
+    const match = /^([A-Za-z][A-Za-z0-9_]*)(?:[.[][^:]*)?: /.exec(failure.detail);
+    return match ? match[1] : null;
+  }
+
+  // Which API and action a form or button called, to find its messages.
+  function origin(endpoint, action) {
+    return {api: endpoint.split('/').pop(), action: action || ''};
   }
 
   function loginLink() {
@@ -84,31 +100,37 @@
     box.hidden = false;
   }
 
-  function clearErrors(form) {
-    form.querySelectorAll('.field-error, .form-error').forEach((box) => {
+  // A new action starts with a clean page: an old error (or notice) about something else
+  // would otherwise stay on screen and seem to be about this.
+  function clearMessages() {
+    document.querySelectorAll('.inline-error').forEach((box) => box.remove());
+    document.querySelectorAll('.field-error, .form-error').forEach((box) => {
+      if (box.id === 'filter-error') return;  // rendered by the server for the list shown
       box.hidden = true;
       box.textContent = '';
     });
-    form.querySelectorAll('[aria-invalid]').forEach((el) => el.removeAttribute('aria-invalid'));
+    document.querySelectorAll('[aria-invalid]').forEach((el) => el.removeAttribute('aria-invalid'));
+    hideFlash();
   }
 
-  function showFormFailure(form, failure) {
-    const located = fieldOf(failure.detail);
-    const control = located && form.querySelector('[name="' + located.name + '"]:not([type=hidden])');
+  function showFormFailure(form, failure, body) {
+    const name = fieldOf(failure);
+    const control = name && form.querySelector('[name="' + name + '"]:not([type=hidden])');
     const holder = control && control.closest('.field');
     const box = holder && holder.querySelector('.field-error');
+    const where = origin(form.dataset.endpoint, body.action);
     if (box) {
-      showMessage(box, explain(failure, located.message), failure);
+      showMessage(box, explain(failure, {...where, field: name}), failure);
       control.setAttribute('aria-invalid', 'true');
       control.focus();
       return;
     }
     const general = form.querySelector('.form-error');
-    showMessage(general, explain(failure, undefined, form.dataset.action), failure);
+    showMessage(general, explain(failure, {...where, field: name}), failure);
     general.scrollIntoView({block: 'nearest'});
   }
 
-  function showButtonFailure(button, failure) {
+  function showButtonFailure(button, failure, body) {
     let box = button.nextElementSibling;
     if (!box || !box.classList.contains('inline-error')) {
       box = document.createElement('span');
@@ -116,7 +138,7 @@
       box.setAttribute('role', 'alert');
       button.after(box);
     }
-    showMessage(box, explain(failure), failure);
+    showMessage(box, explain(failure, origin(button.dataset.post, body.action)), failure);
   }
 
   // --- after success -------------------------------------------------------------------
@@ -137,10 +159,15 @@
   }
 
   function flash(text) {
-    const box = document.getElementById('flash');
+    const box = document.getElementById('flash-box');
     if (!box || !text) return;
-    box.textContent = text;
+    document.getElementById('flash').textContent = text;
     box.hidden = false;
+  }
+
+  function hideFlash() {
+    const box = document.getElementById('flash-box');
+    if (box) box.hidden = true;
   }
 
   function leaveWithFlash(text) {
@@ -182,6 +209,14 @@
 
   // --- agent tokens (shown once) -----------------------------------------------------
 
+  // A new token that was never copied is lost for good when the page goes: ask first.
+  let tokenCopied = true;
+  window.addEventListener('beforeunload', (event) => {
+    if (tokenCopied) return;
+    event.preventDefault();
+    event.returnValue = '';
+  });
+
   function showToken(result, context) {
     const panel = document.getElementById('token-panel');
     if (!panel) return;
@@ -191,6 +226,7 @@
     const expires = document.getElementById('token-expires');
     expires.textContent = expires.dataset.template.replace('{when}', formatTime(result.expires));
     panel.hidden = false;
+    tokenCopied = false;
     const config = context.client && document.getElementById('config-' + context.client);
     if (config) config.open = true;
     panel.focus();
@@ -235,12 +271,12 @@
   }
 
   function submitForm(form) {
-    clearErrors(form);
+    clearMessages();
     const body = collect(form);
     return busyCall(form.querySelector('[type=submit]'), form, async () => {
       const result = await api('POST', form.dataset.endpoint, body);
       await afterSuccess(form, result, {name: body.name, client: body.client});
-    }, (err) => showFormFailure(form, err));
+    }, (err) => showFormFailure(form, err, body));
   }
 
   async function pressButton(button) {
@@ -248,12 +284,12 @@
     if (button.dataset.confirm && !(await confirmAction(button.dataset.confirm, button.textContent.trim()))) {
       return;
     }
-    const old = button.nextElementSibling;
-    if (old && old.classList.contains('inline-error')) old.remove();
+    clearMessages();
+    const body = JSON.parse(button.dataset.body);
     await busyCall(button, button, async () => {
-      const result = await api('POST', button.dataset.post, JSON.parse(button.dataset.body));
+      const result = await api('POST', button.dataset.post, body);
       await afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
-    }, (err) => showButtonFailure(button, err));
+    }, (err) => showButtonFailure(button, err, body));
   }
 
   function confirmAction(text, label) {
@@ -295,6 +331,7 @@
         copied = document.execCommand && document.execCommand('copy');
       }
     }
+    if (copied && button.dataset.copy === '#token-value') tokenCopied = true;
     const label = button.textContent;
     button.textContent = copied ? S.copied : S.copy_failed;
     setTimeout(() => { button.textContent = label; }, 2500);
@@ -351,7 +388,11 @@
       return;
     }
     const copier = event.target.closest('[data-copy]');
-    if (copier) copyFrom(copier);
+    if (copier) {
+      copyFrom(copier);
+      return;
+    }
+    if (event.target.closest('#flash-close')) hideFlash();
   });
 
   // --- live research on a question page -------------------------------------------------

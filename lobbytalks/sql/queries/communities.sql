@@ -37,3 +37,10 @@ DELETE FROM memberships WHERE community_id = ? AND user_id = ?;
 
 -- name: is_member
 SELECT 1 FROM memberships WHERE community_id = ? AND user_id = ?;
+
+-- name: joined_community_origins
+-- Who made each community the viewer has joined, and when (to tell same-named ones apart).
+SELECT c.id, c.created, u.username AS owner
+FROM communities c
+JOIN memberships m ON m.community_id = c.id AND m.user_id = :viewer
+LEFT JOIN users u ON u.id = c.owner_id;

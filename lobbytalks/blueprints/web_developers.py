@@ -1,0 +1,86 @@
+"""The developers page: how to connect a client, with this instance's address filled in.
+
+It is an ordinary page of the site (both languages, the site's navigation); its snippets are
+the same ones ``/agents`` shows, built here once.
+"""
+from __future__ import annotations
+
+import json
+
+from ..actions import ACTIONS
+from ..mcp import SUPPORTED_VERSIONS
+from .web_base import base_url, bp, render
+
+TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
+# Reads the token without echoing it or leaving it in the shell history.
+ENV_SNIPPET = f"read -rs {TOKEN_ENV}\nexport {TOKEN_ENV}"
+
+
+def client_configs(base: str) -> list[dict[str, str]]:
+    """Ready-to-paste settings for each client, pointing at this instance.
+
+    They name the environment variable only; a token never appears in them."""
+    mcp = f"{base}/api/external/mcp"
+    claude = {"mcpServers": {"xia-chedan": {
+        "type": "http", "url": mcp,
+        "headers": {"Authorization": "Bearer ${%s}" % TOKEN_ENV}}}}
+    return [
+        {"client": "codex", "hint": "agents.codex_hint", "lang": "bash",
+         "text": f'codex mcp add xia-chedan --url "{mcp}" \\\n'
+                 f"  --bearer-token-env-var {TOKEN_ENV}"},
+        {"client": "claude-code", "hint": "agents.claude_hint", "lang": "json",
+         "text": json.dumps(claude, indent=2)},
+        {"client": "deepseek-harness", "hint": "agents.dsh_hint", "lang": "yaml",
+         "text": "- id: mcp-community\n"
+                 "  name: '@deepseek-ai/dsh-mcp-client'\n"
+                 "  config:\n"
+                 "    serverName: community\n"
+                 "    transport: streamable-http\n"
+                 f"    url: {mcp}\n"
+                 "    headers:\n"
+                 "      Authorization: !!js '`Bearer ${process.env.%s}`'" % TOKEN_ENV},
+        {"client": "custom", "hint": "agents.custom_hint", "lang": "bash",
+         "text": f'curl -fsS "{base}/api/external?action=list_communities" \\\n'
+                 f'  -H "Authorization: Bearer ${TOKEN_ENV}"'},
+    ]
+
+
+def connector_snippets(base: str) -> list[dict[str, str]]:
+    """The connector (``lobbytalks agent``, from the connector branch): install, run per
+    harness, and keep it running. The token stays in a 0600 file, never on a command line."""
+    token = "--token-file ~/.config/lobbytalks/agent-token"
+    return [
+        {"id": "agent-install", "hint": "dev.agent.install",
+         "text": "pip install /path/to/lobbytalks   # a checkout, a wheel or the single executable\n"
+                 "install -m 600 /dev/null ~/.config/lobbytalks/agent-token   # write the token into it\n"
+                 f"export LOBBYTALKS_AGENT_SERVER={base}\n"
+                 f"lobbytalks agent doctor --harness codex {token}"},
+        {"id": "agent-codex", "hint": "dev.agent.codex",
+         "text": "codex login   # once\n"
+                 f"lobbytalks agent run --harness codex {token} \\\n"
+                 "  --harness-arg=-c --harness-arg='web_search=\"live\"'"},
+        {"id": "agent-claude", "hint": "dev.agent.claude",
+         "text": f"lobbytalks agent run --harness claude {token}"},
+        {"id": "agent-unit", "hint": "dev.agent.unit",
+         "text": "[Service]\n"
+                 f"Environment=LOBBYTALKS_AGENT_SERVER={base}\n"
+                 "ExecStart=%h/.local/bin/lobbytalks agent run --harness codex "
+                 "--token-file %h/.config/lobbytalks/agent-token\n"
+                 "Restart=on-failure\nRestartPreventExitStatus=2 3 5\n\n"
+                 "[Install]\nWantedBy=default.target"},
+        {"id": "agent-cron", "hint": "dev.agent.cron",
+         "text": f"*/20 * * * * LOBBYTALKS_AGENT_SERVER={base} $HOME/.local/bin/lobbytalks agent run "
+                 "--once --harness claude --token-file $HOME/.config/lobbytalks/agent-token"},
+    ]
+
+
+@bp.get("/developers")
+def developers():
+    base = base_url()
+    response = render("developers.html", base=base, mcp_url=f"{base}/api/external/mcp",
+                      versions=SUPPORTED_VERSIONS, actions=list(ACTIONS.values()),
+                      configs=client_configs(base), token_env=TOKEN_ENV,
+                      env_snippet=ENV_SNIPPET, connector=connector_snippets(base))
+    # Without a configured public address the snippets echo the request's Host.
+    response.headers["Vary"] = "Cookie, Host"
+    return response

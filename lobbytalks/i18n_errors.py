@@ -1,0 +1,122 @@
+"""What the pages say when something fails, keyed by the server's machine code.
+
+The web APIs answer ``{error, code}``; ``error`` is the server's own Chinese sentence, but the
+pages never show it: they look the failure up here, most specific key first, so a reader
+sees it in their own language (``i18n`` merges these into its one dictionary):
+
+- ``err.field.<name>``: a validation error that names a form field (``title: ...``);
+- ``err.<surface>.<action>.<code>``: one action on one API (``community``, ``communities``,
+  ``manage``), e.g. a taken username is ``err.community.register.invalid_request``;
+- ``err.page.<view>.<code>``: an error page for one view (a missing community);
+- ``err.<code>``: every code of the protocol's table, so nothing falls through.
+
+``{when}`` in a rate-limit message is filled with the local time given by ``Retry-After``.
+"""
+from __future__ import annotations
+
+ERROR_STRINGS: dict[str, tuple[str, str]] = {
+    # --- every machine code --------------------------------------------------------------
+    "err.unauthorized": ("需要先登录。", "You need to log in."),
+    "err.forbidden_origin": ("请求不是从本站页面发出的，已拒绝。请在本站页面上重试。",
+                             "The request did not come from this site's pages, so it was "
+                             "refused. Try again from this site."),
+    "err.forbidden": ("你没有权限执行这个操作。", "You are not allowed to do this."),
+    "err.not_found": ("要操作的对象不存在，可能已被删除。", "It does not exist, or no longer does."),
+    "err.method_not_allowed": ("不支持这种请求方式。", "That kind of request is not supported."),
+    "err.not_acceptable": ("请求的格式不被接受。", "The request format is not accepted."),
+    "err.unsupported_media_type": ("请求的格式不被接受。", "The request format is not accepted."),
+    "err.payload_too_large": ("内容太长，请删减后再提交。", "That is too long; shorten it and try again."),
+    "err.invalid_json": ("请求无法读取，请刷新页面后重试。",
+                         "The request could not be read; reload the page and try again."),
+    "err.invalid_request": ("请检查填写的内容。", "Please check what you entered."),
+    "err.unknown_action": ("不支持这个操作，请刷新页面后重试。",
+                           "That action is not supported; reload the page and try again."),
+    "err.unsupported_protocol": ("不支持这个协议版本。", "That protocol version is not supported."),
+    "err.sensitive_content": ("内容里像是有密钥、Token 或私钥。请删除后再提交。",
+                              "This looks like it contains a key, a token or a private key. "
+                              "Remove it and submit again."),
+    "err.profile_limit": ("每人最多 8 个智能体。删除或轮换已有的智能体，而不是再建一个。",
+                          "You can have up to 8 agents. Reuse or rotate one of yours instead."),
+    "err.invalid_result": ("回答的证据或说明不符合要求。", "The answer's evidence or summary is not valid."),
+    "err.invalid_source": ("有一个来源不被接受。", "One of the sources is not accepted."),
+    "err.invalid_citation": ("引用编号没有对应的来源。", "A citation number has no matching source."),
+    "err.invalid_reply": ("回应的发言不在这个问题里。", "The answer replied to is not in this question."),
+    "err.topic_unavailable": ("这个问题已结束，不能再这样操作。", "This question is closed, so this is no longer possible."),
+    "err.task_terminal": ("这个任务已经结束，不能再修改。", "This task has already ended and cannot change."),
+    "err.idempotency_conflict": ("这与之前的一次提交冲突。", "This conflicts with an earlier submission."),
+    "err.submission_rejected": ("回答没有被保存。", "The answer was not saved."),
+    "err.task_limit": ("已有 3 个未过期的任务。", "There are already 3 unexpired tasks."),
+    "err.rate_limited": ("操作太频繁。{when} 之后可以再试。", "Too many attempts. You can try again at {when}."),
+    "err.service_unavailable": ("服务暂时不可用，请稍后再试。", "The service is not available right now; try again later."),
+
+    # --- one action on one API -------------------------------------------------------------
+    "err.community.register.invalid_request": ("这个用户名已被使用，请换一个。",
+                                               "This username is taken; choose another."),
+    "err.community.register.rate_limited": ("这个网络地址注册太频繁。{when} 之后可以再试。",
+                                            "Too many registrations from this address. You can "
+                                            "try again at {when}."),
+    "err.community.login.rate_limited": ("登录失败次数太多。{when} 之后可以再试。",
+                                         "Too many failed logins. You can try again at {when}."),
+    "err.community.topic.rate_limited": ("你已达到每日提问上限（按最近 24 小时计算）。{when} 之后可以再提问。",
+                                         "You have reached the daily question limit (counted "
+                                         "over the last 24 hours). You can ask again at {when}."),
+    "err.community.topic.forbidden": ("请先加入这个社区再提问。", "Join this community before asking in it."),
+    "err.community.topic.not_found": ("这个社区不存在。", "This community does not exist."),
+    "err.community.topic.invalid_request": ("这个讨论分类不存在，请重新选择。",
+                                            "This category does not exist; choose another."),
+    "err.community.revise.invalid_request": ("没有改动：请至少修改问题、公开背景或私密背景之一。",
+                                             "Nothing changed: edit the question, the public "
+                                             "background or the private background first."),
+    "err.community.revise.topic_unavailable": ("问题已结束，不能再更新。",
+                                               "The question is closed and cannot be updated."),
+    "err.community.revise.forbidden": ("只有题主可以更新问题。", "Only the asker can update the question."),
+    "err.community.close.forbidden": ("只有题主或管理员可以结束问题。",
+                                      "Only the asker or an admin can close the question."),
+    "err.community.share.forbidden": ("只有回答的作者可以决定是否公开使用。",
+                                      "Only the answer's author decides whether it is used in public."),
+    "err.community.card_preview.invalid_request": ("还没有作者允许公开使用的回答（针对当前版本），所以无法生成答案卡。",
+                                                   "No answer to the current version allows public "
+                                                   "use yet, so there is nothing to build a card from."),
+    "err.community.card_publish.invalid_request": ("预览已过期或不存在（问题有了新版本，或有回答撤回了公开许可）。请重新生成预览。",
+                                                   "The preview is missing or out of date (the "
+                                                   "question has a new version, or an answer was "
+                                                   "withdrawn). Build the preview again."),
+    "err.community.card_preview.forbidden": ("只有题主可以整理答案卡。", "Only the asker can build answer cards."),
+    "err.community.card_publish.forbidden": ("只有题主可以发布答案卡。", "Only the asker can publish answer cards."),
+    "err.community.memory_reject.invalid_request": ("只能拒绝待确认的记忆。",
+                                                    "Only memories waiting for you can be rejected."),
+    "err.community.change_password.forbidden": ("当前密码不正确。", "The current password is not right."),
+    "err.communities.create.forbidden": ("每人最多创建 5 个社区。", "You can create up to 5 communities."),
+    "err.communities.leave.forbidden": ("你是创建者，不能退出自己创建的社区。",
+                                        "You created this community, so you cannot leave it."),
+    "err.communities.join.not_found": ("这个社区不存在。", "This community does not exist."),
+    "err.manage.cancel_task.task_terminal": ("这个任务已经结束（完成、失败或过期），无需取消。",
+                                             "This task has already ended (done, failed or "
+                                             "expired); there is nothing to cancel."),
+    "err.manage.cancel_task.not_found": ("这个任务不存在。", "This task does not exist."),
+    "err.manage.revoke.not_found": ("这个 Token 不存在。", "This token does not exist."),
+    "err.manage.rotate.not_found": ("这个智能体不存在。", "This agent does not exist."),
+
+    # --- form fields (validation names the field) ----------------------------------------------
+    "err.field.username": ("用户名需要 3–24 个英文字母、数字或下划线。",
+                           "A username has 3–24 letters, digits or underscores."),
+    "err.field.password": ("密码需要 10–128 个字符。", "A password has 10–128 characters."),
+    "err.field.title": ("问题不能为空或只有空格，最多 180 个字符，写在一行里。",
+                        "The question cannot be blank or only spaces; up to 180 characters on one line."),
+    "err.field.name": ("名称不能为空或只有空格，最多 24 个字符，写在一行里。",
+                       "The name cannot be blank or only spaces; up to 24 characters on one line."),
+    "err.field.perspective": ("讨论原则不能为空，最多 400 个字符。",
+                              "Say how it should answer (it cannot be blank); up to 400 characters."),
+    "err.field.description": ("内容太长了。", "This is too long."),
+    "err.field.privateContext": ("私密背景最多 2000 个字符。", "The private background has up to 2000 characters."),
+    "err.field.note": ("说明最多 300 个字符。", "The note has up to 300 characters."),
+    "err.field.currentPassword": ("请填写你现在的密码。", "Enter the password you use now."),
+    "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
+    "err.field": ("请检查这一项。", "Please check this field."),
+
+    # --- error pages for one view ---------------------------------------------------------------
+    "err.page.community_page.not_found": ("这个社区不存在。", "This community does not exist."),
+    "err.page.profile_page.not_found": ("这个用户不存在。", "This person does not exist."),
+    "err.page.question.not_found": ("这个问题不存在，或它所在的社区已不存在。",
+                                    "This question does not exist, or its community no longer does."),
+}

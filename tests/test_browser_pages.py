@@ -1,0 +1,456 @@
+"""Every page as a person sees it, in Chromium at phone and desktop width, in both languages.
+
+One browser and one real `lobbytalks serve` process for the module; the data is made over
+HTTP first. Each check asserts what is on screen (text, visibility, layout) and what the
+database then holds; screenshots go to a temporary folder (printed at the end of the run).
+"""
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import LiveServer, good_result
+from test_browser import CHROMIUM, CHROMIUM_ARGS, watch
+
+pytestmark = pytest.mark.slow
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1366, "height": 900}
+VIEWS = [("phone", "zh"), ("phone", "en"), ("desktop", "zh"), ("desktop", "en")]
+PASSWORD = "correct horse 1"
+LONG_NAME = "a_rather_long_username24"   # 24 characters: the longest a username may be
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    """A temporary folder, or LOBBYTALKS_SCREENSHOTS to keep them somewhere to look at."""
+    chosen = os.environ.get("LOBBYTALKS_SCREENSHOTS")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screens")
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
+    print(f"\nscreenshots: {folder}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A live server with a person, same-named communities and agents, a question, an
+    answer, a cancelled task and a failed one."""
+    data = tmp_path_factory.mktemp("site")
+    server = LiveServer(data, env={"LOBBYTALKS_RATE_TOPIC": "3/day"})
+    base = server.url
+
+    def person(name: str) -> requests.Session:
+        session = requests.Session()
+        r = session.post(f"{base}/api/community",
+                         json={"action": "register", "username": name, "password": PASSWORD})
+        assert r.status_code == 200, r.text
+        return session
+
+    owner, other = person(LONG_NAME), person("bob_owner")
+    assert owner.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).ok
+    mine = owner.post(f"{base}/api/communities", json={"action": "create", "name": "读书会"}).json()["id"]
+    theirs = other.post(f"{base}/api/communities", json={"action": "create", "name": "读书会"}).json()["id"]
+    assert owner.post(f"{base}/api/communities", json={"action": "join", "community": theirs}).ok
+    topic = owner.post(f"{base}/api/community", json={
+        "action": "topic", "title": "如何在 SQLite 服务运行时安全地做在线备份？", "island": "tech",
+        "description": "公开背景。", "privateContext": "私密背景。"}).json()["id"]
+    agents = {}
+    for name, client in (("查证虾", "codex"), ("查证虾", "claude-code"), ("查证虾 ", "codex")):
+        r = owner.post(f"{base}/api/external/manage", json={
+            "action": "register", "name": name, "perspective": "先给结论。", "client": client})
+        assert r.status_code == 200, r.text
+        agents.setdefault("first", r.json())
+    token = agents["first"]["token"]
+    agent = requests.Session()
+    agent.headers["Authorization"] = f"Bearer {token}"
+
+    def claim() -> str:
+        r = agent.post(f"{base}/api/external", json={"action": "claim_task", "topic": topic,
+                                                     "requestId": str(uuid.uuid4())})
+        assert r.status_code == 200, r.text
+        return r.json()["task"]["id"]
+
+    answered, cancelled, failed = claim(), claim(), claim()
+    r = agent.post(f"{base}/api/external", json={"action": "submit_result", "taskId": answered,
+                                                 **good_result()})
+    assert r.status_code == 200, r.text
+    assert owner.post(f"{base}/api/external/manage",
+                      json={"action": "cancel_task", "taskId": cancelled}).ok
+    assert agent.post(f"{base}/api/external", json={"action": "fail_task", "taskId": failed,
+                                                    "error": "找不到可靠来源"}).ok
+    yield {"server": server, "base": base, "topic": topic, "mine": mine, "theirs": theirs,
+           "cancelled": cancelled, "failed": failed, "db": data / "lobbytalks.db"}
+    server.stop()
+
+
+def query(site, sql: str, params: tuple = ()) -> list[tuple]:
+    conn = sqlite3.connect(site["db"])
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def log_in(page, base: str, username: str = LONG_NAME) -> None:
+    r = page.request.post(f"{base}/api/community", data={
+        "action": "login", "username": username, "password": PASSWORD})
+    assert r.ok, r.text()
+
+
+def new_page(browser, width: str, lang: str, base: str):
+    viewport = PHONE if width == "phone" else DESKTOP
+    context = browser.new_context(viewport=viewport, is_mobile=width == "phone",
+                                  has_touch=width == "phone",
+                                  locale="en-GB" if lang == "en" else "zh-CN")
+    page = context.new_page()
+    page.goto(f"{base}/?lang={lang}")  # the language cookie is set from here on
+    return context, page
+
+
+@pytest.fixture(scope="module")
+def views(browser, site):
+    """One signed-in page per (width, language), reused by the tests below."""
+    problems: list[str] = []
+    opened = {}
+    for width, lang in VIEWS:
+        context, page = new_page(browser, width, lang, site["base"])
+        log_in(page, site["base"])
+        watch(page, problems)
+        opened[(width, lang)] = page
+    yield opened
+    for page in opened.values():
+        page.context.close()
+    assert problems == []
+
+
+def fits(page) -> None:
+    sizes = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert sizes[0] <= sizes[1], f"{page.url} is {sizes[0] - sizes[1]}px wider than the screen"
+
+
+def paths(site) -> list[tuple[str, str]]:
+    return [("home", "/"), ("communities", "/communities"), ("community", "/c/lobby"),
+            ("ask", "/ask"), ("question", f"/q/{site['topic']}"), ("agents", "/agents"),
+            ("tasks", "/tasks"), ("memories", "/memories"), ("developers", "/developers"),
+            ("not-found", "/no/such/page"), ("static-missing", "/static/none.css"),
+            ("past-end", "/communities?page=999")]
+
+
+# --- items 1, 2, 5, 8: every page fits, one heading, the site's frame and icon ---------------
+
+# What one page shows, measured in one round trip (the machine is shared; keep it quick).
+LAYOUT = """() => {
+    const box = (s) => document.querySelector(s).getBoundingClientRect();
+    const nav = document.querySelector('.main-nav a[href="/"]');
+    const who = document.querySelector('.whoami');
+    return {
+        lang: document.documentElement.lang,
+        headings: Array.from(document.querySelectorAll('h1'), (h) => h.innerText),
+        navHome: nav ? nav.innerText : null,
+        navShown: nav ? nav.getBoundingClientRect().width > 0 : false,
+        icons: document.querySelectorAll('link[rel=icon]').length,
+        whoWidth: who ? who.getBoundingClientRect().width : 0,
+        scrollWidth: document.documentElement.scrollWidth,
+        clientWidth: document.documentElement.clientWidth,
+        tops: ['.brand', '.main-nav', '.account'].map((s) => Math.round(box(s).top)),
+    };
+}"""
+
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_every_page_fits_with_one_heading_and_the_site_frame(views, site, shots, width, lang):
+    page = views[(width, lang)]
+    for name, path in paths(site):
+        page.goto(site["base"] + path)
+        shown = page.evaluate(LAYOUT)
+        assert shown["lang"] == ("en" if lang == "en" else "zh-CN"), path
+        assert len(shown["headings"]) == 1, (path, shown["headings"])
+        assert shown["navShown"] and shown["navHome"] == ("Home" if lang == "en" else "首页"), path
+        assert shown["icons"] == 1, path
+        assert shown["whoWidth"] > 20, path   # the signed-in username stays on screen
+        assert shown["scrollWidth"] <= shown["clientWidth"], (path, shown)
+        if width == "desktop":
+            # One header row: the brand, the navigation and the account share a line.
+            assert max(shown["tops"]) - min(shown["tops"]) < 12, (path, shown["tops"])
+        page.screenshot(path=str(shots / f"{width}-{lang}-{name}.png"))  # the first screen
+
+
+@pytest.mark.parametrize("width, lang", [("desktop", "en"), ("phone", "zh")])
+def test_error_pages_speak_the_readers_language(views, site, width, lang):
+    page = views[(width, lang)]
+    for path in ("/no/such/page", "/static/none.css", "/c/nothing_here"):
+        response = page.goto(site["base"] + path)
+        assert response.status == 404
+        heading = page.locator("h1").inner_text()
+        assert heading == ("This page or item does not exist." if lang == "en" else "找不到这个页面或对象。")
+        assert "Not Found" not in page.content()
+    if lang == "en":
+        assert page.get_by_text("This community does not exist.").is_visible()
+
+
+def test_favicon_ico_is_an_icon(browser, site):
+    context = browser.new_context()
+    response = context.new_page().goto(site["base"] + "/favicon.ico")
+    assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
+    context.close()
+
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_active_navigation_item_has_enough_contrast(views, site, width, lang):
+    page = views[(width, lang)]
+    page.goto(site["base"] + "/developers")
+    contrast = """() => {
+        const a = document.querySelector('.main-nav a[aria-current=page]');
+        const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+        const lum = (c) => { const v = c.map((x) => { x /= 255;
+            return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+            return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+        const fg = lum(rgb(getComputedStyle(a).color));
+        const bg = lum(rgb(getComputedStyle(a).backgroundColor));
+        return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    }"""
+    light = page.evaluate(contrast)
+    page.emulate_media(color_scheme="dark")
+    dark = page.evaluate(contrast)
+    page.emulate_media(color_scheme="light")
+    assert light >= 4.5 and dark >= 4.5, (light, dark)
+
+
+# --- item 2: /developers is an ordinary page with copy buttons -------------------------------------
+
+@pytest.mark.parametrize("width, lang", [("phone", "en"), ("desktop", "zh")])
+def test_developers_page_has_the_agents_snippets_and_copy_buttons(views, site, width, lang):
+    page = views[(width, lang)]
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.goto(site["base"] + "/developers")
+    assert page.locator("[data-copy]").count() == 10  # 5 client snippets, 5 of the connector
+    page.locator('[data-copy="#cfg-codex"]').click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith(f'codex mcp add xia-chedan --url "{site["base"]}/api/external/mcp"')
+    body = page.locator("main").inner_text()
+    if lang == "en":
+        assert not re.search(r"[\u4e00-\u9fff]", body), "Chinese text on the English page"
+    else:
+        assert "外部虾" not in body and "我的虾" not in body
+    table = page.locator("main table")
+    assert table.bounding_box()["width"] <= page.viewport_size["width"]
+
+
+# --- item 5: phone layout of /agents ------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_agents_on_a_phone_show_every_token_column_on_screen(views, site, lang):
+    page = views[("phone", lang)]
+    page.goto(site["base"] + "/agents")
+    fits(page)
+    revoke = page.locator("#agent-list td.row-action button").first
+    box = revoke.bounding_box()
+    assert revoke.is_visible() and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    state = page.locator("#agent-list td .badge").first
+    assert state.bounding_box()["x"] + state.bounding_box()["width"] <= PHONE["width"]
+    # A date takes one line, not five.
+    line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#agent-list td time')).lineHeight)")
+    assert page.locator("#agent-list td time").first.bounding_box()["height"] <= 2 * line
+
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_copy_buttons_never_cover_their_code(views, site, width, lang):
+    page = views[(width, lang)]
+    page.goto(site["base"] + "/agents")
+    for block in page.locator(".codeblock").all():
+        if not block.is_visible():
+            continue
+        button, code = block.locator(".copy").bounding_box(), block.locator("pre").bounding_box()
+        assert button["y"] + button["height"] <= code["y"] + 0.5, (button, code)
+
+
+# --- item 6: the token field shows its underscore ------------------------------------------------------
+
+@pytest.mark.parametrize("width", ["phone", "desktop"])
+def test_token_field_shows_underscores(views, site, width):
+    page = views[(width, "en")]
+    page.goto(site["base"] + "/agents")
+    page.evaluate("document.getElementById('token-panel').hidden = false")
+    field = page.locator("#token-value")
+    pictures = []
+    for value in ("lbt_", "lbt "):
+        field.evaluate("(el, v) => { el.value = v; }", value)
+        pictures.append(field.screenshot())
+    assert pictures[0] != pictures[1], "the underscore is not visible"
+    family = field.evaluate("getComputedStyle(document.getElementById('token-value')).fontFamily")
+    assert "DejaVu Sans Mono" in family or "Noto Sans Mono" in family
+
+
+# --- item 7: tasks -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_tasks_show_cancelled_apart_and_the_question_title(views, site, shots, width, lang):
+    page = views[(width, lang)]
+    page.goto(f"{site['base']}/tasks?topic={site['topic']}")
+    cancelled = page.locator(f"#task-{site['cancelled']}")
+    failed = page.locator(f"#task-{site['failed']}")
+    assert cancelled.locator(".badge").inner_text() == ("Cancelled" if lang == "en" else "已取消")
+    assert failed.locator(".badge").inner_text() == ("Failed" if lang == "en" else "失败")
+    assert "用户已取消外部任务" not in page.locator("main").inner_text()
+    chip = page.locator(".filter-chip").inner_text()
+    assert "如何在 SQLite 服务运行时安全地做在线备份？" in chip and site["topic"] not in chip
+    options = page.locator("#profile option").all_inner_texts()[1:]
+    assert len(options) == 3 and len(set(options)) == 3, options
+    fits(page)
+    page.screenshot(path=str(shots / f"{width}-{lang}-tasks-filtered.png"), full_page=True)
+    assert query(site, "SELECT state FROM tasks WHERE id = ?", (site["cancelled"],)) == [("failed",)]
+
+
+# --- item 10: same-named communities on /ask -------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_same_named_communities_are_told_apart_on_ask(views, site, lang):
+    page = views[("desktop", lang)]
+    page.goto(site["base"] + "/ask")
+    mine = page.locator(f'#f-community option[value="{site["mine"]}"]').inner_text()
+    theirs = page.locator(f'#f-community option[value="{site["theirs"]}"]').inner_text()
+    assert mine == f"读书会 · {LONG_NAME}" and theirs == "读书会 · bob_owner"
+    island = page.locator('#f-island option[value="tech"]').inner_text()
+    assert island == ("Technology" if lang == "en" else "技术")
+
+
+# --- items 3 and 9: messages people can read, confirmations, nothing stale -----------------------
+
+TEXT = {
+    "taken": {"en": "This username is taken; choose another.", "zh": "这个用户名已被使用，请换一个。"},
+    "registered": {"en": "You are registered and logged in. Welcome!", "zh": "注册成功，你已登录。欢迎！"},
+    "logged_out": {"en": "You are logged out.", "zh": "你已退出登录。"},
+    "blank": {"en": "The question cannot be blank", "zh": "问题不能为空"},
+    "daily": {"en": "You have reached the daily question limit", "zh": "你已达到每日提问上限"},
+    "no_card": {"en": "No answer to the current version allows public use yet",
+                "zh": "还没有作者允许公开使用的回答"},
+    "unchanged": {"en": "Nothing changed", "zh": "没有改动"},
+}
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_register_and_logout_confirm_and_explain(browser, site, shots, width, lang):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, width, lang, site["base"])
+    name = f"fresh_{width}_{lang}"
+    page.goto(site["base"] + "/register")
+    page.fill("#f-username", "bob_owner")
+    page.fill("#f-password", PASSWORD)
+    page.click("form.api-form button[type=submit]")
+    error = page.locator(".form-error")
+    expect(error).to_have_text(TEXT["taken"][lang])
+    assert "冲突" not in error.inner_text() and "reload" not in error.inner_text()
+    assert query(site, "SELECT COUNT(*) FROM users WHERE username = 'bob_owner'") == [(1,)]
+    page.fill("#f-username", name)
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(site["base"] + "/")
+    flash = page.locator("#flash-box")
+    expect(page.locator("#flash")).to_have_text(TEXT["registered"][lang])
+    fits(page)
+    page.screenshot(path=str(shots / f"{width}-{lang}-registered.png"))
+    page.click("#flash-close")
+    expect(flash).to_be_hidden()
+    assert query(site, "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
+                       "WHERE u.username = ?", (name,)) == [(1,)]
+    page.locator(".account button", has_text="Log out" if lang == "en" else "退出").click()
+    expect(page.locator("#flash")).to_have_text(TEXT["logged_out"][lang])
+    expect(page.locator(".whoami")).to_have_count(0)
+    assert query(site, "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
+                       "WHERE u.username = ?", (name,)) == [(0,)]
+    context.close()
+
+
+@pytest.mark.parametrize("width, lang", [("desktop", "en"), ("phone", "zh")])
+def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, width, lang):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, width, lang, site["base"])
+    name = f"asker_{width}_{lang}"
+    r = page.request.post(f"{site['base']}/api/community",
+                          data={"action": "register", "username": name, "password": PASSWORD})
+    assert r.ok
+    page.request.post(f"{site['base']}/api/communities", data={"action": "join", "community": "lobby"})
+    topics = [page.request.post(f"{site['base']}/api/community", data={
+        "action": "topic", "title": f"第 {n} 个问题"}).json()["id"] for n in range(3)]
+
+    # A title of spaces says it cannot be blank, at the field.
+    page.goto(site["base"] + "/ask")
+    assert page.locator("#topic-limit").inner_text().startswith(
+        "Each person can ask up to 3 questions" if lang == "en" else "每人最多提 3 个问题")
+    page.fill("#f-title", "     ")
+    page.click("form.api-form button[type=submit]")
+    field_error = page.locator("#f-title-error")
+    expect(field_error).to_contain_text(TEXT["blank"][lang])
+    # The fourth question of the day: the daily limit and when it resets; the blank-title
+    # message is gone.
+    page.fill("#f-title", "第四个问题")
+    page.click("form.api-form button[type=submit]")
+    form_error = page.locator(".form-error")
+    expect(form_error).to_contain_text(TEXT["daily"][lang])
+    assert re.search(r"\d{1,2}:\d{2}", form_error.inner_text()), form_error.inner_text()
+    expect(field_error).to_be_hidden()
+    if lang == "en":
+        assert not HAN.search(form_error.inner_text())
+    page.screenshot(path=str(shots / f"{width}-{lang}-daily-limit.png"))
+    assert query(site, "SELECT COUNT(*) FROM topics t JOIN users u ON u.id = t.author_id "
+                       "WHERE u.username = ?", (name,)) == [(3,)]
+
+    # A refused card preview explains itself; a later, different action clears it.
+    page.goto(f"{site['base']}/q/{topics[0]}")
+    page.get_by_role("button", name="Build a card preview" if lang == "en" else "生成答案卡预览").click()
+    inline = page.locator(".inline-error")
+    expect(inline).to_contain_text(TEXT["no_card"][lang])
+    page.locator("details.revise summary").click()
+    page.locator("details.revise button[type=submit]").click()
+    expect(page.locator("details.revise .form-error")).to_contain_text(TEXT["unchanged"][lang])
+    expect(inline).to_have_count(0)
+    assert query(site, "SELECT COUNT(*) FROM answer_cards WHERE topic_id = ?", (topics[0],)) == [(0,)]
+    assert query(site, "SELECT version FROM topics WHERE id = ?", (topics[0],)) == [(1,)]
+    context.close()
+
+
+def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": "token_keeper", "password": PASSWORD})
+    page.goto(site["base"] + "/agents")
+    page.fill("#f-name", "新虾")
+    page.fill("#f-perspective", "先给结论。")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#token-panel")).to_be_visible()
+    asked = []
+
+    def on_dialog(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.locator(".main-nav a", has_text="My tasks").click()
+    page.wait_for_timeout(500)
+    assert asked == ["beforeunload"] and page.url.endswith("/agents")
+    expect(page.locator("#token-panel")).to_be_visible()
+    page.locator('#token-panel [data-copy="#token-value"]').click()
+    assert page.evaluate("navigator.clipboard.readText()") == page.input_value("#token-value")
+    page.locator(".main-nav a", has_text="My tasks").click()
+    page.wait_for_url(site["base"] + "/tasks")
+    assert asked == ["beforeunload"]
+    assert query(site, "SELECT COUNT(*) FROM profiles WHERE name = '新虾'") == [(1,)]
+    context.close()

@@ -1,0 +1,221 @@
+"""Error pages, error codes and labels of the web pages, through the Flask test client.
+
+The browser side of the same items (what a person sees at phone and desktop width, in
+both languages) is in test_browser_pages.py.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import Person, count
+from helpers import assert_web_error
+from lobbytalks import i18n
+from lobbytalks.blueprints.web_base import distinct_labels
+from lobbytalks.errors import CODES
+
+
+def html(response) -> str:
+    assert response.mimetype == "text/html"
+    return response.get_data(as_text=True)
+
+
+def h1s(body: str) -> list[str]:
+    return re.findall(r"<h1[^>]*>(.*?)</h1>", body, re.S)
+
+
+# --- item 1: the site's own error page on every HTML path ------------------------------------
+
+@pytest.mark.parametrize("path, status", [
+    ("/no/such/page", 404), ("/static/missing.css", 404), ("/static/../../etc/passwd", 404),
+    ("/communities", 405), ("/c/missing", 404), ("/q/t_missing", 404),
+])
+@pytest.mark.parametrize("lang, html_lang", [("zh", "zh-CN"), ("en", "en")])
+def test_html_errors_use_the_site_page_in_the_readers_language(client, path, status, lang,
+                                                               html_lang):
+    method = client.post if status == 405 else client.get
+    r = method(f"{path}?lang={lang}")
+    assert r.status_code == status
+    body = html(r)
+    assert f'<html lang="{html_lang}">' in body
+    expected = i18n.translate(lang, f"error.{status}")
+    assert h1s(body) == [expected]
+    assert 'class="main-nav"' in body and i18n.translate(lang, "nav.communities") in body
+    assert "Not Found" not in body and "Method Not Allowed" not in body
+    assert r.headers["Cache-Control"] == "no-store" and "Content-Security-Policy" in r.headers
+
+
+@pytest.mark.parametrize("path, key", [("/c/missing", "err.page.community_page.not_found"),
+                                       ("/q/t_missing", "err.page.question.not_found")])
+def test_error_page_details_come_from_the_catalogue(client, path, key):
+    assert i18n.translate("en", key) in html(client.get(path + "?lang=en"))
+    body = html(client.get(path + "?lang=zh"))
+    assert i18n.translate("zh", key) in body and i18n.translate("en", key) not in body
+
+
+def test_api_paths_keep_json_errors_with_a_code(client):
+    assert_web_error(client.get("/api/nothing-here"), 404, "not_found")
+    assert_web_error(client.get("/api/community?action=nope"), 400, "unknown_action")
+
+
+def test_favicon_ico_leads_to_the_icon(client):
+    r = client.get("/favicon.ico")
+    assert r.status_code == 301 and r.headers["Location"].endswith("/static/favicon.svg")
+    assert client.get(r.headers["Location"]).status_code == 200
+
+
+# --- item 3: codes beside {error}, the page catalogue, categories and reasons -------------------
+
+def test_web_errors_carry_the_machine_code(app, db):
+    first = Person(app, username="taken_name").register()
+    again = Person(app, username="taken_name")
+    body = assert_web_error(again.web_post("register", username="taken_name",
+                                           password="correct horse 1"), 409, "invalid_request")
+    assert body["error"]  # the server's own sentence stays
+    assert count(db, "users", "username = ?", ("taken_name",)) == 1
+    first.join()
+    assert_web_error(first.web_post("topic", title="   "), 400, "invalid_request")
+    assert count(db, "topics", "author_id = (SELECT id FROM users WHERE username = ?)",
+                 ("taken_name",)) == 0
+
+
+def test_a_blank_title_or_name_says_it_cannot_be_blank(app, db):
+    person = Person(app).register()
+    person.join()
+    for response in (person.web_post("topic", title="    "),
+                     person.communities_post("create", name="   "),
+                     person.manage_post("register", name="  ", perspective="x", client="codex")):
+        body = assert_web_error(response, 400, "invalid_request")
+        assert "不能为空" in body["error"] and "至少" not in body["error"], body
+    assert count(db, "topics") == 0 and count(db, "profiles") == 0
+    assert count(db, "communities", "owner_id IS NOT NULL") == 0
+
+
+def test_every_code_has_a_page_message_in_both_languages():
+    for code in CODES:
+        zh, en = i18n.STRINGS[f"err.{code}"]
+        assert zh and en and zh != en, code
+    js = i18n.js_strings("en")
+    assert js["err.community.register.invalid_request"] == "This username is taken; choose another."
+    assert "{when}" in js["err.community.topic.rate_limited"]
+
+
+def test_every_catalogue_key_names_a_real_code_or_field():
+    for key in i18n.STRINGS:
+        if key.startswith("err.") and not key.startswith(("err.field", "err.page.")):
+            assert key.rsplit(".", 1)[1] in CODES, key
+
+
+def test_categories_are_translated(app):
+    person = Person(app).register()
+    person.join()
+    body = html(person.http.get("/ask?lang=en"))
+    assert '<option value="tech">Technology</option>' in body
+    assert "技术" not in body and "公共讨论" not in body
+    topic = person.ask(island="science")
+    assert "<span>Science</span>" in html(person.http.get(f"/q/{topic}?lang=en"))
+    assert "<span>科学</span>" in html(person.http.get(f"/q/{topic}?lang=zh"))
+
+
+def test_ask_page_states_the_configured_daily_limit(settings):
+    from lobbytalks import create_app
+    app = create_app(settings, rate_topic="3/day")
+    person = Person(app).register()
+    person.join()
+    body = html(person.http.get("/ask?lang=en"))
+    assert "up to 3 questions (a day, counted over the last 24 hours)" in body
+
+
+# --- item 4: pages past the end --------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/communities?page=999", "/c/lobby?page=999", "/tasks?page=999"])
+def test_a_page_past_the_end_says_so_with_a_link_back(app, path):
+    person = Person(app).register()
+    body = html(person.http.get(path + "&lang=en"))
+    assert "Page 999 is past the end of the list" in body
+    base = path.split("?")[0]
+    assert f'<a href="{base}">Back to page 1</a>' in body
+    assert "No communities here yet" not in body
+    assert 'rel="prev"' not in body  # no pager leading to page 998, just as empty
+
+
+# --- item 7: cancelled tasks and the question filter ----------------------------------------
+
+def test_cancelled_tasks_show_apart_from_failures(app, db):
+    person = Person(app).register()
+    person.join()
+    topic = person.ask(title="被取消的问题")
+    agent = person.new_agent("取消虾")
+    cancelled = agent.claim(topic).get_json()["task"]["id"]
+    failed = agent.claim(topic).get_json()["task"]["id"]
+    assert person.manage_post("cancel_task", taskId=cancelled).status_code == 200
+    assert agent.post("fail_task", taskId=failed, error="找不到可靠来源").status_code == 200
+    body = html(person.http.get("/tasks?lang=en"))
+    block = lambda task: body[body.index(f'id="task-{task}"'):].split("</li>")[0]  # noqa: E731
+    assert 'badge state-cancelled">Cancelled<' in block(cancelled)
+    assert "You cancelled this task." in block(cancelled) and "用户已取消" not in body
+    assert 'badge state-failed">Failed<' in block(failed)
+    assert "Reason given by the agent: 找不到可靠来源" in block(failed)
+    assert db.execute("SELECT state FROM tasks WHERE id = ?", (cancelled,)).fetchone()[0] == "failed"
+
+
+def test_the_question_filter_shows_the_title_even_without_tasks(app):
+    person = Person(app).register()
+    person.join()
+    topic = person.ask(title="筛选用的问题标题")
+    body = html(person.http.get(f"/tasks?topic={topic}&lang=en"))
+    assert "Question: 筛选用的问题标题" in body and f"Question: {topic}" not in body
+    body = html(person.http.get("/tasks?topic=t_nothing&lang=en"))
+    assert "Question: a question that does not exist" in body
+
+
+# --- item 10: names that collide ---------------------------------------------------------------
+
+def test_same_named_agents_and_communities_can_be_told_apart(app, db):
+    bob = Person(app, username="bob_owner").register()
+    alice = Person(app, username="alice_asker").register()
+    mine = alice.communities_post("create", name="读书会").get_json()["id"]
+    theirs = bob.communities_post("create", name="读书会").get_json()["id"]
+    alice.join(theirs)
+    body = html(alice.http.get("/ask?lang=en"))
+    assert f'<option value="{mine}" selected>读书会 · alice_asker</option>' in body
+    assert f'<option value="{theirs}">读书会 · bob_owner</option>' in body
+    assert '<option value="lobby"' not in body  # not joined
+    first = alice.new_agent("查证虾", client="codex")
+    second = alice.new_agent("查证虾", client="claude-code")
+    third = alice.new_agent("查证虾", client="codex")
+    labels = re.findall(r'<option value="(agt[^"]*)"[^>]*>([^<]*)</option>',
+                        html(alice.http.get("/tasks?lang=en")))
+    assert len({label for _, label in labels}) == 3, labels
+    shown = dict(labels)
+    assert shown[second.profile_id] == "查证虾 (Claude Code)"
+    assert shown[first.profile_id].startswith("查证虾 (Codex) · created ")
+    assert shown[first.profile_id] != shown[third.profile_id]
+    assert count(db, "profiles", "name = ?", ("查证虾",)) == 3  # nothing was refused
+
+
+def test_distinct_labels_add_only_what_is_needed():
+    items = [{"id": "a", "name": "x", "k": "1", "d": "d1"},
+             {"id": "b", "name": "x", "k": "2", "d": "d1"},
+             {"id": "c", "name": "y", "k": "1", "d": "d1"},
+             {"id": "d", "name": "z", "k": "1", "d": "d1"},
+             {"id": "e", "name": "z", "k": "1", "d": "d2"}]
+    labels = distinct_labels(items, [lambda i: i["k"], lambda i: i["d"]])
+    assert labels == {"a": "x · 1", "b": "x · 2", "c": "y", "d": "z · 1 · d1", "e": "z · 1 · d2"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_page_that_crashes_gets_the_site_error_page(app, client, monkeypatch, caplog, lang):
+    from lobbytalks.services import topics
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("internal detail that must not be shown")
+
+    monkeypatch.setattr(topics, "list_open", broken)
+    r = client.get(f"/?lang={lang}")
+    assert r.status_code == 503
+    body = html(r)
+    assert h1s(body) == [i18n.translate(lang, "error.503")]
+    assert "internal detail" not in body and 'class="main-nav"' in body
+    assert "internal detail" in caplog.text  # logged for the operator, not shown
