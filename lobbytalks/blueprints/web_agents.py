@@ -51,7 +51,9 @@ def tasks_page():
         [{**a, "name": t("tasks.agent_option", name=a["name"], client=t("client." + a["client"]))}
          for a in own_agents],
         [lambda a: t("common.created_on", date=day(a["created"])), lambda a: a["id"]])
-    return render("tasks.html", listing=listing, filters=filters, states=TASK_STATES,
+    # Filters that cannot be read show the unfiltered list with a note, as a 400.
+    return render("tasks.html", 400 if filter_error else 200, listing=listing, filters=filters,
+                  states=TASK_STATES,
                   agent_labels=labels, filter_error=filter_error,
                   topic_title=filtered_topic_title(filters.topic, listing["tasks"]),
                   shown_state=shown_state, reason_text=reason_text)

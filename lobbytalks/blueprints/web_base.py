@@ -114,9 +114,18 @@ def viewer_id() -> int | None:
 
 
 def int_arg(name: str, default: int = 1, low: int = 1, high: int = 10000) -> int:
-    """A lenient integer query argument: pages never fail on a hand-edited URL."""
-    value = plain_int(request.args.get(name))
-    return value if value is not None and low <= value <= high else default
+    """An integer query argument (a page number): ``default`` when absent.
+
+    :raise 400 invalid_request: when present but not plain ASCII digits from ``low`` to
+        ``high`` (``²``, ``-1``, 5,000 digits): the page says so rather than guessing.
+    """
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    value = plain_int(raw)
+    if value is None or not low <= value <= high:
+        raise ApiError("invalid_request", f"{name} 必须是 {low} 到 {high} 的整数")
+    return value
 
 
 def choice_arg(name: str, choices: tuple[str, ...], default: str) -> str:
