@@ -341,6 +341,7 @@ TEXT = {
     "no_card": {"en": "No answer to the current version allows public use yet",
                 "zh": "还没有作者允许公开使用的回答"},
     "unchanged": {"en": "Nothing changed", "zh": "没有改动"},
+    "no_answer_yet": {"en": "No answer to the current version yet", "zh": "当前版本还没有回答"},
 }
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -411,15 +412,15 @@ def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, w
     assert query(site, "SELECT COUNT(*) FROM topics t JOIN users u ON u.id = t.author_id "
                        "WHERE u.username = ?", (name,)) == [(3,)]
 
-    # A refused card preview explains itself; a later, different action clears it.
+    # With nothing shareable the card button is off and says why, instead of failing.
     page.goto(f"{site['base']}/q/{topics[0]}")
-    page.get_by_role("button", name="Build a card preview" if lang == "en" else "生成答案卡预览").click()
-    inline = page.locator(".inline-error")
-    expect(inline).to_contain_text(TEXT["no_card"][lang])
+    button = page.get_by_role("button", name="Build a card preview" if lang == "en" else "生成答案卡预览")
+    expect(button).to_be_disabled()
+    expect(page.locator("#card-why")).to_contain_text(TEXT["no_answer_yet"][lang])
+    assert button.get_attribute("aria-describedby") == "card-why"
     page.locator("details.revise summary").click()
     page.locator("details.revise button[type=submit]").click()
     expect(page.locator("details.revise .form-error")).to_contain_text(TEXT["unchanged"][lang])
-    expect(inline).to_have_count(0)
     assert query(site, "SELECT COUNT(*) FROM answer_cards WHERE topic_id = ?", (topics[0],)) == [(0,)]
     assert query(site, "SELECT version FROM topics WHERE id = ?", (topics[0],)) == [(1,)]
     context.close()
