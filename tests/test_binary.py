@@ -77,6 +77,14 @@ def test_it_serves_registers_backs_up_and_stops(binary, tmp_path):
         assert me.json()["user"]["username"] == "binary_user"
         page = requests.get(server.url + "/", timeout=5)  # a template, found in the bundle
         assert page.status_code == 200 and "<html" in page.text.lower()
+        # Markdown, its link finder and the sanitiser are in the bundle too.
+        session.post(server.url + "/api/communities", json={"action": "join", "community": "lobby"})
+        asked = session.post(server.url + "/api/community", json={
+            "action": "topic", "community": "lobby", "title": "打包后还能渲染 Markdown 吗？",
+            "description": "**粗体**，见 https://www.sqlite.org/wal.html"}).json()["id"]
+        shown = requests.get(f"{server.url}/q/{asked}", timeout=5).text
+        assert "<strong>粗体</strong>" in shown
+        assert 'href="https://www.sqlite.org/wal.html" rel="nofollow ugc noopener"' in shown
         css = requests.get(server.url + "/static/app.css", timeout=5)
         assert css.status_code == 200 and css.text == \
             (ROOT / "lobbytalks/static/app.css").read_text()
