@@ -77,7 +77,6 @@ class Settings:
     smtp_username: str = _setting("", "SMTP login name (unset: no login)")
     smtp_password: str = _setting("", "SMTP password", secret=True)
     smtp_from: str = _setting("LobbyTalks <noreply@localhost>", "From address of notification e-mail")
-    testing: bool = _setting(False, "Test mode", env=False)
 
     @property
     def db_path(self) -> Path:

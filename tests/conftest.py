@@ -40,7 +40,7 @@ def advance(clock_file: Path, seconds: int) -> None:
 
 @pytest.fixture
 def settings(tmp_path, clock_file) -> Settings:
-    return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=FAST_ARGON2_KIB, testing=True,
+    return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=FAST_ARGON2_KIB,
                     access_log=False, clock_offset_file=str(clock_file))
 
 

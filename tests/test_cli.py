@@ -162,7 +162,7 @@ def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, t
     backup = tmp_path / "b.db"
     assert run("backup", "--with-key", "--data-dir", data_dir, str(backup)) == 0
     other = tmp_path / "elsewhere"  # a new machine with its own, different key
-    create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB, testing=True,
+    create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB,
                         access_log=False)).config["LOBBYTALKS"].db.close_thread_connection()
     capsys.readouterr()
 
@@ -171,14 +171,14 @@ def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, t
     assert "WARNING: the secret key does not match this database" in err
     assert f"{backup}.key: rerun with --with-key" in err
     with pytest.raises(RuntimeError, match="does not match"):
-        create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB, testing=True))
+        create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB))
 
     assert run("restore", "--data-dir", str(other), "--yes", "--with-key", str(backup)) == 0
     captured = capsys.readouterr()
     assert "installed the key from" in captured.out and "previous key kept as" in captured.out
     assert "WARNING" not in captured.err
     assert (other / "secret.key").read_text() == (Path(data_dir) / "secret.key").read_text()
-    create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB, testing=True,
+    create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB,
                         access_log=False))  # starts: the key matches again
 
 
@@ -318,7 +318,7 @@ def test_secret_settings_read_files_and_config_masks_them(tmp_path, monkeypatch,
     monkeypatch.setenv("LOBBYTALKS_SECRET_KEY_FILE", str(key_file))
     monkeypatch.setenv("LOBBYTALKS_ARGON2_MEMORY_KIB", str(FAST_ARGON2_KIB))
 
-    settings = Settings.load(data_dir=str(tmp_path / "data"), testing=True, access_log=False)
+    settings = Settings.load(data_dir=str(tmp_path / "data"), access_log=False)
     assert settings.admin_password == "s3cret from a file"  # trailing newline stripped
     assert settings.secret_key == "k1:" + "B" * 43 + "="
     app = create_app(settings)

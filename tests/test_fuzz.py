@@ -170,7 +170,7 @@ def served_endpoints() -> list[tuple[str, str]]:
     """Every (rule, method) the app serves, read from a throwaway app at collection time,
     so that an endpoint added later is fuzzed without anyone listing it here."""
     with tempfile.TemporaryDirectory() as folder:  # no password is hashed: default costs
-        app = create_app(Settings(data_dir=folder, testing=True, access_log=False))
+        app = create_app(Settings(data_dir=folder, access_log=False))
         app.config["LOBBYTALKS"].db.close_thread_connection()
         return sorted((rule.rule, method) for rule in app.url_map.iter_rules()
                       for method in rule.methods - {"HEAD", "OPTIONS"})

@@ -331,7 +331,7 @@ def test_configs_use_the_public_url_when_set(tmp_path):
     from conftest import FAST_ARGON2_KIB
     from lobbytalks import create_app
     from lobbytalks.settings import Settings
-    app = create_app(Settings(data_dir=str(tmp_path / "d"), argon2_memory_kib=FAST_ARGON2_KIB, testing=True,
+    app = create_app(Settings(data_dir=str(tmp_path / "d"), argon2_memory_kib=FAST_ARGON2_KIB,
                               access_log=False, public_url="https://talk.example.org"))
     person = Person(app).register()
     assert "https://talk.example.org/api/external/mcp" in html(person.http.get("/agents"))

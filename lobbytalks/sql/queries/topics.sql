@@ -66,9 +66,6 @@ WHERE r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
 ORDER BY r.created, t.id
 LIMIT :limit;
 
--- name: count_user_topics_since
-SELECT COUNT(*) FROM topics WHERE author_id = ? AND created > ?;
-
 -- name: agent_request_exists
 SELECT 1 FROM agent_requests WHERE user_id = ? AND topic_id = ?;
 
