@@ -338,8 +338,8 @@ TEXT = {
     "logged_out": {"en": "You are logged out.", "zh": "你已退出登录。"},
     "blank": {"en": "The question cannot be blank", "zh": "问题不能为空"},
     "daily": {"en": "You have reached the daily question limit", "zh": "你已达到每日提问上限"},
-    "no_card": {"en": "No answer to the current version allows public use yet",
-                "zh": "还没有作者允许公开使用的回答"},
+    "no_card": {"en": "No answer to the current version yet, so there is nothing to build",
+                "zh": "当前版本还没有回答，暂时无法生成答案卡"},
     "unchanged": {"en": "Nothing changed", "zh": "没有改动"},
 }
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -411,15 +411,16 @@ def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, w
     assert query(site, "SELECT COUNT(*) FROM topics t JOIN users u ON u.id = t.author_id "
                        "WHERE u.username = ?", (name,)) == [(3,)]
 
-    # A refused card preview explains itself; a later, different action clears it.
+    # A card preview that cannot work yet is disabled and says why beside it; an unchanged
+    # revision is refused at its form.
     page.goto(f"{site['base']}/q/{topics[0]}")
-    page.get_by_role("button", name="Build a card preview" if lang == "en" else "生成答案卡预览").click()
-    inline = page.locator(".inline-error")
-    expect(inline).to_contain_text(TEXT["no_card"][lang])
+    build = page.get_by_role("button", name="Build a card preview" if lang == "en" else "生成答案卡预览")
+    expect(build).to_be_disabled()
+    expect(page.locator("#" + build.get_attribute("aria-describedby"))).to_contain_text(
+        TEXT["no_card"][lang])
     page.locator("details.revise summary").click()
     page.locator("details.revise button[type=submit]").click()
     expect(page.locator("details.revise .form-error")).to_contain_text(TEXT["unchanged"][lang])
-    expect(inline).to_have_count(0)
     assert query(site, "SELECT COUNT(*) FROM answer_cards WHERE topic_id = ?", (topics[0],)) == [(0,)]
     assert query(site, "SELECT version FROM topics WHERE id = ?", (topics[0],)) == [(1,)]
     context.close()
