@@ -67,6 +67,11 @@ def answered_question(base: str) -> dict:
     asker.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).raise_for_status()
     topic = asker.post(f"{base}/api/community", json={
         "action": "topic", "title": "怎样给 SQLite 做在线备份？", "privateContext": PRIVATE}).json()["id"]
+    return {"asker": asker, "topic": topic, **answered_by_member(base, topic)}
+
+
+def answered_by_member(base: str, topic: str) -> dict:
+    """member_b registers, connects an agent and it answers the topic."""
     member = requests.Session()
     member.post(f"{base}/api/community", json={"action": "register", "username": "member_b",
                                                "password": "correct horse 1"}).raise_for_status()
@@ -79,8 +84,7 @@ def answered_question(base: str) -> dict:
         "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
     message = agent.post(f"{base}/api/external", json={
         "action": "submit_result", "taskId": task, **good_result()}).json()["messageId"]
-    return {"asker": asker, "member": member, "agent": agent, "topic": topic,
-            "message": message, "profile": issued["profileId"]}
+    return {"member": member, "agent": agent, "message": message, "profile": issued["profileId"]}
 
 
 def test_agent_controls_in_both_languages_and_widths(browser, server):  # noqa: F811
@@ -205,4 +209,35 @@ def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
     assert requests.post(f"{base}/api/community", json={
         "action": "login", "username": "member_b", "password": "correct horse 1"}).status_code == 200
     print(f"screenshots in {SHOTS}")
+    assert problems == []
+
+
+HEADER_TOPS = """() => ['.brand', '.main-nav', '.site-search', '.account'].map(
+    (s) => Math.round(document.querySelector(s).getBoundingClientRect().top))"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_admins_header_keeps_one_row_at_1366(browser, server, lang):  # noqa: F811
+    """The admin link is one more navigation item; with the unread count beside the inbox
+    the English header must still fit."""
+    chief = requests.Session()
+    chief.post(f"{server.url}/api/community", json={"action": "login", **{
+        "username": "chief", "password": "chief password 1"}}).raise_for_status()
+    chief.post(f"{server.url}/api/communities", json={"action": "join", "community": "lobby"})
+    topic = chief.post(f"{server.url}/api/community", json={
+        "action": "topic", "title": "怎样给 SQLite 做在线备份？"}).json()["id"]
+    answered_by_member(server.url, topic)
+    problems: list[str] = []
+    screen = {"viewport": {"width": 1366, "height": 900}}
+    context, page = signed_in(browser, server.url, problems, "chief", "chief password 1",
+                              locale="en" if lang == "en" else "zh-CN", screen=screen)
+    for path in ("/", "/admin", "/questions", "/inbox"):
+        page.goto(f"{server.url}{path}?lang={lang}")
+        assert page.locator('.main-nav a[href="/admin"]').is_visible(), path
+        assert page.locator(".inbox-link .unread-count").inner_text() == "1", path
+        tops = page.evaluate(HEADER_TOPS)
+        assert max(tops) - min(tops) < 12, (path, tops)
+        fits(page)
+    shot(page, f"admin-header-{lang}-1366")
+    context.close()
     assert problems == []

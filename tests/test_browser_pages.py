@@ -338,8 +338,8 @@ TEXT = {
     "logged_out": {"en": "You are logged out.", "zh": "你已退出登录。"},
     "blank": {"en": "The question cannot be blank", "zh": "问题不能为空"},
     "daily": {"en": "You have reached the daily question limit", "zh": "你已达到每日提问上限"},
-    "no_card": {"en": "No answer to the current version allows public use yet",
-                "zh": "还没有作者允许公开使用的回答"},
+    "no_card": {"en": "No answer to the current version yet, so there is nothing to build",
+                "zh": "当前版本还没有回答，暂时无法生成答案卡"},
     "unchanged": {"en": "Nothing changed", "zh": "没有改动"},
     "no_answer_yet": {"en": "No answer to the current version yet", "zh": "当前版本还没有回答"},
 }

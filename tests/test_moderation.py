@@ -272,3 +272,22 @@ def test_admin_page_shows_states_reasons_and_the_log(admin, asker, member, discu
     assert "required" not in reopen_form  # a note is optional there, unlike hiding's reason
     log = page[page.index('id="admin-log"'):]
     assert "hid an answer" in log and "suspended an account" in log and f"user:{member.username}" in log
+
+
+def test_admin_page_shows_a_public_conclusion_as_words_not_markdown(app, admin, asker, member):
+    """The excerpt is one line of words: no raw ``**`` or backticks, and no live HTML."""
+    agent = member.new_agent("格式虾")
+    topic = asker.ask()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    conclusion = "**用备份 API** [S1]：先 `sqlite3 .backup`，<b onclick=x>再校验</b>。"
+    message = agent.post("submit_result", taskId=task,
+                         **good_result(conclusion=conclusion)).get_json()["messageId"]
+    assert member.web_post("share", message=message, sharePublic=True).status_code == 200
+    asker.web_post("card_preview", topic=topic)
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    page = admin.http.get("/admin?lang=en").get_data(as_text=True)
+    excerpt = page[page.index(f'id="admin-m-{message}"'):]
+    excerpt = excerpt[excerpt.index('class="excerpt public-conclusion"'):]
+    excerpt = excerpt[:excerpt.index("</p>")]
+    assert "用备份 API" in excerpt and "sqlite3 .backup" in excerpt
+    assert "**" not in excerpt and "`" not in excerpt and "<b" not in excerpt
