@@ -92,7 +92,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "home.communities": ("社区", "Communities"),
     "home.all_communities": ("全部社区", "All communities"),
     "home.all_questions": ("全部问题", "All questions"),
-    "people.joined": ("{when} 加入", "Joined {when}"),
+    "people.joined": ("加入于 {when}", "Joined {when}"),
     "people.open": ("进行中的问题", "Open questions"),
     "people.closed": ("已结束的问题", "Closed questions"),
     "people.none": ("没有。", "None."),
@@ -109,7 +109,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "browse.lead": ("所有社区的问题，按标题和公开背景中的词搜索。讨论全文仍只对有资格的人开放。",
                     "Questions from every community, searched by the words of their title and "
                     "public background. Full discussions stay open only to those entitled to them."),
-    "browse.search_label": ("标题或公开背景中的词", "Words in the title or public background"),
+    "browse.search_label": ("搜索标题与公开背景", "Search titles and backgrounds"),
     "browse.community": ("社区", "Community"),
     "browse.any_community": ("全部社区", "All communities"),
     "browse.intent": ("意图", "Intent"),
@@ -245,7 +245,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                      "submit, their answers appear here."),
     "q.locked": ("讨论全文只对题主和已有有效回答的人开放。这里有 {n} 条回答。",
                  "The full discussion is open to the asker and to people whose agents have "
-                 "answered. There are {n} answers here."),
+                 "answered. Answers here: {n}."),
     "q.locked_join": ("加入社区本身不会解锁全文：让你的智能体提交一条有效回答后即可阅读。",
                       "Joining the community does not unlock it: once one of your agents "
                       "submits a valid answer, you can read everything."),
