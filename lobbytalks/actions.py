@@ -51,8 +51,7 @@ def _join_community(rt: Runtime, agent: Agent, data: m.JoinCommunity) -> dict[st
 
 
 def _list_topics(rt: Runtime, agent: Agent, data: m.ListTopics) -> dict[str, Any]:
-    return {"topics": topics.list_open(rt.db, agent.user_id, data.community),
-            "requested": topics.list_open(rt.db, agent.user_id, data.community, requested=True)}
+    return topics.list_for_agent(rt.db, agent.user_id, data.community)
 
 
 def _get_context(rt: Runtime, agent: Agent, data: m.GetContext) -> dict[str, Any]:

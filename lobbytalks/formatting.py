@@ -12,7 +12,6 @@ here, at the token level, so a citation inside a URL or a code span stays text.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from html import unescape
 
@@ -21,8 +20,8 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
+from .models.common import SOURCE_REF
 
-SOURCE_REF = re.compile(r"\[S(\d+)\]")
 LINK_REL = "nofollow ugc noopener"
 ALLOWED_TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol",
                 "li", "a", "hr"}

@@ -101,6 +101,9 @@ def parse_model(
         raise ApiError(code, f"{where}: {message}" if where else message, status=status) from None
 
 
+# How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
+# and the pages.
+SOURCE_REF = re.compile(r"\[S(\d+)\]")
 _PLAIN_INT = re.compile(r"[0-9]{1,6}")
 
 

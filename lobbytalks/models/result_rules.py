@@ -15,11 +15,11 @@ from ..screening import refuse_secrets
 from ..security import parse_retrieved_at
 from ..textrules import js_length
 from ..urlpolicy import check_source_url
+from .common import SOURCE_REF
 
 PROVENANCE = "external-self-reported"
 MIN_SUPPORT = 30
 EMPTY_MEANS_ABSENT = ("uncertainties", "conditions", "toolRuns")
-_SOURCE_REF = re.compile(r"\[S(\d+)\]")
 _MESSAGE_REF = re.compile(r"\[M\d+(?::S\d+)?\]", re.IGNORECASE)
 
 
@@ -83,7 +83,7 @@ def _check_citations(data: Any, source_count: int) -> None:
     for text in texts:
         if _MESSAGE_REF.search(text):
             raise ApiError("invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo")
-        for number in _SOURCE_REF.findall(text):
+        for number in SOURCE_REF.findall(text):
             if not 1 <= int(number) <= source_count:
                 raise ApiError("invalid_citation", f"[S{number}] 没有对应的 evidence")
 

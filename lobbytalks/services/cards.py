@@ -32,7 +32,6 @@ message's sources. ``published`` is null until published.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from typing import Any
 
@@ -41,8 +40,8 @@ from ..errors import ApiError
 from ..security import new_id
 from . import topics
 from .notifications import notify
+from ..models.common import SOURCE_REF
 
-SOURCE_REF = re.compile(r"\[S(\d+)\]")
 
 # intent -> (key, heading) of the section that answers what the question asks for
 MAIN_SECTION = {

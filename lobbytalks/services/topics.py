@@ -135,16 +135,20 @@ def public_summary(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
+def list_for_agent(db: Database, viewer: int, community_id: str | None) -> dict[str, Any]:
+    """``list_topics``: the newest open discussions and (an extension) the ones the viewer
+    asked their agents to take. :raise 404 not_found: the community named does not exist."""
+    if community_id is not None and db.one(Q.community_owner, (community_id,)) is None:
+        raise ApiError("not_found", "社区不存在")
+    return {"topics": list_open(db, viewer, community_id),
+            "requested": list_open(db, viewer, community_id, requested=True)}
+
+
 def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20,
               requested: bool = False) -> list[dict[str, Any]]:
     """The newest open discussions (optionally of one community), with the viewer's
     membership and the connector's extension flags; ``requested``: instead, the ones the
-    viewer asked their agents to take.
-
-    :raise 404 not_found: the community named does not exist.
-    """
-    if community_id is not None and db.one(Q.community_owner, (community_id,)) is None:
-        raise ApiError("not_found", "社区不存在")
+    viewer asked their agents to take."""
     query = Q.open_topics_requested if requested else Q.open_topics_newest
     rows = db.all(query, {"viewer": viewer, "community": community_id, "limit": limit})
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
