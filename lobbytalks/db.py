@@ -25,6 +25,14 @@ log = logging.getLogger("lobbytalks.db")
 _QUERY_HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
 
+# The names services use for the database seam. Services annotate with these and catch
+# these, never the driver's own classes, so the backend behind them can change in one place.
+Connection = sqlite3.Connection
+Row = sqlite3.Row
+IntegrityError = sqlite3.IntegrityError
+DatabaseError = sqlite3.Error
+
+
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer LobbyTalks than this one."""
 
