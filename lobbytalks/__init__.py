@@ -25,14 +25,19 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     from .limits import RateGate
     from .runtime import Runtime
     from .services import accounts
-    from .settings import Settings
+    from .settings import POSTGRESQL_URL_PREFIXES, Settings
 
     settings = settings.with_overrides(**overrides) if settings else Settings.load(**overrides)
+    if settings.database_url.startswith(POSTGRESQL_URL_PREFIXES):
+        # Until the PostgreSQL backend lands (issue 12): never serve SQLite in its place.
+        raise RuntimeError("LOBBYTALKS_DATABASE_URL: this build has no PostgreSQL backend yet")
     clock.configure(settings.clock_offset_file or None)
     if settings.clock_offset_file:
         log.warning("clock offset file %s is set: time may be shifted (testing only)",
                     settings.clock_offset_file)
 
+    # First, so that an unreachable shared storage stops the start before any migration.
+    gate = RateGate(settings.ratelimit_storage)
     db_path = Path(settings.db_path)
     make_private_dir(db_path.parent)
     conn = connect(db_path)
@@ -59,7 +64,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
 
     rt = Runtime(settings=settings, db=Database(db_path), keyring=keyring,
-                 gate=RateGate(app, settings.ratelimit_storage), extras={})
+                 gate=gate, extras={})
     app.config["LOBBYTALKS"] = rt
     if settings.admin_username and settings.admin_password:
         accounts.ensure_admin(rt.db, settings.admin_username, settings.admin_password,

@@ -45,6 +45,9 @@ def settings_from(args: argparse.Namespace, **extra):
 def _serve_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default 8000)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="server processes sharing the port (default 1; more need PostgreSQL "
+                        "and LOBBYTALKS_RATELIMIT_STORAGE=redis://…)")
 
 
 @command("serve", "start the server (creates and migrates the database)", setup=_serve_setup)
@@ -55,7 +58,14 @@ def serve(args: argparse.Namespace) -> int:
     from . import serverlock, serving
     from .db import make_private_dir
 
-    settings = settings_from(args, host=args.host, port=args.port)
+    settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
+    if settings.workers != 1:
+        from . import workers
+        refused = workers.refusal(settings)
+        if refused:
+            fail(refused)
+            return 2
+        return workers.serve_several(settings, _app_or_none)
     try:
         make_private_dir(Path(settings.db_path).parent)
         lock = serverlock.acquire(Path(settings.db_path))

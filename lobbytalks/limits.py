@@ -4,27 +4,49 @@ The external API dispatches many actions through one URL, so most limits depend 
 parsed body (claims per user, manage actions per user). Rather than decorating routes, the
 handlers ask the gate by name.
 
-Where the counters live:
+Where the counters live (``LOBBYTALKS_RATELIMIT_STORAGE``):
 - ``memory://`` (the default, one process): a small moving window kept here. The in-memory
-  storage behind Flask-Limiter starts a timer thread about every 10 ms of traffic to expire
-  entries, and the request waits for it; the bench measured the write cycle 45-65 % faster
-  at concurrency 8 without it.
-- any other URI (``redis://``, ``memcached://`` ... for several processes): Flask-Limiter's
-  storage and its moving-window strategy, so every process shares the same budget.
+  storage of the ``limits`` library starts a timer thread about every 10 ms of traffic to
+  expire entries, and the request waits for it; the bench measured the write cycle 45-65 %
+  faster at concurrency 8 without it.
+- any other URI (``redis://``, ``rediss://`` ... for several processes): that storage with
+  the library's moving-window strategy. Every limit the gate knows then lives there, none
+  stays in a process: each one bounds a person, an address or a token, and a request for
+  the same one may reach any process.
+
+The shared storage must answer at start (else the server refuses to start, see
+``RateStorageUnavailable``). When it fails during a request the gate fails closed: 503
+``service_unavailable`` with Retry-After, before anything is written. Counting locally
+instead would multiply every budget by the number of processes exactly while the storage is
+down, which is when a guesser would press.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import math
 import threading
 import time
 from collections import OrderedDict, deque
 from typing import Protocol
 
-from flask import Flask
 from limits import RateLimitItem, parse
+from limits.errors import ConfigurationError, StorageError
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
 
 from .errors import ApiError
+from .settings import mask_uri_credentials
+
+log = logging.getLogger(__name__)
+
+IN_PROCESS = "memory://"
+# A storage that cannot answer within this many seconds counts as failing: a request waits
+# at most this long for it, never a socket's default minutes.
+STORAGE_TIMEOUT_SECONDS = 2
+# What a client is told to wait when the storage fails mid-request.
+STORAGE_RETRY_AFTER_SECONDS = 5
 
 
 class _Window(Protocol):
@@ -115,36 +137,62 @@ class _Bucket:
         self.times: deque[float] = deque()
 
 
+class RateStorageUnavailable(RuntimeError):
+    """The shared rate-limit storage cannot be used; the message names it, masked."""
+
+
 class SharedWindow:
-    """Flask-Limiter's configured storage with its moving-window strategy."""
+    """A ``limits`` storage shared by every process, with its moving-window strategy."""
 
-    def __init__(self, app: Flask, storage_uri: str) -> None:
-        from flask_limiter import Limiter
-
-        self._limiter = Limiter(key_func=lambda: "global", app=app, storage_uri=storage_uri,
-                                strategy="moving-window", default_limits=[],
-                                headers_enabled=False)
-        # No limit is attached to a route: let the per-request hook return at once.
-        self._limiter.request_filter(lambda: True)
+    def __init__(self, storage_uri: str) -> None:
+        self._shown = mask_uri_credentials(storage_uri)
+        options: dict = {"wrap_exceptions": True}
+        if storage_uri.startswith(("redis://", "rediss://", "redis+unix://")):
+            options.update(socket_timeout=STORAGE_TIMEOUT_SECONDS,
+                           socket_connect_timeout=STORAGE_TIMEOUT_SECONDS)
+        try:
+            self._storage = storage_from_string(storage_uri, **options)
+        except (ConfigurationError, ValueError) as exc:
+            raise RateStorageUnavailable(
+                f"LOBBYTALKS_RATELIMIT_STORAGE={self._shown} cannot be used: {exc}") from None
+        if not self._storage.check():
+            raise RateStorageUnavailable(
+                f"rate-limit storage {self._shown} is not reachable; start it or fix "
+                "LOBBYTALKS_RATELIMIT_STORAGE")
+        self._limiter = MovingWindowRateLimiter(self._storage)
 
     def _wait(self, item: RateLimitItem, scope: str, key: str) -> float:
-        stats = self._limiter.limiter.get_window_stats(item, scope, key)
+        stats = self._limiter.get_window_stats(item, scope, key)
         return stats.reset_time - time.time()
 
     def hit(self, item: RateLimitItem, scope: str, key: str) -> float | None:
-        return None if self._limiter.limiter.hit(item, scope, key) else self._wait(item, scope, key)
+        with self._failing_closed():
+            return None if self._limiter.hit(item, scope, key) else self._wait(item, scope, key)
 
     def test(self, item: RateLimitItem, scope: str, key: str) -> float | None:
-        return None if self._limiter.limiter.test(item, scope, key) else self._wait(item, scope, key)
+        with self._failing_closed():
+            return None if self._limiter.test(item, scope, key) else self._wait(item, scope, key)
+
+    @contextlib.contextmanager
+    def _failing_closed(self):
+        try:
+            yield
+        except StorageError as exc:
+            # The storage's own message names host and port, never the password.
+            log.warning("rate-limit storage %s failed: %s: %s", self._shown,
+                        type(exc.storage_error).__name__, exc.storage_error)
+            raise ApiError("service_unavailable",
+                           retry_after=STORAGE_RETRY_AFTER_SECONDS) from None
 
     def reset(self) -> None:
-        self._limiter.reset()
+        self._storage.reset()
 
 
 class RateGate:
-    def __init__(self, app: Flask, storage_uri: str) -> None:
-        self._window: _Window = (LocalWindow() if storage_uri == "memory://"
-                                 else SharedWindow(app, storage_uri))
+    def __init__(self, storage_uri: str) -> None:
+        """:raise RateStorageUnavailable: when a shared storage is unusable or unreachable."""
+        self._window: _Window = (LocalWindow() if storage_uri == IN_PROCESS
+                                 else SharedWindow(storage_uri))
 
     def hit(self, limit: str, scope: str, key: object) -> None:
         """Count one request; raise 429 ``rate_limited`` with Retry-After when over."""

@@ -18,6 +18,7 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from typing import Any
 
@@ -56,20 +57,34 @@ def waitress_options(settings: Any) -> dict[str, Any]:
     }
 
 
-def serve(app: Any, settings: Any) -> None:
-    """Serve ``app`` until SystemExit / KeyboardInterrupt (then let requests finish)."""
+def serve(app: Any, settings: Any, sockets: list[socket.socket] | None = None) -> None:
+    """Serve ``app`` until SystemExit / KeyboardInterrupt (then let requests finish).
+
+    ``sockets``: listening sockets bound by a parent process (``workers``) instead of
+    binding ``settings.host``/``port`` here.
+    """
     _allow_open_files(settings.connection_limit + SPARE_FILES)
-    adj = Adjustments(**waitress_options(settings))
+    options = waitress_options(settings)
+    if sockets:
+        del options["host"], options["port"]
+        options["sockets"] = sockets
+    adj = Adjustments(**options)
     tasks = ThreadedTaskDispatcher()
     tasks.set_thread_count(adj.threads)
-    sockets: dict = {}
+    channels: dict = {}
     # What waitress.create_server does, with the hardened server class: one listener per
     # address ("localhost" may be IPv4 and IPv6), all on one event loop.
-    listeners = [_HardenedServer(app, sockets, dispatcher=tasks, adj=adj, sockinfo=info)
-                 for info in adj.listen]
+    if sockets:
+        listeners = [_HardenedServer(app, channels, _sock=sock, dispatcher=tasks, adj=adj,
+                                     bind_socket=False, sockinfo=(sock.family, sock.type,
+                                                                  sock.proto, sock.getsockname()))
+                     for sock in sockets]
+    else:
+        listeners = [_HardenedServer(app, channels, dispatcher=tasks, adj=adj, sockinfo=info)
+                     for info in adj.listen]
     for listener in listeners:
         listener.request_timeout = settings.request_timeout
-    MultiSocketServer(sockets, adj, [(s.effective_host, s.effective_port) for s in listeners],
+    MultiSocketServer(channels, adj, [(s.effective_host, s.effective_port) for s in listeners],
                       tasks).run()
 
 

@@ -2,8 +2,8 @@
 
 Every setting is declared once below with its default and help text; the README's
 configuration table and ``lobbytalks config`` are derived from the same declarations.
-Secret settings also accept ``LOBBYTALKS_<NAME>_FILE`` naming a file that holds the value
-(Docker and Kubernetes secrets).
+Secret settings, and URLs that may carry a password, also accept ``LOBBYTALKS_<NAME>_FILE``
+naming a file that holds the value (Docker and Kubernetes secrets).
 """
 from __future__ import annotations
 
@@ -16,10 +16,16 @@ from typing import Any, Mapping
 from .passwords import Argon2Cost
 
 ENV_PREFIX = "LOBBYTALKS_"
+SQLITE_URL_PREFIX = "sqlite:///"  # then the path, as SQLAlchemy: sqlite:////srv/lt.db is absolute
+POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
+DATABASE_URL_PREFIXES = (SQLITE_URL_PREFIX, *POSTGRESQL_URL_PREFIXES)
 
 
-def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True) -> Any:
-    return field(default=default, metadata={"help": help, "secret": secret, "env": env})
+def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True,
+             from_file: bool = False) -> Any:
+    """``secret``: masked whole when shown; ``secret`` or ``from_file``: ``_FILE`` accepted."""
+    return field(default=default, metadata={"help": help, "secret": secret, "env": env,
+                                            "from_file": secret or from_file})
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,10 @@ class Settings:
     port: int = _setting(8000, "Port to listen on")
     data_dir: str = _setting("lobbytalks-data", "Folder for the database and the secret key")
     db: str = _setting("", "SQLite database path (default: DATA_DIR/lobbytalks.db)")
+    database_url: str = _setting(
+        "", "Database as a URL: sqlite:////abs/path.db, or postgresql://user:pass@host/name "
+        "(unset: the SQLite file DB / DATA_DIR/lobbytalks.db); the password is never shown",
+        from_file=True)
     public_url: str = _setting(
         "", "Public address of the service, e.g. https://talk.example.org; used for the Origin "
         "rule, Secure cookies and the URLs shown in docs (unset: each request's own host)")
@@ -38,6 +48,9 @@ class Settings:
     admin_password: str = _setting("", "Password for ADMIN_USERNAME", secret=True)
     clock_offset_file: str = _setting(
         "", "File holding seconds added to the clock, re-read per request (testing only)")
+    workers: int = _setting(
+        1, "Server processes sharing the listening socket (more than 1 needs PostgreSQL and "
+        "a shared RATELIMIT_STORAGE)")
     threads: int = _setting(4, "Waitress worker threads (more threads contend for the GIL on SQLite calls)")
     connection_limit: int = _setting(
         1000, "Open client connections at most; idle and slow ones only hold a socket, "
@@ -52,7 +65,10 @@ class Settings:
         0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto are trusted (0: none)")
     log_format: str = _setting("plain", "Access log format: plain or json")
     access_log: bool = _setting(True, "Write one access-log line per request")
-    ratelimit_storage: str = _setting("memory://", "Flask-Limiter storage URI")
+    ratelimit_storage: str = _setting(
+        "memory://", "Where rate-limit counters live: memory:// (this process only) or "
+        "redis://[:password@]host:port/db, rediss://... (shared by every process)",
+        from_file=True)
     rate_token: str = _setting("120/minute", "External REST + MCP requests per agent token")
     rate_claim: str = _setting("20/minute", "Task claims per user")
     rate_manage: str = _setting("20/hour", "Agent management actions per user")
@@ -80,9 +96,14 @@ class Settings:
 
     @property
     def db_path(self) -> Path:
+        if self.database_url.startswith(SQLITE_URL_PREFIX):
+            return Path(self.database_url[len(SQLITE_URL_PREFIX):])
         return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
 
     def __post_init__(self) -> None:
+        if self.database_url and not self.database_url.startswith(DATABASE_URL_PREFIXES):
+            raise ValueError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
+                             f"postgresql://, got {mask_uri_credentials(self.database_url)!r}")
         try:
             self.password_cost  # building the cost checks its bounds
         except ValueError as exc:
@@ -107,7 +128,7 @@ class Settings:
                 continue
             name = ENV_PREFIX + f.name.upper()
             raw = env.get(name)
-            if raw is None and f.metadata.get("secret") and env.get(name + "_FILE"):
+            if raw is None and f.metadata.get("from_file") and env.get(name + "_FILE"):
                 raw = Path(env[name + "_FILE"]).read_text("utf-8").strip()
             if raw is not None and raw != "":
                 values[f.name] = _convert(f.type, raw, name)

@@ -1,11 +1,11 @@
-"""The rate gate: an exact moving window, Retry-After, and Flask-Limiter for shared storage."""
+"""The rate gate: an exact moving window, Retry-After, and the limits library for shared storage."""
 from __future__ import annotations
 
 import pytest
-from flask import Flask
 
 from lobbytalks.errors import ApiError
 from lobbytalks.limits import LocalWindow, RateGate, _parsed
+from tests.redisserver import redis_server, redis_url  # noqa: F401 (fixtures)
 
 
 def test_local_window_allows_exactly_the_amount(monkeypatch):
@@ -22,10 +22,12 @@ def test_local_window_allows_exactly_the_amount(monkeypatch):
     assert window.hit(item, "s", "k") is None  # the oldest hit left the window
 
 
-# "memory://" is the local window; any other URI goes through Flask-Limiter's storage.
-@pytest.mark.parametrize("storage", ["memory://", "memory://?shared=1"])
-def test_gate_raises_rate_limited_with_retry_after(storage):
-    gate = RateGate(Flask("t"), storage)
+# "memory://" is the local window; any other URI goes through the limits library's storage.
+@pytest.mark.parametrize("storage", ["memory://", "memory://?shared=1", "redis"])
+def test_gate_raises_rate_limited_with_retry_after(storage, request):
+    if storage == "redis":
+        storage = request.getfixturevalue("redis_url")
+    gate = RateGate(storage)
     gate.hit("2/hour", "scope", 1)
     gate.check("2/hour", "scope", 1)
     gate.hit("2/hour", "scope", 1)
