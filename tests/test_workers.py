@@ -1,0 +1,203 @@
+"""``lobbytalks serve --workers N``: the refusals, and the supervisor in real processes."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from lobbytalks.settings import Settings
+from lobbytalks.workers import refusal, supports_several_processes
+from tests.conftest import free_port
+from tests.redisserver import redis_server, redis_url  # noqa: F401 (fixtures)
+
+WORKERS_APP = Path(__file__).with_name("workers_app.py")
+
+
+def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
+    port = free_port()
+    result = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "serve", "--port", str(port),
+         "--data-dir", str(tmp_path / "data"), *args],
+        env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=60)
+    return result, port
+
+
+def assert_refused(result, port: int, tmp_path: Path, words: str) -> None:
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    assert not (tmp_path / "data" / "lobbytalks.db").exists()  # refused before any database
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+
+
+def test_several_workers_on_sqlite_are_refused(tmp_path, redis_url):
+    result, port = serve(tmp_path, "--workers", "2",
+                         env={"LOBBYTALKS_RATELIMIT_STORAGE": redis_url})
+    assert_refused(result, port, tmp_path, "one SQLite file allows one server")
+
+
+def test_the_environment_asks_for_workers_too(tmp_path, redis_url):
+    result, port = serve(tmp_path, env={"LOBBYTALKS_WORKERS": "3",
+                                        "LOBBYTALKS_RATELIMIT_STORAGE": redis_url})
+    assert_refused(result, port, tmp_path, "one SQLite file allows one server")
+
+
+def test_several_workers_with_limits_in_memory_are_refused(tmp_path):
+    url = "postgresql://lt:hunter2@db.example/lt"
+    result, port = serve(tmp_path, "--workers", "2", env={"LOBBYTALKS_DATABASE_URL": url})
+    assert_refused(result, port, tmp_path,
+                   "limits would be per process; set LOBBYTALKS_RATELIMIT_STORAGE=redis://")
+    assert "hunter2" not in result.stderr + result.stdout
+
+
+def test_zero_workers_are_refused(tmp_path):
+    result, port = serve(tmp_path, "--workers", "0")
+    assert_refused(result, port, tmp_path, "--workers must be at least 1")
+
+
+def test_which_backends_take_several_processes():
+    assert not supports_several_processes(Settings())
+    assert not supports_several_processes(Settings(database_url="sqlite:////srv/lt.db"))
+    assert supports_several_processes(Settings(database_url="postgresql://h/lt"))
+    shared = Settings(database_url="postgresql://h/lt", ratelimit_storage="redis://h:6379/0")
+    assert refusal(shared.with_overrides(workers=4)) is None
+    assert refusal(Settings()) is None  # one process is always fine
+
+
+# --- the supervisor, with children that answer with their pid ---------------------------
+
+class Supervised:
+    def __init__(self, tmp_path: Path, mode: str = "serve") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKERS_APP), str(self.port), mode, str(tmp_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=Path(__file__).parent.parent)
+
+    def children(self) -> set[int]:
+        found = set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == self.proc.pid and fields[0] != "Z":
+                found.add(int(stat.parent.name))
+        return found
+
+    def wait_for_children(self, count: int, not_in: set[int] = frozenset()) -> set[int]:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            pids = self.children()
+            if len(pids) == count and not pids & not_in and self.serves():
+                return pids
+            time.sleep(0.1)
+        raise AssertionError(f"children {self.children()}, wanted {count} new ones")
+
+    def serves(self) -> bool:
+        try:
+            return requests.get(self.url, timeout=2, headers={"Connection": "close"}).ok
+        except requests.RequestException:
+            return False
+
+    def answering_pids(self, times: int = 10) -> set[int]:
+        return {int(requests.get(self.url, timeout=5, headers={"Connection": "close"}).text)
+                for _ in range(times)}
+
+    def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            _, err = self.proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        return self.proc.returncode, err
+
+
+@pytest.fixture
+def supervised(tmp_path):
+    running = Supervised(tmp_path)
+    yield running
+    running.stop(signal.SIGKILL)
+    for pid in running.children():
+        os.kill(pid, signal.SIGKILL)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_two_children_serve_one_socket(supervised):
+    first, second = supervised.wait_for_children(2)
+    # Pausing one child leaves the other to take every connection on the shared socket.
+    for paused, serving in ((first, second), (second, first)):
+        os.kill(paused, signal.SIGSTOP)
+        try:
+            assert supervised.answering_pids() == {serving}
+        finally:
+            os.kill(paused, signal.SIGCONT)
+
+
+def test_a_killed_child_is_replaced(supervised):
+    before = supervised.wait_for_children(2)
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    after = supervised.wait_for_children(2, not_in={victim})
+    assert before - {victim} < after
+    assert victim not in supervised.answering_pids()
+    code, err = supervised.stop()
+    assert code == 0
+    assert f"worker {victim} exited (signal 9); starting another in 0.1 s" in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_supervisor_and_every_child(supervised, sig):
+    children = supervised.wait_for_children(2)
+    code, _ = supervised.stop(sig)
+    assert code == 0
+    assert all(gone(pid) for pid in children)
+    assert not supervised.serves()
+
+
+def test_children_end_when_the_supervisor_is_killed(supervised):
+    children = supervised.wait_for_children(2)
+    supervised.stop(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not all(gone(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(gone(pid) for pid in children)
+
+
+def test_a_child_that_cannot_start_stops_the_whole_server(tmp_path):
+    running = Supervised(tmp_path, "fail-start")
+    running.proc.wait(timeout=20)  # exits by itself
+    code, err = running.stop()
+    assert code == 1
+    assert "child cannot start" in err
+    assert running.children() == set()
+    assert not running.serves()
+
+
+def test_a_crashing_child_is_restarted_ever_more_slowly(tmp_path):
+    running = Supervised(tmp_path, "crash")
+    time.sleep(4)
+    code, err = running.stop()
+    assert code == 0
+    delays = [line.rsplit(" in ", 1)[1] for line in err.splitlines() if "exited (status 1)" in line]
+    # Two slots, each doubling from 0.1 s up to the 0.8 s ceiling.
+    assert delays.count("0.1 s") == 2 and delays.count("0.2 s") == 2, err
+    assert delays.count("0.4 s") == 2 and delays.count("0.8 s") >= 2, err
+    assert not any(d not in {"0.1 s", "0.2 s", "0.4 s", "0.8 s"} for d in delays)

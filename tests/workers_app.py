@@ -1,0 +1,46 @@
+"""A supervisor of trivial WSGI children, run as a script by test_workers.py.
+
+    python tests/workers_app.py PORT MODE DIR
+
+Each child answers every request with its pid. MODE: ``serve``; ``fail-start`` (the second
+child dies before it is ready: the first leaves a mark in DIR); ``crash`` (every child
+exits right after it is ready).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from lobbytalks import serving
+from lobbytalks.settings import Settings
+from lobbytalks.workers import Supervisor, bind
+
+
+def answer_with_pid(environ, start_response):
+    body = str(os.getpid()).encode()
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def main(port: int, mode: str, folder: Path) -> int:
+    settings = Settings(port=port, threads=2)
+    sockets = bind(settings)
+    mark = folder / "first-child-started"
+
+    def child_main(ready) -> None:
+        if mode == "fail-start" and mark.exists():
+            print("child cannot start", file=sys.stderr, flush=True)
+            raise SystemExit(3)
+        mark.touch()
+        ready()
+        if mode == "crash":
+            raise SystemExit(1)
+        serving.serve(answer_with_pid, settings, sockets=sockets)
+
+    print("supervising", flush=True)
+    return Supervisor(child_main, 2, first_delay=0.1, max_delay=0.8, stable_after=30).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])))
