@@ -33,16 +33,17 @@ class RedisServer:
     def url(self) -> str:
         return (self.folder / "url").read_text().strip()
 
-    def start(self, port: int | None = None) -> str:
+    def start(self, port: int | None = None, password: str = "") -> str:
         """Start it (again on ``port`` for a restart) and wait until it answers PING."""
         self.folder.mkdir(parents=True, exist_ok=True)
         port = port or _free_port()
+        auth = ["--requirepass", password] if password else []
         subprocess.run(
             ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(self.folder),
              "--save", "", "--appendonly", "no", "--daemonize", "yes",
-             "--pidfile", str(self.pid_file), "--logfile", str(self.folder / "redis.log")],
-            check=True)
-        url = f"redis://127.0.0.1:{port}/0"
+             "--pidfile", str(self.pid_file), "--logfile", str(self.folder / "redis.log"),
+             *auth], check=True)
+        url = f"redis://{':' + password + '@' if password else ''}127.0.0.1:{port}/0"
         (self.folder / "url").write_text(url + "\n")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -56,13 +57,17 @@ class RedisServer:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
                 conn.sendall(b"PING\r\n")
-                return conn.recv(16).startswith(b"+PONG")
+                return conn.recv(64).startswith((b"+PONG", b"-NOAUTH"))
         except OSError:
             return False
 
     @property
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def keys(self, pattern: str = "*") -> list[str]:
+        import redis
+        return [k.decode() for k in redis.Redis.from_url(self.url).keys(pattern)]
 
     def stop(self) -> None:
         try:

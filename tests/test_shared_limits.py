@@ -1,0 +1,154 @@
+"""Rate limits kept in Redis: shared by server processes, checked at start, failing closed."""
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from lobbytalks import create_app
+from lobbytalks.limits import STORAGE_RETRY_AFTER_SECONDS, RateStorageUnavailable
+from tests.conftest import LiveServer, Person, count, free_port, live_usernames
+from tests.redisserver import RedisServer, redis_server, redis_url  # noqa: F401 (fixtures)
+
+PASSWORD = "redis-pw-not-for-logs"
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A Redis of this test's own, with a password, that the test may stop and restart."""
+    server = RedisServer(tmp_path / "own-redis")
+    server.start(password=PASSWORD)
+    yield server
+    server.stop()
+
+
+def register(url: str, username: str) -> requests.Response:
+    return requests.post(url + "/api/community", timeout=10, json={
+        "action": "register", "username": username, "password": "correct horse 1"})
+
+
+def login(url: str, username: str, password: str) -> requests.Response:
+    return requests.post(url + "/api/community", timeout=10, json={
+        "action": "login", "username": username, "password": password})
+
+
+@pytest.fixture
+def two_servers(tmp_path, redis_url):
+    """Two server processes (each with its own SQLite file) sharing one Redis."""
+    env = {"LOBBYTALKS_RATELIMIT_STORAGE": redis_url, "LOBBYTALKS_RATE_REGISTER": "3/hour",
+           "LOBBYTALKS_RATE_LOGIN_PAIR": "3/15minute"}
+    servers = [LiveServer(tmp_path / "a", env=env), LiveServer(tmp_path / "b", env=env)]
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def test_registrations_per_address_are_counted_over_both_processes(two_servers):
+    a, b = two_servers
+    assert register(a.url, "amy").status_code == 200
+    assert register(b.url, "ben").status_code == 200
+    assert register(a.url, "ann").status_code == 200
+    refused = register(b.url, "bob")
+    assert refused.status_code == 429
+    assert refused.json()["code"] == "rate_limited"
+    assert 3500 < int(refused.headers["Retry-After"]) <= 3600
+    assert register(a.url, "abe").status_code == 429
+    assert live_usernames(a) == {"amy", "ann"} and live_usernames(b) == {"ben"}
+
+
+def test_failed_logins_for_one_name_are_counted_over_both_processes(two_servers, redis_server):
+    a, b = two_servers
+    assert register(a.url, "carol").status_code == 200
+    assert register(b.url, "carol").status_code == 200
+    for url in (a.url, b.url, a.url):
+        assert login(url, "carol", "wrong guess").status_code == 401
+    # The pair window (name + address) is full on both, even for the right password.
+    for url in (b.url, a.url):
+        refused = login(url, "carol", "correct horse 1")
+        assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
+    assert any(":login-pair" in key for key in redis_server.keys())
+
+
+def test_the_gate_counts_in_redis_through_the_app(settings, redis_url, redis_server):
+    app = create_app(settings.with_overrides(ratelimit_storage=redis_url, rate_register="1/hour"))
+    Person(app).register()
+    refused = Person(app).web_post("register", username="second", password="correct horse 1")
+    assert refused.status_code == 429 and refused.get_json()["code"] == "rate_limited"
+    with sqlite3.connect(settings.db_path) as db:
+        assert count(db, "users") == 1
+    assert [k for k in redis_server.keys() if "lobbytalks:register" in k]
+
+
+def test_an_unreachable_redis_stops_the_start_in_one_line(tmp_path):
+    url = f"redis://:{PASSWORD}@127.0.0.1:{free_port()}/0"
+    env = {**os.environ, "LOBBYTALKS_RATELIMIT_STORAGE": url}
+    result = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "serve", "--port", str(free_port()),
+         "--data-dir", str(tmp_path / "data")],
+        env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("lobbytalks: rate-limit storage redis://:****@127.0.0.1:")
+    assert "not reachable" in lines[0]
+    assert PASSWORD not in result.stderr + result.stdout
+    assert not (tmp_path / "data" / "lobbytalks.db").exists()  # refused before migrating
+
+
+def test_an_unusable_storage_uri_is_refused_at_start(settings):
+    with pytest.raises(RateStorageUnavailable, match="LOBBYTALKS_RATELIMIT_STORAGE=nosuch://"):
+        create_app(settings.with_overrides(ratelimit_storage="nosuch://x"))
+    assert not settings.db_path.exists()
+
+
+def test_redis_failing_mid_request_fails_closed_then_recovers(settings, own_redis, caplog):
+    app = create_app(settings.with_overrides(ratelimit_storage=own_redis.url))
+    asker = Person(app).register()
+    asker.join()
+    agent = asker.new_agent()
+    own_redis.stop()
+    caplog.set_level(logging.WARNING, logger="lobbytalks.limits")
+
+    refused = Person(app).web_post("register", username="dan", password="correct horse 1")
+    assert refused.status_code == 503
+    assert refused.get_json()["code"] == "service_unavailable"
+    assert refused.headers["Retry-After"] == str(STORAGE_RETRY_AFTER_SECONDS)
+    external = agent.get("list_topics")
+    assert external.status_code == 503
+    assert external.get_json()["code"] == "service_unavailable"
+    question = asker.web_post("topic", title="Redis 挂了之后还能提问吗？")
+    assert question.status_code == 503
+    with sqlite3.connect(settings.db_path) as db:
+        assert count(db, "users", "username = ?", ("dan",)) == 0
+        assert count(db, "topics") == 0
+    logged = caplog.text
+    assert "rate-limit storage redis://:****@127.0.0.1" in logged
+    assert PASSWORD not in logged
+
+    own_redis.start(port=own_redis.port, password=PASSWORD)
+    assert Person(app, username="dan").web_post(
+        "register", username="dan", password="correct horse 1").status_code == 200
+    assert agent.get("list_topics").status_code == 200
+
+
+def test_a_live_server_answers_503_while_redis_is_down(tmp_path, own_redis):
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_RATELIMIT_STORAGE": own_redis.url,
+                                                "LOBBYTALKS_ACCESS_LOG": "true"})
+    try:
+        own_redis.stop()
+        refused = register(server.url, "erin")
+        assert refused.status_code == 503 and refused.json()["code"] == "service_unavailable"
+        assert requests.get(server.url + "/healthz", timeout=5).status_code == 200
+        assert live_usernames(server) == set()
+        own_redis.start(port=own_redis.port, password=PASSWORD)
+        assert register(server.url, "erin").status_code == 200
+        assert live_usernames(server) == {"erin"}
+    finally:
+        output = server.stop()
+    assert "rate-limit storage redis://:****@127.0.0.1" in output
+    assert PASSWORD not in output
