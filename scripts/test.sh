@@ -25,4 +25,14 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# The shared rate-limit tests start Debian's redis-server in a temporary folder.
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  else
+    echo "redis-server is not installed; run: sudo apt-get install redis-server" >&2
+    exit 1
+  fi
+fi
+
 exec "$VENV/bin/python" -m pytest "$@"
