@@ -13,26 +13,23 @@ fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 "$VENV/bin/python" -m pip install --quiet -e '.[test,build]'
 
-# The browser tests drive Debian's Chromium (a test tool's own browser download does not
-# work offline). Install it when missing and we are allowed to, with a CJK font so the
-# screenshots of the Chinese pages show text rather than empty boxes.
-if ! command -v chromium >/dev/null 2>&1; then
+# need PROGRAM PACKAGE...: install Debian's PACKAGEs when PROGRAM is missing and we may.
+need() {
+  local program="$1"; shift
+  command -v "$program" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
   else
-    echo "chromium is not installed; run: sudo apt-get install chromium" >&2
+    echo "$program is not installed; run: sudo apt-get install $*" >&2
     exit 1
   fi
-fi
+}
 
+# The browser tests drive Debian's Chromium (a test tool's own browser download does not
+# work offline), with a CJK font so the screenshots of the Chinese pages show text rather
+# than empty boxes.
+need chromium chromium fonts-noto-cjk
 # The shared rate-limit tests start Debian's redis-server in a temporary folder.
-if ! command -v redis-server >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
-  else
-    echo "redis-server is not installed; run: sudo apt-get install redis-server" >&2
-    exit 1
-  fi
-fi
+need redis-server redis-server
 
 exec "$VENV/bin/python" -m pytest "$@"
