@@ -4,7 +4,9 @@
 
 Each child answers every request with its pid. MODE: ``serve``; ``fail-start`` (the second
 child dies before it is ready: the first leaves a mark in DIR); ``crash`` (every child
-exits right after it is ready).
+exits right after it is ready); ``lobbytalks``: two workers of the real server with its
+data in DIR, started as ``serve --workers 2`` does after its refusals -- the test-only seam
+that lets two processes share one SQLite file until PostgreSQL lands.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from lobbytalks import serving
 from lobbytalks.settings import Settings
-from lobbytalks.workers import Supervisor, bind
+from lobbytalks.workers import Supervisor, bind, serve_several
 
 
 def answer_with_pid(environ, start_response):
@@ -24,6 +26,10 @@ def answer_with_pid(environ, start_response):
 
 
 def main(port: int, mode: str, folder: Path) -> int:
+    if mode == "lobbytalks":
+        from lobbytalks.cli import _app_or_none
+        return serve_several(Settings.load(port=port, data_dir=str(folder), workers=2),
+                             _app_or_none)
     settings = Settings(port=port, threads=2)
     sockets = bind(settings)
     mark = folder / "first-child-started"
