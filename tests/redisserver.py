@@ -17,6 +17,10 @@ from pathlib import Path
 
 import pytest
 
+if __package__ in (None, ""):  # run as a script: python tests/redisserver.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.processes import gone
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -80,11 +84,9 @@ class RedisServer:
             return
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+            if gone(pid):
                 return
-            time.sleep(0.05)
+            time.sleep(0.02)
         os.kill(pid, signal.SIGKILL)
 
     def flush(self) -> None:

@@ -15,6 +15,7 @@ import requests
 from lobbytalks.settings import Settings
 from lobbytalks.workers import refusal, supports_several_processes
 from tests.conftest import FAST_ARGON2_KIB, free_port
+from tests.processes import children, gone
 from tests.redisserver import redis_server, redis_url  # noqa: F401 (fixtures)
 
 WORKERS_APP = Path(__file__).with_name("workers_app.py")
@@ -85,15 +86,7 @@ class Supervised:
             cwd=Path(__file__).parent.parent, env={**os.environ, **(env or {})})
 
     def children(self) -> set[int]:
-        found = set()
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[1]) == self.proc.pid and fields[0] != "Z":
-                found.add(int(stat.parent.name))
-        return found
+        return children(self.proc.pid)
 
     def wait_for_children(self, count: int, not_in: set[int] = frozenset()) -> set[int]:
         deadline = time.monotonic() + 20
@@ -132,14 +125,6 @@ def supervised(tmp_path):
     running.stop(signal.SIGKILL)
     for pid in running.children():
         os.kill(pid, signal.SIGKILL)
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def test_two_children_serve_one_socket(supervised):
