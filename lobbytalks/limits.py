@@ -188,6 +188,11 @@ class SharedWindow:
         self._storage.reset()
 
 
+def shared_across_processes(storage_uri: str) -> bool:
+    """Whether every process sees the same counters (``memory://?...`` is per process too)."""
+    return not storage_uri.startswith(IN_PROCESS)
+
+
 class RateGate:
     def __init__(self, storage_uri: str) -> None:
         """:raise RateStorageUnavailable: when a shared storage is unusable or unreachable."""

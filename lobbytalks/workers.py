@@ -25,7 +25,7 @@ from typing import Callable
 
 from waitress.adjustments import Adjustments
 
-from .limits import IN_PROCESS
+from .limits import shared_across_processes
 from .settings import POSTGRESQL_URL_PREFIXES, Settings
 
 # A child builds its app, calls ``ready()`` once it can serve, then serves until stopped.
@@ -54,7 +54,7 @@ def refusal(settings: Settings) -> str | None:
     if not supports_several_processes(settings):
         return ("--workers needs a database several processes can share "
                 "(LOBBYTALKS_DATABASE_URL=postgresql://…); one SQLite file allows one server")
-    if settings.ratelimit_storage == IN_PROCESS:
+    if not shared_across_processes(settings.ratelimit_storage):
         return ("--workers: limits would be per process; "
                 "set LOBBYTALKS_RATELIMIT_STORAGE=redis://…")
     return None
@@ -93,8 +93,9 @@ class Supervisor:
     """
 
     def __init__(self, child_main: ChildMain, count: int, *, first_delay: float = 0.5,
-                 max_delay: float = 30.0, stable_after: float = 30.0) -> None:
-        self._child_main = child_main
+                 max_delay: float = 30.0, stable_after: float = 30.0,
+                 on_serving: Callable[[], None] = lambda: None) -> None:
+        self._child_main, self._on_serving = child_main, on_serving
         self._count = count
         self._first_delay, self._max_delay, self._stable_after = first_delay, max_delay, stable_after
         self._children: dict[int, _Child] = {}      # pid -> child
@@ -109,6 +110,7 @@ class Supervisor:
             for slot in range(self._count):
                 if not self._start(slot) and not self._stopping:
                     return 1
+            self._on_serving()
             while not self._stopping:
                 self._reap()
                 self._start_due()
@@ -255,9 +257,11 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
         ready()
         serving.serve(app, settings, sockets=sockets)
 
-    print(f"LobbyTalks serving at http://{settings.host}:{settings.port} with "
-          f"{settings.workers} worker processes", flush=True)
-    code = Supervisor(child_main, settings.workers).run()
+    def announce() -> None:
+        print(f"LobbyTalks serving at http://{settings.host}:{settings.port} with "
+              f"{settings.workers} worker processes", flush=True)
+
+    code = Supervisor(child_main, settings.workers, on_serving=announce).run()
     for sock in sockets:
         sock.close()
     print("LobbyTalks stopped", flush=True)

@@ -152,3 +152,18 @@ def test_a_live_server_answers_503_while_redis_is_down(tmp_path, own_redis):
         output = server.stop()
     assert "rate-limit storage redis://:****@127.0.0.1" in output
     assert PASSWORD not in output
+
+
+def test_config_reads_both_urls_from_files_and_masks_their_passwords(tmp_path):
+    storage, database = tmp_path / "ratelimit-url", tmp_path / "database-url"
+    storage.write_text(f"rediss://:{PASSWORD}@cache.example:6380/2\n")
+    database.write_text("postgresql://lt:db-pw-not-for-logs@db.example/lt\n")
+    env = {**os.environ, "LOBBYTALKS_RATELIMIT_STORAGE_FILE": str(storage),
+           "LOBBYTALKS_DATABASE_URL_FILE": str(database)}
+    result = subprocess.run([sys.executable, "-m", "lobbytalks", "config"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    shown = dict(line.split("    # ")[0].split("=", 1) for line in result.stdout.splitlines())
+    assert shown["LOBBYTALKS_RATELIMIT_STORAGE"] == "rediss://:****@cache.example:6380/2"
+    assert shown["LOBBYTALKS_DATABASE_URL"] == "postgresql://lt:****@db.example/lt"
+    assert PASSWORD not in result.stdout and "db-pw-not-for-logs" not in result.stdout

@@ -51,9 +51,12 @@ def test_the_environment_asks_for_workers_too(tmp_path, redis_url):
     assert_refused(result, port, tmp_path, "one SQLite file allows one server")
 
 
-def test_several_workers_with_limits_in_memory_are_refused(tmp_path):
+@pytest.mark.parametrize("storage", [None, "memory://?per-process-all-the-same"])
+def test_several_workers_with_limits_in_memory_are_refused(tmp_path, storage):
     url = "postgresql://lt:hunter2@db.example/lt"
-    result, port = serve(tmp_path, "--workers", "2", env={"LOBBYTALKS_DATABASE_URL": url})
+    env = {"LOBBYTALKS_DATABASE_URL": url, **({"LOBBYTALKS_RATELIMIT_STORAGE": storage}
+                                               if storage else {})}
+    result, port = serve(tmp_path, "--workers", "2", env=env)
     assert_refused(result, port, tmp_path,
                    "limits would be per process; set LOBBYTALKS_RATELIMIT_STORAGE=redis://")
     assert "hunter2" not in result.stderr + result.stdout
@@ -111,10 +114,10 @@ class Supervised:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            _, err = self.proc.communicate(timeout=20)
+            self.out, err = self.proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
+            self.out, err = self.proc.communicate()
         return self.proc.returncode, err
 
 
@@ -220,8 +223,30 @@ def test_the_token_limit_is_counted_over_two_workers_of_the_real_server(tmp_path
         assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
         with sqlite3.connect(tmp_path / "data" / "lobbytalks.db") as db:
             assert db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 1
-        code, _ = running.stop()
-        assert code == 0
+        code, err = running.stop()
+        assert code == 0, err
         assert all(gone(pid) for pid in (first, second))
+        assert running.out.splitlines() == [
+            f"LobbyTalks serving at http://127.0.0.1:{running.port} with 2 worker processes",
+            "LobbyTalks stopped"]
     finally:
         running.stop(signal.SIGKILL)
+
+
+def test_a_sqlite_url_names_the_database_file(tmp_path):
+    target = tmp_path / "elsewhere" / "community.db"
+    result = subprocess.run([sys.executable, "-m", "lobbytalks", "init"], capture_output=True,
+                            text=True, timeout=60,
+                            env={**os.environ, "LOBBYTALKS_DATABASE_URL": f"sqlite:///{target}"})
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(target) as db:
+        assert db.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] > 0
+
+
+def test_a_postgresql_url_is_never_served_from_sqlite(tmp_path):
+    # Until the PostgreSQL backend lands on this branch: refuse rather than serve SQLite.
+    result, port = serve(tmp_path, env={"LOBBYTALKS_DATABASE_URL": "postgresql://lt:pw@db/lt"})
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "lobbytalks: LOBBYTALKS_DATABASE_URL: this build has no PostgreSQL backend yet"]
+    assert not (tmp_path / "data" / "lobbytalks.db").exists()
