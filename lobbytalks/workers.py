@@ -110,7 +110,8 @@ class Supervisor:
             for slot in range(self._count):
                 if not self._start(slot) and not self._stopping:
                     return 1
-            self._on_serving()
+            if not self._stopping:
+                self._on_serving()
             while not self._stopping:
                 self._reap()
                 self._start_due()
