@@ -13,6 +13,7 @@ import requests
 from lobbytalks import create_app
 from lobbytalks.limits import STORAGE_RETRY_AFTER_SECONDS, RateStorageUnavailable
 from tests.conftest import LiveServer, Person, count, free_port, live_usernames
+from tests.test_mcp import McpClient, assert_rpc_error
 from tests.redisserver import RedisServer, redis_server, redis_url  # noqa: F401 (fixtures)
 
 PASSWORD = "redis-pw-not-for-logs"
@@ -121,6 +122,8 @@ def test_redis_failing_mid_request_fails_closed_then_recovers(settings, own_redi
     external = agent.get("list_topics")
     assert external.status_code == 503
     assert external.get_json()["code"] == "service_unavailable"
+    over_mcp = McpClient(app, agent.token).rpc("tools/list", id=4)
+    assert_rpc_error(over_mcp, 503, -32000, id=4, data_code="service_unavailable")
     question = asker.web_post("topic", title="Redis 挂了之后还能提问吗？")
     assert question.status_code == 503
     with sqlite3.connect(settings.db_path) as db:
