@@ -258,12 +258,16 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
         ready()
         serving.serve(app, settings, sockets=sockets)
 
+    served = []
+
     def announce() -> None:
+        served.append(True)
         print(f"LobbyTalks serving at http://{settings.host}:{settings.port} with "
               f"{settings.workers} worker processes", flush=True)
 
     code = Supervisor(child_main, settings.workers, on_serving=announce).run()
     for sock in sockets:
         sock.close()
-    print("LobbyTalks stopped", flush=True)
+    if served:
+        print("LobbyTalks stopped", flush=True)
     return code
