@@ -153,8 +153,10 @@ class SharedWindow:
         try:
             self._storage = storage_from_string(storage_uri, **options)
         except (ConfigurationError, ValueError) as exc:
+            # The library's message may repeat the whole URI, password and all.
+            reason = str(exc).replace(storage_uri, self._shown)
             raise RateStorageUnavailable(
-                f"LOBBYTALKS_RATELIMIT_STORAGE={self._shown} cannot be used: {exc}") from None
+                f"LOBBYTALKS_RATELIMIT_STORAGE={self._shown} cannot be used: {reason}") from None
         if not self._storage.check():
             raise RateStorageUnavailable(
                 f"rate-limit storage {self._shown} is not reachable; start it or fix "

@@ -101,9 +101,14 @@ def test_an_unreachable_redis_stops_the_start_in_one_line(tmp_path):
     assert not (tmp_path / "data" / "lobbytalks.db").exists()  # refused before migrating
 
 
-def test_an_unusable_storage_uri_is_refused_at_start(settings):
-    with pytest.raises(RateStorageUnavailable, match="LOBBYTALKS_RATELIMIT_STORAGE=nosuch://"):
-        create_app(settings.with_overrides(ratelimit_storage="nosuch://x"))
+@pytest.mark.parametrize("uri", [f"nosuch://:{PASSWORD}@x/0",
+                                 f"redis://:{PASSWORD}@localhost:notaport/0"])
+def test_an_unusable_storage_uri_is_refused_at_start(settings, uri):
+    with pytest.raises(RateStorageUnavailable) as refused:
+        create_app(settings.with_overrides(ratelimit_storage=uri))
+    assert str(refused.value).startswith(
+        f"LOBBYTALKS_RATELIMIT_STORAGE={uri.split(':')[0]}://:****@")
+    assert PASSWORD not in str(refused.value)
     assert not settings.db_path.exists()
 
 
