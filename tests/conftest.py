@@ -5,18 +5,20 @@ import itertools
 import json
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import requests
 
+import pgtest
 from lobbytalks import create_app
+from lobbytalks.db import Database
 from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
 
@@ -38,10 +40,32 @@ def advance(clock_file: Path, seconds: int) -> None:
     clock_file.write_text(str(int(clock_file.read_text()) + seconds))
 
 
+# --- the database a test app gets: SQLite in its data folder, or its own PostgreSQL one ---
+
+def settings_for(data_dir: str | Path, **overrides: Any) -> Settings:
+    """The one place a test's Settings are made: fast password hashing, no access log, and
+    the database chosen for the backend under test (``pgtest.url_for``)."""
+    values: dict[str, Any] = {"argon2_memory_kib": FAST_ARGON2_KIB, "access_log": False}
+    url = pgtest.url_for(data_dir)
+    if url:
+        values["database_url"] = url
+    return Settings(data_dir=str(data_dir), **{**values, **overrides})
+
+
+@contextmanager
+def open_database(data_dir: str | Path) -> Iterator[Database]:
+    """The database of the app on ``data_dir`` (a running server's too), for asserting what
+    it holds; let go of afterwards."""
+    database = Database(settings_for(data_dir).db_path)
+    try:
+        yield database
+    finally:
+        database.close_thread_connection()
+
+
 @pytest.fixture
 def settings(tmp_path, clock_file) -> Settings:
-    return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=FAST_ARGON2_KIB,
-                    access_log=False, clock_offset_file=str(clock_file))
+    return settings_for(tmp_path / "data", clock_offset_file=str(clock_file))
 
 
 @pytest.fixture
@@ -55,16 +79,30 @@ def client(app):
 
 
 @pytest.fixture
-def db(app):
-    """A raw connection for asserting what the database holds."""
-    conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
-    conn.row_factory = sqlite3.Row
-    yield conn
-    conn.close()
+def db(app) -> Database:
+    """The app's own Database, for asserting what it holds (``one``/``all``/``value``)."""
+    return app.config["LOBBYTALKS"].db
 
 
-def count(db: sqlite3.Connection, table: str, where: str = "1", params: tuple = ()) -> int:
-    return db.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0]
+def count(db: Database, table: str, where: str = "1", params: dict | None = None) -> int:
+    return db.value(f"SELECT COUNT(*) FROM {table} WHERE {where}", params or {})
+
+
+@pytest.fixture(autouse=True)
+def _fresh_postgres_databases():
+    """On PostgreSQL, the databases a test made are dropped after it (a module's server keeps
+    its own until the session ends)."""
+    before = pgtest.made()
+    yield
+    pgtest.drop(pgtest.made() - before)
+
+
+def pytest_collection_modifyitems(config, items):
+    pgtest.skip_sqlite_bound(items)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    pgtest.drop(pgtest.made())
 
 
 class Person:
@@ -201,7 +239,7 @@ class LiveServer:
         # Access log off unless asked: nobody reads the pipe until stop(), and a full pipe
         # would block the server.
         full_env = {**os.environ, "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB),
-                    "LOBBYTALKS_ACCESS_LOG": "false", **(env or {})}
+                    "LOBBYTALKS_ACCESS_LOG": "false", **pgtest.env_for(data_dir), **(env or {})}
         base = command or [sys.executable, "-m", "lobbytalks"]
         self.proc = subprocess.Popen(
             [*base, "serve", "--port", str(self.port), "--data-dir", str(data_dir)],
@@ -249,11 +287,8 @@ def web_session(server: LiveServer, username: str | None = None) -> requests.Ses
 
 def live_usernames(server: LiveServer) -> set[str]:
     """The usernames a live server's database holds, read beside the running server."""
-    conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
-    try:
-        return {row[0] for row in conn.execute("SELECT username FROM users")}
-    finally:
-        conn.close()
+    with open_database(server.data_dir) as database:
+        return {row["username"] for row in database.all("SELECT username FROM users")}
 
 
 def dumps(data: Any) -> bytes:

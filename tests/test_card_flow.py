@@ -37,17 +37,17 @@ def actions(body):
 
 def kinds(db, user=None):
     sql = "SELECT n.kind FROM notifications n JOIN users u ON u.id = n.user_id"
-    params = ()
+    params = {}
     if user is not None:
-        sql += " WHERE u.username = ?"
-        params = (user.username,)
-    return [r[0] for r in db.execute(sql + " ORDER BY n.id", params)]
+        sql += " WHERE u.username = :username"
+        params = {"username": user.username}
+    return [r[0] for r in db.all(sql + " ORDER BY n.id", params)]
 
 
 def card_states(db, topic):
-    return [tuple(r) for r in db.execute(
-        "SELECT state, hidden_reason FROM answer_cards WHERE topic_id = ? ORDER BY created, id",
-        (topic,))]
+    return [tuple(r) for r in db.all(
+        "SELECT state, hidden_reason FROM answer_cards WHERE topic_id = :topic_id ORDER BY created, id",
+        {"topic_id": topic})]
 
 
 def ok(response):

@@ -164,7 +164,7 @@ def test_fail_task_replays_and_conflicts(agent, asker, db):
                           "idempotency_conflict")
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "task_terminal")
-    assert db.execute("SELECT error FROM tasks").fetchone()[0] == "来源都打不开"
+    assert db.value("SELECT error FROM tasks") == "来源都打不开"
     assert count(db, "messages") == 0
 
 
@@ -179,7 +179,7 @@ def test_fail_task_rejects_secrets(agent, asker, db):
     r = agent.post("fail_task", taskId=task, error=f"token {agent.token} 不工作")
     assert_external_error(r, 400, "sensitive_content")
     assert agent.token not in r.get_data(as_text=True)
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "leased"
+    assert db.value("SELECT state FROM tasks") == "leased"
 
 
 def test_done_task_cannot_fail(agent, asker):
@@ -226,7 +226,7 @@ def test_reply_to_rules(app, asker, agent, member, db):
     assert reply["replyTo"] == message
     done = agent.post("submit_result", taskId=reply["id"], **good_result(
         conclusion="补充：备份之后应当再运行 integrity_check 确认副本完整 [S1]。")).get_json()
-    row = db.execute("SELECT reply_to FROM messages WHERE id = ?", (done["messageId"],)).fetchone()
+    row = db.one("SELECT reply_to FROM messages WHERE id = :id", {"id": done["messageId"]})
     assert row[0] == message
 
 
@@ -242,8 +242,8 @@ def test_leaving_keeps_reading_but_stops_contributing(asker, agent, member):
 def test_two_hundred_messages_per_topic(asker, agent, db):
     topic = asker.ask()
     task = agent.claim(topic).get_json()["task"]["id"]
-    db.execute("UPDATE topics SET message_count = 200 WHERE id = ?", (topic,))
-    db.commit()
+    with db.transaction() as conn:
+        conn.execute("UPDATE topics SET message_count = 200 WHERE id = :id", {"id": topic})
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "submission_rejected")
     assert_external_error(agent.claim(topic), 409, "topic_unavailable")

@@ -89,7 +89,7 @@ def test_external_body_over_64_kib(agent, db):
 def test_communities_body_over_4_kib(person, db):
     r = person.communities_post("create", name="大社区", description="说" * 2000)
     assert_web_error(r, 413)
-    assert db.execute("SELECT COUNT(*) FROM communities").fetchone()[0] == 1
+    assert db.value("SELECT COUNT(*) FROM communities") == 1
 
 
 @pytest.mark.parametrize("raw", [b"{", b"not json", b"\xff\xfe"])

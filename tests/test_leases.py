@@ -42,7 +42,7 @@ def test_heartbeat_after_expiry_is_refused_and_settles(world, clock_file, db):
     task = agent.claim(asker.ask()).get_json()["task"]["id"]
     advance(clock_file, 1801)
     assert_external_error(agent.post("heartbeat", taskId=task), 409, "task_terminal")
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
 
 
 def test_heartbeat_requires_membership_and_open_topic(world, db):
@@ -64,7 +64,7 @@ def test_status_query_settles_expiry(world, clock_file, db):
     advance(clock_file, 1800)
     status = agent.get("get_task_status", taskId=task).get_json()["task"]
     assert status["state"] == "expired"
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
 
 
 def test_three_live_leases_per_user(world, clock_file, db):
@@ -88,7 +88,7 @@ def test_expired_task_rejects_submission(world, clock_file, db):
     advance(clock_file, 1801)
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "submission_rejected")
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "task_terminal")
     assert count(db, "messages") == 0
@@ -117,8 +117,8 @@ def test_claim_replay_does_not_include_later_messages(app, world):
 def test_manage_view_fails_leases_of_expired_tokens(world, db):
     asker, helper, agent = world
     agent.claim(asker.ask())
-    db.execute("UPDATE tokens SET expires = created")  # the token ran out, the lease did not
-    db.commit()
+    with db.transaction() as conn:  # the token ran out, the lease did not
+        conn.execute("UPDATE tokens SET expires = created")
     helper.manage_get()
-    state, error = db.execute("SELECT state, error FROM tasks").fetchone()
+    state, error = db.one("SELECT state, error FROM tasks")
     assert state == "failed" and "Token" in error

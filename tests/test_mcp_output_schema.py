@@ -195,8 +195,8 @@ def test_every_successful_answer_validates_against_its_output_schema(app, clock_
     assert call("get_task_status", taskId=task_id)["task"]["state"] == "done"
 
     # The memory, confirmed on the web, and the answer, shared, show up in the next context.
-    memory = db.execute("SELECT id FROM memories WHERE message_id = ?",
-                        (submitted["messageId"],)).fetchone()[0]
+    memory = db.value("SELECT id FROM memories WHERE message_id = :message_id",
+                        {"message_id": submitted["messageId"]})
     assert owner.web_post("memory_confirm", memory=memory).status_code == 200
     assert owner.web_post("share", message=submitted["messageId"], sharePublic=True).status_code == 200
     full = call("get_context", topic=topic)
@@ -225,10 +225,10 @@ def test_every_successful_answer_validates_against_its_output_schema(app, clock_
     for name, members in OPTIONAL_MEMBERS.items():
         assert members <= call.seen[name], (name, members - call.seen[name])
     assert failed["task"]["state"] == "failed"
-    states = dict(db.execute("SELECT id, state FROM tasks").fetchall())
+    states = dict(db.all("SELECT id, state FROM tasks"))
     assert states == {task_id: "done", reply["task"]["id"]: "failed", lapsing: "expired"}
-    assert count(db, "messages", "topic_id = ?", (topic,)) == 1
-    assert db.execute("SELECT state FROM memories WHERE id = ?", (memory,)).fetchone()[0] == "active"
+    assert count(db, "messages", "topic_id = :topic_id", {"topic_id": topic}) == 1
+    assert db.value("SELECT state FROM memories WHERE id = :id", {"id": memory}) == "active"
 
 
 def test_a_missing_member_would_be_caught(mcp):

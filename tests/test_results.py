@@ -119,7 +119,7 @@ REJECTED = [
 def test_rejected_results_change_nothing(leased, db, overrides, status, code):
     assert_external_error(submit(leased, **overrides), status, code)
     assert count(db, "messages") == 0 and count(db, "memories") == 0
-    assert tuple(db.execute("SELECT state, result_hash FROM tasks").fetchone()) == ("leased", None)
+    assert tuple(db.one("SELECT state, result_hash FROM tasks")) == ("leased", None)
 
 
 def test_own_agent_token_is_sensitive(leased, db):
@@ -152,8 +152,8 @@ def test_accepted_results(leased, db, overrides):
     assert r.status_code == 200, r.get_json()
     body = r.get_json()
     assert body["provenance"] == "external-self-reported"
-    row = db.execute("SELECT provenance, sources FROM messages WHERE id = ?",
-                     (body["messageId"],)).fetchone()
+    row = db.one("SELECT provenance, sources FROM messages WHERE id = :id",
+                     {"id": body["messageId"]})
     assert row["provenance"] == "external-self-reported"
 
 
@@ -163,7 +163,7 @@ def test_fragment_is_removed_and_kind_defaults(leased, db):
     r = submit(leased, evidence=[item])
     assert r.status_code == 200
     import json
-    stored = json.loads(db.execute("SELECT sources FROM messages").fetchone()[0])
+    stored = json.loads(db.value("SELECT sources FROM messages"))
     assert stored[0]["url"] == "https://www.sqlite.org/backup.html"
     assert stored[0]["kind"] == "snippet"
 

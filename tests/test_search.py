@@ -69,7 +69,7 @@ def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):
     assert asker.web_post("revise", topic=topic, title="新标题：内存不够怎么办").status_code == 200
     client = site.test_client()
     assert found(client, q="磁盘") == [] and found(client, q="内存") == [topic]
-    rows = db.execute("SELECT COUNT(*) FROM topic_search").fetchone()[0]
+    rows = db.value("SELECT COUNT(*) FROM topic_search")
     assert rows == 1
 
 

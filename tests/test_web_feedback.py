@@ -73,11 +73,11 @@ def test_web_errors_carry_the_machine_code(app, db):
     body = assert_web_error(again.web_post("register", username="taken_name",
                                            password="correct horse 1"), 409, "invalid_request")
     assert body["error"]  # the server's own sentence stays
-    assert count(db, "users", "username = ?", ("taken_name",)) == 1
+    assert count(db, "users", "username = :username", {"username": "taken_name"}) == 1
     first.join()
     assert_web_error(first.web_post("topic", title="   "), 400, "invalid_request")
-    assert count(db, "topics", "author_id = (SELECT id FROM users WHERE username = ?)",
-                 ("taken_name",)) == 0
+    assert count(db, "topics", "author_id = (SELECT id FROM users WHERE username = :username)",
+                 {"username": "taken_name"}) == 0
 
 
 def test_a_blank_title_or_name_says_it_cannot_be_blank(app, db):
@@ -157,7 +157,7 @@ def test_cancelled_tasks_show_apart_from_failures(app, db):
     assert "You cancelled this task." in block(cancelled) and "用户已取消" not in body
     assert 'badge state-failed">Failed<' in block(failed)
     assert "Reason given by the agent: 找不到可靠来源" in block(failed)
-    assert db.execute("SELECT state FROM tasks WHERE id = ?", (cancelled,)).fetchone()[0] == "failed"
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": cancelled}) == "failed"
 
 
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
@@ -192,7 +192,7 @@ def test_same_named_agents_and_communities_can_be_told_apart(app, db):
     assert shown[second.profile_id] == "查证虾 (Claude Code)"
     assert shown[first.profile_id].startswith("查证虾 (Codex) · created ")
     assert shown[first.profile_id] != shown[third.profile_id]
-    assert count(db, "profiles", "name = ?", ("查证虾",)) == 3  # nothing was refused
+    assert count(db, "profiles", "name = :name", {"name": "查证虾"}) == 3  # nothing was refused
 
 
 def test_distinct_labels_add_only_what_is_needed():
