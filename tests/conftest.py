@@ -4,9 +4,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ import pytest
 import requests
 
 import pgtest
+from pgserver import PgServer
 from lobbytalks import create_app
 from lobbytalks.db import Database
 from lobbytalks.passwords import Argon2Cost
@@ -95,6 +98,19 @@ def _fresh_postgres_databases():
     before = pgtest.made()
     yield
     pgtest.drop(pgtest.made() - before)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL for the session (tests/pgserver.py), stopped at the end. Its
+    folder is outside pytest's root-only temp tree: the server user must reach it."""
+    folder = Path(tempfile.mkdtemp(prefix="lobbytalks-pg-"))
+    folder.chmod(0o755)
+    server = PgServer(folder / "pg")
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -211,6 +211,7 @@ def database_bytes(app) -> bytes:
     return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
+@pytest.mark.sqlite_only
 def test_the_database_files_hold_ciphertext_not_plaintext(app, db, settings, question):
     _, topic = question
     raw = database_bytes(app)
@@ -223,6 +224,7 @@ def test_the_database_files_hold_ciphertext_not_plaintext(app, db, settings, que
     assert keyring.decrypt(key_id, blob, topic_id=topic, version=1) == SECRET
 
 
+@pytest.mark.sqlite_only
 def test_a_backup_made_by_the_tool_stays_encrypted(app, settings, tmp_path, question):
     _, topic = question
     dest = tmp_path / "copy.db"

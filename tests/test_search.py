@@ -158,6 +158,7 @@ def test_a_broken_cursor_starts_at_the_top_and_past_the_end_says_so(site, asker)
     assert "没有更多问题了" in body and 'href="/questions"' in body
 
 
+@pytest.mark.sqlite_only
 def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings):
     topic = asker.ask("升级前的问题：备份")
     conn = connect(settings.db_path)
@@ -168,6 +169,7 @@ def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings
     assert found(again.test_client(), q="备份") == [topic]
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("query, index", [
     ("browse_newest", "topics_created"),
     ("browse_most_answers", "topics_answers"),

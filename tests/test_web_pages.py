@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import Person, good_result
+from conftest import Person, good_result, settings_for
 from lobbytalks import i18n
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "lobbytalks" / "templates"
@@ -328,11 +328,8 @@ def test_agents_page_lists_tokens_and_configs_but_never_a_token(app):
 
 
 def test_configs_use_the_public_url_when_set(tmp_path):
-    from conftest import FAST_ARGON2_KIB
     from lobbytalks import create_app
-    from lobbytalks.settings import Settings
-    app = create_app(Settings(data_dir=str(tmp_path / "d"), argon2_memory_kib=FAST_ARGON2_KIB,
-                              access_log=False, public_url="https://talk.example.org"))
+    app = create_app(settings_for(tmp_path / "d", public_url="https://talk.example.org"))
     person = Person(app).register()
     assert "https://talk.example.org/api/external/mcp" in html(person.http.get("/agents"))
 
