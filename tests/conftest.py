@@ -210,6 +210,35 @@ def good_result(**overrides: Any) -> dict[str, Any]:
     return result
 
 
+# --- the people, agents and questions most tests start from ------------------------------
+
+def joined_person(app, **kwargs: Any) -> Person:
+    """A registered person who has joined the default community."""
+    person = Person(app, **kwargs).register()
+    person.join()
+    return person
+
+
+def ask_question(app, **fields: Any) -> tuple[Person, str]:
+    """A member and the question they asked."""
+    person = joined_person(app)
+    return person, person.ask(**fields)
+
+
+def contributor(app, name: str = "查证虾") -> tuple[Person, AgentClient]:
+    """A member with one external agent."""
+    person = joined_person(app)
+    return person, person.new_agent(name)
+
+
+def asked_with_private(app, title: str, private: str, agent_name: str):
+    """An asker's question with private context, and another member with an agent:
+    (asker, topic, author, agent)."""
+    asker = joined_person(app)
+    topic = asker.ask(title=title, privateContext=private)
+    return (asker, topic, *contributor(app, agent_name))
+
+
 @pytest.fixture
 def person(app):
     return Person(app).register()
@@ -218,17 +247,26 @@ def person(app):
 @pytest.fixture
 def asker(app) -> Person:
     """A registered user who has joined the lobby (typically asks the questions)."""
-    p = Person(app).register()
-    p.join()
-    return p
+    return joined_person(app)
 
 
 @pytest.fixture
 def member(app) -> Person:
     """A second registered lobby member (typically owns the answering agent)."""
-    p = Person(app).register()
-    p.join()
-    return p
+    return joined_person(app)
+
+
+@pytest.fixture
+def agent(member) -> AgentClient:
+    """The member's external agent, with its token: the REST caller (``McpClient`` wraps its
+    token for MCP)."""
+    return member.new_agent()
+
+
+@pytest.fixture
+def topic(asker) -> str:
+    """A question the asker put in the lobby."""
+    return asker.ask()
 
 
 @pytest.fixture

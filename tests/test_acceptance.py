@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from conftest import AgentClient, Person, advance, count, good_result
+from conftest import AgentClient, Person, advance, count, good_result, joined_person
 from helpers import assert_external_error
 
 
@@ -35,8 +35,7 @@ def test_03_first_context_has_no_full_text(asker, member):
 
 def test_04_contribution_unlocks_reading(app, asker, member):
     topic = asker.ask()
-    others = Person(app).register()
-    others.join()
+    others = joined_person(app)
     other_agent = others.new_agent()
     t = other_agent.claim(topic).get_json()["task"]["id"]
     other_agent.post("submit_result", taskId=t, **good_result())

@@ -12,9 +12,9 @@ import html as htmllib
 import json
 
 import pytest
-from conftest import Person, count
+from conftest import Person, asked_with_private, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import answer, asked_with_private, claim_ok, joined_person, revise, submit_ok
+from qa_helpers import answer, claim_ok, revise, submit_ok
 
 from lobbytalks.services.overlap import MIN_RUN, repeated_runs
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Person, count
+from conftest import Person, ask_question, contributor, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import answer, ask_question, contributor, joined_person, revise
+from qa_helpers import answer, revise
 
 from lobbytalks import create_app
 

@@ -18,7 +18,7 @@ from lobbytalks.cli import ProgressBar, main
 from lobbytalks.db import latest_version
 from lobbytalks.settings import Settings, mask_uri_credentials
 
-from conftest import FAST_ARGON2_KIB, LiveServer, Person, settings_for, web_session
+from conftest import FAST_ARGON2_KIB, LiveServer, Person, joined_person, settings_for, web_session
 
 
 def run(*argv: str) -> int:
@@ -45,8 +45,7 @@ def data_dir(app) -> str:
 
 
 def add_private_question(app) -> None:
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     asker.ask(privateContext="只给回答者看的内部信息")
 
 

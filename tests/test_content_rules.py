@@ -10,7 +10,7 @@ import uuid
 import pytest
 import requests
 
-from conftest import Person, count, good_result, open_database, web_session
+from conftest import Person, count, good_result, joined_person, open_database, web_session
 from helpers import assert_external_error, assert_web_error
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -130,8 +130,7 @@ def test_revision_with_a_secret_is_refused(asker, db, fields):
 
 
 def test_fail_task_scans_the_folded_error(app, asker, db):
-    helper = Person(app).register()
-    helper.join()
+    helper = joined_person(app)
     agent = helper.new_agent()
     task = agent.claim(asker.ask()).get_json()["task"]["id"]
     split_token = agent.token[:8] + "\u2060" + agent.token[8:]      # word joiner inside

@@ -5,16 +5,11 @@ import uuid
 
 import pytest
 
-from conftest import AgentClient, Person, count, good_result
+from conftest import AgentClient, Person, count, good_result, joined_person
 from helpers import assert_external_error
 
 READS = ["list_communities", "list_topics", "get_context", "get_task_status"]
 WRITES = ["join_community", "claim_task", "heartbeat", "fail_task", "submit_result"]
-
-
-@pytest.fixture
-def agent(member):
-    return member.new_agent()
 
 
 @pytest.mark.parametrize("header", [None, "Bearer", "Bearer lbt_unknown", "Basic abc",
@@ -199,8 +194,7 @@ def test_token_budget_120_a_minute(agent):
 def test_claims_limited_per_user(settings):
     from lobbytalks import create_app
     app = create_app(settings, rate_claim="3/minute")
-    p = Person(app).register()
-    p.join()
+    p = joined_person(app)
     topic = p.ask()
     agent = p.new_agent()
     for _ in range(3):
@@ -217,8 +211,7 @@ def test_reply_to_rules(app, asker, agent, member, db):
     other_topic = asker.ask("另一个问题")
     assert_external_error(agent.claim(other_topic, replyTo=message), 400, "invalid_reply")
     # Someone without the full-text right may not reply.
-    newcomer = Person(app).register()
-    newcomer.join()
+    newcomer = joined_person(app)
     r = newcomer.new_agent().claim(topic, replyTo=message)
     assert_external_error(r, 403, "invalid_reply")
     # With the right, a reply is leased and stored as a reply.

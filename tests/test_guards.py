@@ -9,12 +9,6 @@ WEB_POSTS = [("/api/community", {"action": "login", "username": "nobody", "passw
              ("/api/communities", {"action": "join", "community": "lobby"})]
 
 
-@pytest.fixture
-def agent(person):
-    person.join()
-    return person.new_agent()
-
-
 def test_foreign_origin_rejected_on_external(agent, db):
     r = agent.http.post("/api/external", json={"action": "join_community", "community": "lobby"},
                         headers={**agent.headers, "Origin": "https://evil.example.org"})

@@ -3,17 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Person, advance, count, good_result
+from conftest import advance, count, good_result, joined_person
 from helpers import assert_external_error
 
 
 @pytest.fixture
-def world(app):
-    asker = Person(app).register()
-    asker.join()
-    helper = Person(app).register()
-    helper.join()
-    return asker, helper, helper.new_agent()
+def world(asker, member, agent):
+    """The asker, the agent's owner and the agent."""
+    return asker, member, agent
 
 
 def test_heartbeat_extends_to_now_plus_thirty_minutes(world, clock_file):
@@ -101,8 +98,7 @@ def test_claim_replay_does_not_include_later_messages(app, world):
     mine = agent.post("submit_result", taskId=first, **good_result()).get_json()["messageId"]
     frozen = agent.claim(topic, "11111111-2222-3333-4444-555555555555").get_json()
     assert [m["id"] for m in frozen["context"]["messages"]] == [mine]
-    other = Person(app).register()
-    other.join()
+    other = joined_person(app)
     other_agent = other.new_agent()
     t = other_agent.claim(topic).get_json()["task"]["id"]
     other_agent.post("submit_result", taskId=t, **good_result(

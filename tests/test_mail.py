@@ -9,8 +9,8 @@ from email import policy
 import pytest
 import requests
 from aiosmtpd.controller import Controller
-from conftest import LiveServer, count, free_port, good_result, web_session
-from qa_helpers import answer, contributor, joined_person
+from conftest import LiveServer, contributor, count, free_port, good_result, joined_person, web_session
+from qa_helpers import answer
 
 from lobbytalks import create_app
 

@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import Person, count, good_result, joined_person
 from helpers import assert_external_error
 from lobbytalks.security import is_agent_token_shape
 
@@ -167,8 +167,7 @@ def test_task_listing_pages_of_twenty(person, db):
 
 
 def test_other_users_ids_never_widen_the_listing(app, person):
-    other = Person(app).register()
-    other.join()
+    other = joined_person(app)
     topic = other.ask()
     their_agent = other.new_agent()
     their_agent.claim(topic)

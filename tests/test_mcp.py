@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import AgentClient, Person, count, good_result
+from conftest import AgentClient, Person, count, good_result, joined_person
 from lobbytalks import create_app
 from lobbytalks.actions import ACTIONS
 
@@ -75,11 +75,6 @@ def business_error(result: dict, status: int, code: str) -> dict:
     assert set(payload) == {"code", "error", "status"} and payload["error"], payload
     assert (payload["status"], payload["code"]) == (status, code), payload
     return payload
-
-
-@pytest.fixture
-def topic(asker):
-    return asker.ask()
 
 
 @pytest.fixture
@@ -531,8 +526,7 @@ def test_fail_task_replays_and_conflicts(mcp, topic, db):
 
 def test_claim_limits_inside_a_tool_are_error_results(settings):
     app = create_app(settings.with_overrides(rate_claim="4/minute"))
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topics = [asker.ask(f"第 {i} 个问题：SQLite 备份要注意什么？") for i in range(5)]
     mcp = McpClient(app, asker.new_agent().token)
     for topic in topics[:3]:

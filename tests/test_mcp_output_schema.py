@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import requests
 
-from conftest import Person, advance, count, good_result, web_session
+from conftest import Person, advance, count, good_result, joined_person, web_session
 from lobbytalks.actions import ACTIONS
 from test_mcp import McpClient, _walk, business_error, tool_payload
 
@@ -171,8 +171,7 @@ def undeclared(value: Any, schema: dict[str, Any], where: str = "") -> list[str]
 
 
 def test_every_successful_answer_validates_against_its_output_schema(app, clock_file, db):
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topic = asker.ask(description="生产库不能停机。", privateContext="库大约 40 GB，在 NFS 上。")
     owner = Person(app).register()
     call = Recorder(McpClient(app, owner.new_agent().token))
@@ -248,8 +247,7 @@ def test_a_missing_member_would_be_caught(mcp):
 # --- failures are not described by it --------------------------------------------------
 
 def test_failed_calls_keep_their_error_body(app, db):
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topic = asker.ask()
     mcp = McpClient(app, Person(app).register().new_agent().token)
     schemas = output_schemas(mcp)

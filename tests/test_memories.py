@@ -5,18 +5,14 @@ import pytest
 
 from conftest import Person, count, good_result
 from helpers import assert_web_error
+from qa_helpers import claim_ok, submit_ok
 
 
 @pytest.fixture
-def answered(app):
-    asker = Person(app).register()
-    asker.join()
-    owner = Person(app).register()
-    owner.join()
-    agent = owner.new_agent()
-    task = agent.claim(asker.ask()).get_json()["task"]["id"]
-    body = agent.post("submit_result", taskId=task, **good_result()).get_json()
-    return asker, owner, agent, body
+def answered(asker, member, agent, topic):
+    """(asker, the agent's owner, the agent, the body of its accepted answer)."""
+    task = claim_ok(agent, topic)["task"]["id"]
+    return asker, member, agent, submit_ok(agent, task)
 
 
 def test_valid_answer_creates_a_pending_memory(answered, db):

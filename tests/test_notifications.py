@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import Person, advance, count
+from conftest import Person, advance, asked_with_private, contributor, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import answer, asked_with_private, claim_ok, contributor, joined_person, result
+from qa_helpers import answer, claim_ok, result
 
 PRIVATE = "私密：生产库有 40 GB，每晚三点跑批量写入任务。"
 CONCLUSION = "先用在线备份 API 做一致副本 [S1]，再在低峰时段校验完整性，避免直接复制数据库文件。"

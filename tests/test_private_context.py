@@ -13,10 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import Person, count
+from conftest import Person, ask_question, contributor, count, joined_person
 from helpers import assert_external_error, assert_web_error
-from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
-                        submit_ok)
+from qa_helpers import answer, claim_ok, revise, submit_ok
 
 from lobbytalks import cli, create_app
 from lobbytalks.crypto import Keyring, SecretKeyProblem

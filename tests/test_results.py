@@ -5,19 +5,15 @@ import copy
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import count, good_result
 from helpers import assert_external_error
+from qa_helpers import claim_ok
 
 
 @pytest.fixture
-def leased(app):
-    asker = Person(app).register()
-    asker.join()
-    helper = Person(app).register()
-    helper.join()
-    agent = helper.new_agent()
-    task = agent.claim(asker.ask()).get_json()["task"]["id"]
-    return agent, task
+def leased(agent, topic):
+    """The agent and the task it holds on the asker's question."""
+    return agent, claim_ok(agent, topic)["task"]["id"]
 
 
 NO_CITATION = "不需要外部来源：这是一个可以由推理直接得出的结论，附带理由摘要。"

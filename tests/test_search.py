@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import Person, good_result
+from conftest import Person, good_result, joined_person
 from lobbytalks import create_app
 from lobbytalks.db import Q, connect
 from lobbytalks.services.search import index_terms, match_query
@@ -30,15 +30,14 @@ def test_index_terms_write_cjk_runs_as_characters_and_pairs():
 
 
 @pytest.fixture
-def site(settings):
+def app(settings):
+    """Rate limits out of the way: these tests ask many questions."""
     return create_app(settings.with_overrides(rate_topic="1000/day", rate_claim="1000/minute"))
 
 
 @pytest.fixture
-def asker(site) -> Person:
-    person = Person(site).register()
-    person.join()
-    return person
+def site(app):
+    return app
 
 
 def found(client, **params) -> list[str]:
@@ -98,8 +97,7 @@ def test_filters_and_sorts(site, asker, clock_file):
     second = asker.ask("第二个问题")
     advance(clock_file, 10)
     third = asker.ask("第三个问题")
-    helper = Person(site).register()
-    helper.join()
+    helper = joined_person(site)
     answer(site, helper, first)
     advance(clock_file, 10)
     answer(site, helper, second)

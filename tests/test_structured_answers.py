@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import count, good_result
+from conftest import ask_question, contributor, count, good_result
 from helpers import assert_external_error
-from qa_helpers import ask_question, claim_ok, contributor, result, submit_ok
+from qa_helpers import claim_ok, result, submit_ok
 
 EMOJI = "😀"  # two UTF-16 code units: lengths are JavaScript lengths
 

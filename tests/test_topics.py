@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import Person, count, good_result, joined_person
 from helpers import assert_web_error
 
 
@@ -94,14 +94,12 @@ def test_membership_and_admin_do_not_unlock_the_discussion(app, person, settings
     from lobbytalks import create_app
     person.join()
     topic_id = person.ask("谁能读全文？", privateContext="只给有资格的人")
-    helper = Person(app).register()
-    helper.join()
+    helper = joined_person(app)
     agent = helper.new_agent()
     task = agent.claim(topic_id).get_json()["task"]["id"]
     assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
 
-    member = Person(app).register()
-    member.join()
+    member = joined_person(app)
     view = member.web_get(topic=topic_id).get_json()
     assert view["allowed"] is False and view["messages"] == [] and view["messageCount"] == 1
 
@@ -130,8 +128,7 @@ def test_close_by_asker_replays_and_stops_claims(app, person, db):
         r = person.web_post("close", topic=topic_id)
         assert r.status_code == 200 and r.get_json()["status"] == "closed"
     assert db.value("SELECT status FROM topics WHERE id = :id", {"id": topic_id}) == "closed"
-    other = Person(app).register()
-    other.join()
+    other = joined_person(app)
     r = other.new_agent().claim(topic_id)
     assert r.status_code == 409 and r.get_json()["code"] == "topic_unavailable"
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import Person, count
+from conftest import Person, ask_question, contributor, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
-                        submit_ok)
+from qa_helpers import answer, claim_ok, revise, submit_ok
 
 QUESTION_KEYS = {"originalTitle", "intent", "version", "publicContext", "privateContextIncluded"}
 

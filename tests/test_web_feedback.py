@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import Person, count
+from conftest import Person, count, joined_person
 from helpers import assert_web_error
 from lobbytalks import i18n
 from lobbytalks.blueprints.web_base import distinct_labels
@@ -81,8 +81,7 @@ def test_web_errors_carry_the_machine_code(app, db):
 
 
 def test_a_blank_title_or_name_says_it_cannot_be_blank(app, db):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     for response in (person.web_post("topic", title="    "),
                      person.communities_post("create", name="   "),
                      person.manage_post("register", name="  ", perspective="x", client="codex")):
@@ -108,8 +107,7 @@ def test_every_catalogue_key_names_a_real_code_or_field():
 
 
 def test_categories_are_translated(app):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     body = html(person.http.get("/ask?lang=en"))
     assert '<option value="tech">Technology</option>' in body
     assert "技术" not in body and "公共讨论" not in body
@@ -121,8 +119,7 @@ def test_categories_are_translated(app):
 def test_ask_page_states_the_configured_daily_limit(settings):
     from lobbytalks import create_app
     app = create_app(settings, rate_topic="3/day")
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     body = html(person.http.get("/ask?lang=en"))
     assert "up to 3 questions (a day, counted over the last 24 hours)" in body
 
@@ -143,8 +140,7 @@ def test_a_page_past_the_end_says_so_with_a_link_back(app, path):
 # --- item 7: cancelled tasks and the question filter ----------------------------------------
 
 def test_cancelled_tasks_show_apart_from_failures(app, db):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     topic = person.ask(title="被取消的问题")
     agent = person.new_agent("取消虾")
     cancelled = agent.claim(topic).get_json()["task"]["id"]
@@ -161,8 +157,7 @@ def test_cancelled_tasks_show_apart_from_failures(app, db):
 
 
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")
     body = html(person.http.get(f"/tasks?topic={topic}&lang=en"))
     assert "Question: 筛选用的问题标题" in body and f"Question: {topic}" not in body
