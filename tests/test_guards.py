@@ -135,12 +135,11 @@ def test_foreign_origin_rejected_on_reads_too(client, path):
 
 
 def test_internal_failures_are_503_without_internals(agent, monkeypatch):
-    import sqlite3
-
+    from lobbytalks.db import DatabaseError  # the backend's own error class, whichever it is
     from lobbytalks.services import communities
 
     def broken(*args, **kwargs):
-        raise sqlite3.OperationalError("disk I/O error at /secret/path")
+        raise DatabaseError("disk I/O error at /secret/path")
 
     monkeypatch.setattr(communities, "list_page", broken)
     r = agent.get("list_communities")
