@@ -58,7 +58,8 @@ def settings_for(data_dir: str | Path, **overrides: Any) -> Settings:
 @contextmanager
 def open_database(data_dir: str | Path) -> Iterator[Database]:
     """The database of the app on ``data_dir`` (a running server's too), for asserting what
-    it holds; let go of afterwards."""
+    it holds; let go of afterwards. (Opened the way the CLI opens it; when db.py gains
+    the PostgreSQL backend, this line follows the CLI's.)"""
     database = Database(settings_for(data_dir).db_path)
     try:
         yield database
