@@ -32,4 +32,15 @@ need chromium chromium fonts-noto-cjk
 # The shared rate-limit tests start Debian's redis-server in a temporary folder.
 need redis-server redis-server
 
+# tests/pgserver.py starts a throwaway PostgreSQL (its own tests, and LOBBYTALKS_TEST_DATABASE_URL
+# runs); it needs Debian's server binaries.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "PostgreSQL is not installed; run: sudo apt-get install postgresql" >&2
+    exit 1
+  fi
+fi
+
 exec "$VENV/bin/python" -m pytest "$@"

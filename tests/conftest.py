@@ -4,19 +4,24 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import requests
 
+import pgtest
+from pgserver import PgServer
 from lobbytalks import create_app
+from lobbytalks.db import Database
 from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
 
@@ -38,10 +43,33 @@ def advance(clock_file: Path, seconds: int) -> None:
     clock_file.write_text(str(int(clock_file.read_text()) + seconds))
 
 
+# --- the database a test app gets: SQLite in its data folder, or its own PostgreSQL one ---
+
+def settings_for(data_dir: str | Path, **overrides: Any) -> Settings:
+    """The one place a test's Settings are made: fast password hashing, no access log, and
+    the database chosen for the backend under test (``pgtest.url_for``)."""
+    values: dict[str, Any] = {"argon2_memory_kib": FAST_ARGON2_KIB, "access_log": False}
+    url = pgtest.url_for(data_dir)
+    if url:
+        values["database_url"] = url
+    return Settings(data_dir=str(data_dir), **{**values, **overrides})
+
+
+@contextmanager
+def open_database(data_dir: str | Path) -> Iterator[Database]:
+    """The database of the app on ``data_dir`` (a running server's too), for asserting what
+    it holds; let go of afterwards. (Opened the way the CLI opens it; when db.py gains
+    the PostgreSQL backend, this line follows the CLI's.)"""
+    database = Database(settings_for(data_dir).db_path)
+    try:
+        yield database
+    finally:
+        database.close_thread_connection()
+
+
 @pytest.fixture
 def settings(tmp_path, clock_file) -> Settings:
-    return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=FAST_ARGON2_KIB,
-                    access_log=False, clock_offset_file=str(clock_file))
+    return settings_for(tmp_path / "data", clock_offset_file=str(clock_file))
 
 
 @pytest.fixture
@@ -55,16 +83,43 @@ def client(app):
 
 
 @pytest.fixture
-def db(app):
-    """A raw connection for asserting what the database holds."""
-    conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
-    conn.row_factory = sqlite3.Row
-    yield conn
-    conn.close()
+def db(app) -> Database:
+    """The app's own Database, for asserting what it holds (``one``/``all``/``value``)."""
+    return app.config["LOBBYTALKS"].db
 
 
-def count(db: sqlite3.Connection, table: str, where: str = "1", params: tuple = ()) -> int:
-    return db.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0]
+def count(db: Database, table: str, where: str = "1", params: dict | None = None) -> int:
+    return db.value(f"SELECT COUNT(*) FROM {table} WHERE {where}", params or {})
+
+
+@pytest.fixture(autouse=True)
+def _fresh_postgres_databases():
+    """On PostgreSQL, the databases a test made are dropped after it (a module's server keeps
+    its own until the session ends)."""
+    before = pgtest.made()
+    yield
+    pgtest.drop(pgtest.made() - before)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL for the session (tests/pgserver.py), stopped at the end. Its
+    folder is outside pytest's root-only temp tree: the server user must reach it."""
+    folder = Path(tempfile.mkdtemp(prefix="lobbytalks-pg-"))
+    folder.chmod(0o755)
+    server = PgServer(folder / "pg")
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    pgtest.skip_sqlite_bound(items)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    pgtest.drop(pgtest.made())
 
 
 class Person:
@@ -156,6 +211,35 @@ def good_result(**overrides: Any) -> dict[str, Any]:
     return result
 
 
+# --- the people, agents and questions most tests start from ------------------------------
+
+def joined_person(app, **kwargs: Any) -> Person:
+    """A registered person who has joined the default community."""
+    person = Person(app, **kwargs).register()
+    person.join()
+    return person
+
+
+def ask_question(app, **fields: Any) -> tuple[Person, str]:
+    """A member and the question they asked."""
+    person = joined_person(app)
+    return person, person.ask(**fields)
+
+
+def contributor(app, name: str = "查证虾") -> tuple[Person, AgentClient]:
+    """A member with one external agent."""
+    person = joined_person(app)
+    return person, person.new_agent(name)
+
+
+def asked_with_private(app, title: str, private: str, agent_name: str):
+    """An asker's question with private context, and another member with an agent:
+    (asker, topic, author, agent)."""
+    asker = joined_person(app)
+    topic = asker.ask(title=title, privateContext=private)
+    return (asker, topic, *contributor(app, agent_name))
+
+
 @pytest.fixture
 def person(app):
     return Person(app).register()
@@ -164,17 +248,26 @@ def person(app):
 @pytest.fixture
 def asker(app) -> Person:
     """A registered user who has joined the lobby (typically asks the questions)."""
-    p = Person(app).register()
-    p.join()
-    return p
+    return joined_person(app)
 
 
 @pytest.fixture
 def member(app) -> Person:
     """A second registered lobby member (typically owns the answering agent)."""
-    p = Person(app).register()
-    p.join()
-    return p
+    return joined_person(app)
+
+
+@pytest.fixture
+def agent(member) -> AgentClient:
+    """The member's external agent, with its token: the REST caller (``McpClient`` wraps its
+    token for MCP)."""
+    return member.new_agent()
+
+
+@pytest.fixture
+def topic(asker) -> str:
+    """A question the asker put in the lobby."""
+    return asker.ask()
 
 
 @pytest.fixture
@@ -201,7 +294,7 @@ class LiveServer:
         # Access log off unless asked: nobody reads the pipe until stop(), and a full pipe
         # would block the server.
         full_env = {**os.environ, "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB),
-                    "LOBBYTALKS_ACCESS_LOG": "false", **(env or {})}
+                    "LOBBYTALKS_ACCESS_LOG": "false", **pgtest.env_for(data_dir), **(env or {})}
         base = command or [sys.executable, "-m", "lobbytalks"]
         self.proc = subprocess.Popen(
             [*base, "serve", "--port", str(self.port), "--data-dir", str(data_dir)],
@@ -249,11 +342,8 @@ def web_session(server: LiveServer, username: str | None = None) -> requests.Ses
 
 def live_usernames(server: LiveServer) -> set[str]:
     """The usernames a live server's database holds, read beside the running server."""
-    conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
-    try:
-        return {row[0] for row in conn.execute("SELECT username FROM users")}
-    finally:
-        conn.close()
+    with open_database(server.data_dir) as database:
+        return {row["username"] for row in database.all("SELECT username FROM users")}
 
 
 def dumps(data: Any) -> bytes:

@@ -1,36 +1,10 @@
-"""Helpers for the question-and-answer tests: askers, contributors, answers, versions."""
+"""Steps of the question-and-answer tests: claim, submit, answer, revise (the people and
+agents they act as come from conftest)."""
 from __future__ import annotations
 
 from typing import Any
 
 from conftest import AgentClient, Person, good_result
-
-
-def joined_person(app, **kwargs: Any) -> Person:
-    """A registered person who has joined the default community."""
-    person = Person(app, **kwargs).register()
-    person.join()
-    return person
-
-
-def ask_question(app, **fields: Any) -> tuple[Person, str]:
-    """A member and the question they asked."""
-    person = joined_person(app)
-    return person, person.ask(**fields)
-
-
-def contributor(app, name: str = "查证虾") -> tuple[Person, AgentClient]:
-    """A member with one external agent."""
-    person = joined_person(app)
-    return person, person.new_agent(name)
-
-
-def asked_with_private(app, title: str, private: str, agent_name: str):
-    """An asker's question with private context, and another member with an agent:
-    (asker, topic, author, agent)."""
-    asker = joined_person(app)
-    topic = asker.ask(title=title, privateContext=private)
-    return (asker, topic, *contributor(app, agent_name))
 
 
 def claim_ok(agent: AgentClient, topic: str, **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from conftest import AgentClient, Person, advance, count, good_result
+from conftest import AgentClient, Person, advance, count, good_result, joined_person
 from helpers import assert_external_error
 
 
@@ -35,8 +35,7 @@ def test_03_first_context_has_no_full_text(asker, member):
 
 def test_04_contribution_unlocks_reading(app, asker, member):
     topic = asker.ask()
-    others = Person(app).register()
-    others.join()
+    others = joined_person(app)
     other_agent = others.new_agent()
     t = other_agent.claim(topic).get_json()["task"]["id"]
     other_agent.post("submit_result", taskId=t, **good_result())
@@ -60,7 +59,7 @@ def test_05_same_result_replays_without_duplicates(asker, member, db):
     again = agent.post("submit_result", taskId=t, **good_result()).get_json()
     assert again["replayed"] is True and again["messageId"] == first["messageId"]
     assert count(db, "messages") == 1 and count(db, "memories") == 1
-    assert db.execute("SELECT message_count FROM topics").fetchone()[0] == 1
+    assert db.value("SELECT message_count FROM topics") == 1
 
 
 def test_06_different_result_conflicts(asker, member, db):
@@ -96,7 +95,7 @@ def test_08_submit_after_leaving_is_rejected(asker, member, db):
     assert_external_error(agent.post("submit_result", taskId=t, **good_result()), 409,
                           "submission_rejected")
     assert count(db, "messages") == 0
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "leased"
+    assert db.value("SELECT state FROM tasks") == "leased"
 
 
 def test_09_expired_task_is_rejected(asker, member, db, clock_file):
@@ -117,7 +116,7 @@ def test_10_rotation_does_not_transfer_old_tasks(app, asker, member, db):
     assert_external_error(fresh.post("submit_result", taskId=t, **good_result()), 404, "not_found")
     assert_external_error(agent.post("submit_result", taskId=t, **good_result()), 401,
                           "unauthorized")
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "failed"
+    assert db.value("SELECT state FROM tasks") == "failed"
 
 
 def test_11_sources_and_tool_summaries_are_shown_as_submitted(asker, member):

@@ -3,15 +3,15 @@ squatting, bounded sessions, password changes and logging out everywhere, Argon2
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 
 import pytest
 import requests
 
-from conftest import FAST_ARGON2_KIB, LiveServer, Person, count
+from conftest import FAST_ARGON2_KIB, LiveServer, Person, count, open_database
 from helpers import assert_web_error
+from lobbytalks.db import Row
 from test_passwords import legacy_scrypt_hash
 from lobbytalks import create_app
 from lobbytalks.services.accounts import AdminNameTaken
@@ -28,14 +28,14 @@ def login(app, username: str, password: str, address: str | None = None, http=No
         json={"action": "login", "username": username, "password": password})
 
 
-def user_row(db, username: str) -> sqlite3.Row:
-    return db.execute("SELECT id, password_hash, is_admin FROM users WHERE username = ?",
-                      (username,)).fetchone()
+def user_row(db, username: str) -> Row:
+    return db.one("SELECT id, password_hash, is_admin FROM users WHERE username = :username",
+                  {"username": username})
 
 
 def sessions_of(db, username: str) -> int:
-    return count(db, "sessions", "user_id = (SELECT id FROM users WHERE username = ?)",
-                 (username,))
+    return count(db, "sessions", "user_id = (SELECT id FROM users WHERE username = :username)",
+                 {"username": username})
 
 
 # --- 4. the redirect after logging in ------------------------------------------------
@@ -173,9 +173,8 @@ def test_serve_refuses_a_squatted_admin_name(tmp_path):
     assert done.returncode == 1
     assert "'boss', which exists and is not an administrator" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
-    conn = sqlite3.connect(data_dir / "lobbytalks.db")
-    assert conn.execute("SELECT is_admin FROM users WHERE username = 'boss'").fetchone() == (0,)
-    conn.close()
+    with open_database(data_dir) as db:
+        assert db.value("SELECT is_admin FROM users WHERE username = 'boss'") == 0
 
 
 # --- 7. bounded sessions, successful logins, password changes, everywhere ----------------
@@ -297,8 +296,9 @@ def test_new_passwords_are_argon2id_at_the_configured_cost(settings, db):
 def test_a_scrypt_hash_logs_in_and_is_replaced_by_argon2id(app, db):
     Person(app, username="oldtimer").register()
     old = legacy_scrypt_hash(PASSWORD)
-    db.execute("UPDATE users SET password_hash = ? WHERE username = 'oldtimer'", (old,))
-    db.commit()
+    with db.transaction() as conn:
+        conn.execute("UPDATE users SET password_hash = :password_hash WHERE username = 'oldtimer'",
+                     {"password_hash": old})
     assert login(app, "oldtimer", WRONG).status_code == 401
     assert user_row(db, "oldtimer")["password_hash"] == old  # a wrong password changes nothing
     assert login(app, "oldtimer", PASSWORD).status_code == 200
@@ -346,10 +346,9 @@ def test_lockout_success_budget_and_session_bound_under_serve(tmp_path):
         logins = [attempt("neighbour", PASSWORD) for _ in range(5)]
         assert [r.status_code for r in logins] == [200] * 4 + [429]
         assert "xia_session" not in logins[-1].headers.get("Set-Cookie", "")
-        conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
-        kept = conn.execute("SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
-                            "WHERE u.username = 'neighbour'").fetchone()[0]
-        conn.close()
+        with open_database(server.data_dir) as db:
+            kept = db.value("SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id "
+                            "WHERE u.username = 'neighbour'")
         assert kept == 2
         newest = logins[3].cookies["xia_session"]
         me = requests.get(api, params={"action": "me"}, cookies={"xia_session": newest}, timeout=10)

@@ -17,10 +17,10 @@ def test_register_sets_a_safe_session_cookie(app, db):
     assert cookie.startswith("xia_session=")
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
     raw = cookie.split(";")[0].split("=", 1)[1]
-    stored = [row[0] for row in db.execute("SELECT digest FROM sessions")]
+    stored = [row[0] for row in db.all("SELECT digest FROM sessions")]
     assert stored == [hashlib.sha256(raw.encode()).hexdigest()]
     assert raw not in stored
-    user = db.execute("SELECT username, password_hash FROM users").fetchone()
+    user = db.one("SELECT username, password_hash FROM users")
     assert user["username"] == "alice" and user["password_hash"].startswith("$argon2id$v=19$m=8,t=2,p=1$")
     assert "correct horse" not in user["password_hash"]
 
@@ -150,5 +150,5 @@ def test_admin_grant_command(app, db):
     Person(app, username="henry").register()
     data_dir = app.config["LOBBYTALKS"].settings.data_dir
     assert main(["admin", "grant", "henry", "--data-dir", data_dir]) == 0
-    assert db.execute("SELECT is_admin FROM users WHERE username='henry'").fetchone()[0] == 1
+    assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 1
     assert main(["admin", "grant", "nobody", "--data-dir", data_dir]) == 1

@@ -27,7 +27,7 @@ def test_rename_and_change_perspective_keep_old_answers_named(asker, member, db)
                             "perspective": "先给结论，再给可复核来源。"}
     r = member.manage_post("update", profile=agent.profile_id, perspective="只用一手来源。")
     assert r.get_json()["name"] == "新名字虾" and r.get_json()["perspective"] == "只用一手来源。"
-    row = db.execute("SELECT name, perspective FROM profiles WHERE id = ?", (agent.profile_id,)).fetchone()
+    row = db.one("SELECT name, perspective FROM profiles WHERE id = :id", {"id": agent.profile_id})
     assert tuple(row) == ("新名字虾", "只用一手来源。")
     # The answer keeps the name it was given under; the agent's own context uses the new one.
     assert [m["name"] for m in asker.web_get(topic=topic).get_json()["messages"]] == ["旧名字虾"]
@@ -46,7 +46,7 @@ def test_update_validation(person, db, fields):
     agent = person.new_agent("原名")
     assert_external_error(person.manage_post("update", profile=agent.profile_id, **fields),
                           400, "invalid_request")
-    assert db.execute("SELECT name FROM profiles").fetchone()[0] == "原名"
+    assert db.value("SELECT name FROM profiles") == "原名"
 
 
 def test_archive_revokes_tokens_fails_leases_and_leaves_the_cap(asker, member, db):
@@ -55,8 +55,8 @@ def test_archive_revokes_tokens_fails_leases_and_leaves_the_cap(asker, member, d
     assert r.status_code == 200
     archived_at = r.get_json()["archived"]
     assert r.get_json() == {"ok": True, "profile": agent.profile_id, "archived": archived_at}
-    assert count(db, "tokens", "profile_id = ? AND revoked = 0", (agent.profile_id,)) == 0
-    task = db.execute("SELECT state, error FROM tasks WHERE id = ?", (leased,)).fetchone()
+    assert count(db, "tokens", "profile_id = :profile_id AND revoked = 0", {"profile_id": agent.profile_id}) == 0
+    task = db.one("SELECT state, error FROM tasks WHERE id = :id", {"id": leased})
     assert tuple(task) == ("failed", AGENT_ARCHIVED)
     # The token is refused with a message that names the reason; the answer keeps its name.
     refused = agent.get("list_topics")
@@ -70,7 +70,7 @@ def test_archive_revokes_tokens_fails_leases_and_leaves_the_cap(asker, member, d
     for action, fields in (("rotate", {}), ("update", {"name": "复活"})):
         assert_external_error(member.manage_post(action, profile=agent.profile_id, **fields),
                               404, "not_found")
-    assert count(db, "tokens", "profile_id = ?", (agent.profile_id,)) == 1
+    assert count(db, "tokens", "profile_id = :profile_id", {"profile_id": agent.profile_id}) == 1
     listing = member.manage_get().get_json()
     assert listing["agents"] == []
     assert [a["id"] for a in listing["archivedAgents"]] == [agent.profile_id]
@@ -99,7 +99,7 @@ def test_only_the_owner_can_update_or_archive(app, person, make_person, db):
                               404, "not_found")
         assert_external_error(stranger.manage_post(action, profile="agt_nope", **fields),
                               404, "not_found")
-    row = db.execute("SELECT name, archived_at FROM profiles").fetchone()
+    row = db.one("SELECT name, archived_at FROM profiles")
     assert tuple(row) == ("我的虾", None)
     # An agent token never stands in for the owner's login.
     r = stranger.http.post("/api/external/manage", json={"action": "archive", "profile": agent.profile_id},

@@ -13,7 +13,7 @@ from helpers import assert_external_error, assert_web_error
 
 
 def requests_of(db, topic: str) -> list[int]:
-    return [r[0] for r in db.execute("SELECT user_id FROM agent_requests WHERE topic_id = ?", (topic,))]
+    return [r[0] for r in db.all("SELECT user_id FROM agent_requests WHERE topic_id = :topic_id", {"topic_id": topic})]
 
 
 def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, member, db):
@@ -27,7 +27,7 @@ def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, m
     r = member.web_post("agent_request", topic=topic, requested=True)
     assert r.status_code == 200 and r.get_json() == {"ok": True, "topic": topic, "requested": True}
     assert member.web_post("agent_request", topic=topic, requested=True).status_code == 200  # replays
-    assert count(db, "agent_requests", "topic_id = ?", (topic,)) == 1
+    assert count(db, "agent_requests", "topic_id = :topic_id", {"topic_id": topic}) == 1
     listing = agent.get("list_topics").get_json()
     assert [t["id"] for t in listing["requested"]] == [topic]
     assert listing["topics"][0]["requestedByMe"] is True

@@ -15,7 +15,7 @@ import json
 
 from conftest import LiveServer, good_result, web_session
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ("sql", "templates", "static", "docs")
 

@@ -12,7 +12,7 @@ import requests
 from conftest import LiveServer
 from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 PASSWORD = "correct horse 1"
 # Targets that read as local to a naive check but are another site to a browser's parser.

@@ -14,7 +14,7 @@ import requests
 from conftest import LiveServer, good_result
 from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1366, "height": 900}}
 BACKGROUND = "服务**一直**在写入：\n\n- 40 GB\n- WAL 模式\n\n详见 https://www.sqlite.org/wal.html"

@@ -9,7 +9,7 @@ import pytest
 from conftest import good_result, web_session
 from test_browser import browser, server, watch  # noqa: F401  (fixtures)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 
 def test_question_page_updates_itself_while_an_agent_researches(browser, server):  # noqa: F811

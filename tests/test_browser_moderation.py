@@ -15,7 +15,7 @@ import requests
 from conftest import LiveServer, good_result
 from test_browser import browser, watch  # noqa: F401  (the browser fixture)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 SHOTS = Path(tempfile.gettempdir()) / "lobbytalks-screenshots" / "moderation"
 PRIVATE = "私密：客户名单在 /srv/crm，不要外传。"

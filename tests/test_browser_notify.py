@@ -17,7 +17,7 @@ from conftest import LiveServer, good_result
 from lobbytalks.i18n import translate
 from test_browser import browser, watch  # noqa: F401  (the module-scoped browser fixture)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 TITLE = "怎样备份运行中的 SQLite？"
 PRIVATE = "私密：生产库有 40 GB，每天晚上三点跑批量写入任务。"

@@ -18,7 +18,7 @@ import requests
 from conftest import LiveServer, good_result
 from test_browser import CHROMIUM, CHROMIUM_ARGS, watch
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 900}

@@ -12,9 +12,9 @@ import html as htmllib
 import json
 
 import pytest
-from conftest import Person, count
+from conftest import Person, asked_with_private, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import answer, asked_with_private, claim_ok, joined_person, revise, submit_ok
+from qa_helpers import answer, claim_ok, revise, submit_ok
 
 from lobbytalks.services.overlap import MIN_RUN, repeated_runs
 
@@ -37,17 +37,17 @@ def actions(body):
 
 def kinds(db, user=None):
     sql = "SELECT n.kind FROM notifications n JOIN users u ON u.id = n.user_id"
-    params = ()
+    params = {}
     if user is not None:
-        sql += " WHERE u.username = ?"
-        params = (user.username,)
-    return [r[0] for r in db.execute(sql + " ORDER BY n.id", params)]
+        sql += " WHERE u.username = :username"
+        params = {"username": user.username}
+    return [r[0] for r in db.all(sql + " ORDER BY n.id", params)]
 
 
 def card_states(db, topic):
-    return [tuple(r) for r in db.execute(
-        "SELECT state, hidden_reason FROM answer_cards WHERE topic_id = ? ORDER BY created, id",
-        (topic,))]
+    return [tuple(r) for r in db.all(
+        "SELECT state, hidden_reason FROM answer_cards WHERE topic_id = :topic_id ORDER BY created, id",
+        {"topic_id": topic})]
 
 
 def ok(response):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Person, count
+from conftest import Person, ask_question, contributor, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import answer, ask_question, contributor, joined_person, revise
+from qa_helpers import answer, revise
 
 from lobbytalks import create_app
 
@@ -29,8 +29,8 @@ def share(person, message, allowed=True):
 
 
 def card_rows(db, topic):
-    return db.execute("SELECT id, version, state, message_ids, published FROM answer_cards"
-                      " WHERE topic_id = ? ORDER BY created, id", (topic,)).fetchall()
+    return db.all("SELECT id, version, state, message_ids, published FROM answer_cards"
+                      " WHERE topic_id = :topic_id ORDER BY created, id", {"topic_id": topic})
 
 
 def public_card(app, topic):
@@ -58,8 +58,8 @@ def discussion(app):
 
 def test_only_the_author_may_allow_or_withdraw_public_use(app, db, discussion):
     message = discussion["private"]
-    flag = lambda: db.execute("SELECT share_public FROM messages WHERE id = ?",  # noqa: E731
-                              (message,)).fetchone()[0]
+    flag = lambda: db.value("SELECT share_public FROM messages WHERE id = :id",  # noqa: E731
+                            {"id": message})
     assert flag() == 0  # off by default
     for someone, status in ((discussion["asker"], 403), (discussion["first_author"], 403),
                             (joined_person(app), 403), (Person(app), 401)):

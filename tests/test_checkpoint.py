@@ -3,8 +3,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from lobbytalks.checkpoint import Checkpointer
 from lobbytalks.db import Database
+
+# WAL checkpoints of the SQLite file.
+pytestmark = pytest.mark.sqlite_only
 
 
 def _wait(predicate, seconds: float = 10.0) -> bool:

@@ -18,7 +18,7 @@ from lobbytalks.cli import ProgressBar, main
 from lobbytalks.db import latest_version
 from lobbytalks.settings import Settings, mask_uri_credentials
 
-from conftest import FAST_ARGON2_KIB, LiveServer, Person, web_session
+from conftest import FAST_ARGON2_KIB, LiveServer, Person, joined_person, settings_for, web_session
 
 
 def run(*argv: str) -> int:
@@ -45,13 +45,13 @@ def data_dir(app) -> str:
 
 
 def add_private_question(app) -> None:
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     asker.ask(privateContext="只给回答者看的内部信息")
 
 
 # --- backup ------------------------------------------------------------------------------------
 
+@pytest.mark.sqlite_only
 def test_backup_writes_a_checked_copy_and_explains_the_key(app, data_dir, tmp_path, capsys):
     Person(app, username="alice").register()
     add_private_question(app)
@@ -70,6 +70,7 @@ def test_backup_writes_a_checked_copy_and_explains_the_key(app, data_dir, tmp_pa
     assert run("backup", "--data-dir", data_dir, "--force", str(dest)) == 0
 
 
+@pytest.mark.sqlite_only
 def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, capsys):
     add_private_question(app)
     dest = tmp_path / "b.db"
@@ -86,6 +87,7 @@ def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, 
     assert not dest.exists()
 
 
+@pytest.mark.sqlite_only
 def test_backup_takes_the_db_option_and_shows_progress_for_large_files(settings, tmp_path,
                                                                        capsys):
     create_app(settings).config["LOBBYTALKS"].db.close_thread_connection()
@@ -125,6 +127,7 @@ def test_progress_bar_draws_in_place_on_a_terminal_and_in_lines_elsewhere():
 
 # --- restore -----------------------------------------------------------------------------------
 
+@pytest.mark.sqlite_only
 def test_restore_asks_first_and_refuses_without_a_terminal(app, data_dir, tmp_path, capsys,
                                                           monkeypatch):
     backup = tmp_path / "b.db"
@@ -135,6 +138,7 @@ def test_restore_asks_first_and_refuses_without_a_terminal(app, data_dir, tmp_pa
     assert not list(Path(data_dir).glob("*.before-restore-*"))
 
 
+@pytest.mark.sqlite_only
 def test_restore_round_trip(app, data_dir, tmp_path, capsys):
     Person(app, username="alice").register()
     add_private_question(app)
@@ -156,14 +160,14 @@ def test_restore_round_trip(app, data_dir, tmp_path, capsys):
     assert run("check", "--data-dir", data_dir) == 0
 
 
+@pytest.mark.sqlite_only
 def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, tmp_path,
                                                                 capsys):
     add_private_question(app)
     backup = tmp_path / "b.db"
     assert run("backup", "--with-key", "--data-dir", data_dir, str(backup)) == 0
     other = tmp_path / "elsewhere"  # a new machine with its own, different key
-    create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB,
-                        access_log=False)).config["LOBBYTALKS"].db.close_thread_connection()
+    create_app(settings_for(other)).config["LOBBYTALKS"].db.close_thread_connection()
     capsys.readouterr()
 
     assert run("restore", "--data-dir", str(other), "--yes", str(backup)) == 0
@@ -171,17 +175,17 @@ def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, t
     assert "WARNING: the secret key does not match this database" in err
     assert f"{backup}.key: rerun with --with-key" in err
     with pytest.raises(RuntimeError, match="does not match"):
-        create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB))
+        create_app(settings_for(other))
 
     assert run("restore", "--data-dir", str(other), "--yes", "--with-key", str(backup)) == 0
     captured = capsys.readouterr()
     assert "installed the key from" in captured.out and "previous key kept as" in captured.out
     assert "WARNING" not in captured.err
     assert (other / "secret.key").read_text() == (Path(data_dir) / "secret.key").read_text()
-    create_app(Settings(data_dir=str(other), argon2_memory_kib=FAST_ARGON2_KIB,
-                        access_log=False))  # starts: the key matches again
+    create_app(settings_for(other))  # starts: the key matches again
 
 
+@pytest.mark.sqlite_only
 def test_restore_and_rotate_key_refuse_while_the_database_is_served(tmp_path):
     server = LiveServer(tmp_path / "live")
     key = server.data_dir / "secret.key"
@@ -204,6 +208,7 @@ def test_restore_and_rotate_key_refuse_while_the_database_is_served(tmp_path):
     assert usernames(server.data_dir / "lobbytalks.db") == {"before_backup", "after_backup"}
 
 
+@pytest.mark.sqlite_only
 def test_a_backup_from_before_a_key_rotation_still_opens(app, data_dir, tmp_path, capsys):
     add_private_question(app)
     backup = tmp_path / "b.db"
@@ -218,6 +223,7 @@ def test_a_backup_from_before_a_key_rotation_still_opens(app, data_dir, tmp_path
 
 # --- the key test: a backup under load restores to a complete, healthy database -------------
 
+@pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_backup_while_serving_under_writes_restores_everything_committed_before(tmp_path):
     server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_RATE_REGISTER": "100000/hour"})
@@ -269,6 +275,7 @@ def test_backup_while_serving_under_writes_restores_everything_committed_before(
 
 # --- check -------------------------------------------------------------------------------------
 
+@pytest.mark.sqlite_only
 def test_check_reports_and_exits_by_result(app, data_dir, capsys):
     assert run("check", "--data-dir", data_dir) == 0
     out = capsys.readouterr().out
@@ -284,12 +291,14 @@ def test_check_reports_and_exits_by_result(app, data_dir, capsys):
     assert "foreign_key_check: 1 problem(s)" in out and "PROBLEMS FOUND" in out
 
 
+@pytest.mark.sqlite_only
 def test_check_of_a_missing_file_creates_nothing(tmp_path, capsys):
     assert run("check", "--db", str(tmp_path / "nope.db")) == 1
     assert "no such database file" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.sqlite_only
 def test_a_too_new_database_is_refused_cleanly_by_every_command(app, data_dir, capsys):
     conn = sqlite3.connect(Path(data_dir) / "lobbytalks.db")
     conn.execute("INSERT INTO schema_migrations VALUES (42, 'future', 0)")

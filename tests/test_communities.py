@@ -32,9 +32,10 @@ def test_bad_list_parameters(client, query):
 
 
 def test_pages_of_sixty(app, db):
-    db.executemany("INSERT INTO communities (id, name, description, created) VALUES (?, ?, '', ?)",
-                   [(f"c{i:03}", f"社区{i}", i + 1) for i in range(60)])
-    db.commit()
+    with db.transaction() as conn:
+        conn.executemany("INSERT INTO communities (id, name, description, created) "
+                         "VALUES (:id, :name, '', :created)",
+                         [{"id": f"c{i:03}", "name": f"社区{i}", "created": i + 1} for i in range(60)])
     client = app.test_client()
     first = client.get("/api/communities?page=1").get_json()
     second = client.get("/api/communities?page=2").get_json()
@@ -62,12 +63,12 @@ def test_create_joins_the_creator_who_cannot_leave(person, db):
     r = person.communities_post("create", name="  读书会 ", description="一起读书")
     body = r.get_json()
     assert r.status_code == 200 and body["ok"] is True and body["joined"] is True
-    row = db.execute("SELECT name, description FROM communities WHERE id = ?", (body["id"],)).fetchone()
+    row = db.one("SELECT name, description FROM communities WHERE id = :id", {"id": body["id"]})
     assert tuple(row) == ("读书会", "一起读书")
     mine = person.http.get(f"/api/communities?id={body['id']}").get_json()["community"]
     assert mine["owned"] is True and mine["joined"] is True and mine["memberCount"] == 1
     assert_web_error(person.communities_post("leave", community=body["id"]), 409)
-    assert count(db, "memberships", "community_id = ?", (body["id"],)) == 1
+    assert count(db, "memberships", "community_id = :community_id", {"community_id": body["id"]}) == 1
 
 
 def test_five_communities_per_user(person, db):

@@ -1,14 +1,13 @@
 """Races against a real multi-threaded waitress server: the first committed write wins."""
 from __future__ import annotations
 
-import sqlite3
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from conftest import good_result, web_session
+from conftest import good_result, open_database, web_session
 
 
 def _race(calls):
@@ -43,11 +42,6 @@ def _agent(server, owner, name="并发虾"):
     return http
 
 
-def _db(server):
-    conn = sqlite3.connect(server.data_dir / "lobbytalks.db")
-    conn.row_factory = sqlite3.Row
-    return conn
-
 
 def test_four_claims_race_for_three_leases(live_server):
     _, owner, topics = _setup(live_server)
@@ -62,8 +56,8 @@ def test_four_claims_race_for_three_leases(live_server):
     assert statuses[3] in (409, 429)
     loser = next(r for r in responses if r.status_code != 200)
     assert loser.json()["code"] == "task_limit"
-    with _db(live_server) as db:
-        assert db.execute("SELECT COUNT(*) FROM tasks WHERE state = 'leased'").fetchone()[0] == 3
+    with open_database(live_server.data_dir) as db:
+        assert db.value("SELECT COUNT(*) FROM tasks WHERE state = 'leased'") == 3
 
 
 def test_cancel_racing_submit_has_one_winner(live_server):
@@ -78,9 +72,9 @@ def test_cancel_racing_submit_has_one_winner(live_server):
             lambda: owner.post(live_server.url + "/api/external/manage",
                                json={"action": "cancel_task", "taskId": task}),
         ])
-        with _db(live_server) as db:
-            state = db.execute("SELECT state FROM tasks WHERE id = ?", (task,)).fetchone()[0]
-            messages = db.execute("SELECT COUNT(*) FROM messages WHERE task_id = ?", (task,)).fetchone()[0]
+        with open_database(live_server.data_dir) as db:
+            state = db.value("SELECT state FROM tasks WHERE id = :id", {"id": task})
+            messages = db.value("SELECT COUNT(*) FROM messages WHERE task_id = :task_id", {"task_id": task})
         if submit.status_code == 200:
             assert cancel.status_code == 409 and cancel.json()["code"] == "task_terminal"
             assert state == "done" and messages == 1
@@ -103,5 +97,5 @@ def test_parallel_registrations_stop_at_eight(live_server):
     assert sum(r.status_code == 200 for r in responses) == 3
     refused = [r for r in responses if r.status_code != 200]
     assert all(r.status_code in (400, 409) and r.json()["code"] == "profile_limit" for r in refused)
-    with _db(live_server) as db:
-        assert db.execute("SELECT COUNT(*) FROM profiles").fetchone()[0] == 8
+    with open_database(live_server.data_dir) as db:
+        assert db.value("SELECT COUNT(*) FROM profiles") == 8

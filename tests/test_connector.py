@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -21,9 +20,10 @@ from typing import Any
 import pytest
 import requests
 
-from conftest import LiveServer, advance, good_result, web_session
+from conftest import LiveServer, advance, good_result, open_database, web_session
 from lobbytalks.connector.commands import EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN
 from lobbytalks.connector.events import EVENTS
+from lobbytalks.db import Row
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
 
@@ -63,17 +63,9 @@ class World:
     def __init__(self, root: Path, clock: Path, server: LiveServer, env: dict[str, str]):
         self.root, self.clock, self.server, self.env = root, clock, server, env
 
-    @property
-    def db_path(self) -> Path:
-        return self.root / "server" / "lobbytalks.db"
-
-    def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        conn = sqlite3.connect(self.db_path)
-        conn.row_factory = sqlite3.Row
-        try:
-            return conn.execute(sql, params).fetchall()
-        finally:
-            conn.close()
+    def query(self, sql: str, params: dict | None = None) -> list[Row]:
+        with open_database(self.server.data_dir) as db:
+            return db.all(sql, params or {})
 
     def restart(self) -> None:
         port = self.server.port
@@ -167,13 +159,14 @@ class Scene:
         out, err = proc.communicate(timeout=10)
         self.outputs += [out, err]
 
-    def tasks(self) -> list[sqlite3.Row]:
+    def tasks(self) -> list[Row]:
         return self.world.query("SELECT id, state, error, created, expires, message_id "
-                                "FROM tasks WHERE topic_id = ? ORDER BY created", (self.topic,))
+                                "FROM tasks WHERE topic_id = :topic ORDER BY created",
+                                {"topic": self.topic})
 
-    def messages(self) -> list[sqlite3.Row]:
-        return self.world.query("SELECT id, task_id, text FROM messages WHERE topic_id = ?",
-                                (self.topic,))
+    def messages(self) -> list[Row]:
+        return self.world.query("SELECT id, task_id, text FROM messages WHERE topic_id = :topic",
+                                {"topic": self.topic})
 
     def activity(self) -> dict[str, Any]:
         return requests.get(self.world.server.url + "/api/community",
@@ -293,9 +286,10 @@ def test_run_takes_requested_questions_first_and_skips_answered_ones(scene):
     assert code == EXIT_OK
     [chosen] = [e for e in events if e["event"] == "chosen"]
     assert chosen["topic"] == wanted and chosen["requestedByMe"] is True
-    assert world.query("SELECT COUNT(*) FROM tasks WHERE topic_id = ? AND profile_id = ?",
-                       (answered, scene.agent["profileId"]))[0][0] == 0
-    assert world.query("SELECT state FROM tasks WHERE topic_id = ?", (wanted,))[0][0] == "done"
+    assert world.query("SELECT COUNT(*) FROM tasks WHERE topic_id = :topic AND profile_id = :profile",
+                       {"topic": answered, "profile": scene.agent["profileId"]})[0][0] == 0
+    assert world.query("SELECT state FROM tasks WHERE topic_id = :topic",
+                       {"topic": wanted})[0][0] == "done"
 
 
 # --- crashes and restarts ------------------------------------------------------------------

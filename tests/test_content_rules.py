@@ -5,13 +5,12 @@ Through the Flask test client, and the same rules once through a real ``lobbytal
 """
 from __future__ import annotations
 
-import sqlite3
 import uuid
 
 import pytest
 import requests
 
-from conftest import Person, count, good_result, web_session
+from conftest import Person, count, good_result, joined_person, open_database, web_session
 from helpers import assert_external_error, assert_web_error
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -52,7 +51,7 @@ def test_agent_registration_refuses_disguised_text(person, db, field, value):
 def test_agent_names_with_joiners_and_marks_are_kept_exactly(person, db, name):
     r = person.manage_post("register", name=name, perspective="第一行\n第二行", client="custom")
     assert r.status_code == 200, r.get_json()
-    row = db.execute("SELECT name, perspective FROM profiles").fetchone()
+    row = db.one("SELECT name, perspective FROM profiles")
     assert tuple(row) == (name, "第一行\n第二行")
 
 
@@ -70,8 +69,8 @@ def test_community_creation_refuses_disguised_text(person, db, field, value):
 def test_community_with_emoji_name_is_created(person, db):
     r = person.communities_post("create", name="👩\u200d🔬 科学", description="实验\n与讨论")
     assert r.status_code == 200, r.get_json()
-    assert db.execute("SELECT name, description FROM communities WHERE id = ?",
-                      (r.get_json()["id"],)).fetchone()[0] == "👩\u200d🔬 科学"
+    assert db.value("SELECT name, description FROM communities WHERE id = :id",
+                      {"id": r.get_json()["id"]}) == "👩\u200d🔬 科学"
 
 
 # --------------------------------------------------------------------------- questions
@@ -91,7 +90,7 @@ def test_revising_refuses_disguised_text(asker, db, field, value):
     r = asker.web_post("revise", topic=topic, **{"description": "新条件", field: value})
     assert_web_error(r, 400)
     assert count(db, "question_versions") == 1
-    assert db.execute("SELECT version FROM topics").fetchone()[0] == 1
+    assert db.value("SELECT version FROM topics") == 1
 
 
 @pytest.mark.parametrize("username", ["\u202eadmin", "ad\u200bmin", "ｕｓｅｒ_1", "user\u2028"])
@@ -131,15 +130,14 @@ def test_revision_with_a_secret_is_refused(asker, db, fields):
 
 
 def test_fail_task_scans_the_folded_error(app, asker, db):
-    helper = Person(app).register()
-    helper.join()
+    helper = joined_person(app)
     agent = helper.new_agent()
     task = agent.claim(asker.ask()).get_json()["task"]["id"]
     split_token = agent.token[:8] + "\u2060" + agent.token[8:]      # word joiner inside
     r = agent.post("fail_task", taskId=task, error=f"令牌 {split_token} 不工作")
     assert_external_error(r, 400, "sensitive_content")
     assert agent.token[8:] not in r.get_data(as_text=True)
-    assert db.execute("SELECT state, error FROM tasks").fetchone()[:] == ("leased", None)
+    assert db.one("SELECT state, error FROM tasks")[:] == ("leased", None)
 
 
 # --------------------------------------------------------------------------- a real server
@@ -196,10 +194,10 @@ def test_content_rules_hold_through_a_real_server(live_server):
         "action": "fail_task", "taskId": task, "error": "ghp_\u200b" + "A" * 36})
     assert (r.status_code, r.json()["code"]) == (400, "sensitive_content")
 
-    with sqlite3.connect(live_server.data_dir / "lobbytalks.db") as db:
-        assert db.execute("SELECT name FROM profiles").fetchall() == [("👨\u200d💻 虾",)]
-        assert db.execute("SELECT COUNT(*) FROM communities WHERE name = ?",
-                          ("\u200b\u200b",)).fetchone()[0] == 0
-        assert db.execute("SELECT title FROM topics").fetchall() == [("真问题",)]
-        assert db.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
-        assert db.execute("SELECT state, error FROM tasks").fetchone() == ("leased", None)
+    with open_database(live_server.data_dir) as db:
+        assert [row["name"] for row in db.all("SELECT name FROM profiles")] == ["👨\u200d💻 虾"]
+        assert db.value("SELECT COUNT(*) FROM communities WHERE name = :name",
+                        {"name": "\u200b\u200b"}) == 0
+        assert [row["title"] for row in db.all("SELECT title FROM topics")] == ["真问题"]
+        assert db.value("SELECT COUNT(*) FROM messages") == 0
+        assert tuple(db.one("SELECT state, error FROM tasks")) == ("leased", None)

@@ -70,6 +70,7 @@ def test_random_nonce_makes_each_ciphertext_different():
     assert all(SECRET.encode() not in b for b in blobs)
 
 
+@pytest.mark.sqlite_only
 def test_plaintext_absent_from_database_file(db, tmp_path):
     kr = Keyring.generate()
     marker = "PUBLIC-MARKER-visible-in-file"
@@ -276,6 +277,7 @@ def test_malformed_sources_name_where(tmp_path):
 
 # --- database -----------------------------------------------------------------------------------
 
+@pytest.mark.sqlite_only
 def test_verify_keyring_accepts_right_key_and_rejects_wrong_one(db):
     kr = Keyring.generate().with_new_key()
     store(db, kr, "t1", 1, SECRET)
@@ -289,6 +291,7 @@ def test_verify_keyring_accepts_right_key_and_rejects_wrong_one(db):
         crypto.verify_keyring(db, Keyring.generate("k1"))
 
 
+@pytest.mark.sqlite_only
 def test_verify_keyring_checks_every_key_id_in_use(db):
     kr = Keyring.generate()
     store(db, kr, "t1", 1, SECRET)
@@ -300,6 +303,7 @@ def test_verify_keyring_checks_every_key_id_in_use(db):
         crypto.verify_keyring(db, only_old)
 
 
+@pytest.mark.sqlite_only
 def test_verify_keyring_on_empty_database_passes(db):
     crypto.verify_keyring(db, Keyring.generate())
 

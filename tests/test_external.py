@@ -5,16 +5,11 @@ import uuid
 
 import pytest
 
-from conftest import AgentClient, Person, count, good_result
+from conftest import AgentClient, Person, count, good_result, joined_person
 from helpers import assert_external_error
 
 READS = ["list_communities", "list_topics", "get_context", "get_task_status"]
 WRITES = ["join_community", "claim_task", "heartbeat", "fail_task", "submit_result"]
-
-
-@pytest.fixture
-def agent(member):
-    return member.new_agent()
 
 
 @pytest.mark.parametrize("header", [None, "Bearer", "Bearer lbt_unknown", "Basic abc",
@@ -164,7 +159,7 @@ def test_fail_task_replays_and_conflicts(agent, asker, db):
                           "idempotency_conflict")
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "task_terminal")
-    assert db.execute("SELECT error FROM tasks").fetchone()[0] == "来源都打不开"
+    assert db.value("SELECT error FROM tasks") == "来源都打不开"
     assert count(db, "messages") == 0
 
 
@@ -179,7 +174,7 @@ def test_fail_task_rejects_secrets(agent, asker, db):
     r = agent.post("fail_task", taskId=task, error=f"token {agent.token} 不工作")
     assert_external_error(r, 400, "sensitive_content")
     assert agent.token not in r.get_data(as_text=True)
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "leased"
+    assert db.value("SELECT state FROM tasks") == "leased"
 
 
 def test_done_task_cannot_fail(agent, asker):
@@ -199,8 +194,7 @@ def test_token_budget_120_a_minute(agent):
 def test_claims_limited_per_user(settings):
     from lobbytalks import create_app
     app = create_app(settings, rate_claim="3/minute")
-    p = Person(app).register()
-    p.join()
+    p = joined_person(app)
     topic = p.ask()
     agent = p.new_agent()
     for _ in range(3):
@@ -217,8 +211,7 @@ def test_reply_to_rules(app, asker, agent, member, db):
     other_topic = asker.ask("另一个问题")
     assert_external_error(agent.claim(other_topic, replyTo=message), 400, "invalid_reply")
     # Someone without the full-text right may not reply.
-    newcomer = Person(app).register()
-    newcomer.join()
+    newcomer = joined_person(app)
     r = newcomer.new_agent().claim(topic, replyTo=message)
     assert_external_error(r, 403, "invalid_reply")
     # With the right, a reply is leased and stored as a reply.
@@ -226,7 +219,7 @@ def test_reply_to_rules(app, asker, agent, member, db):
     assert reply["replyTo"] == message
     done = agent.post("submit_result", taskId=reply["id"], **good_result(
         conclusion="补充：备份之后应当再运行 integrity_check 确认副本完整 [S1]。")).get_json()
-    row = db.execute("SELECT reply_to FROM messages WHERE id = ?", (done["messageId"],)).fetchone()
+    row = db.one("SELECT reply_to FROM messages WHERE id = :id", {"id": done["messageId"]})
     assert row[0] == message
 
 
@@ -242,8 +235,8 @@ def test_leaving_keeps_reading_but_stops_contributing(asker, agent, member):
 def test_two_hundred_messages_per_topic(asker, agent, db):
     topic = asker.ask()
     task = agent.claim(topic).get_json()["task"]["id"]
-    db.execute("UPDATE topics SET message_count = 200 WHERE id = ?", (topic,))
-    db.commit()
+    with db.transaction() as conn:
+        conn.execute("UPDATE topics SET message_count = 200 WHERE id = :id", {"id": topic})
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "submission_rejected")
     assert_external_error(agent.claim(topic), 409, "topic_unavailable")

@@ -41,6 +41,7 @@ def test_every_setting_is_documented_in_the_readme():
         assert f"`{name}" in readme, name
 
 
+@pytest.mark.sqlite_only
 def test_database_is_wal_with_foreign_keys_and_migrations_recorded(app):
     conn = app.config["LOBBYTALKS"].db.conn
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -57,6 +58,7 @@ def test_migrations_are_idempotent(settings):
     assert conn.execute("SELECT COUNT(*) FROM communities WHERE id = 'lobby'").fetchone()[0] == 1
 
 
+@pytest.mark.sqlite_only
 def test_newer_schema_is_refused(settings):
     from lobbytalks import create_app
     create_app(settings)
@@ -76,6 +78,7 @@ def test_query_loader_rejects_duplicate_names():
     assert queries.one == "SELECT 1"
 
 
+@pytest.mark.sqlite_only
 def test_every_named_query_compiles(app):
     conn = app.config["LOBBYTALKS"].db.conn
     for name, sql in dbmod.Q._sql.items():
@@ -99,6 +102,7 @@ def test_health_is_ok(client):
     assert r.status_code == 200 and r.get_json() == {"ok": True}
 
 
+@pytest.mark.sqlite_only
 def test_health_is_503_when_schema_is_behind(app):
     conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
     conn.execute("DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)")
@@ -112,6 +116,7 @@ def test_unknown_api_path_uses_the_surface_envelope(client):
     assert r.status_code == 404 and r.get_json()["code"] == "not_found"
 
 
+@pytest.mark.sqlite_only
 def test_cli_help_and_init(tmp_path):
     out = subprocess.run([sys.executable, "-m", "lobbytalks", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "serve" in out.stdout and "healthcheck" in out.stdout
@@ -142,6 +147,7 @@ def test_healthcheck_fails_when_nothing_listens():
     assert check.returncode == 1
 
 
+@pytest.mark.sqlite_only
 def test_second_server_on_the_same_database_refuses(live_server):
     from conftest import free_port
     second = subprocess.run(

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from conftest import Person
+from conftest import Person, joined_person
 from valid_bodies import AGENT_BODIES, COMMUNITIES_BODIES, MANAGE_BODIES, WEB_BODIES
 from lobbytalks import create_app
 from lobbytalks.actions import ACTIONS
@@ -202,8 +202,7 @@ class World:
 
     def __init__(self, app) -> None:
         self.app = app
-        asker = Person(app).register()
-        asker.join()
+        asker = joined_person(app)
         self.topic = asker.ask("模糊测试用的问题：SQLite 的 WAL 模式怎么备份？")
 
     def actors(self) -> tuple[Person, dict[str, str], dict[str, str]]:

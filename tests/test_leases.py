@@ -3,17 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Person, advance, count, good_result
+from conftest import advance, count, good_result, joined_person
 from helpers import assert_external_error
 
 
 @pytest.fixture
-def world(app):
-    asker = Person(app).register()
-    asker.join()
-    helper = Person(app).register()
-    helper.join()
-    return asker, helper, helper.new_agent()
+def world(asker, member, agent):
+    """The asker, the agent's owner and the agent."""
+    return asker, member, agent
 
 
 def test_heartbeat_extends_to_now_plus_thirty_minutes(world, clock_file):
@@ -42,7 +39,7 @@ def test_heartbeat_after_expiry_is_refused_and_settles(world, clock_file, db):
     task = agent.claim(asker.ask()).get_json()["task"]["id"]
     advance(clock_file, 1801)
     assert_external_error(agent.post("heartbeat", taskId=task), 409, "task_terminal")
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
 
 
 def test_heartbeat_requires_membership_and_open_topic(world, db):
@@ -64,7 +61,7 @@ def test_status_query_settles_expiry(world, clock_file, db):
     advance(clock_file, 1800)
     status = agent.get("get_task_status", taskId=task).get_json()["task"]
     assert status["state"] == "expired"
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
 
 
 def test_three_live_leases_per_user(world, clock_file, db):
@@ -88,7 +85,7 @@ def test_expired_task_rejects_submission(world, clock_file, db):
     advance(clock_file, 1801)
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "submission_rejected")
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "task_terminal")
     assert count(db, "messages") == 0
@@ -101,8 +98,7 @@ def test_claim_replay_does_not_include_later_messages(app, world):
     mine = agent.post("submit_result", taskId=first, **good_result()).get_json()["messageId"]
     frozen = agent.claim(topic, "11111111-2222-3333-4444-555555555555").get_json()
     assert [m["id"] for m in frozen["context"]["messages"]] == [mine]
-    other = Person(app).register()
-    other.join()
+    other = joined_person(app)
     other_agent = other.new_agent()
     t = other_agent.claim(topic).get_json()["task"]["id"]
     other_agent.post("submit_result", taskId=t, **good_result(
@@ -117,8 +113,8 @@ def test_claim_replay_does_not_include_later_messages(app, world):
 def test_manage_view_fails_leases_of_expired_tokens(world, db):
     asker, helper, agent = world
     agent.claim(asker.ask())
-    db.execute("UPDATE tokens SET expires = created")  # the token ran out, the lease did not
-    db.commit()
+    with db.transaction() as conn:  # the token ran out, the lease did not
+        conn.execute("UPDATE tokens SET expires = created")
     helper.manage_get()
-    state, error = db.execute("SELECT state, error FROM tasks").fetchone()
+    state, error = db.one("SELECT state, error FROM tasks")
     assert state == "failed" and "Token" in error

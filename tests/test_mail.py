@@ -9,8 +9,8 @@ from email import policy
 import pytest
 import requests
 from aiosmtpd.controller import Controller
-from conftest import LiveServer, count, free_port, good_result, web_session
-from qa_helpers import answer, contributor, joined_person
+from conftest import LiveServer, contributor, count, free_port, good_result, joined_person, web_session
+from qa_helpers import answer
 
 from lobbytalks import create_app
 
@@ -71,7 +71,7 @@ def opted_in_question(app):
 
 
 def outbox(db):
-    return [tuple(r) for r in db.execute("SELECT attempts, next_attempt FROM mail_outbox")]
+    return [tuple(r) for r in db.all("SELECT attempts, next_attempt FROM mail_outbox")]
 
 
 def test_mail_goes_out_after_commit_and_carries_only_the_notification(settings, smtp, stop_mailers):
@@ -162,8 +162,8 @@ def test_mail_logs_in_when_a_login_is_set_and_a_wrong_one_is_retried(settings, d
                 with caplog.at_level("INFO", logger="lobbytalks.mail"):
                     assert mailer.drain() == 0
                 assert outbox(db)[0][0] == 1  # postponed, not lost
-                db.execute("UPDATE mail_outbox SET next_attempt = 0")
-                db.commit()
+                with db.transaction() as conn:
+                    conn.execute("UPDATE mail_outbox SET next_attempt = 0")
             else:
                 assert mailer.drain() == 1
         assert len(collector.envelopes) == 1 and tried

@@ -129,7 +129,7 @@ def test_the_unbroken_bodies_are_accepted(actors, db):
                                                  "action": "register"}).status_code == 200
     assert post(actors, "/api/community", {**WEB_BODIES["topic"], "action": "topic"}
                 ).status_code == 200
-    assert count(db, "communities", "name = ?", (COMMUNITIES_BODIES["create"]["name"],)) == 1
+    assert count(db, "communities", "name = :name", {"name": COMMUNITIES_BODIES["create"]["name"]}) == 1
 
 
 @pytest.mark.parametrize("action", [{}, [], {"create": 1}, 5, None])

@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import Person, count, good_result, joined_person
 from helpers import assert_external_error
 from lobbytalks.security import is_agent_token_shape
 
@@ -16,7 +16,7 @@ def test_register_issues_a_token_once_and_stores_only_its_digest(person, db):
     assert r.status_code == 200 and set(issued) == {"profileId", "tokenId", "token", "expires"}
     token = issued["token"]
     assert token.startswith("lbt_") and is_agent_token_shape(token)
-    row = db.execute("SELECT digest, last4, expires, created FROM tokens").fetchone()
+    row = db.one("SELECT digest, last4, expires, created FROM tokens")
     assert row["digest"] == hashlib.sha256(token.encode()).hexdigest()
     assert row["expires"] - row["created"] == 30 * 86400 == issued["expires"] - row["created"]
     listing = person.manage_get().get_json()
@@ -80,9 +80,9 @@ def test_rotate_revokes_old_tokens_and_fails_their_leases(person, db):
     rotated = person.manage_post("rotate", profile=agent.profile_id).get_json()
     assert rotated["profileId"] == agent.profile_id and rotated["token"] != agent.token
     assert_external_error(agent.get("list_topics"), 401, "unauthorized")
-    state, error = db.execute("SELECT state, error FROM tasks WHERE id = ?", (task,)).fetchone()
+    state, error = db.one("SELECT state, error FROM tasks WHERE id = :id", {"id": task})
     assert state == "failed" and error
-    revoked = db.execute("SELECT revoked FROM tokens WHERE id = ?", (agent.token_id,)).fetchone()[0]
+    revoked = db.value("SELECT revoked FROM tokens WHERE id = :id", {"id": agent.token_id})
     assert revoked == 1
 
 
@@ -106,7 +106,7 @@ def test_revoke_replays_and_fails_leases(person, db):
     task = agent.claim(topic).get_json()["task"]["id"]
     for _ in range(2):
         assert person.manage_post("revoke", tokenId=agent.token_id).get_json() == {"ok": True}
-    assert db.execute("SELECT state FROM tasks WHERE id = ?", (task,)).fetchone()[0] == "failed"
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "failed"
     assert_external_error(agent.get("list_topics"), 401, "unauthorized")
 
 
@@ -115,7 +115,7 @@ def test_cannot_manage_someone_elses_agent(app, person, db):
     other = Person(app).register()
     assert_external_error(other.manage_post("rotate", profile=agent.profile_id), 404, "not_found")
     assert_external_error(other.manage_post("revoke", tokenId=agent.token_id), 404, "not_found")
-    assert db.execute("SELECT revoked FROM tokens").fetchone()[0] == 0
+    assert db.value("SELECT revoked FROM tokens") == 0
 
 
 def _tasks(person, **filters):
@@ -148,15 +148,15 @@ def test_task_listing_pages_of_twenty(person, db):
     topic = person.ask()
     agent = person.new_agent()
     task = agent.claim(topic).get_json()["task"]["id"]
-    row = db.execute("SELECT * FROM tasks WHERE id = ?", (task,)).fetchone()
+    row = db.one("SELECT * FROM tasks WHERE id = :id", {"id": task})
     cols = row.keys()
     for i in range(24):
         values = dict(row)
         values.update(id=f"task_copy{i:02}", request_id=f"00000000-0000-0000-0000-{i:012}",
                       created=row["created"] - i - 1, state="failed")
-        db.execute(f"INSERT INTO tasks ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
-                   [values[c] for c in cols])
-    db.commit()
+        with db.transaction() as conn:
+            conn.execute(f"INSERT INTO tasks ({', '.join(cols)}) "
+                         f"VALUES ({', '.join(':' + c for c in cols)})", values)
     one = _tasks(person, page=1).get_json()
     two = _tasks(person, page=2).get_json()
     assert len(one["tasks"]) == 20 and one["hasMore"] and one["total"] == 25
@@ -167,8 +167,7 @@ def test_task_listing_pages_of_twenty(person, db):
 
 
 def test_other_users_ids_never_widen_the_listing(app, person):
-    other = Person(app).register()
-    other.join()
+    other = joined_person(app)
     topic = other.ask()
     their_agent = other.new_agent()
     their_agent.claim(topic)
@@ -189,7 +188,7 @@ def test_task_listing_settles_expired_leases_first(person, db, clock_file):
     agent.claim(person.ask())
     advance(clock_file, 31 * 60)
     assert _tasks(person).get_json()["tasks"][0]["state"] == "expired"
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "expired"
+    assert db.value("SELECT state FROM tasks") == "expired"
 
 
 def test_cancel_task(app, person, db):
@@ -216,7 +215,7 @@ def test_cancel_other_terminal_states_and_strangers(app, person, db):
     stranger = Person(app).register()
     assert_external_error(stranger.manage_post("cancel_task", taskId=done), 404, "not_found")
     assert_external_error(person.manage_post("cancel_task", taskId="task_nope"), 404, "not_found")
-    assert db.execute("SELECT state FROM tasks").fetchone()[0] == "done"
+    assert db.value("SELECT state FROM tasks") == "done"
 
 
 def test_manage_actions_limited_to_twenty_an_hour(person):

@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import AgentClient, Person, count, good_result
+from conftest import AgentClient, Person, count, good_result, joined_person
 from lobbytalks import create_app
 from lobbytalks.actions import ACTIONS
 
@@ -75,11 +75,6 @@ def business_error(result: dict, status: int, code: str) -> dict:
     assert set(payload) == {"code", "error", "status"} and payload["error"], payload
     assert (payload["status"], payload["code"]) == (status, code), payload
     return payload
-
-
-@pytest.fixture
-def topic(asker):
-    return asker.ask()
 
 
 @pytest.fixture
@@ -453,8 +448,8 @@ def test_join_via_mcp_joins_the_user(mcp, helper, db):
     result = mcp.call("join_community", {"community": "lobby"})
     assert result["isError"] is False
     assert tool_payload(result) == {"ok": True, "id": "lobby", "joined": True}
-    user_id = db.execute("SELECT id FROM users WHERE username = ?", (helper.username,)).fetchone()[0]
-    assert count(db, "memberships", "community_id = 'lobby' AND user_id = ?", (user_id,)) == 1
+    user_id = db.value("SELECT id FROM users WHERE username = :username", {"username": helper.username})
+    assert count(db, "memberships", "community_id = 'lobby' AND user_id = :user_id", {"user_id": user_id}) == 1
 
 
 def test_business_failure_is_an_error_result(mcp, topic, db):
@@ -485,9 +480,9 @@ def test_full_flow_over_mcp(mcp, topic, db):
     assert beat["task"]["state"] == "leased"
     submitted = tool_payload(mcp.call("submit_result", {"taskId": task_id, **good_result()}))
     assert submitted["ok"] is True and submitted["task"]["state"] == "done"
-    assert tuple(db.execute("SELECT state, message_id FROM tasks WHERE id = ?", (task_id,)).fetchone()) \
+    assert tuple(db.one("SELECT state, message_id FROM tasks WHERE id = :id", {"id": task_id})) \
         == ("done", submitted["messageId"])
-    assert count(db, "messages", "topic_id = ?", (topic,)) == 1
+    assert count(db, "messages", "topic_id = :topic_id", {"topic_id": topic}) == 1
     status = tool_payload(mcp.call("get_task_status", {"taskId": task_id}))
     assert status["task"]["messageId"] == submitted["messageId"]
     after = tool_payload(mcp.call("get_context", {"topic": topic}))
@@ -526,13 +521,12 @@ def test_fail_task_replays_and_conflicts(mcp, topic, db):
     assert tool_payload(mcp.call("fail_task", {"taskId": task_id, "error": "来源都打不开"}))["replayed"]
     business_error(mcp.call("fail_task", {"taskId": task_id, "error": "别的原因"}), 409,
                    "idempotency_conflict")
-    assert db.execute("SELECT error FROM tasks WHERE id = ?", (task_id,)).fetchone()[0] == "来源都打不开"
+    assert db.value("SELECT error FROM tasks WHERE id = :id", {"id": task_id}) == "来源都打不开"
 
 
 def test_claim_limits_inside_a_tool_are_error_results(settings):
     app = create_app(settings.with_overrides(rate_claim="4/minute"))
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topics = [asker.ask(f"第 {i} 个问题：SQLite 备份要注意什么？") for i in range(5)]
     mcp = McpClient(app, asker.new_agent().token)
     for topic in topics[:3]:

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import requests
 
-from conftest import Person, advance, count, good_result, web_session
+from conftest import Person, advance, count, good_result, joined_person, web_session
 from lobbytalks.actions import ACTIONS
 from test_mcp import McpClient, _walk, business_error, tool_payload
 
@@ -171,8 +171,7 @@ def undeclared(value: Any, schema: dict[str, Any], where: str = "") -> list[str]
 
 
 def test_every_successful_answer_validates_against_its_output_schema(app, clock_file, db):
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topic = asker.ask(description="生产库不能停机。", privateContext="库大约 40 GB，在 NFS 上。")
     owner = Person(app).register()
     call = Recorder(McpClient(app, owner.new_agent().token))
@@ -195,8 +194,8 @@ def test_every_successful_answer_validates_against_its_output_schema(app, clock_
     assert call("get_task_status", taskId=task_id)["task"]["state"] == "done"
 
     # The memory, confirmed on the web, and the answer, shared, show up in the next context.
-    memory = db.execute("SELECT id FROM memories WHERE message_id = ?",
-                        (submitted["messageId"],)).fetchone()[0]
+    memory = db.value("SELECT id FROM memories WHERE message_id = :message_id",
+                        {"message_id": submitted["messageId"]})
     assert owner.web_post("memory_confirm", memory=memory).status_code == 200
     assert owner.web_post("share", message=submitted["messageId"], sharePublic=True).status_code == 200
     full = call("get_context", topic=topic)
@@ -225,10 +224,10 @@ def test_every_successful_answer_validates_against_its_output_schema(app, clock_
     for name, members in OPTIONAL_MEMBERS.items():
         assert members <= call.seen[name], (name, members - call.seen[name])
     assert failed["task"]["state"] == "failed"
-    states = dict(db.execute("SELECT id, state FROM tasks").fetchall())
+    states = dict(db.all("SELECT id, state FROM tasks"))
     assert states == {task_id: "done", reply["task"]["id"]: "failed", lapsing: "expired"}
-    assert count(db, "messages", "topic_id = ?", (topic,)) == 1
-    assert db.execute("SELECT state FROM memories WHERE id = ?", (memory,)).fetchone()[0] == "active"
+    assert count(db, "messages", "topic_id = :topic_id", {"topic_id": topic}) == 1
+    assert db.value("SELECT state FROM memories WHERE id = :id", {"id": memory}) == "active"
 
 
 def test_a_missing_member_would_be_caught(mcp):
@@ -248,8 +247,7 @@ def test_a_missing_member_would_be_caught(mcp):
 # --- failures are not described by it --------------------------------------------------
 
 def test_failed_calls_keep_their_error_body(app, db):
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topic = asker.ask()
     mcp = McpClient(app, Person(app).register().new_agent().token)
     schemas = output_schemas(mcp)

@@ -7,7 +7,6 @@ protocol version, falls back to ``initialize`` offering 2025-11-25, sends
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import uuid
 from typing import Any
 
@@ -20,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
-from conftest import LiveServer, good_result, web_session
+from conftest import LiveServer, good_result, open_database, web_session
 from lobbytalks.actions import ACTIONS
 from test_mcp_output_schema import OPTIONAL_MEMBERS, REF, resolved, undeclared
 
@@ -63,10 +62,6 @@ def run_with_client(server: LiveServer, token: str, body, **client_options: Any)
             async with Client(transport, **client_options) as client:
                 return await body(client)
     return asyncio.run(main())
-
-
-def database(server: LiveServer) -> sqlite3.Connection:
-    return sqlite3.connect(server.data_dir / "lobbytalks.db")
 
 
 def test_sdk_connects_and_lists_the_nine_tools(server):
@@ -113,12 +108,12 @@ def test_sdk_full_flow_join_claim_heartbeat_submit(server):
     submit = steps["submit"].structured_content
     assert submit["ok"] is True and submit["task"]["state"] == "done"
     assert steps["replay"].structured_content["replayed"] is True
-    with database(server) as db:
-        task = db.execute("SELECT state, message_id FROM tasks WHERE id = ?",
-                          (claim["task"]["id"],)).fetchone()
-        assert task == ("done", submit["messageId"])
-        text = db.execute("SELECT text FROM messages WHERE id = ?", (submit["messageId"],)).fetchone()
-        assert text == (good_result()["conclusion"],)
+    with open_database(server.data_dir) as db:
+        task = db.one("SELECT state, message_id FROM tasks WHERE id = :id",
+                      {"id": claim["task"]["id"]})
+        assert tuple(task) == ("done", submit["messageId"])
+        text = db.value("SELECT text FROM messages WHERE id = :id", {"id": submit["messageId"]})
+        assert text == good_result()["conclusion"]
 
 
 def test_sdk_sees_a_business_failure_as_is_error(server):
@@ -144,10 +139,10 @@ def test_sdk_sees_a_business_failure_as_is_error(server):
     assert malformed.is_error is True
     assert (malformed.structured_content["code"], malformed.structured_content["status"]) == \
         ("invalid_request", 400)
-    with database(server) as db:
-        assert db.execute("SELECT COUNT(*) FROM tasks WHERE topic_id = ?", (topic,)).fetchone() == (0,)
-        assert db.execute("SELECT COUNT(*) FROM memberships m JOIN profiles p ON p.user_id = m.user_id"
-                          " WHERE p.name = '被拒虾' AND m.community_id = 'lobby'").fetchone() == (0,)
+    with open_database(server.data_dir) as db:
+        assert db.value("SELECT COUNT(*) FROM tasks WHERE topic_id = :topic", {"topic": topic}) == 0
+        assert db.value("SELECT COUNT(*) FROM memberships m JOIN profiles p ON p.user_id = m.user_id"
+                        " WHERE p.name = '被拒虾' AND m.community_id = 'lobby'") == 0
 
 
 # --- outputSchema: the SDK checks every successful result against it ------------------
@@ -219,10 +214,10 @@ def test_sdk_validates_every_tools_successful_result(server):
     after = [r.structured_content for name, r in results if name == "get_context"][-1]
     assert after["allowed"] is True and after["question"]["privateContext"] == "库大约 40 GB。"
     assert [m["id"] for m in after["messages"]] == [submitted["messageId"]]
-    with database(server) as db:
-        states = dict(db.execute("SELECT id, state FROM tasks WHERE topic_id = ?", (topic,)).fetchall())
+    with open_database(server.data_dir) as db:
+        states = dict(db.all("SELECT id, state FROM tasks WHERE topic_id = :topic_id", {"topic_id": topic}))
         assert states == {submitted["task"]["id"]: "done", reply["task"]["id"]: "failed"}
-        assert db.execute("SELECT COUNT(*) FROM messages WHERE topic_id = ?", (topic,)).fetchone() == (1,)
+        assert db.value("SELECT COUNT(*) FROM messages WHERE topic_id = :topic", {"topic": topic}) == 1
 
 
 def test_sdk_legacy_mode_also_works(server):

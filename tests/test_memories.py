@@ -5,18 +5,14 @@ import pytest
 
 from conftest import Person, count, good_result
 from helpers import assert_web_error
+from qa_helpers import claim_ok, submit_ok
 
 
 @pytest.fixture
-def answered(app):
-    asker = Person(app).register()
-    asker.join()
-    owner = Person(app).register()
-    owner.join()
-    agent = owner.new_agent()
-    task = agent.claim(asker.ask()).get_json()["task"]["id"]
-    body = agent.post("submit_result", taskId=task, **good_result()).get_json()
-    return asker, owner, agent, body
+def answered(asker, member, agent, topic):
+    """(asker, the agent's owner, the agent, the body of its accepted answer)."""
+    task = claim_ok(agent, topic)["task"]["id"]
+    return asker, member, agent, submit_ok(agent, task)
 
 
 def test_valid_answer_creates_a_pending_memory(answered, db):
@@ -26,7 +22,7 @@ def test_valid_answer_creates_a_pending_memory(answered, db):
     assert [m["state"] for m in listing["memories"]] == ["pending"]
     assert listing["memories"][0]["messageId"] == body["messageId"]
     # Pending memories are not given to the agent.
-    topic = db.execute("SELECT topic_id FROM messages").fetchone()[0]
+    topic = db.value("SELECT topic_id FROM messages")
     assert agent.get("get_context", topic=topic).get_json()["memories"] == []
 
 
@@ -34,7 +30,7 @@ def test_confirmed_memory_reaches_only_that_agent(answered, db):
     _, owner, agent, _ = answered
     memory = owner.web_get(action="memories").get_json()["memories"][0]
     assert owner.web_post("memory_confirm", memory=memory["id"]).get_json()["state"] == "active"
-    topic = db.execute("SELECT topic_id FROM messages").fetchone()[0]
+    topic = db.value("SELECT topic_id FROM messages")
     assert agent.get("get_context", topic=topic).get_json()["memories"] == [memory["text"]]
     sibling = owner.new_agent(name="另一只")
     assert sibling.get("get_context", topic=topic).get_json()["memories"] == []
@@ -57,11 +53,11 @@ def test_memory_switch_hides_and_stops_new_memories(answered, db):
 def test_thirty_memories_at_most(answered, db):
     asker, owner, agent, _ = answered
     profile = agent.profile_id
-    user = db.execute("SELECT user_id FROM profiles WHERE id = ?", (profile,)).fetchone()[0]
-    db.executemany("INSERT INTO memories (id, user_id, profile_id, text, state, created, updated) "
-                   "VALUES (?, ?, ?, 'm', 'pending', 0, 0)",
-                   [(f"mem_fill{i}", user, profile) for i in range(29)])
-    db.commit()
+    user = db.value("SELECT user_id FROM profiles WHERE id = :id", {"id": profile})
+    with db.transaction() as conn:
+        conn.executemany("INSERT INTO memories (id, user_id, profile_id, text, state, created, updated) "
+                         "VALUES (:id, :user, :profile, 'm', 'pending', 0, 0)",
+                         [{"id": f"mem_fill{i}", "user": user, "profile": profile} for i in range(29)])
     task = agent.claim(asker.ask("第三个问题")).get_json()["task"]["id"]
     body = agent.post("submit_result", taskId=task, **good_result()).get_json()
     assert "30" in body["memoryNotice"]

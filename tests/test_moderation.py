@@ -38,7 +38,7 @@ def discussion(asker, member):
 
 
 def audit_rows(db) -> list[tuple]:
-    return [tuple(r) for r in db.execute(
+    return [tuple(r) for r in db.all(
         "SELECT a.action, a.target_kind, a.target_id, a.reason, u.username"
         " FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id ORDER BY a.id")]
 
@@ -52,12 +52,12 @@ def test_hidden_answer_leaves_every_reading_but_stays_counted(app, admin, asker,
     assert asker.web_post("card_publish", topic=topic).status_code == 200
     r = admin.web_post("hide_answer", message=message, reason="人身攻击")
     assert r.status_code == 200 and r.get_json() == {"ok": True, "id": message, "hidden": True}
-    row = db.execute("SELECT hidden_reason, hidden_by IS NOT NULL FROM messages").fetchone()
+    row = db.one("SELECT hidden_reason, hidden_by IS NOT NULL FROM messages")
     assert tuple(row) == ("人身攻击", 1)
     assert count(db, "messages") == 1
-    assert db.execute("SELECT message_count FROM topics").fetchone()[0] == 1
+    assert db.value("SELECT message_count FROM topics") == 1
     # The card built on it is hidden in the same write.
-    assert db.execute("SELECT state FROM answer_cards").fetchone()[0] == "hidden"
+    assert db.value("SELECT state FROM answer_cards") == "hidden"
     assert asker.web_get(action="card", topic=topic).get_json()["card"] is None
     for reader in (asker, member):  # the asker, and the author (who keeps the read right)
         read = reader.web_get(topic=topic).get_json()
@@ -76,11 +76,11 @@ def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, 
     admin.web_post("hide_answer", message=message, reason="垃圾信息")
     again = admin.web_post("hide_answer", message=message, reason="又一次").get_json()
     assert again["replayed"] is True
-    assert db.execute("SELECT hidden_reason FROM messages").fetchone()[0] == "垃圾信息"
+    assert db.value("SELECT hidden_reason FROM messages") == "垃圾信息"
     r = admin.web_post("unhide_answer", message=message)
     assert r.get_json() == {"ok": True, "id": message, "hidden": False}
     assert [m["id"] for m in asker.web_get(topic=topic).get_json()["messages"]] == [message]
-    assert db.execute("SELECT hidden_reason, hidden_at FROM messages").fetchone()[:] == (None, None)
+    assert db.one("SELECT hidden_reason, hidden_at FROM messages")[:] == (None, None)
     assert admin.web_post("unhide_answer", message=message).get_json()["replayed"] is True
     assert [r[0] for r in audit_rows(db)] == ["hide_answer", "unhide_answer"]
 
@@ -147,10 +147,10 @@ def test_suspension_ends_sessions_tokens_and_leases_and_refuses_login_and_agents
     task = agent.claim(asker.ask()).get_json()["task"]["id"]
     r = admin.web_post("suspend_user", username=member.username.upper(), reason="批量刷屏")
     assert r.get_json() == {"ok": True, "username": member.username, "suspended": True}
-    user_id = db.execute("SELECT id FROM users WHERE username = ?", (member.username,)).fetchone()[0]
-    assert count(db, "sessions", "user_id = ?", (user_id,)) == 0
-    assert count(db, "tokens", "user_id = ? AND revoked = 0", (user_id,)) == 0
-    assert tuple(db.execute("SELECT state, error FROM tasks WHERE id = ?", (task,)).fetchone()) == \
+    user_id = db.value("SELECT id FROM users WHERE username = :username", {"username": member.username})
+    assert count(db, "sessions", "user_id = :user_id", {"user_id": user_id}) == 0
+    assert count(db, "tokens", "user_id = :user_id AND revoked = 0", {"user_id": user_id}) == 0
+    assert tuple(db.one("SELECT state, error FROM tasks WHERE id = :id", {"id": task})) == \
         ("failed", SUSPENDED_TASK)
     # The old cookie is dead; logging in again is refused with the reason.
     assert member.web_get(action="me").get_json()["user"] is None
@@ -160,7 +160,7 @@ def test_suspension_ends_sessions_tokens_and_leases_and_refuses_login_and_agents
     assert "停用" in refused["error"] and "批量刷屏" in refused["error"]
     assert "Set-Cookie" not in member.web_post("login", username=member.username,
                                                password=member.password).headers
-    assert count(db, "sessions", "user_id = ?", (user_id,)) == 0
+    assert count(db, "sessions", "user_id = :user_id", {"user_id": user_id}) == 0
     # A wrong password still reads as a wrong password (nothing learned without it).
     assert_web_error(member.web_post("login", username=member.username, password="wrong pass 123"), 401)
     # The agent is told why, not just "invalid token"; over MCP as well.
@@ -181,8 +181,8 @@ def test_suspension_is_reversible(admin, member, db):
         "ok": True, "username": member.username, "suspended": False}
     assert member.web_post("login", username=member.username,
                            password=member.password).status_code == 200
-    assert db.execute("SELECT suspended_at, suspended_reason FROM users WHERE username = ?",
-                      (member.username,)).fetchone()[:] == (None, None)
+    assert db.one("SELECT suspended_at, suspended_reason FROM users WHERE username = :username",
+                      {"username": member.username})[:] == (None, None)
     # Old tokens stay revoked (the generic refusal now); rotating connects the agent again.
     assert_external_error(agent.get("list_topics"), 401, "unauthorized")
     assert member.manage_post("rotate", profile=agent.profile_id).status_code == 200
@@ -214,7 +214,7 @@ def test_reopen_a_closed_question(admin, asker, member, db):
     assert_external_error(agent.claim(topic), 409, "topic_unavailable")
     r = admin.web_post("reopen", topic=topic, reason="题主误操作")
     assert r.get_json() == {"ok": True, "id": topic, "status": "open"}
-    row = db.execute("SELECT status, closed_at, closed_by FROM topics").fetchone()
+    row = db.one("SELECT status, closed_at, closed_by FROM topics")
     assert tuple(row) == ("open", None, None)
     assert agent.claim(topic).status_code == 200
     assert admin.web_post("reopen", topic=topic).get_json()["replayed"] is True

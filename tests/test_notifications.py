@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import Person, advance, count
+from conftest import Person, advance, asked_with_private, contributor, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import answer, asked_with_private, claim_ok, contributor, joined_person, result
+from qa_helpers import answer, claim_ok, result
 
 PRIVATE = "私密：生产库有 40 GB，每晚三点跑批量写入任务。"
 CONCLUSION = "先用在线备份 API 做一致副本 [S1]，再在低峰时段校验完整性，避免直接复制数据库文件。"
@@ -16,12 +16,12 @@ CONCLUSION = "先用在线备份 API 做一致副本 [S1]，再在低峰时段�
 def rows(db, user_id=None):
     sql = "SELECT user_id, kind, topic_id, message_id, task_id, read_at FROM notifications"
     if user_id is not None:
-        return db.execute(sql + " WHERE user_id = ? ORDER BY id", (user_id,)).fetchall()
-    return db.execute(sql + " ORDER BY id").fetchall()
+        return db.all(sql + " WHERE user_id = :user_id ORDER BY id", {"user_id": user_id})
+    return db.all(sql + " ORDER BY id")
 
 
 def user_id(db, person):
-    return db.execute("SELECT id FROM users WHERE username = ?", (person.username,)).fetchone()[0]
+    return db.value("SELECT id FROM users WHERE username = :username", {"username": person.username})
 
 
 def inbox(person):
@@ -73,7 +73,7 @@ def test_a_failed_insert_of_the_notification_rolls_the_answer_back(app, db, aske
     r = agent.post("submit_result", taskId=task, **result())
     assert r.status_code == 503
     assert count(db, "messages") == 0 and count(db, "notifications") == 0
-    assert db.execute("SELECT state FROM tasks WHERE id = ?", (task,)).fetchone()[0] == "leased"
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "leased"
 
 
 # --- the inbox page and the header ---------------------------------------------------------
@@ -206,8 +206,8 @@ def test_expiry_settled_by_the_owners_task_list(app, db, asked, clock_file):
 def test_a_lease_of_an_expired_token_fails_and_tells_the_owner(app, db, asked):
     _, topic, author, agent = asked
     task = claim_ok(agent, topic)["task"]["id"]
-    db.execute("UPDATE tokens SET expires = created")  # the token ran out, the lease did not
-    db.commit()
+    with db.transaction() as conn:  # the token ran out, the lease did not
+        conn.execute("UPDATE tokens SET expires = created")
     author.manage_get()
     assert [(r["kind"], r["task_id"], r["user_id"]) for r in rows(db)] == [
         ("task_failed", task, user_id(db, author))]
@@ -227,8 +227,8 @@ def test_mail_settings_are_saved_for_oneself_only(app, db, asked):
     r = asker.web_post("notify_settings", email=" me@example.org ", emailNotify=True)
     assert r.status_code == 200 and r.get_json() == {
         "ok": True, "email": "me@example.org", "emailNotify": True}
-    assert tuple(db.execute("SELECT email, email_notify FROM users WHERE username = ?",
-                            (asker.username,)).fetchone()) == ("me@example.org", 1)
+    assert tuple(db.one("SELECT email, email_notify FROM users WHERE username = :username",
+                            {"username": asker.username})) == ("me@example.org", 1)
     assert inbox(asker)["email"] == "me@example.org"
     assert inbox(author)["email"] == ""
     page = asker.http.get("/inbox").get_data(as_text=True)
@@ -247,8 +247,8 @@ def test_mail_settings_are_saved_for_oneself_only(app, db, asked):
 def test_bad_mail_settings_are_refused_and_nothing_is_saved(app, db, asked, fields):
     asker = asked[0]
     assert_web_error(asker.web_post("notify_settings", **fields), 400)
-    assert tuple(db.execute("SELECT email, email_notify FROM users WHERE username = ?",
-                            (asker.username,)).fetchone()) == ("", 0)
+    assert tuple(db.one("SELECT email, email_notify FROM users WHERE username = :username",
+                            {"username": asker.username})) == ("", 0)
 
 
 def test_mail_settings_need_a_login(app):

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
-from conftest import Person, good_result
+from conftest import Person, good_result, joined_person
 from fixtures.contract_facts import facts
 from lobbytalks.actions import ACTIONS
 from lobbytalks.errors import CODES
@@ -129,8 +129,7 @@ class Checker:
 
 def test_rest_responses_validate(app, doc):
     check = Checker(doc).check
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topic = asker.ask(description="生产库不能停机。", privateContext="库大约 40 GB。")
     owner = Person(app).register()
     agent = owner.new_agent()
@@ -190,8 +189,7 @@ def test_manage_and_web_responses_validate(app, doc):
 
 def test_mcp_structured_content_validates_against_the_action_outputs(app, doc):
     check = Checker(doc).check
-    asker = Person(app).register()
-    asker.join()
+    asker = joined_person(app)
     topic = asker.ask()
     token = Person(app).register().new_agent().token
     http = app.test_client()

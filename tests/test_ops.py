@@ -15,6 +15,9 @@ from lobbytalks.services import accounts
 
 from conftest import FAST_COST, Person
 
+# Backups before migrating, schema versions and repairs of the SQLite file.
+pytestmark = pytest.mark.sqlite_only
+
 
 def rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)

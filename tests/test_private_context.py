@@ -13,10 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import Person, count
+from conftest import Person, ask_question, contributor, count, joined_person
 from helpers import assert_external_error, assert_web_error
-from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
-                        submit_ok)
+from qa_helpers import answer, claim_ok, revise, submit_ok
 
 from lobbytalks import cli, create_app
 from lobbytalks.crypto import Keyring, SecretKeyProblem
@@ -39,13 +38,13 @@ def question(app):
 
 
 def sealed_row(db, topic, version=1):
-    return db.execute("SELECT private_key_id, private_context FROM question_versions"
-                      " WHERE topic_id = ? AND version = ?", (topic, version)).fetchone()
+    return db.one("SELECT private_key_id, private_context FROM question_versions"
+                      " WHERE topic_id = :topic_id AND version = :version", {"topic_id": topic, "version": version})
 
 
 def task_row(db, task_id):
-    return db.execute("SELECT question_version, private_included, frozen_messages FROM tasks"
-                      " WHERE id = ?", (task_id,)).fetchone()
+    return db.one("SELECT question_version, private_included, frozen_messages FROM tasks"
+                      " WHERE id = :id", {"id": task_id})
 
 
 # --- who sees it --------------------------------------------------------------------------
@@ -162,9 +161,10 @@ def test_a_replay_also_needs_the_current_read_right(app, db, question):
     claimed = claim_ok(agent, topic, request_id=request_id)
     assert claimed["context"]["question"]["privateContext"] == SECRET
     # the answer that gave the right is removed (as a moderator would)
-    db.execute("DELETE FROM memories WHERE message_id = ?", (message_id,))
-    db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
-    db.commit()
+    with db.transaction() as conn:  # and what points at it, the foreign keys being on
+        for table in ("memories", "notifications"):
+            conn.execute(f"DELETE FROM {table} WHERE message_id = :id", {"id": message_id})
+        conn.execute("DELETE FROM messages WHERE id = :id", {"id": message_id})
 
     replay = claim_ok(agent, topic, request_id=request_id)
     assert replay["task"]["privateContextIncluded"] is True  # what the claim recorded
@@ -210,6 +210,7 @@ def database_bytes(app) -> bytes:
     return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
+@pytest.mark.sqlite_only
 def test_the_database_files_hold_ciphertext_not_plaintext(app, db, settings, question):
     _, topic = question
     raw = database_bytes(app)
@@ -222,6 +223,7 @@ def test_the_database_files_hold_ciphertext_not_plaintext(app, db, settings, que
     assert keyring.decrypt(key_id, blob, topic_id=topic, version=1) == SECRET
 
 
+@pytest.mark.sqlite_only
 def test_a_backup_made_by_the_tool_stays_encrypted(app, settings, tmp_path, question):
     _, topic = question
     dest = tmp_path / "copy.db"
@@ -237,9 +239,9 @@ def test_a_backup_made_by_the_tool_stays_encrypted(app, settings, tmp_path, ques
 
 
 def _tamper(db, topic, blob):
-    db.execute("UPDATE question_versions SET private_context = ? WHERE topic_id = ?",
-               (blob, topic))
-    db.commit()
+    with db.transaction() as conn:
+        conn.execute("UPDATE question_versions SET private_context = :blob WHERE topic_id = :topic",
+                     {"blob": blob, "topic": topic})
 
 
 def test_a_tampered_ciphertext_fails_loudly(app, db, question, caplog):
@@ -271,7 +273,7 @@ def test_a_ciphertext_moved_to_another_question_does_not_open(app, db, question)
 def test_rotate_key_re_encrypts_and_a_restarted_app_still_reads(app, db, settings, question):
     person, topic = question
     other, second = ask_question(app, privateContext="第二个私密背景")
-    before = {r[0]: r[1] for r in db.execute(
+    before = {r[0]: r[1] for r in db.all(
         "SELECT topic_id, private_context FROM question_versions")}
 
     done = subprocess.run([sys.executable, "-m", "lobbytalks", "rotate-key",
@@ -283,8 +285,8 @@ def test_rotate_key_re_encrypts_and_a_restarted_app_still_reads(app, db, setting
     assert "re-encrypted 2 private context value(s) under key k2" in done.stdout
     assert SECRET not in done.stdout + done.stderr
 
-    rows = db.execute("SELECT topic_id, private_key_id, private_context FROM question_versions"
-                      " ORDER BY topic_id").fetchall()
+    rows = db.all("SELECT topic_id, private_key_id, private_context FROM question_versions"
+                      " ORDER BY topic_id")
     assert {r["private_key_id"] for r in rows} == {"k2"}
     assert all(r["private_context"] != before[r["topic_id"]] for r in rows)
     assert Keyring.parse(settings.secret_key_path.read_text()).ids == ("k1", "k2")
@@ -333,4 +335,4 @@ def test_the_plaintext_never_reaches_the_logs(app, db, caplog):
     assert_web_error(person.web_get(topic=topic), 503)
     assert caplog.records  # control: logging was captured
     assert SECRET not in caplog.text
-    assert count(db, "question_versions", "topic_id = ?", (topic,)) == 2
+    assert count(db, "question_versions", "topic_id = :topic_id", {"topic_id": topic}) == 2

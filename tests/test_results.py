@@ -5,19 +5,15 @@ import copy
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import count, good_result
 from helpers import assert_external_error
+from qa_helpers import claim_ok
 
 
 @pytest.fixture
-def leased(app):
-    asker = Person(app).register()
-    asker.join()
-    helper = Person(app).register()
-    helper.join()
-    agent = helper.new_agent()
-    task = agent.claim(asker.ask()).get_json()["task"]["id"]
-    return agent, task
+def leased(agent, topic):
+    """The agent and the task it holds on the asker's question."""
+    return agent, claim_ok(agent, topic)["task"]["id"]
 
 
 NO_CITATION = "不需要外部来源：这是一个可以由推理直接得出的结论，附带理由摘要。"
@@ -119,7 +115,7 @@ REJECTED = [
 def test_rejected_results_change_nothing(leased, db, overrides, status, code):
     assert_external_error(submit(leased, **overrides), status, code)
     assert count(db, "messages") == 0 and count(db, "memories") == 0
-    assert tuple(db.execute("SELECT state, result_hash FROM tasks").fetchone()) == ("leased", None)
+    assert tuple(db.one("SELECT state, result_hash FROM tasks")) == ("leased", None)
 
 
 def test_own_agent_token_is_sensitive(leased, db):
@@ -152,8 +148,8 @@ def test_accepted_results(leased, db, overrides):
     assert r.status_code == 200, r.get_json()
     body = r.get_json()
     assert body["provenance"] == "external-self-reported"
-    row = db.execute("SELECT provenance, sources FROM messages WHERE id = ?",
-                     (body["messageId"],)).fetchone()
+    row = db.one("SELECT provenance, sources FROM messages WHERE id = :id",
+                     {"id": body["messageId"]})
     assert row["provenance"] == "external-self-reported"
 
 
@@ -163,7 +159,7 @@ def test_fragment_is_removed_and_kind_defaults(leased, db):
     r = submit(leased, evidence=[item])
     assert r.status_code == 200
     import json
-    stored = json.loads(db.execute("SELECT sources FROM messages").fetchone()[0])
+    stored = json.loads(db.value("SELECT sources FROM messages"))
     assert stored[0]["url"] == "https://www.sqlite.org/backup.html"
     assert stored[0]["kind"] == "snippet"
 

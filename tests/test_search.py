@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import Person, good_result
+from conftest import Person, good_result, joined_person
 from lobbytalks import create_app
 from lobbytalks.db import Q, connect
 from lobbytalks.services.search import index_terms, match_query
@@ -30,15 +30,14 @@ def test_index_terms_write_cjk_runs_as_characters_and_pairs():
 
 
 @pytest.fixture
-def site(settings):
+def app(settings):
+    """Rate limits out of the way: these tests ask many questions."""
     return create_app(settings.with_overrides(rate_topic="1000/day", rate_claim="1000/minute"))
 
 
 @pytest.fixture
-def asker(site) -> Person:
-    person = Person(site).register()
-    person.join()
-    return person
+def site(app):
+    return app
 
 
 def found(client, **params) -> list[str]:
@@ -69,7 +68,7 @@ def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):
     assert asker.web_post("revise", topic=topic, title="新标题：内存不够怎么办").status_code == 200
     client = site.test_client()
     assert found(client, q="磁盘") == [] and found(client, q="内存") == [topic]
-    rows = db.execute("SELECT COUNT(*) FROM topic_search").fetchone()[0]
+    rows = db.value("SELECT COUNT(*) FROM topic_search")
     assert rows == 1
 
 
@@ -98,8 +97,7 @@ def test_filters_and_sorts(site, asker, clock_file):
     second = asker.ask("第二个问题")
     advance(clock_file, 10)
     third = asker.ask("第三个问题")
-    helper = Person(site).register()
-    helper.join()
+    helper = joined_person(site)
     answer(site, helper, first)
     advance(clock_file, 10)
     answer(site, helper, second)
@@ -158,6 +156,7 @@ def test_a_broken_cursor_starts_at_the_top_and_past_the_end_says_so(site, asker)
     assert "没有更多问题了" in body and 'href="/questions"' in body
 
 
+@pytest.mark.sqlite_only
 def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings):
     topic = asker.ask("升级前的问题：备份")
     conn = connect(settings.db_path)
@@ -168,6 +167,7 @@ def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings
     assert found(again.test_client(), q="备份") == [topic]
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("query, index", [
     ("browse_newest", "topics_created"),
     ("browse_most_answers", "topics_answers"),

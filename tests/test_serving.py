@@ -251,6 +251,7 @@ def mode(path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+@pytest.mark.sqlite_only
 def test_the_data_folder_and_every_file_in_it_are_owner_only(tmp_path):
     old_umask = os.umask(0o022)  # the usual default, which SQLite's own 0644 passes through
     try:

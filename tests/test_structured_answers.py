@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import count, good_result
+from conftest import ask_question, contributor, count, good_result
 from helpers import assert_external_error
-from qa_helpers import ask_question, claim_ok, contributor, result, submit_ok
+from qa_helpers import claim_ok, result, submit_ok
 
 EMOJI = "😀"  # two UTF-16 code units: lengths are JavaScript lengths
 
@@ -51,8 +51,8 @@ REJECTED = {
 def test_accepted_shapes_are_stored(setup, db, overrides):
     task, r = _submit(setup, **overrides)
     assert r.status_code == 200, r.get_json()
-    row = db.execute("SELECT text, reasoning_summary, conditions, uncertainties FROM messages"
-                     " WHERE task_id = ?", (task["id"],)).fetchone()
+    row = db.one("SELECT text, reasoning_summary, conditions, uncertainties FROM messages"
+                     " WHERE task_id = :task_id", {"task_id": task["id"]})
     sent = {**good_result(), **overrides}
     assert row["text"] == sent["conclusion"]
     assert row["reasoning_summary"] == sent["reasoningSummary"]
@@ -63,8 +63,8 @@ def test_accepted_shapes_are_stored(setup, db, overrides):
 def test_optional_fields_can_be_left_out(setup, db):
     task, r = _submit(setup, uncertainties=None, toolRuns=None)
     assert r.status_code == 200, r.get_json()
-    row = db.execute("SELECT conditions, uncertainties, tool_runs FROM messages WHERE task_id = ?",
-                     (task["id"],)).fetchone()
+    row = db.one("SELECT conditions, uncertainties, tool_runs FROM messages WHERE task_id = :task_id",
+                     {"task_id": task["id"]})
     assert (row["conditions"], row["uncertainties"], row["tool_runs"]) == ("[]", "[]", "[]")
 
 
@@ -73,7 +73,7 @@ def test_out_of_limit_shapes_are_refused(setup, db, overrides):
     task, r = _submit(setup, **overrides)
     assert_external_error(r, 400, "invalid_request")
     assert count(db, "messages") == 0
-    assert db.execute("SELECT state FROM tasks WHERE id = ?", (task["id"],)).fetchone()[0] == "leased"
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task["id"]}) == "leased"
 
 
 @pytest.mark.parametrize("field, value", [
@@ -103,8 +103,8 @@ def test_message_carries_version_share_delivery_and_provenance(setup, db):
                       uncertainties=["网络文件系统上的行为未验证", "Windows 锁语义未测"])
     body = r.get_json()
     assert body["provenance"] == "external-self-reported"
-    row = db.execute("SELECT question_version, share_public, provenance FROM messages WHERE id = ?",
-                     (body["messageId"],)).fetchone()
+    row = db.one("SELECT question_version, share_public, provenance FROM messages WHERE id = :id",
+                     {"id": body["messageId"]})
     assert tuple(row) == (1, 0, "external-self-reported")
     # the asker reads it on the web, the author's agent through get_context
     web = setup["asker"].web_get(topic=setup["topic"]).get_json()["messages"]
@@ -141,7 +141,7 @@ def test_old_shape_replays_against_its_own_hash(setup, db):
     task = claim_ok(agent, setup["topic"])["task"]
     first = agent.post("submit_result", taskId=task["id"], **_old_shape())
     assert first.status_code == 200, first.get_json()
-    digest = db.execute("SELECT result_hash FROM tasks WHERE id = ?", (task["id"],)).fetchone()[0]
+    digest = db.value("SELECT result_hash FROM tasks WHERE id = :id", {"id": task["id"]})
 
     again = agent.post("submit_result", taskId=task["id"], **_old_shape())
     assert again.status_code == 200
@@ -153,7 +153,7 @@ def test_old_shape_replays_against_its_own_hash(setup, db):
     assert_external_error(agent.post("submit_result", taskId=task["id"], **new_shape),
                           409, "idempotency_conflict")
     assert count(db, "messages") == 1
-    assert db.execute("SELECT result_hash FROM tasks WHERE id = ?", (task["id"],)).fetchone()[0] \
+    assert db.value("SELECT result_hash FROM tasks WHERE id = :id", {"id": task["id"]}) \
         == digest
 
 
@@ -175,5 +175,5 @@ def test_changed_conditions_conflict(setup, db):
     r = agent.post("submit_result", taskId=task["id"],
                    **good_result(conditions=["数据库小于 20 GB"]))
     assert_external_error(r, 409, "idempotency_conflict")
-    stored = db.execute("SELECT conditions FROM messages").fetchone()[0]
+    stored = db.value("SELECT conditions FROM messages")
     assert json.loads(stored) == ["数据库小于 10 GB"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import Person, count, good_result, joined_person
 from helpers import assert_web_error
 
 
@@ -11,8 +11,8 @@ def test_ask_requires_membership(person, db):
     assert_web_error(person.web_post("topic", title="没加入也想问"), 403)
     person.join()
     topic_id = person.ask("加入之后提问", description="背景")
-    row = db.execute("SELECT community_id, island_id, kind, status, version, intent FROM topics "
-                     "WHERE id = ?", (topic_id,)).fetchone()
+    row = db.one("SELECT community_id, island_id, kind, status, version, intent FROM topics "
+                     "WHERE id = :id", {"id": topic_id})
     assert tuple(row) == ("lobby", "commons", "discussion", "open", 1, "how")
 
 
@@ -94,14 +94,12 @@ def test_membership_and_admin_do_not_unlock_the_discussion(app, person, settings
     from lobbytalks import create_app
     person.join()
     topic_id = person.ask("谁能读全文？", privateContext="只给有资格的人")
-    helper = Person(app).register()
-    helper.join()
+    helper = joined_person(app)
     agent = helper.new_agent()
     task = agent.claim(topic_id).get_json()["task"]["id"]
     assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
 
-    member = Person(app).register()
-    member.join()
+    member = joined_person(app)
     view = member.web_get(topic=topic_id).get_json()
     assert view["allowed"] is False and view["messages"] == [] and view["messageCount"] == 1
 
@@ -129,9 +127,8 @@ def test_close_by_asker_replays_and_stops_claims(app, person, db):
     for _ in range(2):
         r = person.web_post("close", topic=topic_id)
         assert r.status_code == 200 and r.get_json()["status"] == "closed"
-    assert db.execute("SELECT status FROM topics WHERE id = ?", (topic_id,)).fetchone()[0] == "closed"
-    other = Person(app).register()
-    other.join()
+    assert db.value("SELECT status FROM topics WHERE id = :id", {"id": topic_id}) == "closed"
+    other = joined_person(app)
     r = other.new_agent().claim(topic_id)
     assert r.status_code == 409 and r.get_json()["code"] == "topic_unavailable"
 
@@ -142,12 +139,12 @@ def test_only_asker_or_admin_can_close(app, person, settings, db):
     topic_id = person.ask("别人不能结束")
     stranger = Person(app).register()
     assert_web_error(stranger.web_post("close", topic=topic_id), 403)
-    assert db.execute("SELECT status FROM topics").fetchone()[0] == "open"
+    assert db.value("SELECT status FROM topics") == "open"
     admin_app = create_app(settings, admin_username="mod", admin_password="mod password 1")
     mod = Person(admin_app, username="mod", password="mod password 1")
     mod.web_post("login", username="mod", password="mod password 1")
     assert mod.web_post("close", topic=topic_id).status_code == 200
-    assert db.execute("SELECT status, closed_by FROM topics").fetchone()[0] == "closed"
+    assert db.value("SELECT status, closed_by FROM topics") == "closed"
 
 
 def test_question_title_is_stored_as_typed(person, db):

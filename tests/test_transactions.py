@@ -5,8 +5,12 @@ import sqlite3
 
 import pytest
 
-from conftest import count
+from conftest import count, open_database
 from helpers import assert_web_error
+
+# SQLite's own transaction machinery: deferred foreign keys, its error classes, the thread's
+# connection swapped out.
+pytestmark = pytest.mark.sqlite_only
 
 
 def orphan_membership(conn: sqlite3.Connection) -> None:
@@ -17,8 +21,8 @@ def orphan_membership(conn: sqlite3.Connection) -> None:
 
 
 def add_community(conn: sqlite3.Connection, community_id: str) -> None:
-    conn.execute("INSERT INTO communities (id, name, created) VALUES (?, ?, 0)",
-                 (community_id, community_id))
+    conn.execute("INSERT INTO communities (id, name, created) VALUES (:id, :id, 0)",
+                 {"id": community_id})
 
 
 class FailingCommit:
@@ -40,6 +44,13 @@ class FailingCommit:
 @pytest.fixture
 def database(app):
     return app.config["LOBBYTALKS"].db
+
+
+@pytest.fixture
+def db(settings):
+    """Another connection to the same database: it sees only what was committed."""
+    with open_database(settings.data_dir) as observer:
+        yield observer
 
 
 def test_deferred_constraint_at_commit_rolls_back_and_the_next_write_commits(database, db):
@@ -76,7 +87,7 @@ def test_failed_commit_during_a_request_does_not_poison_the_next_one(app, person
     assert_web_error(r, 503)
     r = person.communities_post("create", name="第二个社区")
     assert r.status_code == 200, r.get_json()
-    names = {row[0] for row in db.execute("SELECT name FROM communities")}
+    names = {row[0] for row in db.all("SELECT name FROM communities")}
     assert {"第一个社区", "第二个社区"} <= names and "写不进去" not in names
 
 
@@ -89,7 +100,7 @@ def test_nested_failure_undoes_only_the_inner_part(database, db):
                 raise RuntimeError("inner part fails")
         with database.transaction() as inner:
             add_community(inner, "second-inner")
-    assert {row[0] for row in db.execute(
+    assert {row[0] for row in db.all(
         "SELECT id FROM communities WHERE id IN ('outer', 'inner', 'second-inner')")} == {
         "outer", "second-inner"}
 

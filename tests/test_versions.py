@@ -5,22 +5,21 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import Person, count
+from conftest import Person, ask_question, contributor, count, joined_person
 from helpers import assert_web_error
-from qa_helpers import (answer, ask_question, claim_ok, contributor, joined_person, revise,
-                        submit_ok)
+from qa_helpers import answer, claim_ok, revise, submit_ok
 
 QUESTION_KEYS = {"originalTitle", "intent", "version", "publicContext", "privateContextIncluded"}
 
 
 def topic_row(db, topic_id):
-    return db.execute("SELECT intent, original_title, title, description, version FROM topics"
-                      " WHERE id = ?", (topic_id,)).fetchone()
+    return db.one("SELECT intent, original_title, title, description, version FROM topics"
+                      " WHERE id = :id", {"id": topic_id})
 
 
 def version_rows(db, topic_id):
-    return db.execute("SELECT version, title, public_context, note FROM question_versions"
-                      " WHERE topic_id = ? ORDER BY version", (topic_id,)).fetchall()
+    return db.all("SELECT version, title, public_context, note FROM question_versions"
+                      " WHERE topic_id = :topic_id ORDER BY version", {"topic_id": topic_id})
 
 
 def test_a_question_starts_at_version_one_with_its_intent(app, db):
@@ -94,7 +93,7 @@ def test_revision_rules(app, db, case, status):
         fields["title"] = "长" * 181
     assert_web_error(person.web_post("revise", **fields), status)
     assert topic_row(db, topic)["version"] == 1
-    assert count(db, "question_versions", "topic_id = ?", (topic,)) == 1
+    assert count(db, "question_versions", "topic_id = :topic_id", {"topic_id": topic}) == 1
 
 
 def test_every_surface_carries_the_question_version(app):
@@ -143,10 +142,10 @@ def test_a_submission_belongs_to_the_version_it_was_claimed_on(app, db):
     revise(person, topic, description="条件变了")
 
     message_id = submit_ok(agent, task["id"])["messageId"]
-    assert db.execute("SELECT question_version FROM messages WHERE id = ?",
-                      (message_id,)).fetchone()[0] == 1
-    assert db.execute("SELECT question_version FROM tasks WHERE id = ?",
-                      (task["id"],)).fetchone()[0] == 1
+    assert db.value("SELECT question_version FROM messages WHERE id = :id",
+                      {"id": message_id}) == 1
+    assert db.value("SELECT question_version FROM tasks WHERE id = :id",
+                      {"id": task["id"]}) == 1
     shown = person.web_get(topic=topic).get_json()["messages"]
     assert [(m["id"], m["questionVersion"]) for m in shown] == [(message_id, 1)]
 

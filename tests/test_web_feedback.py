@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import Person, count
+from conftest import Person, count, joined_person
 from helpers import assert_web_error
 from lobbytalks import i18n
 from lobbytalks.blueprints.web_base import distinct_labels
@@ -73,16 +73,15 @@ def test_web_errors_carry_the_machine_code(app, db):
     body = assert_web_error(again.web_post("register", username="taken_name",
                                            password="correct horse 1"), 409, "invalid_request")
     assert body["error"]  # the server's own sentence stays
-    assert count(db, "users", "username = ?", ("taken_name",)) == 1
+    assert count(db, "users", "username = :username", {"username": "taken_name"}) == 1
     first.join()
     assert_web_error(first.web_post("topic", title="   "), 400, "invalid_request")
-    assert count(db, "topics", "author_id = (SELECT id FROM users WHERE username = ?)",
-                 ("taken_name",)) == 0
+    assert count(db, "topics", "author_id = (SELECT id FROM users WHERE username = :username)",
+                 {"username": "taken_name"}) == 0
 
 
 def test_a_blank_title_or_name_says_it_cannot_be_blank(app, db):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     for response in (person.web_post("topic", title="    "),
                      person.communities_post("create", name="   "),
                      person.manage_post("register", name="  ", perspective="x", client="codex")):
@@ -108,8 +107,7 @@ def test_every_catalogue_key_names_a_real_code_or_field():
 
 
 def test_categories_are_translated(app):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     body = html(person.http.get("/ask?lang=en"))
     assert '<option value="tech">Technology</option>' in body
     assert "技术" not in body and "公共讨论" not in body
@@ -121,8 +119,7 @@ def test_categories_are_translated(app):
 def test_ask_page_states_the_configured_daily_limit(settings):
     from lobbytalks import create_app
     app = create_app(settings, rate_topic="3/day")
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     body = html(person.http.get("/ask?lang=en"))
     assert "up to 3 questions (a day, counted over the last 24 hours)" in body
 
@@ -143,8 +140,7 @@ def test_a_page_past_the_end_says_so_with_a_link_back(app, path):
 # --- item 7: cancelled tasks and the question filter ----------------------------------------
 
 def test_cancelled_tasks_show_apart_from_failures(app, db):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     topic = person.ask(title="被取消的问题")
     agent = person.new_agent("取消虾")
     cancelled = agent.claim(topic).get_json()["task"]["id"]
@@ -157,12 +153,11 @@ def test_cancelled_tasks_show_apart_from_failures(app, db):
     assert "You cancelled this task." in block(cancelled) and "用户已取消" not in body
     assert 'badge state-failed">Failed<' in block(failed)
     assert "Reason given by the agent: 找不到可靠来源" in block(failed)
-    assert db.execute("SELECT state FROM tasks WHERE id = ?", (cancelled,)).fetchone()[0] == "failed"
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": cancelled}) == "failed"
 
 
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
-    person = Person(app).register()
-    person.join()
+    person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")
     body = html(person.http.get(f"/tasks?topic={topic}&lang=en"))
     assert "Question: 筛选用的问题标题" in body and f"Question: {topic}" not in body
@@ -192,7 +187,7 @@ def test_same_named_agents_and_communities_can_be_told_apart(app, db):
     assert shown[second.profile_id] == "查证虾 (Claude Code)"
     assert shown[first.profile_id].startswith("查证虾 (Codex) · created ")
     assert shown[first.profile_id] != shown[third.profile_id]
-    assert count(db, "profiles", "name = ?", ("查证虾",)) == 3  # nothing was refused
+    assert count(db, "profiles", "name = :name", {"name": "查证虾"}) == 3  # nothing was refused
 
 
 def test_distinct_labels_add_only_what_is_needed():

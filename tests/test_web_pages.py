@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import Person, good_result
+from conftest import Person, good_result, joined_person, settings_for
 from lobbytalks import i18n
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "lobbytalks" / "templates"
@@ -36,15 +36,9 @@ def cite_link(message: str, n: int) -> str:
     return f'<a href="#m-{message}-s{n}" class="cite" rel="nofollow ugc noopener">[S{n}]</a>'
 
 
-def member(app, **kwargs) -> Person:
-    person = Person(app, **kwargs).register()
-    person.join()
-    return person
-
-
 def answered_question(app, **ask_fields):
     """An asker, a question with private context, and one answer by the asker's own agent."""
-    asker = member(app)
+    asker = joined_person(app)
     topic = asker.ask(description="公开背景：服务在运行。", privateContext="私密：库有 40 GB。",
                       **ask_fields)
     agent = asker.new_agent("题主的虾")
@@ -155,7 +149,7 @@ def test_templates_use_only_known_strings():
 # --- escaping --------------------------------------------------------------------------------
 
 def test_user_content_is_escaped_everywhere(app, client):
-    asker = member(app)
+    asker = joined_person(app)
     topic = asker.ask(title=XSS_TITLE, description="<img src=x onerror=alert(1)>")
     agent = asker.new_agent("<b>虾</b>")
     task = agent.claim(topic).get_json()["task"]["id"]
@@ -191,7 +185,7 @@ def test_visitor_sees_the_public_question_only(app, client):
 
 def test_joining_does_not_unlock_the_discussion(app):
     _, _, topic, message = answered_question(app)
-    reader = member(app)
+    reader = joined_person(app)
     body = html(reader.http.get(f"/q/{topic}"))
     assert message not in body and "私密：库有 40 GB。" not in body
     assert "加入社区本身不会解锁全文" in body
@@ -217,9 +211,9 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
 
 
 def test_share_toggle_only_on_ones_own_answers(app):
-    asker = member(app)
+    asker = joined_person(app)
     topic = asker.ask()
-    other = member(app)
+    other = joined_person(app)
     agent = other.new_agent("别人的虾")
     task = agent.claim(topic).get_json()["task"]["id"]
     message = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
@@ -247,7 +241,7 @@ def test_published_card_is_shown_to_visitors_and_draft_only_to_the_asker(app, cl
 
 
 def test_versions_are_listed_after_a_revision(app):
-    asker = member(app)
+    asker = joined_person(app)
     topic = asker.ask(title="第一版标题")
     r = asker.web_post("revise", topic=topic, title="第二版标题", note="加了条件")
     assert r.status_code == 200, r.get_json()
@@ -258,7 +252,7 @@ def test_versions_are_listed_after_a_revision(app):
 # --- the community page ----------------------------------------------------------------------
 
 def test_community_page_filters_sorts_and_pages(app, client):
-    asker = member(app)
+    asker = joined_person(app)
     asker.ask(title="关于备份的问题")
     closed = asker.ask(title="关于索引的问题")
     asker.web_post("close", topic=closed)
@@ -302,7 +296,7 @@ def test_ask_page_offers_joined_communities_intents_and_islands(app):
 def test_ask_page_offers_to_join_a_community_named_in_the_link(app):
     owner = Person(app).register()
     community = owner.communities_post("create", name="别的社区").get_json()["id"]
-    person = member(app)
+    person = joined_person(app)
     body = html(person.http.get(f"/ask?community={community}"))
     assert {"action": "join", "community": community} in actions(body)
 
@@ -328,11 +322,8 @@ def test_agents_page_lists_tokens_and_configs_but_never_a_token(app):
 
 
 def test_configs_use_the_public_url_when_set(tmp_path):
-    from conftest import FAST_ARGON2_KIB
     from lobbytalks import create_app
-    from lobbytalks.settings import Settings
-    app = create_app(Settings(data_dir=str(tmp_path / "d"), argon2_memory_kib=FAST_ARGON2_KIB,
-                              access_log=False, public_url="https://talk.example.org"))
+    app = create_app(settings_for(tmp_path / "d", public_url="https://talk.example.org"))
     person = Person(app).register()
     assert "https://talk.example.org/api/external/mcp" in html(person.http.get("/agents"))
 
@@ -372,7 +363,7 @@ def test_memory_garden_lists_pending_and_active_per_agent(app):
 
 
 def test_home_lists_newest_open_questions(app, client):
-    asker = member(app)
+    asker = joined_person(app)
     asker.ask(title="首页上的问题")
     body = html(client.get("/"))
     assert "首页上的问题" in body and "虾扯淡广场" in body
@@ -385,7 +376,7 @@ def long_discussion(settings):
     """A question with 45 answers by one agent; the last one replies to the first."""
     from lobbytalks import create_app
     app = create_app(settings.with_overrides(rate_claim="1000/minute", rate_token="1000/minute"))
-    asker = member(app)
+    asker = joined_person(app)
     topic = asker.ask()
     agent = asker.new_agent("长谈的虾")
     ids = []

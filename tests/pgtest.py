@@ -1,0 +1,88 @@
+"""The suite on PostgreSQL: ``LOBBYTALKS_TEST_DATABASE_URL=postgresql://user@host:port/db``
+names a server, and every test data folder gets its own empty database on it.
+
+Unset (the default), everything here is a no-op and the apps use SQLite in their data folder.
+Databases are keyed by data folder so that a restarted server, or a second app on the same
+folder, finds the data the first one wrote.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+ENV = "LOBBYTALKS_TEST_DATABASE_URL"
+ADMIN_URL = os.environ.get(ENV) or None
+APP_ENV = "LOBBYTALKS_DATABASE_URL"  # what the app (and `lobbytalks serve`) reads
+
+SKIP_REASONS = {
+    "sqlite_only": "about SQLite files by nature; runs on the default backend",
+    "once": "does not depend on the database; runs once, on the default backend",
+}
+
+_numbers = itertools.count(1)
+_made: dict[str, str] = {}  # resolved data folder -> its database URL
+
+
+def active() -> bool:
+    return ADMIN_URL is not None
+
+
+def with_database(url: str, name: str) -> str:
+    """The same server URL with another database name."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def _admin_execute(statement: str) -> None:
+    import psycopg  # only needed when the suite runs on PostgreSQL
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def url_for(data_dir: str | Path) -> str | None:
+    """The database URL for an app on this data folder: None on SQLite, else a database of
+    its own, created empty on first use."""
+    if not active():
+        return None
+    key = str(Path(data_dir).resolve())
+    if key not in _made:
+        name = f"t_{os.getpid()}_{next(_numbers)}"
+        _admin_execute(f'CREATE DATABASE "{name}"')
+        _made[key] = with_database(ADMIN_URL, name)
+    return _made[key]
+
+
+def env_for(data_dir: str | Path) -> dict[str, str]:
+    """Environment for a `lobbytalks serve` process on this data folder."""
+    url = url_for(data_dir)
+    return {APP_ENV: url} if url else {}
+
+
+def made() -> set[str]:
+    return set(_made)
+
+
+def drop(keys: set[str]) -> None:
+    for key in keys:
+        name = urlsplit(_made.pop(key)).path.lstrip("/")
+        # FORCE: an app left open by the test still holds connections
+        _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def skip_sqlite_bound(items: list[pytest.Item]) -> None:
+    """On PostgreSQL, skip (with the reason) what only makes sense on SQLite or once."""
+    if not active():
+        return
+    from lobbytalks.settings import Settings
+    if "database_url" not in Settings.__dataclass_fields__:
+        raise pytest.UsageError(f"{ENV} is set but this build has no PostgreSQL backend "
+                                "(Settings has no database_url)")
+    for item in items:
+        for marker, reason in SKIP_REASONS.items():
+            if item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.skip(reason=reason))
+                break
