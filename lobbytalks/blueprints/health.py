@@ -1,11 +1,10 @@
 """GET /healthz: 200 when the database answers and the schema is current, else 503."""
 from __future__ import annotations
 
-import sqlite3
 
 from flask import Blueprint
 
-from ..db import latest_version, schema_version
+from ..db import DatabaseError, latest_version, schema_version
 from ..runtime import runtime
 from .common import ok
 
@@ -16,7 +15,7 @@ bp = Blueprint("health", __name__)
 def healthz():
     try:
         current = schema_version(runtime().db.conn)
-    except sqlite3.Error:
+    except DatabaseError:
         return ok({"ok": False, "error": "database unavailable"}, 503)
     if current != latest_version():
         return ok({"ok": False, "error": "schema not migrated"}, 503)

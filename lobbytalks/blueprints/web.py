@@ -54,7 +54,7 @@ def community_page(community_id: str):
     community = communities.get_one(rt.db, reader, community_id)
     q = request.args.get("q", "").strip()[:100]
     filters = {"q": q, "status": choice_arg("status", topics.STATUSES, "all"),
-               "sort": choice_arg("sort", tuple(topics.SORTS), "new"), "page": int_arg("page")}
+               "sort": choice_arg("sort", topics.SORTS, "new"), "page": int_arg("page")}
     listing = topics.list_in_community(rt.db, reader, community_id, **filters)
     return render("community.html", community=community, listing=listing, filters=filters)
 

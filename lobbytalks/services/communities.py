@@ -1,10 +1,9 @@
 """Public communities: listing, creating, joining and leaving (protocol §10)."""
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..security import new_id
 
@@ -12,7 +11,7 @@ PAGE_SIZE = 60
 MAX_OWNED = 5
 
 
-def _public(row: sqlite3.Row) -> dict[str, Any]:
+def _public(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"], "name": row["name"], "description": row["description"],
         "memberCount": row["member_count"], "topicCount": row["topic_count"],
@@ -49,35 +48,35 @@ def get_one(db: Database, viewer: int | None, community_id: str) -> dict[str, An
 def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
     """Create a community owned (and joined) by the user; :raise 409: past five owned."""
     with db.transaction() as conn:
-        if conn.execute(Q.count_owned_communities, (user_id,)).fetchone()[0] >= MAX_OWNED:
+        if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:
             raise ApiError("forbidden", f"每个用户最多创建 {MAX_OWNED} 个社区", status=409)
         community_id = new_id("c")
-        conn.execute(Q.insert_community, (community_id, name.strip(), description, user_id, now))
-        conn.execute(Q.insert_membership, (community_id, user_id, now))
+        conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(), "description": description, "owner_id": user_id, "now": now})
+        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id, "now": now})
     return {"ok": True, "id": community_id, "joined": True}
 
 
 def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str, Any]:
     """Join (idempotent); :raise 404: for an unknown community."""
     with db.transaction() as conn:
-        if conn.execute(Q.community_owner, (community_id,)).fetchone() is None:
+        if conn.execute(Q.community_owner, {"id": community_id}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
-        conn.execute(Q.insert_membership, (community_id, user_id, now))
+        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id, "now": now})
     return {"ok": True, "id": community_id, "joined": True}
 
 
 def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
     """Leave (idempotent); :raise 404: unknown; :raise 409: the creator cannot leave."""
     with db.transaction() as conn:
-        row = conn.execute(Q.community_owner, (community_id,)).fetchone()
+        row = conn.execute(Q.community_owner, {"id": community_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "社区不存在")
         if row["owner_id"] == user_id:
             raise ApiError("forbidden", "创建者暂不能退出自己创建的社区", status=409)
-        conn.execute(Q.delete_membership, (community_id, user_id))
+        conn.execute(Q.delete_membership, {"community_id": community_id, "user_id": user_id})
     return {"ok": True, "id": community_id, "joined": False}
 
 
-def is_member(db: Database | sqlite3.Connection, community_id: str, user_id: int) -> bool:
+def is_member(db: Database | Connection, community_id: str, user_id: int) -> bool:
     conn = db.conn if isinstance(db, Database) else db
-    return conn.execute(Q.is_member, (community_id, user_id)).fetchone() is not None
+    return conn.execute(Q.is_member, {"community_id": community_id, "user_id": user_id}).fetchone() is not None

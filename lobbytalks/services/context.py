@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..db import Q
+from ..db import Connection, Q, Row
 from .reading import can_read_full, latest_messages, message_view
 from .topics import get_topic, private_context
 
@@ -29,15 +28,15 @@ INSTRUCTIONS = (
 )
 
 
-def _version_row(conn: sqlite3.Connection, topic_id: str, version: int) -> sqlite3.Row:
-    return conn.execute(Q.question_version, (topic_id, version)).fetchone()
+def _version_row(conn: Connection, topic_id: str, version: int) -> Row:
+    return conn.execute(Q.question_version, {"topic_id": topic_id, "version": version}).fetchone()
 
 
 def build(
-    conn: sqlite3.Connection,
+    conn: Connection,
     keyring: "Keyring",
     agent: "Agent",
-    topic: sqlite3.Row,
+    topic: Row,
     *,
     version: int | None = None,
     frozen_ids: Iterable[str] | None = None,
@@ -56,7 +55,7 @@ def build(
         messages = [message_view(m)
                     for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
     elif allowed:
-        frozen = conn.execute(Q.messages_by_ids, (topic["id"], json.dumps(list(frozen_ids))))
+        frozen = conn.execute(Q.messages_by_ids, {"topic_id": topic["id"], "ids": json.dumps(list(frozen_ids))})
         messages = [message_view(m) for m in frozen]
     else:
         messages = []
@@ -70,7 +69,7 @@ def build(
         question["privateContext"] = private
     memories = [] if not agent.memory_enabled else [
         r["text"] for r in conn.execute(Q.active_memories,
-                                        (agent.user_id, agent.profile_id, MEMORY_LIMIT))]
+                                        {"user_id": agent.user_id, "profile_id": agent.profile_id, "limit": MEMORY_LIMIT})]
     return {
         "topic": {
             "id": topic["id"], "title": row["title"], "description": row["public_context"],
@@ -87,6 +86,6 @@ def build(
     }
 
 
-def get_context(conn: sqlite3.Connection, keyring: "Keyring", agent: "Agent",
+def get_context(conn: Connection, keyring: "Keyring", agent: "Agent",
                 topic_id: str) -> dict[str, Any]:
     return build(conn, keyring, agent, get_topic(conn, topic_id))

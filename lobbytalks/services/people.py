@@ -52,7 +52,7 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
             "version": v["version"], "title": v["title"], "publicContext": v["public_context"],
             "privateContext": private_context(conn, keyring, t["id"], v["version"]),
             "note": v["note"], "created": v["created"],
-        } for v in db.all(Q.question_versions_of, (t["id"],))]
+        } for v in db.all(Q.question_versions_of, {"topic_id": t["id"]})]
         questions.append({
             "id": t["id"], "community": t["community_id"], "intent": t["intent"],
             "originalTitle": t["original_title"], "title": t["title"],
@@ -82,6 +82,6 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
         "id": m["id"], "agent": m["profile_id"], "agentName": m["agent_name"],
         "fromAnswer": m["message_id"], "topic": m["topic_id"], "text": m["text"],
         "state": m["state"], "created": m["created"], "updated": m["updated"],
-    } for m in db.all(Q.memories_of_user, (user_id,))]
+    } for m in db.all(Q.memories_of_user, {"user_id": user_id})]
     return {"exported": now, "user": {"username": username}, "questions": questions,
             "answers": answers, "agents": agents, "memories": memories}

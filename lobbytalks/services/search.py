@@ -15,10 +15,9 @@ the same transaction as the question it describes.
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK_RUN = re.compile(
@@ -83,13 +82,13 @@ def match_query(q: str) -> str | None:
     return " AND ".join(terms[:MAX_QUERY_TERMS]) or MATCHES_NOTHING
 
 
-def index_topic(conn: sqlite3.Connection, topic_id: str, title: str, description: str) -> None:
+def index_topic(conn: Connection, topic_id: str, title: str, description: str) -> None:
     """Write (or rewrite) one question's entry, inside the caller's transaction."""
     conn.execute(Q.search_forget_topic, {"id": topic_id})
     conn.execute(Q.search_index_topic, {"id": topic_id, "terms": index_terms(title, description)})
 
 
-def index_missing(conn: sqlite3.Connection) -> int:
+def index_missing(conn: Connection) -> int:
     """Index every question the index lacks (a database from before search existed)."""
     rows = conn.execute(Q.topics_missing_from_search).fetchall()
     for row in rows:
@@ -122,7 +121,7 @@ def _cursor_params(sort: str, cursor: str) -> dict[str, object]:
     return {**{f: int(n) for f, n in zip(fields, numbers)}, "before_id": match.group(2)}
 
 
-def _next_cursor(sort: str, row: sqlite3.Row) -> str:
+def _next_cursor(sort: str, row: Row) -> str:
     _, _, key = BROWSE_SORTS[sort]
     return ".".join(str(v) for v in key(row)) + "." + row["id"]
 

@@ -20,23 +20,23 @@ SELECT c.id, c.name, c.description,
 FROM communities c WHERE c.id = :id;
 
 -- name: community_owner
-SELECT owner_id FROM communities WHERE id = ?;
+SELECT owner_id FROM communities WHERE id = :id;
 
 -- name: count_owned_communities
-SELECT COUNT(*) FROM communities WHERE owner_id = ?;
+SELECT COUNT(*) FROM communities WHERE owner_id = :user_id;
 
 -- name: insert_community
-INSERT INTO communities (id, name, description, owner_id, created) VALUES (?, ?, ?, ?, ?);
+INSERT INTO communities (id, name, description, owner_id, created) VALUES (:id, :name, :description, :owner_id, :now);
 
 -- name: insert_membership
-INSERT INTO memberships (community_id, user_id, created) VALUES (?, ?, ?)
+INSERT INTO memberships (community_id, user_id, created) VALUES (:community_id, :user_id, :now)
 ON CONFLICT (community_id, user_id) DO NOTHING;
 
 -- name: delete_membership
-DELETE FROM memberships WHERE community_id = ? AND user_id = ?;
+DELETE FROM memberships WHERE community_id = :community_id AND user_id = :user_id;
 
 -- name: is_member
-SELECT 1 FROM memberships WHERE community_id = ? AND user_id = ?;
+SELECT 1 FROM memberships WHERE community_id = :community_id AND user_id = :user_id;
 
 -- name: joined_community_origins
 -- Who made each community the viewer has joined, and when (to tell same-named ones apart).

@@ -7,10 +7,10 @@ VALUES (:now, :actor, :action, :kind, :target, :reason);
 SELECT a.id, a.created, a.action, a.target_kind, a.target_id, a.reason, u.username AS actor
 FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id
 ORDER BY a.created DESC, a.id DESC
-LIMIT ?;
+LIMIT :limit;
 
 -- name: message_moderation_state
-SELECT id, topic_id, hidden_at FROM messages WHERE id = ?;
+SELECT id, topic_id, hidden_at FROM messages WHERE id = :id;
 
 -- name: hide_message
 UPDATE messages SET hidden_reason = :reason, hidden_at = :now, hidden_by = :admin
@@ -18,35 +18,35 @@ WHERE id = :id AND hidden_at IS NULL;
 
 -- name: unhide_message
 UPDATE messages SET hidden_reason = NULL, hidden_at = NULL, hidden_by = NULL
-WHERE id = ? AND hidden_at IS NOT NULL;
+WHERE id = :id AND hidden_at IS NOT NULL;
 
 -- name: user_moderation_state
-SELECT id, username, is_admin, suspended_at FROM users WHERE username = ? COLLATE NOCASE;
+SELECT id, username, is_admin, suspended_at FROM users WHERE username = :username COLLATE NOCASE;
 
 -- name: user_suspension
 -- Why a user is suspended; no row while they are not.
-SELECT suspended_reason FROM users WHERE id = ? AND suspended_at IS NOT NULL;
+SELECT suspended_reason FROM users WHERE id = :id AND suspended_at IS NOT NULL;
 
 -- name: suspend_user
-UPDATE users SET suspended_at = ?, suspended_reason = ? WHERE id = ? AND suspended_at IS NULL;
+UPDATE users SET suspended_at = :now, suspended_reason = :reason WHERE id = :id AND suspended_at IS NULL;
 
 -- name: unsuspend_user
 UPDATE users SET suspended_at = NULL, suspended_reason = NULL
-WHERE id = ? AND suspended_at IS NOT NULL;
+WHERE id = :id AND suspended_at IS NOT NULL;
 
 -- name: end_sessions_of_suspended
-DELETE FROM sessions WHERE user_id = ?;
+DELETE FROM sessions WHERE user_id = :user_id;
 
 -- name: fail_leased_of_suspended
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE user_id = :user AND state = 'leased';
 
 -- name: revoke_tokens_of_suspended
-UPDATE tokens SET revoked = 1 WHERE user_id = ? AND revoked = 0;
+UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;
 
 -- name: reopen_topic
-UPDATE topics SET status = 'open', closed_at = NULL, closed_by = NULL, updated = ?
-WHERE id = ? AND status = 'closed';
+UPDATE topics SET status = 'open', closed_at = NULL, closed_by = NULL, updated = :now
+WHERE id = :id AND status = 'closed';
 
 -- name: recent_topics_for_admin
 -- Public facts only: title and public background, never private context.
@@ -54,7 +54,7 @@ SELECT t.id, t.title, t.description, t.status, t.created, t.message_count,
        t.community_id, u.username AS author
 FROM topics t JOIN users u ON u.id = t.author_id
 ORDER BY t.created DESC, t.id DESC
-LIMIT ?;
+LIMIT :limit;
 
 -- name: recent_answers_for_admin
 -- The conclusion only of answers a published card already shows to everyone (see
@@ -67,15 +67,15 @@ SELECT m.id, m.topic_id, t.title AS topic_title, m.name, u.username AS author, m
        THEN m.text END AS public_text
 FROM messages m JOIN topics t ON t.id = m.topic_id JOIN users u ON u.id = m.user_id
 ORDER BY m.created DESC, m.id DESC
-LIMIT ?;
+LIMIT :limit;
 
 -- name: recent_signups_for_admin
 SELECT id, username, is_admin, created, suspended_at, suspended_reason
 FROM users ORDER BY created DESC, id DESC
-LIMIT ?;
+LIMIT :limit;
 
 -- name: token_refusal_state
 -- Why a known token is refused: its owner suspended, or its agent archived.
 SELECT u.suspended_at, u.suspended_reason, p.archived_at
 FROM tokens t JOIN users u ON u.id = t.user_id JOIN profiles p ON p.id = t.profile_id
-WHERE t.id = ?;
+WHERE t.id = :id;
