@@ -41,7 +41,7 @@ def current_user(request: Request) -> User | None:
     user = None
     secret = request.cookies.get(SESSION_COOKIE)
     if secret:
-        row = runtime().db.one(Q.session_user, {"digest": sha256_hex(secret), "now": clock.now()})
+        row = runtime().db.one(Q.get_session_user, {"digest": sha256_hex(secret), "now": clock.now()})
         if row:
             user = User(row["id"], row["username"], bool(row["is_admin"]))
     g.user = user
@@ -117,7 +117,7 @@ def authenticate_agent(request: Request) -> Agent:
         raise ApiError("unauthorized", "缺少 Agent Token")
     rt = runtime()
     now = clock.now()
-    row = rt.db.one(Q.agent_by_token_digest, {"digest": sha256_hex(token)})
+    row = rt.db.one(Q.get_agent_by_token_digest, {"digest": sha256_hex(token)})
     if row is None or row["revoked"] or row["expires"] <= now:
         raise _token_refusal(row)
     agent = Agent(row["user_id"], row["profile_id"], row["token_id"], row["name"],
@@ -133,7 +133,7 @@ def authenticate_agent(request: Request) -> Agent:
 def _token_refusal(row) -> ApiError:
     """Why a token is refused. A suspended owner is told so (403 forbidden) and an archived
     agent named as such, instead of the generic 401 their revoked tokens would give."""
-    state = runtime().db.one(Q.token_refusal_state, {"id": row["token_id"]}) if row else None
+    state = runtime().db.one(Q.get_token_refusal_state, {"id": row["token_id"]}) if row else None
     if state is not None and state["suspended_at"] is not None:
         return ApiError("forbidden", moderation.suspension_notice(state["suspended_reason"]))
     if state is not None and state["archived_at"] is not None:

@@ -71,7 +71,7 @@ class Mailer:
     def drain(self) -> int:
         """Send every mail due now; returns how many were sent."""
         sent = 0
-        for row in self.db.all(Q.due_mail, {"now": clock.now(), "limit": BATCH}):
+        for row in self.db.all(Q.list_due_mail, {"now": clock.now(), "limit": BATCH}):
             if not (row["email_notify"] and row["email"]):
                 self._forget(row["id"])
                 continue

@@ -31,7 +31,7 @@ def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost
 
     A correct password stored under an older scheme or cost (scrypt) is re-hashed now.
     """
-    row = db.one(Q.user_by_name, {"username": username})
+    row = db.one(Q.get_user_by_name, {"username": username})
     stored = row["password_hash"] if row else None
     # Verify first, even for a missing user: the answer must take the same time either way.
     if not verify_password_timing_safe(password, stored, cost) or row is None:
@@ -88,7 +88,7 @@ def ensure_admin(db: Database, username: str, password: str, *, now: int,
         anyone may have registered it first, so it is never promoted silently.
     """
     with db.transaction() as conn:
-        row = conn.execute(Q.user_by_name, {"username": username}).fetchone()
+        row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
         if row is None:
             conn.execute(Q.insert_user, {"username": username, "password_hash": hash_password(password, cost), "is_admin": 1, "now": now})
             return

@@ -34,7 +34,7 @@ def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, n
 
 
 def is_requested(db: Database, user_id: int | None, topic_id: str) -> bool:
-    return user_id is not None and db.one(Q.agent_request_exists, {"user_id": user_id, "topic_id": topic_id}) is not None
+    return user_id is not None and db.one(Q.get_agent_request, {"user_id": user_id, "topic_id": topic_id}) is not None
 
 
 def activity(db: Database, topic_id: str, *, now: int) -> dict[str, Any]:

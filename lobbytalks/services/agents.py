@@ -32,7 +32,7 @@ def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, An
 
 def _live_profile(conn: Connection, user_id: int, profile_id: str) -> Row:
     """:raise 404 not_found: not the user's agent, or archived (its identity is gone)."""
-    row = conn.execute(Q.profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
+    row = conn.execute(Q.get_profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
     if row is None or row["archived_at"] is not None:
         raise ApiError("not_found", "外部虾不存在或已归档")
     return row
@@ -62,7 +62,7 @@ def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
         conn.execute(Q.update_profile, {
             "id": data.profile, "user": user_id, "perspective": data.perspective,
             "name": data.name.strip() if data.name is not None else None})
-        row = conn.execute(Q.profile_of_user, {"id": data.profile, "user_id": user_id}).fetchone()
+        row = conn.execute(Q.get_profile_of_user, {"id": data.profile, "user_id": user_id}).fetchone()
     return {"ok": True, "profile": row["id"], "name": row["name"],
             "perspective": row["perspective"]}
 
@@ -75,7 +75,7 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
     :raise 404: not the user's agent.
     """
     with db.transaction() as conn:
-        row = conn.execute(Q.profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
+        row = conn.execute(Q.get_profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "外部虾不存在")
         if row["archived_at"] is not None:
@@ -89,7 +89,7 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
 def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
     """Revoke one token (replays) and fail the leases it holds."""
     with db.transaction() as conn:
-        if conn.execute(Q.token_of_user, {"id": token_id, "user_id": user_id}).fetchone() is None:
+        if conn.execute(Q.get_token_of_user, {"id": token_id, "user_id": user_id}).fetchone() is None:
             raise ApiError("not_found", "Token 不存在")
         settle_user(conn, user_id, now)
         conn.execute(Q.fail_leased_of_token, {"token": token_id, "reason": TOKEN_REVOKED, "now": now})
@@ -106,13 +106,13 @@ def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
     with db.transaction() as conn:
         settle_user(conn, user_id, now)
     tokens: dict[str, list[dict[str, Any]]] = {}
-    for t in db.all(Q.tokens_of_user, {"user_id": user_id}):
+    for t in db.all(Q.list_tokens_of_user, {"user_id": user_id}):
         tokens.setdefault(t["profile_id"], []).append({
             "id": t["id"], "created": t["created"], "expires": t["expires"],
             "revoked": int(t["revoked"]), "lastUsed": t["last_used"], "last4": t["last4"],
         })
     agents = []
-    for p in db.all(Q.profiles_of_user, {"user_id": user_id}):
+    for p in db.all(Q.list_profiles_of_user, {"user_id": user_id}):
         own = tokens.get(p["id"], [])
         agents.append({
             "id": p["id"], "name": p["name"], "model": p["client"], "client": p["client"],
@@ -150,7 +150,7 @@ def last_tasks(db: Database, user_id: int) -> dict[str, dict[str, Any]]:
     """Each agent's most recent task (its outcome, for /agents), keyed by agent id."""
     return {r["profile_id"]: {"id": r["id"], "topic": r["topic_id"], "state": r["state"],
                               "error": r["error"], "updated": r["updated"]}
-            for r in db.all(Q.last_task_per_profile, {"user_id": user_id})}
+            for r in db.all(Q.list_last_task_per_profile, {"user_id": user_id})}
 
 
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:

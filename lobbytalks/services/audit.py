@@ -15,4 +15,4 @@ def record(conn: Connection, actor_id: int | None, action: str, kind: str,
 
 def recent(db: Database, limit: int = 50) -> list[dict[str, Any]]:
     """The newest entries, newest first, each with the acting admin's name (None: CLI)."""
-    return [dict(r) for r in db.all(Q.audit_recent, {"limit": limit})]
+    return [dict(r) for r in db.all(Q.list_recent_audit, {"limit": limit})]

@@ -116,7 +116,7 @@ def card_view(row: Row) -> dict[str, Any]:
 
 
 def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any] | None:
-    row = conn.execute(Q.card_in_state, {"topic_id": topic_id, "state": state}).fetchone()
+    row = conn.execute(Q.get_card_in_state, {"topic_id": topic_id, "state": state}).fetchone()
     return None if row is None else card_view(row)
 
 
@@ -140,7 +140,7 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
     :raise 404: unknown message; :raise 403: not the author of the message.
     """
     with db.transaction() as conn:
-        message = conn.execute(Q.message_by_id, {"id": message_id}).fetchone()
+        message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
             raise ApiError("not_found", "发言不存在")
         if message["user_id"] != user_id:
@@ -162,7 +162,7 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
     Returns how many cards were hidden."""
     topic = topics.get_topic(conn, topic_id)
     hidden = 0
-    for card in conn.execute(Q.published_cards_of_topic, {"topic_id": topic_id}).fetchall():
+    for card in conn.execute(Q.list_published_cards_of_topic, {"topic_id": topic_id}).fetchall():
         if message_id in json.loads(card["message_ids"]):
             hidden += conn.execute(Q.hide_card, {"id": card["id"], "reason": reason}).rowcount
             if topic["author_id"] != author_id:
@@ -184,7 +184,7 @@ def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
 def _tell_authors(conn: Connection, topic: Row, message_ids: str,
                   now: int) -> None:
     """A card went public: tell each author whose answer it uses (the asker knows)."""
-    for row in conn.execute(Q.authors_of_messages, {"message_ids": message_ids}).fetchall():
+    for row in conn.execute(Q.list_authors_of_messages, {"message_ids": message_ids}).fetchall():
         if row["user_id"] != topic["author_id"]:
             notify(conn, row["user_id"], "card_published", topic["id"], now=now)
 
@@ -204,11 +204,11 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     with db.transaction() as conn:
         topic = _asked_topic(conn, user_id, topic_id)
         version = topic["version"]
-        messages = conn.execute(Q.shared_messages_of_version, {"topic_id": topic_id, "version": version}).fetchall()
+        messages = conn.execute(Q.list_shared_messages_of_version, {"topic_id": topic_id, "version": version}).fetchall()
         if not messages:
             raise ApiError("invalid_request", f"第 {version} 版问题还没有作者许可公开使用的发言，"
                                               "暂时无法整理答案卡", status=409)
-        title = conn.execute(Q.question_version, {"topic_id": topic_id, "version": version}).fetchone()["title"]
+        title = conn.execute(Q.get_question_version, {"topic_id": topic_id, "version": version}).fetchone()["title"]
         body = {"intent": topic["intent"], "title": title,
                 "sections": build(topic["intent"], messages)}
         conn.execute(Q.delete_card_drafts, {"topic_id": topic_id})
@@ -218,7 +218,7 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
             "body": json.dumps(body, ensure_ascii=False),
             "message_ids": json.dumps([m["id"] for m in messages]),
         })
-        return {"card": card_view(conn.execute(Q.card_by_id, {"id": card_id}).fetchone())}
+        return {"card": card_view(conn.execute(Q.get_card, {"id": card_id}).fetchone())}
 
 
 def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
@@ -229,19 +229,19 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     """
     with db.transaction() as conn:
         topic = _asked_topic(conn, user_id, topic_id)
-        draft = conn.execute(Q.card_in_state, {"topic_id": topic_id, "state": "draft"}).fetchone()
+        draft = conn.execute(Q.get_card_in_state, {"topic_id": topic_id, "state": "draft"}).fetchone()
         if draft is None:
             raise ApiError("invalid_request", "没有可发布的预览，请先生成预览", status=409)
         if draft["version"] != topic["version"]:
             raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
-        shared = {r["id"] for r in conn.execute(Q.shared_message_ids_of_topic, {"topic_id": topic_id})}
+        shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {"topic_id": topic_id})}
         if not set(json.loads(draft["message_ids"])) <= shared:
             raise ApiError("invalid_request", "预览中有发言已撤回公开许可，请重新生成预览",
                            status=409)
         conn.execute(Q.hide_published_cards, {"topic_id": topic_id})
         conn.execute(Q.publish_card, {"now": now, "id": draft["id"]})
         _tell_authors(conn, topic, draft["message_ids"], now)
-        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, {"id": draft["id"]}).fetchone())}
+        return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": draft["id"]}).fetchone())}
 
 
 def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
@@ -251,16 +251,16 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
     """
     with db.transaction() as conn:
         _asked_topic(conn, user_id, topic_id)
-        row = conn.execute(Q.card_in_state, {"topic_id": topic_id, "state": "published"}).fetchone()
+        row = conn.execute(Q.get_card_in_state, {"topic_id": topic_id, "state": "published"}).fetchone()
         if row is None:
             return {"ok": True, "card": None}
         conn.execute(Q.hide_card, {"id": row["id"], "reason": "unpublished"})
-        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, {"id": row["id"]}).fetchone())}
+        return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
 
 
 def withdrawn_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
     """The card an author's withdrawal hid, while no card has been published since."""
-    row = conn.execute(Q.last_withdrawn_card, {"topic_id": topic_id}).fetchone()
+    row = conn.execute(Q.get_last_withdrawn_card, {"topic_id": topic_id}).fetchone()
     return None if row is None else card_view(row)
 
 
@@ -270,7 +270,7 @@ def can_republish(conn: Connection, topic: Row,
     the question has not moved on to a newer version."""
     if card is None or card["version"] != topic["version"]:
         return False
-    shared = {r["id"] for r in conn.execute(Q.shared_message_ids_of_topic, {"topic_id": topic["id"]})}
+    shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {"topic_id": topic["id"]})}
     return set(card["messageIds"]) <= shared
 
 
@@ -290,4 +290,4 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
                                               "请重新生成预览", status=409)
         conn.execute(Q.republish_card, {"now": now, "id": card["id"]})
         _tell_authors(conn, topic, json.dumps(card["messageIds"]), now)
-        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, {"id": card["id"]}).fetchone())}
+        return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": card["id"]}).fetchone())}

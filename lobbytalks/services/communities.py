@@ -20,7 +20,7 @@ def _public(row: Row) -> dict[str, Any]:
 
 
 def list_page(db: Database, viewer: int | None, scope: str, page: int) -> dict[str, Any]:
-    rows = db.all(Q.community_page, {
+    rows = db.all(Q.list_communities, {
         "viewer": viewer or 0, "joined_only": int(scope == "joined"),
         "limit": PAGE_SIZE + 1, "offset": (page - 1) * PAGE_SIZE,
     })
@@ -34,12 +34,12 @@ def joined_origins(db: Database, viewer: int) -> dict[str, dict[str, Any]]:
     """``{id: {owner, created}}`` of the communities the viewer has joined (owner None for
     the site's own communities)."""
     return {r["id"]: {"owner": r["owner"], "created": r["created"]}
-            for r in db.all(Q.joined_community_origins, {"viewer": viewer})}
+            for r in db.all(Q.list_joined_community_origins, {"viewer": viewer})}
 
 
 def get_one(db: Database, viewer: int | None, community_id: str) -> dict[str, Any]:
     """:raise 404: for an unknown community."""
-    row = db.one(Q.community_one, {"viewer": viewer or 0, "id": community_id})
+    row = db.one(Q.get_community, {"viewer": viewer or 0, "id": community_id})
     if row is None:
         raise ApiError("not_found", "社区不存在")
     return _public(row)
@@ -59,7 +59,7 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int)
 def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str, Any]:
     """Join (idempotent); :raise 404: for an unknown community."""
     with db.transaction() as conn:
-        if conn.execute(Q.community_owner, {"id": community_id}).fetchone() is None:
+        if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
         conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id, "now": now})
     return {"ok": True, "id": community_id, "joined": True}
@@ -68,7 +68,7 @@ def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str
 def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
     """Leave (idempotent); :raise 404: unknown; :raise 409: the creator cannot leave."""
     with db.transaction() as conn:
-        row = conn.execute(Q.community_owner, {"id": community_id}).fetchone()
+        row = conn.execute(Q.get_community_owner, {"id": community_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "社区不存在")
         if row["owner_id"] == user_id:
@@ -79,4 +79,4 @@ def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
 
 def is_member(db: Database | Connection, community_id: str, user_id: int) -> bool:
     conn = db.conn if isinstance(db, Database) else db
-    return conn.execute(Q.is_member, {"community_id": community_id, "user_id": user_id}).fetchone() is not None
+    return conn.execute(Q.get_membership, {"community_id": community_id, "user_id": user_id}).fetchone() is not None

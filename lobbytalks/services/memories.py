@@ -34,16 +34,16 @@ def list_for_user(db: Database, user_id: int) -> dict[str, Any]:
         "id": r["id"], "profile": r["profile_id"], "agentName": r["agent_name"],
         "messageId": r["message_id"], "topic": r["topic_id"], "text": r["text"],
         "state": r["state"], "created": r["created"], "updated": r["updated"],
-    } for r in db.all(Q.memories_of_user, {"user_id": user_id})],
+    } for r in db.all(Q.list_memories_of_user, {"user_id": user_id})],
         "agents": [{"id": p["id"], "name": p["name"], "client": p["client"],
                     "memoryEnabled": bool(p["memory_enabled"])}
-                   for p in db.all(Q.profiles_of_user, {"user_id": user_id})]}
+                   for p in db.all(Q.list_profiles_of_user, {"user_id": user_id})]}
 
 
 def change(db: Database, user_id: int, memory_id: str, action: str, *, now: int) -> dict[str, Any]:
     """Confirm (pending -> active), reject (drop a pending one) or delete any of one's own."""
     with db.transaction() as conn:
-        row = conn.execute(Q.memory_of_user, {"id": memory_id, "user_id": user_id}).fetchone()
+        row = conn.execute(Q.get_memory_of_user, {"id": memory_id, "user_id": user_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "记忆不存在")
         if action == "memory_confirm":

@@ -32,13 +32,13 @@ def suspension_notice(reason: str | None) -> str:
 
 def refuse_if_suspended(conn: Connection, user_id: int) -> None:
     """:raise 403 forbidden: the user is suspended (the message says so and why)."""
-    row = conn.execute(Q.user_suspension, {"id": user_id}).fetchone()
+    row = conn.execute(Q.get_user_suspension, {"id": user_id}).fetchone()
     if row is not None:
         raise ApiError("forbidden", suspension_notice(row["suspended_reason"]))
 
 
 def _message(conn: Connection, message_id: str) -> Row:
-    row = conn.execute(Q.message_moderation_state, {"id": message_id}).fetchone()
+    row = conn.execute(Q.get_message_moderation_state, {"id": message_id}).fetchone()
     if row is None:
         raise ApiError("not_found", "发言不存在")
     return row
@@ -71,7 +71,7 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
 
 
 def _person(conn: Connection, username: str) -> Row:
-    row = conn.execute(Q.user_moderation_state, {"username": username}).fetchone()
+    row = conn.execute(Q.get_user_moderation_state, {"username": username}).fetchone()
     if row is None:
         raise ApiError("not_found", "用户不存在")
     return row
@@ -124,8 +124,8 @@ def recent(db: Database, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, 
     """What the admin page lists: newest questions, answers and sign-ups (see the module
     docstring for what an answer shows)."""
     return {
-        "questions": [dict(r) for r in db.all(Q.recent_topics_for_admin, {"limit": limit})],
-        "answers": [dict(r) for r in db.all(Q.recent_answers_for_admin, {"limit": limit})],
-        "signups": [dict(r) for r in db.all(Q.recent_signups_for_admin, {"limit": limit})],
+        "questions": [dict(r) for r in db.all(Q.list_recent_topics_for_admin, {"limit": limit})],
+        "answers": [dict(r) for r in db.all(Q.list_recent_answers_for_admin, {"limit": limit})],
+        "signups": [dict(r) for r in db.all(Q.list_recent_signups_for_admin, {"limit": limit})],
     }
 

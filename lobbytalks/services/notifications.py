@@ -37,7 +37,7 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
         "task": task_id, "now": now}).fetchone()[0]
-    if conn.execute(Q.notify_mail_wanted, {"user_id": user_id}).fetchone() is not None:
+    if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is not None:
         conn.execute(Q.enqueue_mail, {"notification_id": notification_id, "now": now})
     return notification_id
 
@@ -94,12 +94,12 @@ def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:
 
 
 def unread_count(db: Database, user_id: int) -> int:
-    return db.value(Q.unread_notification_count, {"user_id": user_id})
+    return db.value(Q.count_unread_notifications, {"user_id": user_id})
 
 
 def unread_badge(db: Database, user_id: int) -> str:
     """The header's unread count: "" for none, "99+" past ``BADGE_CAP - 1``."""
-    n = db.value(Q.unread_notification_badge, {"user": user_id, "cap": BADGE_CAP})
+    n = db.value(Q.count_unread_notifications_capped, {"user": user_id, "cap": BADGE_CAP})
     return "" if n == 0 else (f"{BADGE_CAP - 1}+" if n >= BADGE_CAP else str(n))
 
 
@@ -130,12 +130,12 @@ def mark_read(db: Database, user_id: int, notification_id: int | None, *,
         if notification_id is None:
             conn.execute(Q.mark_all_notifications_read, {"user": user_id, "now": now})
         else:
-            owner = conn.execute(Q.notification_owner, {"id": notification_id}).fetchone()
+            owner = conn.execute(Q.get_notification_owner, {"id": notification_id}).fetchone()
             if owner is None or owner["user_id"] != user_id:
                 raise ApiError("not_found", "通知不存在")
             conn.execute(Q.mark_notification_read,
                          {"id": notification_id, "user": user_id, "now": now})
-        unread = conn.execute(Q.unread_notification_count, {"user_id": user_id}).fetchone()[0]
+        unread = conn.execute(Q.count_unread_notifications, {"user_id": user_id}).fetchone()[0]
     return {"ok": True, "unread": unread}
 
 
@@ -147,18 +147,18 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
     :raise 409: the answer is the asker's own, or already shared.
     """
     with db.transaction() as conn:
-        message = conn.execute(Q.message_by_id, {"id": message_id}).fetchone()
+        message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
             raise ApiError("not_found", "发言不存在")
         # (read here, not through topics.get_topic: topics -> cards -> this module)
-        topic = conn.execute(Q.topic_by_id, {"id": message["topic_id"]}).fetchone()
+        topic = conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone()
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以请作者许可公开使用")
         if message["user_id"] == user_id:
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:
             raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
-        if conn.execute(Q.pending_share_request, {"message_id": message_id}).fetchone() is not None:
+        if conn.execute(Q.get_pending_share_request, {"message_id": message_id}).fetchone() is not None:
             return {"ok": True, "id": message_id, "requested": True, "replayed": True}
         notify(conn, message["user_id"], "share_request", topic["id"], message_id=message_id,
                now=now)
@@ -169,11 +169,11 @@ def requested_shares(db: Database, user_id: int, topic: Row) -> set[str]:
     """Answers of the question whose authors the asker has already asked (asker only)."""
     if topic["author_id"] != user_id or not can_read_full(db.conn, user_id, topic):
         return set()
-    return {r["message_id"] for r in db.all(Q.share_requests_of_topic, {"topic_id": topic["id"]})}
+    return {r["message_id"] for r in db.all(Q.list_share_requests_of_topic, {"topic_id": topic["id"]})}
 
 
 def mail_settings(db: Database, user_id: int) -> dict[str, Any]:
-    row = db.one(Q.notify_settings_of, {"user_id": user_id})
+    row = db.one(Q.get_notify_settings, {"user_id": user_id})
     return {"email": row["email"], "emailNotify": bool(row["email_notify"])}
 
 

@@ -74,7 +74,7 @@ def card_texts(card: dict[str, Any]) -> list[str]:
 
 def author_entitled(conn: Connection, message_id: str) -> bool:
     """Whether the answer's task was given the private context (see the module docstring)."""
-    row = conn.execute(Q.message_task_private, {"id": message_id}).fetchone()
+    row = conn.execute(Q.get_message_task_private, {"id": message_id}).fetchone()
     return bool(row and (row["private_included"] or row["by_asker"]))
 
 
@@ -101,5 +101,5 @@ class Guard:
         """Repeats in one's own answer, or [] when its task did not include private context."""
         if not author_entitled(self._conn, message["id"]):
             return []
-        row = self._conn.execute(Q.message_by_id, {"id": message["id"]}).fetchone()
+        row = self._conn.execute(Q.get_message, {"id": message["id"]}).fetchone()
         return repeats_in(message_texts(row), self.private(row["question_version"]))

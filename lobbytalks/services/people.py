@@ -22,7 +22,7 @@ PROFILE_CARDS = 20
 
 def profile(db: Database, username: str) -> dict[str, Any]:
     """:raise 404 not_found: no such person."""
-    person = db.one(Q.person_by_name, {"username": username})
+    person = db.one(Q.get_person_by_name, {"username": username})
     if person is None:
         raise ApiError("not_found", "用户不存在")
     questions = [{
@@ -30,9 +30,9 @@ def profile(db: Database, username: str) -> dict[str, Any]:
         "communityId": r["community_id"], "communityName": r["community_name"],
         "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
         "questionVersion": r["version"], "status": r["status"],
-    } for r in db.all(Q.questions_by_author, {"author": person["id"], "limit": PROFILE_QUESTIONS})]
+    } for r in db.all(Q.list_questions_by_author, {"author": person["id"], "limit": PROFILE_QUESTIONS})]
     cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
-             for r in db.all(Q.published_cards_by_author, {"author": person["id"], "limit": PROFILE_CARDS})]
+             for r in db.all(Q.list_published_cards_by_author, {"author": person["id"], "limit": PROFILE_CARDS})]
     return {
         "username": person["username"], "created": person["created"],
         "open": [q for q in questions if q["status"] == "open"],
@@ -47,12 +47,12 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
     token material, and their memories."""
     conn = db.conn
     questions = []
-    for t in db.all(Q.export_questions, {"author": user_id}):
+    for t in db.all(Q.list_questions_for_export, {"author": user_id}):
         versions = [{
             "version": v["version"], "title": v["title"], "publicContext": v["public_context"],
             "privateContext": private_context(conn, keyring, t["id"], v["version"]),
             "note": v["note"], "created": v["created"],
-        } for v in db.all(Q.question_versions_of, {"topic_id": t["id"]})]
+        } for v in db.all(Q.list_question_versions, {"topic_id": t["id"]})]
         questions.append({
             "id": t["id"], "community": t["community_id"], "intent": t["intent"],
             "originalTitle": t["original_title"], "title": t["title"],
@@ -67,9 +67,9 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
         "toolRuns": loads(m["tool_runs"]), "provenance": m["provenance"],
         "questionVersion": m["question_version"], "sharePublic": bool(m["share_public"]),
         "created": m["created"],
-    } for m in db.all(Q.export_answers, {"user": user_id})]
+    } for m in db.all(Q.list_answers_for_export, {"user": user_id})]
     tokens: dict[str, list[dict[str, Any]]] = {}
-    for k in db.all(Q.export_tokens, {"user": user_id}):
+    for k in db.all(Q.list_tokens_for_export, {"user": user_id}):
         tokens.setdefault(k["profile_id"], []).append({
             "id": k["id"], "created": k["created"], "expires": k["expires"],
             "revoked": bool(k["revoked"]), "lastUsed": k["last_used"]})
@@ -77,11 +77,11 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
         "id": p["id"], "name": p["name"], "perspective": p["perspective"], "client": p["client"],
         "role": p["role"], "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
         "tokens": tokens.get(p["id"], []),
-    } for p in db.all(Q.export_agents, {"user": user_id})]
+    } for p in db.all(Q.list_agents_for_export, {"user": user_id})]
     memories = [{
         "id": m["id"], "agent": m["profile_id"], "agentName": m["agent_name"],
         "fromAnswer": m["message_id"], "topic": m["topic_id"], "text": m["text"],
         "state": m["state"], "created": m["created"], "updated": m["updated"],
-    } for m in db.all(Q.memories_of_user, {"user_id": user_id})]
+    } for m in db.all(Q.list_memories_of_user, {"user_id": user_id})]
     return {"exported": now, "user": {"username": username}, "questions": questions,
             "answers": answers, "agents": agents, "memories": memories}

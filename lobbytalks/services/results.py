@@ -62,7 +62,7 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
             notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
                    now=now)
         notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
-        task = conn.execute(Q.task_by_id, {"id": task["id"]}).fetchone()
+        task = conn.execute(Q.get_task, {"id": task["id"]}).fetchone()
     return {"ok": True, "messageId": message_id, "task": task_view(task),
             "memoryNotice": notice, "provenance": PROVENANCE}
 

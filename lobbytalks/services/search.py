@@ -90,7 +90,7 @@ def index_topic(conn: Connection, topic_id: str, title: str, description: str) -
 
 def index_missing(conn: Connection) -> int:
     """Index every question the index lacks (a database from before search existed)."""
-    rows = conn.execute(Q.topics_missing_from_search).fetchall()
+    rows = conn.execute(Q.list_topics_missing_from_search).fetchall()
     for row in rows:
         conn.execute(Q.search_index_topic,
                      {"id": row["id"], "terms": index_terms(row["title"], row["description"])})
@@ -103,10 +103,11 @@ BROWSE_PAGE_SIZE = 20
 _ABOVE_EVERY_ROW = 2**62
 # sort -> (named query, the cursor's fields after the topic id, how a row gives them)
 BROWSE_SORTS = {
-    "new": ("browse_newest", ("before_created",), lambda r: (r["created"],)),
-    "answers": ("browse_most_answers", ("before_count", "before_created"),
+    "new": (Q.list_browse_newest, ("before_created",), lambda r: (r["created"],)),
+    "answers": (Q.list_browse_most_answers, ("before_count", "before_created"),
                 lambda r: (r["message_count"], r["created"])),
-    "recent": ("browse_recently_answered", ("before_answer",), lambda r: (r["last_answer_at"],)),
+    "recent": (Q.list_browse_recently_answered, ("before_answer",),
+               lambda r: (r["last_answer_at"],)),
 }
 _CURSOR = re.compile(r"^(\d{1,19}(?:\.\d{1,19})?)\.([a-zA-Z0-9:_-]{1,64})$")
 
@@ -140,7 +141,7 @@ def browse(db: Database, *, q: str = "", community: str | None = None,
         "answered": None if answered is None else int(answered),
         "card": None if card is None else int(card),
     }
-    rows = db.all(getattr(Q, query), params)
+    rows = db.all(query, params)
     page = rows[:BROWSE_PAGE_SIZE]
     topics = [{
         "id": r["id"], "title": r["title"], "description": r["description"],

@@ -37,7 +37,7 @@ def task_view(task: Row) -> dict[str, Any]:
 
 def owned_task(conn: Connection, agent: "Agent", task_id: str) -> Row:
     """The task if it belongs to this user, agent AND token; else 404 (never 403)."""
-    task = conn.execute(Q.task_by_id, {"id": task_id}).fetchone()
+    task = conn.execute(Q.get_task, {"id": task_id}).fetchone()
     if task is None or (task["user_id"], task["profile_id"], task["token_id"]) != \
             (agent.user_id, agent.profile_id, agent.token_id):
         raise ApiError("not_found", "任务不存在或不属于当前 Token")
@@ -45,7 +45,7 @@ def owned_task(conn: Connection, agent: "Agent", task_id: str) -> Row:
 
 
 def _reload(conn: Connection, task_id: str) -> Row:
-    return conn.execute(Q.task_by_id, {"id": task_id}).fetchone()
+    return conn.execute(Q.get_task, {"id": task_id}).fetchone()
 
 
 def check_reply_target(conn: Connection, user_id: int, topic: Row,
@@ -53,7 +53,7 @@ def check_reply_target(conn: Connection, user_id: int, topic: Row,
     """replyTo must be a message of the topic and needs the full-text right."""
     if reply_to is None:
         return
-    if conn.execute(Q.message_in_topic, {"id": reply_to, "topic_id": topic["id"]}).fetchone() is None:
+    if conn.execute(Q.get_message_in_topic, {"id": reply_to, "topic_id": topic["id"]}).fetchone() is None:
         raise ApiError("invalid_reply", "replyTo 不是此话题的发言")
     if not can_read_full(conn, user_id, topic):
         raise ApiError("invalid_reply", "定向回应需要先获得此话题的全文资格", status=403)
@@ -64,7 +64,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
     request_id = data.requestId.lower()
     with db.transaction() as conn:
         settle_user(conn, agent.user_id, now)
-        earlier = conn.execute(Q.task_by_request, {"profile_id": agent.profile_id, "request_id": request_id}).fetchone()
+        earlier = conn.execute(Q.get_task_by_request, {"profile_id": agent.profile_id, "request_id": request_id}).fetchone()
         if earlier is not None:
             return _replay_claim(conn, keyring, agent, earlier, data)
         topic = get_topic(conn, data.topic)
@@ -79,7 +79,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
             raise ApiError("task_limit")
         allowed = can_read_full(conn, agent.user_id, topic)
         frozen = [r["id"] for r in conn.execute(
-            Q.latest_message_ids, {"topic_id": topic["id"], "limit": context.AGENT_MESSAGE_LIMIT})] if allowed else []
+            Q.list_latest_message_ids, {"topic_id": topic["id"], "limit": context.AGENT_MESSAGE_LIMIT})] if allowed else []
         task_id = new_id("task")
         conn.execute(Q.insert_task, {
             "id": task_id, "user": agent.user_id, "profile": agent.profile_id,
@@ -190,7 +190,7 @@ def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[
 def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, Any]:
     """Cancel a leased task; replays; other terminal states 409; not yours 404."""
     with db.transaction() as conn:
-        task = conn.execute(Q.task_by_id, {"id": task_id}).fetchone()
+        task = conn.execute(Q.get_task, {"id": task_id}).fetchone()
         if task is None or task["user_id"] != user_id:
             raise ApiError("not_found", "任务不存在")
         settle_user(conn, user_id, now)

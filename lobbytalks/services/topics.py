@@ -28,7 +28,7 @@ STATUSES = ("all", "open", "closed")
 
 def get_topic(conn: Connection, topic_id: str) -> Row:
     """:raise 404: for an unknown topic."""
-    row = conn.execute(Q.topic_by_id, {"id": topic_id}).fetchone()
+    row = conn.execute(Q.get_topic, {"id": topic_id}).fetchone()
     if row is None:
         raise ApiError("not_found", "话题不存在")
     return row
@@ -43,11 +43,11 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
     refuse_secrets([data.title, data.originalTitle, data.description, data.privateContext])
     topic_id = new_id("t")
     with db.transaction() as conn:
-        if conn.execute(Q.community_owner, {"id": data.community}).fetchone() is None:
+        if conn.execute(Q.get_community_owner, {"id": data.community}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
         if not communities.is_member(conn, data.community, user_id):
             raise ApiError("forbidden", "请先加入社区再提问")
-        if conn.execute(Q.island_exists, {"id": data.island}).fetchone() is None:
+        if conn.execute(Q.get_island, {"id": data.island}).fetchone() is None:
             raise ApiError("invalid_request", "讨论分类不存在")
         conn.execute(Q.insert_topic, {
             "id": topic_id, "community": data.community, "island": data.island,
@@ -76,7 +76,7 @@ def private_context(conn: Connection, keyring: "Keyring", topic_id: str,
     :raise 503: when the stored value does not authenticate (tampered, moved to another row,
         or sealed with a key the keyring lacks) -- a loud failure, never garbage or a guess.
     """
-    row = conn.execute(Q.question_version, {"topic_id": topic_id, "version": version}).fetchone()
+    row = conn.execute(Q.get_question_version, {"topic_id": topic_id, "version": version}).fetchone()
     if row is None or row["private_context"] is None:
         return None
     try:
@@ -136,7 +136,7 @@ def public_summary(row: Row) -> dict[str, Any]:
 def list_for_agent(db: Database, viewer: int, community_id: str | None) -> dict[str, Any]:
     """``list_topics``: the newest open discussions and (an extension) the ones the viewer
     asked their agents to take. :raise 404 not_found: the community named does not exist."""
-    if community_id is not None and db.one(Q.community_owner, {"id": community_id}) is None:
+    if community_id is not None and db.one(Q.get_community_owner, {"id": community_id}) is None:
         raise ApiError("not_found", "社区不存在")
     return {"topics": list_open(db, viewer, community_id),
             "requested": list_open(db, viewer, community_id, requested=True)}
@@ -147,7 +147,7 @@ def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int
     """The newest open discussions (optionally of one community), with the viewer's
     membership and the connector's extension flags; ``requested``: instead, the ones the
     viewer asked their agents to take."""
-    query = Q.open_topics_requested if requested else Q.open_topics_newest
+    query = Q.list_open_topics_requested if requested else Q.list_open_topics_newest
     rows = db.all(query, {"viewer": viewer, "community": community_id, "limit": limit})
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
              "requestedByMe": bool(r["requested_by_me"]),
@@ -158,7 +158,7 @@ def list_in_community(db: Database, viewer: int | None, community_id: str, *, q:
                       status: str, sort: str, page: int) -> dict[str, Any]:
     """One page of a community's questions, filtered and sorted."""
     conn = db.conn
-    if conn.execute(Q.community_owner, {"id": community_id}).fetchone() is None:
+    if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
     rows = conn.execute(_COMMUNITY_LISTINGS[sort], {
         "viewer": viewer or 0, "community": community_id,
@@ -189,7 +189,7 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
     versions = [
         {"version": v["version"], "title": v["title"], "publicContext": v["public_context"],
          "note": v["note"], "created": v["created"], "hasPrivateContext": bool(v["has_private"])}
-        for v in conn.execute(Q.question_versions_of, {"topic_id": topic["id"]})
+        for v in conn.execute(Q.list_question_versions, {"topic_id": topic["id"]})
     ]
     messages = [message_view(m) for m in latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT)] \
         if allowed else []
@@ -202,4 +202,4 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
 
 
 def islands(db: Database) -> list[dict[str, str]]:
-    return [dict(r) for r in db.all(Q.islands_all)]
+    return [dict(r) for r in db.all(Q.list_islands)]

@@ -2,14 +2,14 @@
 INSERT INTO audit_log (created, actor_id, action, target_kind, target_id, reason)
 VALUES (:now, :actor, :action, :kind, :target, :reason);
 
--- name: audit_recent
 -- The newest audit entries with the acting admin's name (NULL: the command line).
+-- name: list_recent_audit
 SELECT a.id, a.created, a.action, a.target_kind, a.target_id, a.reason, u.username AS actor
 FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id
 ORDER BY a.created DESC, a.id DESC
 LIMIT :limit;
 
--- name: message_moderation_state
+-- name: get_message_moderation_state
 SELECT id, topic_id, hidden_at FROM messages WHERE id = :id;
 
 -- name: hide_message
@@ -20,11 +20,11 @@ WHERE id = :id AND hidden_at IS NULL;
 UPDATE messages SET hidden_reason = NULL, hidden_at = NULL, hidden_by = NULL
 WHERE id = :id AND hidden_at IS NOT NULL;
 
--- name: user_moderation_state
-SELECT id, username, is_admin, suspended_at FROM users WHERE username = :username COLLATE NOCASE;
+-- name: get_user_moderation_state
+SELECT id, username, is_admin, suspended_at FROM users WHERE lower(username) = lower(:username);
 
--- name: user_suspension
 -- Why a user is suspended; no row while they are not.
+-- name: get_user_suspension
 SELECT suspended_reason FROM users WHERE id = :id AND suspended_at IS NOT NULL;
 
 -- name: suspend_user
@@ -48,17 +48,17 @@ UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;
 UPDATE topics SET status = 'open', closed_at = NULL, closed_by = NULL, updated = :now
 WHERE id = :id AND status = 'closed';
 
--- name: recent_topics_for_admin
 -- Public facts only: title and public background, never private context.
+-- name: list_recent_topics_for_admin
 SELECT t.id, t.title, t.description, t.status, t.created, t.message_count,
        t.community_id, u.username AS author
 FROM topics t JOIN users u ON u.id = t.author_id
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
 
--- name: recent_answers_for_admin
 -- The conclusion only of answers a published card already shows to everyone (see
 -- services/moderation.py); never reasoning, sources or tool runs.
+-- name: list_recent_answers_for_admin
 SELECT m.id, m.topic_id, t.title AS topic_title, m.name, u.username AS author, m.created,
        m.share_public, m.hidden_reason, m.hidden_at,
        CASE WHEN EXISTS (
@@ -69,13 +69,13 @@ FROM messages m JOIN topics t ON t.id = m.topic_id JOIN users u ON u.id = m.user
 ORDER BY m.created DESC, m.id DESC
 LIMIT :limit;
 
--- name: recent_signups_for_admin
+-- name: list_recent_signups_for_admin
 SELECT id, username, is_admin, created, suspended_at, suspended_reason
 FROM users ORDER BY created DESC, id DESC
 LIMIT :limit;
 
--- name: token_refusal_state
 -- Why a known token is refused: its owner suspended, or its agent archived.
+-- name: get_token_refusal_state
 SELECT u.suspended_at, u.suspended_reason, p.archived_at
 FROM tokens t JOIN users u ON u.id = t.user_id JOIN profiles p ON p.id = t.profile_id
 WHERE t.id = :id;

@@ -3,21 +3,21 @@ INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created
 VALUES (:user, :kind, :topic, :message, :task, :now)
 RETURNING id;
 
--- name: notify_mail_wanted
 -- The recipient's address when they asked for e-mail (no row: no mail).
+-- name: get_mail_address_if_wanted
 SELECT email FROM users WHERE id = :user_id AND email_notify = 1 AND email <> '';
 
 -- name: enqueue_mail
 INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (:notification_id, :now, :now);
 
--- name: unread_notification_count
+-- name: count_unread_notifications
 SELECT COUNT(*) FROM notifications WHERE user_id = :user_id AND read_at IS NULL;
 
--- name: unread_notification_badge
 -- The header's count, on every page: counting stops at :cap, so a person with thousands
 -- unread costs no more than one with a hundred.
+-- name: count_unread_notifications_capped
 SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE user_id = :user AND read_at IS NULL
-                      LIMIT :cap);
+                      LIMIT :cap) AS capped;
 
 -- A notification with what it shows, all of it readable by its recipient: the question's
 -- public title, the answering agent's name, the agent of the task.
@@ -54,27 +54,27 @@ UPDATE notifications SET read_at = :now WHERE id = :id AND user_id = :user AND r
 -- name: mark_all_notifications_read
 UPDATE notifications SET read_at = :now WHERE user_id = :user AND read_at IS NULL;
 
--- name: notification_owner
+-- name: get_notification_owner
 SELECT user_id FROM notifications WHERE id = :id;
 
--- name: pending_share_request
 -- An unread request to share this message (asking twice adds nothing).
+-- name: get_pending_share_request
 SELECT id FROM notifications
 WHERE message_id = :message_id AND kind = 'share_request' AND read_at IS NULL LIMIT 1;
 
--- name: share_requests_of_topic
 -- Answers whose authors have an unread request to share them (asking again waits for that).
+-- name: list_share_requests_of_topic
 SELECT DISTINCT message_id FROM notifications
 WHERE topic_id = :topic_id AND kind = 'share_request' AND message_id IS NOT NULL AND read_at IS NULL;
 
--- name: notify_settings_of
+-- name: get_notify_settings
 SELECT email, email_notify FROM users WHERE id = :user_id;
 
 -- name: set_notify_settings
 UPDATE users SET email = :email, email_notify = :notify WHERE id = :user;
 
--- name: due_mail
 -- Mail the mailer may try now, oldest first, with the recipient's current address.
+-- name: list_due_mail
 SELECT o.id, o.notification_id, o.attempts, u.email, u.email_notify
 FROM mail_outbox o
 JOIN notifications n ON n.id = o.notification_id

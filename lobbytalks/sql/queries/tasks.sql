@@ -1,11 +1,11 @@
--- name: settle_expired_leases
 -- Leases past their expiry become expired (request-driven settlement).
+-- name: settle_expired_leases
 UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
 WHERE user_id = :user AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
--- name: settle_dead_connections
 -- Leases held by a revoked or expired token can never be completed: fail them.
+-- name: settle_dead_connections
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE user_id = :user AND state = 'leased'
   AND token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now))
@@ -24,13 +24,13 @@ UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
 WHERE id = :id AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
--- name: task_by_request
+-- name: get_task_by_request
 SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
        updated, expires, message_id, error, question_version, private_included,
        frozen_messages, result_hash
 FROM tasks WHERE profile_id = :profile_id AND request_id = :request_id;
 
--- name: task_by_id
+-- name: get_task
 SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
        updated, expires, message_id, error, question_version, private_included,
        frozen_messages, result_hash
@@ -96,5 +96,5 @@ VALUES (:id, :topic, :user, :profile, :task, :reply_to, :name, :model, :text, :r
 UPDATE topics SET message_count = message_count + 1, updated = :now, last_answer_at = :now
 WHERE id = :id;
 
--- name: message_in_topic
+-- name: get_message_in_topic
 SELECT 1 FROM messages WHERE id = :id AND topic_id = :topic_id AND hidden_at IS NULL;
