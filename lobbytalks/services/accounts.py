@@ -69,8 +69,8 @@ def end_all_sessions(db: Database, user_id: int) -> int:
         return conn.execute(Q.delete_user_sessions, {"user_id": user_id}).rowcount
 
 
-def live_sessions(db: Database, user_id: int, now: int) -> int:
-    return db.one(Q.count_live_sessions, {"user_id": user_id, "now": now})[0]
+def live_sessions(conn: Connection, user_id: int, now: int) -> int:
+    return conn.execute(Q.count_live_sessions, {"user_id": user_id, "now": now}).fetchone()[0]
 
 
 def set_admin(db: Database, username: str, admin: bool) -> bool:

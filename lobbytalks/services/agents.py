@@ -146,11 +146,11 @@ def manage_view(listing: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def last_tasks(db: Database, user_id: int) -> dict[str, dict[str, Any]]:
+def last_tasks(conn: Connection, user_id: int) -> dict[str, dict[str, Any]]:
     """Each agent's most recent task (its outcome, for /agents), keyed by agent id."""
     return {r["profile_id"]: {"id": r["id"], "topic": r["topic_id"], "state": r["state"],
                               "error": r["error"], "updated": r["updated"]}
-            for r in db.all(Q.list_last_task_per_profile, {"user_id": user_id})}
+            for r in conn.execute(Q.list_last_task_per_profile, {"user_id": user_id}).fetchall()}
 
 
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:

@@ -31,11 +31,11 @@ message's sources. ``published`` is null until published.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..jsonfast import dumps, loads
 from ..security import new_id
 from . import topics
 from .notifications import notify
@@ -76,7 +76,7 @@ def _line(message: Row, evidence: list[dict[str, Any]], text: str, *,
 
 
 def _uncertainty_items(stored: str) -> list[str]:
-    value = json.loads(stored)
+    value = loads(stored)
     if isinstance(value, str):  # the 1.0.1 shape: one free-text string
         return [value] if value.strip() else []
     return [item for item in value if item.strip()]
@@ -88,12 +88,12 @@ def build(intent: str, messages: list[Row]) -> list[dict[str, Any]]:
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = {
         (main_key, main_heading): [], UNSOURCED: [], SUPPORT: [], UNCERTAINTIES: []}
     for message in messages:
-        evidence = json.loads(message["sources"])
+        evidence = loads(message["sources"])
         section = (main_key, main_heading)
         if intent == "fact" and not evidence:
             section = UNSOURCED  # a fact line always shows where it comes from
         grouped[section].append(_line(message, evidence, message["text"],
-                                      conditions=json.loads(message["conditions"]),
+                                      conditions=loads(message["conditions"]),
                                       all_sources=True))
         if message["reasoning_summary"].strip():
             grouped[SUPPORT].append(_line(message, evidence, message["reasoning_summary"]))
@@ -106,12 +106,12 @@ def build(intent: str, messages: list[Row]) -> list[dict[str, Any]]:
 # --- reading ---------------------------------------------------------------------------
 
 def card_view(row: Row) -> dict[str, Any]:
-    body = json.loads(row["body"])
+    body = loads(row["body"])
     return {
         "id": row["id"], "topic": row["topic_id"], "version": row["version"],
         "intent": body["intent"], "state": row["state"], "created": row["created"],
         "published": row["published"], "title": body["title"], "sections": body["sections"],
-        "messageIds": json.loads(row["message_ids"]),
+        "messageIds": loads(row["message_ids"]),
     }
 
 
@@ -163,7 +163,7 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
     topic = topics.get_topic(conn, topic_id)
     hidden = 0
     for card in conn.execute(Q.list_published_cards_of_topic, {"topic_id": topic_id}).fetchall():
-        if message_id in json.loads(card["message_ids"]):
+        if message_id in loads(card["message_ids"]):
             hidden += conn.execute(Q.hide_card, {"id": card["id"], "reason": reason}).rowcount
             if topic["author_id"] != author_id:
                 notify(conn, topic["author_id"], "card_hidden", topic_id,
@@ -215,8 +215,8 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
         card_id = new_id("card")
         conn.execute(Q.insert_card_draft, {
             "id": card_id, "topic": topic_id, "version": version, "now": now,
-            "body": json.dumps(body, ensure_ascii=False),
-            "message_ids": json.dumps([m["id"] for m in messages]),
+            "body": dumps(body),
+            "message_ids": dumps([m["id"] for m in messages]),
         })
         return {"card": card_view(conn.execute(Q.get_card, {"id": card_id}).fetchone())}
 
@@ -235,7 +235,7 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
         if draft["version"] != topic["version"]:
             raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
         shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {"topic_id": topic_id})}
-        if not set(json.loads(draft["message_ids"])) <= shared:
+        if not set(loads(draft["message_ids"])) <= shared:
             raise ApiError("invalid_request", "预览中有发言已撤回公开许可，请重新生成预览",
                            status=409)
         conn.execute(Q.hide_published_cards, {"topic_id": topic_id})
@@ -289,5 +289,5 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
             raise ApiError("invalid_request", "答案卡中仍有回答未重新许可，或问题已有新版本，"
                                               "请重新生成预览", status=409)
         conn.execute(Q.republish_card, {"now": now, "id": card["id"]})
-        _tell_authors(conn, topic, json.dumps(card["messageIds"]), now)
+        _tell_authors(conn, topic, dumps(card["messageIds"]), now)
         return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": card["id"]}).fetchone())}

@@ -19,27 +19,27 @@ def _public(row: Row) -> dict[str, Any]:
     }
 
 
-def list_page(db: Database, viewer: int | None, scope: str, page: int) -> dict[str, Any]:
-    rows = db.all(Q.list_communities, {
+def list_page(conn: Connection, viewer: int | None, scope: str, page: int) -> dict[str, Any]:
+    rows = conn.execute(Q.list_communities, {
         "viewer": viewer or 0, "joined_only": int(scope == "joined"),
         "limit": PAGE_SIZE + 1, "offset": (page - 1) * PAGE_SIZE,
-    })
+    }).fetchall()
     return {
         "communities": [_public(r) for r in rows[:PAGE_SIZE]],
         "scope": scope, "page": page, "hasMore": len(rows) > PAGE_SIZE,
     }
 
 
-def joined_origins(db: Database, viewer: int) -> dict[str, dict[str, Any]]:
+def joined_origins(conn: Connection, viewer: int) -> dict[str, dict[str, Any]]:
     """``{id: {owner, created}}`` of the communities the viewer has joined (owner None for
     the site's own communities)."""
     return {r["id"]: {"owner": r["owner"], "created": r["created"]}
-            for r in db.all(Q.list_joined_community_origins, {"viewer": viewer})}
+            for r in conn.execute(Q.list_joined_community_origins, {"viewer": viewer}).fetchall()}
 
 
-def get_one(db: Database, viewer: int | None, community_id: str) -> dict[str, Any]:
+def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str, Any]:
     """:raise 404: for an unknown community."""
-    row = db.one(Q.get_community, {"viewer": viewer or 0, "id": community_id})
+    row = conn.execute(Q.get_community, {"viewer": viewer or 0, "id": community_id}).fetchone()
     if row is None:
         raise ApiError("not_found", "社区不存在")
     return _public(row)
@@ -77,6 +77,5 @@ def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
     return {"ok": True, "id": community_id, "joined": False}
 
 
-def is_member(db: Database | Connection, community_id: str, user_id: int) -> bool:
-    conn = db.conn if isinstance(db, Database) else db
+def is_member(conn: Connection, community_id: str, user_id: int) -> bool:
     return conn.execute(Q.get_membership, {"community_id": community_id, "user_id": user_id}).fetchone() is not None

@@ -1,10 +1,10 @@
 """What an agent reads: topic, question version, messages, memories and instructions (§4)."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..db import Connection, Q, Row
+from ..jsonfast import dumps
 from .reading import can_read_full, latest_messages, message_view
 from .topics import get_topic, private_context
 
@@ -55,7 +55,7 @@ def build(
         messages = [message_view(m)
                     for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
     elif allowed:
-        frozen = conn.execute(Q.list_messages_by_ids, {"topic_id": topic["id"], "ids": json.dumps(list(frozen_ids))})
+        frozen = conn.execute(Q.list_messages_by_ids, {"topic_id": topic["id"], "ids": dumps(list(frozen_ids))})
         messages = [message_view(m) for m in frozen]
     else:
         messages = []

@@ -28,16 +28,16 @@ def remember(conn: Connection, agent: "Agent", message_id: str, topic_title: str
     return NOTICE_CREATED
 
 
-def list_for_user(db: Database, user_id: int) -> dict[str, Any]:
+def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
     """The user's memories and each agent's memory switch (a plain read: no settlement)."""
     return {"memories": [{
         "id": r["id"], "profile": r["profile_id"], "agentName": r["agent_name"],
         "messageId": r["message_id"], "topic": r["topic_id"], "text": r["text"],
         "state": r["state"], "created": r["created"], "updated": r["updated"],
-    } for r in db.all(Q.list_memories_of_user, {"user_id": user_id})],
+    } for r in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()],
         "agents": [{"id": p["id"], "name": p["name"], "client": p["client"],
                     "memoryEnabled": bool(p["memory_enabled"])}
-                   for p in db.all(Q.list_profiles_of_user, {"user_id": user_id})]}
+                   for p in conn.execute(Q.list_profiles_of_user, {"user_id": user_id}).fetchall()]}
 
 
 def change(db: Database, user_id: int, memory_id: str, action: str, *, now: int) -> dict[str, Any]:

@@ -120,12 +120,12 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
     return {"ok": True, "id": topic_id, "status": "open"}
 
 
-def recent(db: Database, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, Any]]]:
+def recent(conn: Connection, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, Any]]]:
     """What the admin page lists: newest questions, answers and sign-ups (see the module
     docstring for what an answer shows)."""
     return {
-        "questions": [dict(r) for r in db.all(Q.list_recent_topics_for_admin, {"limit": limit})],
-        "answers": [dict(r) for r in db.all(Q.list_recent_answers_for_admin, {"limit": limit})],
-        "signups": [dict(r) for r in db.all(Q.list_recent_signups_for_admin, {"limit": limit})],
+        "questions": [dict(r) for r in conn.execute(Q.list_recent_topics_for_admin, {"limit": limit}).fetchall()],
+        "answers": [dict(r) for r in conn.execute(Q.list_recent_answers_for_admin, {"limit": limit}).fetchall()],
+        "signups": [dict(r) for r in conn.execute(Q.list_recent_signups_for_admin, {"limit": limit}).fetchall()],
     }
 

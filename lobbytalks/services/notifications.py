@@ -93,13 +93,13 @@ def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:
     return None if row is None else view(row)
 
 
-def unread_count(db: Database, user_id: int) -> int:
-    return db.value(Q.count_unread_notifications, {"user_id": user_id})
+def unread_count(conn: Connection, user_id: int) -> int:
+    return conn.execute(Q.count_unread_notifications, {"user_id": user_id}).fetchone()[0]
 
 
-def unread_badge(db: Database, user_id: int) -> str:
+def unread_badge(conn: Connection, user_id: int) -> str:
     """The header's unread count: "" for none, "99+" past ``BADGE_CAP - 1``."""
-    n = db.value(Q.count_unread_notifications_capped, {"user": user_id, "cap": BADGE_CAP})
+    n = conn.execute(Q.count_unread_notifications_capped, {"user": user_id, "cap": BADGE_CAP}).fetchone()[0]
     return "" if n == 0 else (f"{BADGE_CAP - 1}+" if n >= BADGE_CAP else str(n))
 
 
@@ -108,13 +108,13 @@ def cursor(value: str) -> int | None:
     return int(value) if value.isdigit() and len(value) <= 15 else None
 
 
-def inbox(db: Database, user_id: int, before: int | None = None) -> dict[str, Any]:
+def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
     """The user's notifications, newest first, a page at a time (keyset on the id)."""
-    rows = db.all(Q.list_notifications_before, {"user": user_id, "before": before or 2**62,
-                                                 "limit": INBOX_PAGE_SIZE + 1})
+    rows = conn.execute(Q.list_notifications_before, {"user": user_id, "before": before or 2**62,
+                                                 "limit": INBOX_PAGE_SIZE + 1}).fetchall()
     items = [view(r) for r in rows[:INBOX_PAGE_SIZE]]
     more = len(rows) > INBOX_PAGE_SIZE
-    return {"notifications": items, "unread": unread_count(db, user_id),
+    return {"notifications": items, "unread": unread_count(conn, user_id),
             "next": items[-1]["id"] if more else None}
 
 
@@ -165,15 +165,15 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
     return {"ok": True, "id": message_id, "requested": True}
 
 
-def requested_shares(db: Database, user_id: int, topic: Row) -> set[str]:
+def requested_shares(conn: Connection, user_id: int, topic: Row) -> set[str]:
     """Answers of the question whose authors the asker has already asked (asker only)."""
-    if topic["author_id"] != user_id or not can_read_full(db.conn, user_id, topic):
+    if topic["author_id"] != user_id or not can_read_full(conn, user_id, topic):
         return set()
-    return {r["message_id"] for r in db.all(Q.list_share_requests_of_topic, {"topic_id": topic["id"]})}
+    return {r["message_id"] for r in conn.execute(Q.list_share_requests_of_topic, {"topic_id": topic["id"]}).fetchall()}
 
 
-def mail_settings(db: Database, user_id: int) -> dict[str, Any]:
-    row = db.one(Q.get_notify_settings, {"user_id": user_id})
+def mail_settings(conn: Connection, user_id: int) -> dict[str, Any]:
+    row = conn.execute(Q.get_notify_settings, {"user_id": user_id}).fetchone()
     return {"email": row["email"], "emailNotify": bool(row["email_notify"])}
 
 

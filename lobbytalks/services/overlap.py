@@ -14,11 +14,11 @@ private context may be shown them:
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..db import Connection, Q, Row
+from ..jsonfast import loads
 from .topics import private_context
 
 if TYPE_CHECKING:
@@ -60,10 +60,10 @@ def repeats_in(texts: Iterable[str], private: str | None) -> list[str]:
 
 def message_texts(message: Row) -> list[str]:
     """The parts of an answer an answer card may publish."""
-    uncertainties = json.loads(message["uncertainties"])
+    uncertainties = loads(message["uncertainties"])
     if isinstance(uncertainties, str):
         uncertainties = [uncertainties]
-    return [message["text"], message["reasoning_summary"], *json.loads(message["conditions"]),
+    return [message["text"], message["reasoning_summary"], *loads(message["conditions"]),
             *uncertainties]
 
 

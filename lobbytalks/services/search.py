@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..db import Connection, Database, Q, Row
+from ..db import Connection, Q, Row
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK_RUN = re.compile(
@@ -127,7 +127,7 @@ def _next_cursor(sort: str, row: Row) -> str:
     return ".".join(str(v) for v in key(row)) + "." + row["id"]
 
 
-def browse(db: Database, *, q: str = "", community: str | None = None,
+def browse(conn: Connection, *, q: str = "", community: str | None = None,
            status: str | None = None, intent: str | None = None, answered: bool | None = None,
            card: bool | None = None, sort: str = "new", cursor: str = "") -> dict[str, object]:
     """One page of every community's questions (public fields only), filtered and sorted.
@@ -141,7 +141,7 @@ def browse(db: Database, *, q: str = "", community: str | None = None,
         "answered": None if answered is None else int(answered),
         "card": None if card is None else int(card),
     }
-    rows = db.all(query, params)
+    rows = conn.execute(query, params).fetchall()
     page = rows[:BROWSE_PAGE_SIZE]
     topics = [{
         "id": r["id"], "title": r["title"], "description": r["description"],

@@ -1,11 +1,11 @@
 """Leased tasks: claim, status, heartbeat, fail, and the owner's listing and cancel (§3, §6)."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..jsonfast import dumps, loads
 from ..security import new_id
 from . import communities, context
 from .notifications import notify_tasks_ended
@@ -85,7 +85,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
             "id": task_id, "user": agent.user_id, "profile": agent.profile_id,
             "token": agent.token_id, "topic": topic["id"], "request": request_id,
             "reply_to": data.replyTo, "now": now, "expires": now + LEASE_SECONDS,
-            "version": topic["version"], "private": int(allowed), "frozen": json.dumps(frozen),
+            "version": topic["version"], "private": int(allowed), "frozen": dumps(frozen),
         })
         task = _reload(conn, task_id)
         return {"task": task_view(task),
@@ -96,7 +96,7 @@ def frozen_context(conn, keyring, agent, task, topic=None) -> dict[str, Any]:
     """The context a task was claimed with (``topic``: the topic row, when already read)."""
     topic = topic or get_topic(conn, task["topic_id"])
     return context.build(conn, keyring, agent, topic, version=task["question_version"],
-                         frozen_ids=json.loads(task["frozen_messages"]),
+                         frozen_ids=loads(task["frozen_messages"]),
                          private_allowed=bool(task["private_included"]))
 
 

@@ -133,31 +133,30 @@ def public_summary(row: Row) -> dict[str, Any]:
     }
 
 
-def list_for_agent(db: Database, viewer: int, community_id: str | None) -> dict[str, Any]:
+def list_for_agent(conn: Connection, viewer: int, community_id: str | None) -> dict[str, Any]:
     """``list_topics``: the newest open discussions and (an extension) the ones the viewer
     asked their agents to take. :raise 404 not_found: the community named does not exist."""
-    if community_id is not None and db.one(Q.get_community_owner, {"id": community_id}) is None:
+    if community_id is not None and conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
-    return {"topics": list_open(db, viewer, community_id),
-            "requested": list_open(db, viewer, community_id, requested=True)}
+    return {"topics": list_open(conn, viewer, community_id),
+            "requested": list_open(conn, viewer, community_id, requested=True)}
 
 
-def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20,
+def list_open(conn: Connection, viewer: int, community_id: str | None, *, limit: int = 20,
               requested: bool = False) -> list[dict[str, Any]]:
     """The newest open discussions (optionally of one community), with the viewer's
     membership and the connector's extension flags; ``requested``: instead, the ones the
     viewer asked their agents to take."""
     query = Q.list_open_topics_requested if requested else Q.list_open_topics_newest
-    rows = db.all(query, {"viewer": viewer, "community": community_id, "limit": limit})
+    rows = conn.execute(query, {"viewer": viewer, "community": community_id, "limit": limit}).fetchall()
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
              "requestedByMe": bool(r["requested_by_me"]),
              "answeredByMyAgents": bool(r["answered_by_mine"])} for r in rows]
 
 
-def list_in_community(db: Database, viewer: int | None, community_id: str, *, q: str,
+def list_in_community(conn: Connection, viewer: int | None, community_id: str, *, q: str,
                       status: str, sort: str, page: int) -> dict[str, Any]:
     """One page of a community's questions, filtered and sorted."""
-    conn = db.conn
     if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
     rows = conn.execute(_COMMUNITY_LISTINGS[sort], {
@@ -170,9 +169,8 @@ def list_in_community(db: Database, viewer: int | None, community_id: str, *, q:
     return {"topics": topics, "page": page, "hasMore": len(rows) > WEB_PAGE_SIZE}
 
 
-def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
+def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
     """The public question for everyone; discussion and private context for the entitled."""
-    conn = db.conn
     topic = get_topic(conn, topic_id)
     allowed = can_read_full(conn, viewer, topic)
     is_asker = viewer is not None and viewer == topic["author_id"]
@@ -201,5 +199,5 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
     return result
 
 
-def islands(db: Database) -> list[dict[str, str]]:
-    return [dict(r) for r in db.all(Q.list_islands)]
+def islands(conn: Connection) -> list[dict[str, str]]:
+    return [dict(r) for r in conn.execute(Q.list_islands).fetchall()]
