@@ -41,7 +41,8 @@ def current_user(request: Request) -> User | None:
     user = None
     secret = request.cookies.get(SESSION_COOKIE)
     if secret:
-        row = runtime().db.one(Q.get_session_user, {"digest": sha256_hex(secret), "now": clock.now()})
+        row = runtime().db.one(Q.get_session_user, {
+            "digest": sha256_hex(secret), "now": clock.now()})
         if row:
             user = User(row["id"], row["username"], bool(row["is_admin"]))
     g.user = user
@@ -72,7 +73,8 @@ def start_session(response: Response, request: Request, user_id: int) -> None:
     with rt.db.transaction() as conn:
         moderation.refuse_if_suspended(conn, user_id)
         conn.execute(Q.delete_expired_sessions, {"user_id": user_id, "now": now})
-        conn.execute(Q.insert_session, {"digest": sha256_hex(secret), "user_id": user_id, "created": now, "expires": now + max_age})
+        conn.execute(Q.insert_session, {"digest": sha256_hex(secret), "user_id": user_id,
+                                        "created": now, "expires": now + max_age})
         # Bounded per user: a script holding the password cannot pile up sessions.
         conn.execute(Q.delete_sessions_beyond, {"user_id": user_id,
                                                 "keep": rt.settings.sessions_per_user})

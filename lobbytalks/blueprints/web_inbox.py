@@ -16,7 +16,8 @@ from .common import read_conn
 @login_required
 def inbox():
     user = viewer()
-    page = notifications.inbox(read_conn(), user.id, notifications.cursor(request.args.get("before", "")))
+    before = notifications.cursor(request.args.get("before", ""))
+    page = notifications.inbox(read_conn(), user.id, before)
     for item in page["notifications"]:
         item["text"] = notifications.describe(item, lang())
     return render("inbox.html", page=page, mail=notifications.mail_settings(read_conn(), user.id),

@@ -21,7 +21,9 @@ def register(db: Database, username: str, password: str, *, now: int,
     password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:
-            return conn.execute(Q.insert_user, {"username": username, "password_hash": password_hash, "is_admin": 0, "now": now}).fetchone()[0]
+            return conn.execute(Q.insert_user, {"username": username,
+                                                "password_hash": password_hash, "is_admin": 0,
+                                                "now": now}).fetchone()[0]
     except IntegrityError:
         raise ApiError("invalid_request", "用户名已被使用", status=409) from None
 
@@ -46,7 +48,8 @@ def _upgrade_hash(conn: Connection, user_id: int, stored: str, password: str,
                   cost: Argon2Cost) -> None:
     # The same password under the current scheme and cost; the sessions stay. Only if the
     # stored hash is still the one checked, so a password changed meanwhile wins.
-    conn.execute(Q.replace_password_hash, {"password_hash": hash_password(password, cost), "id": user_id, "stored": stored})
+    conn.execute(Q.replace_password_hash, {"password_hash": hash_password(password, cost),
+                                           "id": user_id, "stored": stored})
 
 
 def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> None:
@@ -76,7 +79,8 @@ def live_sessions(conn: Connection, user_id: int, now: int) -> int:
 def set_admin(db: Database, username: str, admin: bool) -> bool:
     """Grant or revoke the admin role; False when there is no such user."""
     with db.transaction() as conn:
-        return conn.execute(Q.set_admin, {"is_admin": int(admin), "username": username}).rowcount == 1
+        return conn.execute(Q.set_admin, {
+            "is_admin": int(admin), "username": username}).rowcount == 1
 
 
 def ensure_admin(db: Database, username: str, password: str, *, now: int,
@@ -90,7 +94,9 @@ def ensure_admin(db: Database, username: str, password: str, *, now: int,
     with db.transaction() as conn:
         row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
         if row is None:
-            conn.execute(Q.insert_user, {"username": username, "password_hash": hash_password(password, cost), "is_admin": 1, "now": now})
+            conn.execute(Q.insert_user, {"username": username,
+                                         "password_hash": hash_password(password, cost),
+                                         "is_admin": 1, "now": now})
             return
         if not row["is_admin"]:
             raise AdminNameTaken(

@@ -34,7 +34,8 @@ def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, n
 
 
 def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
-    return user_id is not None and conn.execute(Q.get_agent_request, {"user_id": user_id, "topic_id": topic_id}).fetchone() is not None
+    return user_id is not None and conn.execute(Q.get_agent_request, {
+        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
 
 
 def activity(conn: Connection, topic_id: str, *, now: int) -> dict[str, Any]:
@@ -42,4 +43,5 @@ def activity(conn: Connection, topic_id: str, *, now: int) -> dict[str, Any]:
     topic = get_topic(conn, topic_id)
     return {"topic": topic_id, "status": topic["status"],
             "messageCount": topic["message_count"],
-            "researching": conn.execute(Q.count_live_leases_on_topic, {"topic_id": topic_id, "now": now}).fetchone()[0]}
+            "researching": conn.execute(Q.count_live_leases_on_topic, {"topic_id": topic_id,
+                                                                       "now": now}).fetchone()[0]}

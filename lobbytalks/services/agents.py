@@ -16,7 +16,9 @@ def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> d
     token = new_agent_token()
     token_id = new_id("tok")
     expires = now + TOKEN_DAYS * 86400
-    conn.execute(Q.insert_token, {"id": token_id, "profile_id": profile_id, "user_id": user_id, "digest": sha256_hex(token), "last4": token[-4:], "now": now, "expires": expires})
+    conn.execute(Q.insert_token, {"id": token_id, "profile_id": profile_id, "user_id": user_id,
+                                  "digest": sha256_hex(token), "last4": token[-4:], "now": now,
+                                  "expires": expires})
     return {"profileId": profile_id, "tokenId": token_id, "token": token, "expires": expires}
 
 
@@ -26,7 +28,9 @@ def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, An
         if conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0] >= MAX_AGENTS:
             raise ApiError("profile_limit", f"每个用户最多 {MAX_AGENTS} 只虾")
         profile_id = new_id("agt")
-        conn.execute(Q.insert_profile, {"id": profile_id, "user_id": user_id, "name": data.name.strip(), "perspective": data.perspective, "client": data.client, "role": data.role, "now": now})
+        conn.execute(Q.insert_profile, {"id": profile_id, "user_id": user_id,
+                                        "name": data.name.strip(), "perspective": data.perspective,
+                                        "client": data.client, "role": data.role, "now": now})
         return _issue_token(conn, user_id, profile_id, now)
 
 
@@ -62,7 +66,8 @@ def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
         conn.execute(Q.update_profile, {
             "id": data.profile, "user": user_id, "perspective": data.perspective,
             "name": data.name.strip() if data.name is not None else None})
-        row = conn.execute(Q.get_profile_of_user, {"id": data.profile, "user_id": user_id}).fetchone()
+        row = conn.execute(Q.get_profile_of_user, {
+            "id": data.profile, "user_id": user_id}).fetchone()
     return {"ok": True, "profile": row["id"], "name": row["name"],
             "perspective": row["perspective"]}
 
@@ -89,7 +94,8 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
 def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
     """Revoke one token (replays) and fail the leases it holds."""
     with db.transaction() as conn:
-        if conn.execute(Q.get_token_of_user, {"id": token_id, "user_id": user_id}).fetchone() is None:
+        if conn.execute(Q.get_token_of_user, {
+            "id": token_id, "user_id": user_id}).fetchone() is None:
             raise ApiError("not_found", "Token 不存在")
         settle_user(conn, user_id, now)
         conn.execute(Q.fail_leased_of_token, {"token": token_id, "reason": TOKEN_REVOKED, "now": now})
@@ -155,6 +161,7 @@ def last_tasks(conn: Connection, user_id: int) -> dict[str, dict[str, Any]]:
 
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:
     with db.transaction() as conn:
-        if conn.execute(Q.set_memory_enabled, {"enabled": int(enabled), "id": profile_id, "user_id": user_id}).rowcount != 1:
+        if conn.execute(Q.set_memory_enabled, {"enabled": int(enabled), "id": profile_id,
+                                               "user_id": user_id}).rowcount != 1:
             raise ApiError("not_found", "外部虾不存在")
     return {"ok": True, "profile": profile_id, "memoryEnabled": enabled}

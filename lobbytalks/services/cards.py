@@ -146,7 +146,8 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
         if message["user_id"] != user_id:
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
         was_shared = bool(message["share_public"])
-        conn.execute(Q.set_message_share, {"share": int(allowed), "id": message_id, "user_id": user_id})
+        conn.execute(Q.set_message_share, {"share": int(allowed), "id": message_id,
+                                           "user_id": user_id})
         if not allowed:
             hide_cards_using(conn, message["topic_id"], message["id"], reason="withdrawn",
                              author_id=message["user_id"], now=now)
@@ -204,11 +205,13 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     with db.transaction() as conn:
         topic = _asked_topic(conn, user_id, topic_id)
         version = topic["version"]
-        messages = conn.execute(Q.list_shared_messages_of_version, {"topic_id": topic_id, "version": version}).fetchall()
+        messages = conn.execute(Q.list_shared_messages_of_version, {"topic_id": topic_id,
+                                                                    "version": version}).fetchall()
         if not messages:
             raise ApiError("invalid_request", f"第 {version} 版问题还没有作者许可公开使用的发言，"
                                               "暂时无法整理答案卡", status=409)
-        title = conn.execute(Q.get_question_version, {"topic_id": topic_id, "version": version}).fetchone()["title"]
+        title = conn.execute(Q.get_question_version, {
+            "topic_id": topic_id, "version": version}).fetchone()["title"]
         body = {"intent": topic["intent"], "title": title,
                 "sections": build(topic["intent"], messages)}
         conn.execute(Q.delete_card_drafts, {"topic_id": topic_id})
@@ -229,19 +232,22 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     """
     with db.transaction() as conn:
         topic = _asked_topic(conn, user_id, topic_id)
-        draft = conn.execute(Q.get_card_in_state, {"topic_id": topic_id, "state": "draft"}).fetchone()
+        draft = conn.execute(Q.get_card_in_state, {
+            "topic_id": topic_id, "state": "draft"}).fetchone()
         if draft is None:
             raise ApiError("invalid_request", "没有可发布的预览，请先生成预览", status=409)
         if draft["version"] != topic["version"]:
             raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
-        shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {"topic_id": topic_id})}
+        shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
+            "topic_id": topic_id})}
         if not set(loads(draft["message_ids"])) <= shared:
             raise ApiError("invalid_request", "预览中有发言已撤回公开许可，请重新生成预览",
                            status=409)
         conn.execute(Q.hide_published_cards, {"topic_id": topic_id})
         conn.execute(Q.publish_card, {"now": now, "id": draft["id"]})
         _tell_authors(conn, topic, draft["message_ids"], now)
-        return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": draft["id"]}).fetchone())}
+        return {"ok": True,
+                "card": card_view(conn.execute(Q.get_card, {"id": draft["id"]}).fetchone())}
 
 
 def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
@@ -251,11 +257,13 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
     """
     with db.transaction() as conn:
         _asked_topic(conn, user_id, topic_id)
-        row = conn.execute(Q.get_card_in_state, {"topic_id": topic_id, "state": "published"}).fetchone()
+        row = conn.execute(Q.get_card_in_state, {
+            "topic_id": topic_id, "state": "published"}).fetchone()
         if row is None:
             return {"ok": True, "card": None}
         conn.execute(Q.hide_card, {"id": row["id"], "reason": "unpublished"})
-        return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
+        return {"ok": True,
+                "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
 
 
 def withdrawn_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
@@ -270,7 +278,8 @@ def can_republish(conn: Connection, topic: Row,
     the question has not moved on to a newer version."""
     if card is None or card["version"] != topic["version"]:
         return False
-    shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {"topic_id": topic["id"]})}
+    shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
+        "topic_id": topic["id"]})}
     return set(card["messageIds"]) <= shared
 
 
@@ -290,4 +299,5 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
                                               "请重新生成预览", status=409)
         conn.execute(Q.republish_card, {"now": now, "id": card["id"]})
         _tell_authors(conn, topic, dumps(card["messageIds"]), now)
-        return {"ok": True, "card": card_view(conn.execute(Q.get_card, {"id": card["id"]}).fetchone())}
+        return {"ok": True,
+                "card": card_view(conn.execute(Q.get_card, {"id": card["id"]}).fetchone())}

@@ -51,8 +51,11 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int)
         if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:
             raise ApiError("forbidden", f"每个用户最多创建 {MAX_OWNED} 个社区", status=409)
         community_id = new_id("c")
-        conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(), "description": description, "owner_id": user_id, "now": now})
-        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id, "now": now})
+        conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(),
+                                          "description": description, "owner_id": user_id,
+                                          "now": now})
+        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
+                                           "now": now})
     return {"ok": True, "id": community_id, "joined": True}
 
 
@@ -61,7 +64,8 @@ def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str
     with db.transaction() as conn:
         if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
-        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id, "now": now})
+        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
+                                           "now": now})
     return {"ok": True, "id": community_id, "joined": True}
 
 
@@ -78,4 +82,5 @@ def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
 
 
 def is_member(conn: Connection, community_id: str, user_id: int) -> bool:
-    return conn.execute(Q.get_membership, {"community_id": community_id, "user_id": user_id}).fetchone() is not None
+    return conn.execute(Q.get_membership, {
+        "community_id": community_id, "user_id": user_id}).fetchone() is not None

@@ -29,7 +29,8 @@ INSTRUCTIONS = (
 
 
 def _version_row(conn: Connection, topic_id: str, version: int) -> Row:
-    return conn.execute(Q.get_question_version, {"topic_id": topic_id, "version": version}).fetchone()
+    return conn.execute(Q.get_question_version, {
+        "topic_id": topic_id, "version": version}).fetchone()
 
 
 def build(
@@ -55,7 +56,8 @@ def build(
         messages = [message_view(m)
                     for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
     elif allowed:
-        frozen = conn.execute(Q.list_messages_by_ids, {"topic_id": topic["id"], "ids": dumps(list(frozen_ids))})
+        frozen = conn.execute(Q.list_messages_by_ids, {"topic_id": topic["id"],
+                                                       "ids": dumps(list(frozen_ids))})
         messages = [message_view(m) for m in frozen]
     else:
         messages = []
@@ -69,7 +71,8 @@ def build(
         question["privateContext"] = private
     memories = [] if not agent.memory_enabled else [
         r["text"] for r in conn.execute(Q.list_active_memories,
-                                        {"user_id": agent.user_id, "profile_id": agent.profile_id, "limit": MEMORY_LIMIT})]
+                                        {"user_id": agent.user_id, "profile_id": agent.profile_id,
+                                         "limit": MEMORY_LIMIT})]
     return {
         "topic": {
             "id": topic["id"], "title": row["title"], "description": row["public_context"],

@@ -85,7 +85,8 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
         person = _person(conn, username)
         if person["is_admin"]:  # includes oneself; admins are answerable to the operator
             raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
-        if conn.execute(Q.suspend_user, {"now": now, "reason": reason, "id": person["id"]}).rowcount == 0:
+        if conn.execute(Q.suspend_user, {
+            "now": now, "reason": reason, "id": person["id"]}).rowcount == 0:
             return {"ok": True, "username": person["username"], "suspended": True,
                     "replayed": True}
         conn.execute(Q.end_sessions_of_suspended, {"user_id": person["id"]})
@@ -124,8 +125,11 @@ def recent(conn: Connection, limit: int = RECENT_LIMIT) -> dict[str, list[dict[s
     """What the admin page lists: newest questions, answers and sign-ups (see the module
     docstring for what an answer shows)."""
     return {
-        "questions": [dict(r) for r in conn.execute(Q.list_recent_topics_for_admin, {"limit": limit}).fetchall()],
-        "answers": [dict(r) for r in conn.execute(Q.list_recent_answers_for_admin, {"limit": limit}).fetchall()],
-        "signups": [dict(r) for r in conn.execute(Q.list_recent_signups_for_admin, {"limit": limit}).fetchall()],
+        "questions": [dict(r) for r in conn.execute(Q.list_recent_topics_for_admin, {
+            "limit": limit}).fetchall()],
+        "answers": [dict(r) for r in conn.execute(Q.list_recent_answers_for_admin, {
+            "limit": limit}).fetchall()],
+        "signups": [dict(r) for r in conn.execute(Q.list_recent_signups_for_admin, {
+            "limit": limit}).fetchall()],
     }
 

@@ -99,7 +99,8 @@ def unread_count(conn: Connection, user_id: int) -> int:
 
 def unread_badge(conn: Connection, user_id: int) -> str:
     """The header's unread count: "" for none, "99+" past ``BADGE_CAP - 1``."""
-    n = conn.execute(Q.count_unread_notifications_capped, {"user": user_id, "cap": BADGE_CAP}).fetchone()[0]
+    n = conn.execute(Q.count_unread_notifications_capped, {
+        "user": user_id, "cap": BADGE_CAP}).fetchone()[0]
     return "" if n == 0 else (f"{BADGE_CAP - 1}+" if n >= BADGE_CAP else str(n))
 
 
@@ -158,7 +159,8 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:
             raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
-        if conn.execute(Q.get_pending_share_request, {"message_id": message_id}).fetchone() is not None:
+        if conn.execute(Q.get_pending_share_request, {
+            "message_id": message_id}).fetchone() is not None:
             return {"ok": True, "id": message_id, "requested": True, "replayed": True}
         notify(conn, message["user_id"], "share_request", topic["id"], message_id=message_id,
                now=now)
@@ -169,7 +171,8 @@ def requested_shares(conn: Connection, user_id: int, topic: Row) -> set[str]:
     """Answers of the question whose authors the asker has already asked (asker only)."""
     if topic["author_id"] != user_id or not can_read_full(conn, user_id, topic):
         return set()
-    return {r["message_id"] for r in conn.execute(Q.list_share_requests_of_topic, {"topic_id": topic["id"]}).fetchall()}
+    return {r["message_id"] for r in conn.execute(Q.list_share_requests_of_topic, {
+        "topic_id": topic["id"]}).fetchall()}
 
 
 def mail_settings(conn: Connection, user_id: int) -> dict[str, Any]:

@@ -30,9 +30,11 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
         "communityId": r["community_id"], "communityName": r["community_name"],
         "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
         "questionVersion": r["version"], "status": r["status"],
-    } for r in conn.execute(Q.list_questions_by_author, {"author": person["id"], "limit": PROFILE_QUESTIONS}).fetchall()]
+    } for r in conn.execute(Q.list_questions_by_author, {"author": person["id"],
+                                                         "limit": PROFILE_QUESTIONS}).fetchall()]
     cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
-             for r in conn.execute(Q.list_published_cards_by_author, {"author": person["id"], "limit": PROFILE_CARDS}).fetchall()]
+             for r in conn.execute(Q.list_published_cards_by_author, {
+                 "author": person["id"], "limit": PROFILE_CARDS}).fetchall()]
     return {
         "username": person["username"], "created": person["created"],
         "open": [q for q in questions if q["status"] == "open"],
@@ -41,7 +43,8 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
     }
 
 
-def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *, now: int) -> dict[str, Any]:
+def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
+           now: int) -> dict[str, Any]:
     """Everything a person wrote or set up, as plain JSON: questions (every version, private
     context decrypted, since it is theirs), their agents' answers, their agents without any
     token material, and their memories."""

@@ -16,7 +16,8 @@ def can_read_full(conn: Connection, user_id: int | None, topic: Row) -> bool:
         return False
     if topic["author_id"] == user_id:
         return True
-    return conn.execute(Q.get_message_of_user_in_topic, {"topic_id": topic["id"], "user_id": user_id}).fetchone() is not None
+    return conn.execute(Q.get_message_of_user_in_topic, {
+        "topic_id": topic["id"], "user_id": user_id}).fetchone() is not None
 
 
 def delivery(row: Row) -> dict[str, Any]:
@@ -43,4 +44,5 @@ def message_view(row: Row) -> dict[str, Any]:
 
 def latest_messages(conn: Connection, topic_id: str, limit: int) -> list[Row]:
     """Newest ``limit`` messages, returned oldest first so threads read top-down."""
-    return list(reversed(conn.execute(Q.list_latest_messages, {"topic_id": topic_id, "limit": limit}).fetchall()))
+    return list(reversed(conn.execute(Q.list_latest_messages, {
+        "topic_id": topic_id, "limit": limit}).fetchall()))

@@ -66,7 +66,9 @@ def _insert_version(conn, keyring, topic_id, version, title, public, private, no
     if private:
         key_id, sealed = keyring.encrypt(private, topic_id=topic_id, version=version)
     conn.execute(Q.insert_question_version,
-                 {"topic_id": topic_id, "version": version, "title": title, "public_context": public, "private_key_id": key_id, "private_context": sealed, "note": note, "now": now})
+                 {"topic_id": topic_id, "version": version, "title": title,
+                  "public_context": public, "private_key_id": key_id, "private_context": sealed,
+                  "note": note, "now": now})
 
 
 def private_context(conn: Connection, keyring: "Keyring", topic_id: str,
@@ -76,7 +78,8 @@ def private_context(conn: Connection, keyring: "Keyring", topic_id: str,
     :raise 503: when the stored value does not authenticate (tampered, moved to another row,
         or sealed with a key the keyring lacks) -- a loud failure, never garbage or a guess.
     """
-    row = conn.execute(Q.get_question_version, {"topic_id": topic_id, "version": version}).fetchone()
+    row = conn.execute(Q.get_question_version, {
+        "topic_id": topic_id, "version": version}).fetchone()
     if row is None or row["private_context"] is None:
         return None
     try:
@@ -107,7 +110,8 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
         public = data.description if data.description is not None else topic["description"]
         private = data.privateContext if data.privateContext is not None else old
         _insert_version(conn, keyring, topic["id"], version, title, public, private, data.note, now)
-        conn.execute(Q.update_topic_version, {"title": title, "description": public, "version": version, "now": now, "id": topic["id"]})
+        conn.execute(Q.update_topic_version, {"title": title, "description": public,
+                                              "version": version, "now": now, "id": topic["id"]})
         search.index_topic(conn, topic["id"], title, public)
     return {"ok": True, "id": topic["id"], "questionVersion": version}
 
@@ -118,7 +122,8 @@ def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int
         topic = get_topic(conn, topic_id)
         if topic["author_id"] != user_id and not is_admin:
             raise ApiError("forbidden", "只有题主或管理员可以结束问题")
-        closed = conn.execute(Q.close_topic, {"now": now, "closed_by": user_id, "id": topic_id}).rowcount == 1
+        closed = conn.execute(Q.close_topic, {
+            "now": now, "closed_by": user_id, "id": topic_id}).rowcount == 1
         if closed and topic["author_id"] != user_id:
             audit.record(conn, user_id, "close_question", "topic", topic_id, "", now)
     return {"ok": True, "id": topic_id, "status": "closed"}
@@ -136,7 +141,8 @@ def public_summary(row: Row) -> dict[str, Any]:
 def list_for_agent(conn: Connection, viewer: int, community_id: str | None) -> dict[str, Any]:
     """``list_topics``: the newest open discussions and (an extension) the ones the viewer
     asked their agents to take. :raise 404 not_found: the community named does not exist."""
-    if community_id is not None and conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
+    if community_id is not None and conn.execute(Q.get_community_owner, {
+        "id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
     return {"topics": list_open(conn, viewer, community_id),
             "requested": list_open(conn, viewer, community_id, requested=True)}
@@ -148,7 +154,8 @@ def list_open(conn: Connection, viewer: int, community_id: str | None, *, limit:
     membership and the connector's extension flags; ``requested``: instead, the ones the
     viewer asked their agents to take."""
     query = Q.list_open_topics_requested if requested else Q.list_open_topics_newest
-    rows = conn.execute(query, {"viewer": viewer, "community": community_id, "limit": limit}).fetchall()
+    rows = conn.execute(query, {
+        "viewer": viewer, "community": community_id, "limit": limit}).fetchall()
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
              "requestedByMe": bool(r["requested_by_me"]),
              "answeredByMyAgents": bool(r["answered_by_mine"])} for r in rows]
