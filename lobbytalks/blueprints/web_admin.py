@@ -22,4 +22,4 @@ def admin_page():
     if not user.is_admin:
         abort(404)
     return render("admin.html", recent=moderation.recent(read_conn()), me=user.username,
-                  log=audit.recent(read_conn(), AUDIT_ON_PAGE))
+                  log=audit.recent(runtime().db, AUDIT_ON_PAGE))

@@ -94,8 +94,8 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
 def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
     """Revoke one token (replays) and fail the leases it holds."""
     with db.transaction() as conn:
-        if conn.execute(Q.get_token_of_user, {
-            "id": token_id, "user_id": user_id}).fetchone() is None:
+        token = conn.execute(Q.get_token_of_user, {"id": token_id, "user_id": user_id})
+        if token.fetchone() is None:
             raise ApiError("not_found", "Token 不存在")
         settle_user(conn, user_id, now)
         conn.execute(Q.fail_leased_of_token, {"token": token_id, "reason": TOKEN_REVOKED, "now": now})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..db import Connection, Q
+from ..db import Connection, Database, Q
 
 
 def record(conn: Connection, actor_id: int | None, action: str, kind: str,
@@ -13,6 +13,9 @@ def record(conn: Connection, actor_id: int | None, action: str, kind: str,
                                   "kind": kind, "target": target, "reason": reason})
 
 
-def recent(conn: Connection, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest entries, newest first, each with the acting admin's name (None: CLI)."""
-    return [dict(r) for r in conn.execute(Q.list_recent_audit, {"limit": limit}).fetchall()]
+def recent(db: Database, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest entries, newest first, each with the acting admin's name (None: CLI).
+
+    The one reader that still takes the Database: ``cli admin log`` (owned by the CLI split)
+    passes one; it becomes a Connection when that caller passes ``db.conn``."""
+    return [dict(r) for r in db.all(Q.list_recent_audit, {"limit": limit})]

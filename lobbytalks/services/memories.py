@@ -21,12 +21,11 @@ def remember(conn: Connection, agent: "Agent", message_id: str, topic_title: str
     """A pending memory for a successful answer, inside the submit transaction."""
     if not agent.memory_enabled:
         return NOTICE_OFF
-    if conn.execute(Q.count_memories, {
-        "user_id": agent.user_id, "profile_id": agent.profile_id}).fetchone()[0] >= MAX_MEMORIES:
+    owner = {"user_id": agent.user_id, "profile_id": agent.profile_id}
+    if conn.execute(Q.count_memories, owner).fetchone()[0] >= MAX_MEMORIES:
         return NOTICE_FULL
     text = f"《{topic_title}》：{conclusion}"
-    conn.execute(Q.insert_memory, {"id": new_id("mem"), "user_id": agent.user_id,
-                                   "profile_id": agent.profile_id, "message_id": message_id,
+    conn.execute(Q.insert_memory, {**owner, "id": new_id("mem"), "message_id": message_id,
                                    "text": text, "now": now})
     return NOTICE_CREATED
 

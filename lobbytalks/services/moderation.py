@@ -85,8 +85,9 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
         person = _person(conn, username)
         if person["is_admin"]:  # includes oneself; admins are answerable to the operator
             raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
-        if conn.execute(Q.suspend_user, {
-            "now": now, "reason": reason, "id": person["id"]}).rowcount == 0:
+        suspended = conn.execute(Q.suspend_user, {"now": now, "reason": reason,
+                                                  "id": person["id"]})
+        if suspended.rowcount == 0:
             return {"ok": True, "username": person["username"], "suspended": True,
                     "replayed": True}
         conn.execute(Q.end_sessions_of_suspended, {"user_id": person["id"]})

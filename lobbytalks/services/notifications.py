@@ -159,8 +159,8 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:
             raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
-        if conn.execute(Q.get_pending_share_request, {
-            "message_id": message_id}).fetchone() is not None:
+        asked = conn.execute(Q.get_pending_share_request, {"message_id": message_id})
+        if asked.fetchone() is not None:
             return {"ok": True, "id": message_id, "requested": True, "replayed": True}
         notify(conn, message["user_id"], "share_request", topic["id"], message_id=message_id,
                now=now)

@@ -53,8 +53,8 @@ def check_reply_target(conn: Connection, user_id: int, topic: Row,
     """replyTo must be a message of the topic and needs the full-text right."""
     if reply_to is None:
         return
-    if conn.execute(Q.get_message_in_topic, {
-        "id": reply_to, "topic_id": topic["id"]}).fetchone() is None:
+    target = conn.execute(Q.get_message_in_topic, {"id": reply_to, "topic_id": topic["id"]})
+    if target.fetchone() is None:
         raise ApiError("invalid_reply", "replyTo 不是此话题的发言")
     if not can_read_full(conn, user_id, topic):
         raise ApiError("invalid_reply", "定向回应需要先获得此话题的全文资格", status=403)
@@ -77,8 +77,8 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
         if topic["message_count"] >= MAX_MESSAGES_PER_TOPIC:
             raise ApiError("topic_unavailable", "话题已达到 200 条发言上限")
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
-        if conn.execute(Q.count_live_leases, {
-            "user_id": agent.user_id, "now": now}).fetchone()[0] >= MAX_LIVE_LEASES:
+        live = conn.execute(Q.count_live_leases, {"user_id": agent.user_id, "now": now})
+        if live.fetchone()[0] >= MAX_LIVE_LEASES:
             raise ApiError("task_limit")
         allowed = can_read_full(conn, agent.user_id, topic)
         frozen = [r["id"] for r in conn.execute(

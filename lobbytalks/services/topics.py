@@ -141,8 +141,8 @@ def public_summary(row: Row) -> dict[str, Any]:
 def list_for_agent(conn: Connection, viewer: int, community_id: str | None) -> dict[str, Any]:
     """``list_topics``: the newest open discussions and (an extension) the ones the viewer
     asked their agents to take. :raise 404 not_found: the community named does not exist."""
-    if community_id is not None and conn.execute(Q.get_community_owner, {
-        "id": community_id}).fetchone() is None:
+    if community_id is not None and \
+            conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
     return {"topics": list_open(conn, viewer, community_id),
             "requested": list_open(conn, viewer, community_id, requested=True)}
