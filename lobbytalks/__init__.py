@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask, request
 from werkzeug.exceptions import HTTPException
+
+if TYPE_CHECKING:
+    from .db import Database
 
 __version__ = "0.7.3"
 log = logging.getLogger("lobbytalks")
@@ -20,7 +23,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
     from . import accesslog, clock, crypto, jsonfast, ops
     from .blueprints import register_all
-    from .db import Database, connect, make_private_dir, migrate
+    from .db import Database, Q, connect, make_private_dir, migrate
     from .guards import finish_response, guard_api_request
     from .limits import RateGate
     from .runtime import Runtime
@@ -44,11 +47,9 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     try:
         ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
         migrate(conn, clock.now())
-        _index_for_search(conn)
         # A new key is generated only while nothing is encrypted yet: a lost key file must
         # stop the server, not be silently replaced by a key that opens nothing.
-        encrypted = conn.execute("SELECT 1 FROM question_versions "
-                                 "WHERE private_context IS NOT NULL LIMIT 1").fetchone()
+        encrypted = conn.execute(Q.get_any_encrypted_version).fetchone()
         keyring = crypto.load_keyring(env_value=settings.secret_key,
                                       key_path=settings.secret_key_path,
                                       create=encrypted is None)
@@ -66,6 +67,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     rt = Runtime(settings=settings, db=Database(db_path), keyring=keyring,
                  gate=gate, extras={})
     app.config["LOBBYTALKS"] = rt
+    _index_for_search(rt.db)
     if settings.admin_username and settings.admin_password:
         accounts.ensure_admin(rt.db, settings.admin_username, settings.admin_password,
                               now=clock.now(), cost=settings.password_cost)
@@ -83,17 +85,12 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     return app
 
 
-def _index_for_search(conn) -> None:
+def _index_for_search(db: Database) -> None:
     """Questions written before the search index existed (or restored from such a backup)."""
     from .services import search
 
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction() as conn:
         added = search.index_missing(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     if added:
         log.info("indexed %d questions for search", added)
 

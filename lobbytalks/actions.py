@@ -43,7 +43,7 @@ class Action:
 
 
 def _list_communities(rt: Runtime, agent: Agent, data: m.ListCommunities) -> dict[str, Any]:
-    return communities.list_page(rt.db, agent.user_id, data.scope, data.page)
+    return communities.list_page(rt.db.conn, agent.user_id, data.scope, data.page)
 
 
 def _join_community(rt: Runtime, agent: Agent, data: m.JoinCommunity) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def _join_community(rt: Runtime, agent: Agent, data: m.JoinCommunity) -> dict[st
 
 
 def _list_topics(rt: Runtime, agent: Agent, data: m.ListTopics) -> dict[str, Any]:
-    return topics.list_for_agent(rt.db, agent.user_id, data.community)
+    return topics.list_for_agent(rt.db.conn, agent.user_id, data.community)
 
 
 def _get_context(rt: Runtime, agent: Agent, data: m.GetContext) -> dict[str, Any]:

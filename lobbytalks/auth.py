@@ -41,7 +41,8 @@ def current_user(request: Request) -> User | None:
     user = None
     secret = request.cookies.get(SESSION_COOKIE)
     if secret:
-        row = runtime().db.one(Q.session_user, (sha256_hex(secret), clock.now()))
+        row = runtime().db.one(Q.get_session_user, {
+            "digest": sha256_hex(secret), "now": clock.now()})
         if row:
             user = User(row["id"], row["username"], bool(row["is_admin"]))
     g.user = user
@@ -71,8 +72,9 @@ def start_session(response: Response, request: Request, user_id: int) -> None:
     max_age = rt.settings.session_days * 86400
     with rt.db.transaction() as conn:
         moderation.refuse_if_suspended(conn, user_id)
-        conn.execute(Q.delete_expired_sessions, (user_id, now))
-        conn.execute(Q.insert_session, (sha256_hex(secret), user_id, now, now + max_age))
+        conn.execute(Q.delete_expired_sessions, {"user_id": user_id, "now": now})
+        conn.execute(Q.insert_session, {"digest": sha256_hex(secret), "user_id": user_id,
+                                        "created": now, "expires": now + max_age})
         # Bounded per user: a script holding the password cannot pile up sessions.
         conn.execute(Q.delete_sessions_beyond, {"user_id": user_id,
                                                 "keep": rt.settings.sessions_per_user})
@@ -86,7 +88,7 @@ def end_session(response: Response, request: Request) -> None:
     secret = request.cookies.get(SESSION_COOKIE)
     if secret:
         with runtime().db.transaction() as conn:
-            conn.execute(Q.delete_session, (sha256_hex(secret),))
+            conn.execute(Q.delete_session, {"digest": sha256_hex(secret)})
     forget_session_cookie(response, request)
 
 
@@ -117,7 +119,7 @@ def authenticate_agent(request: Request) -> Agent:
         raise ApiError("unauthorized", "缺少 Agent Token")
     rt = runtime()
     now = clock.now()
-    row = rt.db.one(Q.agent_by_token_digest, (sha256_hex(token),))
+    row = rt.db.one(Q.get_agent_by_token_digest, {"digest": sha256_hex(token)})
     if row is None or row["revoked"] or row["expires"] <= now:
         raise _token_refusal(row)
     agent = Agent(row["user_id"], row["profile_id"], row["token_id"], row["name"],
@@ -125,7 +127,7 @@ def authenticate_agent(request: Request) -> Agent:
     if row["last_used"] is None or now - row["last_used"] >= 60:
         # Recording last use at most once a minute keeps reads from becoming writes.
         with rt.db.transaction() as conn:
-            conn.execute(Q.touch_token, (now, agent.token_id))
+            conn.execute(Q.touch_token, {"now": now, "id": agent.token_id})
     g.agent = agent
     return agent
 
@@ -133,7 +135,7 @@ def authenticate_agent(request: Request) -> Agent:
 def _token_refusal(row) -> ApiError:
     """Why a token is refused. A suspended owner is told so (403 forbidden) and an archived
     agent named as such, instead of the generic 401 their revoked tokens would give."""
-    state = runtime().db.one(Q.token_refusal_state, (row["token_id"],)) if row else None
+    state = runtime().db.one(Q.get_token_refusal_state, {"id": row["token_id"]}) if row else None
     if state is not None and state["suspended_at"] is not None:
         return ApiError("forbidden", moderation.suspension_notice(state["suspended_reason"]))
     if state is not None and state["archived_at"] is not None:

@@ -1,4 +1,5 @@
-"""JSON through orjson: responses and the JSON columns of messages.
+"""JSON through orjson: responses and every JSON column (written with ``dumps``, read with
+``loads``: one encoding for what is stored).
 
 Answers carry sources, tool runs and conditions as JSON columns, and ``get_context`` sends
 40 of them (about 70 KB): the bench showed the standard library's encoder and decoder as the
@@ -12,6 +13,11 @@ from typing import Any
 import orjson
 from flask import Flask, Response
 from flask.json.provider import JSONProvider
+
+
+def dumps(value: Any) -> str:
+    """A JSON column's text: compact, UTF-8 as it is (no ``\\u`` escapes)."""
+    return orjson.dumps(value).decode("utf-8")
 
 
 def loads(text: str | bytes) -> Any:

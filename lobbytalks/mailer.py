@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import logging
 import smtplib
-import sqlite3
 import threading
 from email.message import EmailMessage
 
 from . import clock
-from .db import Database, Q
+from .db import Database, DatabaseError, Q, Row
 from .i18n import translate
 from .services import notifications
 from .settings import Settings
@@ -66,13 +65,13 @@ class Mailer:
                 return
             try:
                 self.drain()
-            except sqlite3.Error:
+            except DatabaseError:
                 log.exception("reading the mail outbox failed; trying again later")
 
     def drain(self) -> int:
         """Send every mail due now; returns how many were sent."""
         sent = 0
-        for row in self.db.all(Q.due_mail, (clock.now(), BATCH)):
+        for row in self.db.all(Q.list_due_mail, {"now": clock.now(), "limit": BATCH}):
             if not (row["email_notify"] and row["email"]):
                 self._forget(row["id"])
                 continue
@@ -89,9 +88,9 @@ class Mailer:
 
     def _forget(self, outbox_id: int) -> None:
         with self.db.transaction() as conn:
-            conn.execute(Q.delete_mail, (outbox_id,))
+            conn.execute(Q.delete_mail, {"id": outbox_id})
 
-    def _failed(self, row: sqlite3.Row, exc: Exception) -> None:
+    def _failed(self, row: Row, exc: Exception) -> None:
         attempts = row["attempts"] + 1
         if attempts >= MAX_ATTEMPTS:
             log.warning("gave up mailing notification %d after %d attempts (%s)",

@@ -91,7 +91,7 @@ def test_every_named_query_compiles(app):
 
 def _null_params(sql: str):
     import re
-    named = re.findall(r":([a-z_]+)", sql)
+    named = re.findall(r":([a-z_][a-z0-9_]*)", sql)
     if named:
         return {n: None for n in named}
     return [None] * sql.count("?")

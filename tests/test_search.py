@@ -169,9 +169,9 @@ def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings
 
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize("query, index", [
-    ("browse_newest", "topics_created"),
-    ("browse_most_answers", "topics_answers"),
-    ("browse_recently_answered", "topics_last_answer"),
+    ("list_browse_newest", "topics_created"),
+    ("list_browse_most_answers", "topics_answers"),
+    ("list_browse_recently_answered", "topics_last_answer"),
 ])
 def test_each_sort_walks_its_own_index(site, query, index, settings):
     conn = connect(settings.db_path)

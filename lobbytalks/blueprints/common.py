@@ -1,12 +1,14 @@
 """Small helpers every surface shares: the action named by a client, client address, JSON
-responses. (The request guards and the body they read are in ``guards``.)"""
+responses, the read connection. (The request guards and the body they read are in ``guards``.)"""
 from __future__ import annotations
 
 from typing import Any, Mapping, TypeVar
 
 from flask import Request, Response, jsonify
 
+from ..db import Connection
 from ..errors import ApiError
+from ..runtime import runtime
 
 Entry = TypeVar("Entry")
 
@@ -28,3 +30,9 @@ def ok(data: Any, status: int = 200) -> Response:
     response = jsonify(data)
     response.status_code = status
     return response
+
+
+def read_conn() -> Connection:
+    """This thread's read connection, for services that only read; services that write open
+    their own transaction on ``runtime().db``."""
+    return runtime().db.conn

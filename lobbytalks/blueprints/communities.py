@@ -11,7 +11,7 @@ from ..models.common import parse_model, query_args
 from ..models.web import CommunitiesQuery, CommunityCreate, CommunityMembership
 from ..runtime import runtime
 from ..services import communities
-from .common import lookup_action, ok
+from .common import lookup_action, ok, read_conn
 
 bp = Blueprint("communities", __name__)
 MODELS = {"create": CommunityCreate, "join": CommunityMembership, "leave": CommunityMembership}
@@ -19,17 +19,16 @@ MODELS = {"create": CommunityCreate, "join": CommunityMembership, "leave": Commu
 
 @bp.get("/api/communities")
 def list_or_get():
-    rt = runtime()
     user = current_user(request)
     viewer = user.id if user else None
     if "id" in request.args:
         # With an id, scope and page take no part: only the id is validated.
         query = parse_model(CommunitiesQuery, {"id": request.args["id"]})
-        return ok({"community": communities.get_one(rt.db, viewer, query.id)})
+        return ok({"community": communities.get_one(read_conn(), viewer, query.id)})
     query = parse_model(CommunitiesQuery, query_args(request.args), strict=False)
     if query.scope == "joined" and user is None:
         raise ApiError("unauthorized", "查看已加入的社区需要登录")
-    return ok(communities.list_page(rt.db, viewer, query.scope, query.page))
+    return ok(communities.list_page(read_conn(), viewer, query.scope, query.page))
 
 
 @bp.post("/api/communities")

@@ -18,7 +18,7 @@ from ..models.common import parse_model, query_args
 from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
 from ..runtime import Runtime, runtime
 from ..services import topics
-from .common import lookup_action, ok
+from .common import lookup_action, ok, read_conn
 
 bp = Blueprint("community", __name__)
 POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
@@ -78,15 +78,14 @@ def _checked_id(value: str, what: str) -> str:
 def _read_topic(topic_id: str) -> Response:
     user = current_user(request)
     rt = runtime()
-    return ok(topics.read(rt.db, rt.keyring, user.id if user else None,
+    return ok(topics.read(read_conn(), rt.keyring, user.id if user else None,
                           _checked_id(topic_id, "话题")))
 
 
 def _list_topics() -> Response:
     query = parse_model(TopicListQuery, query_args(request.args), strict=False)
     user = current_user(request)
-    return ok(topics.list_in_community(
-        runtime().db, user.id if user else None, query.community,
+    return ok(topics.list_in_community(read_conn(), user.id if user else None, query.community,
         q=query.q.strip(), status=query.status, sort=query.sort, page=query.page))
 
 
@@ -101,7 +100,7 @@ def me() -> Response:
 
 @get_action("islands")
 def islands() -> Response:
-    return ok({"islands": topics.islands(runtime().db)})
+    return ok({"islands": topics.islands(read_conn())})
 
 
 @post_action("topic")

@@ -10,7 +10,7 @@ from ..models.common import parse_model, query_args
 from ..models.web import AgentRequest, TopicRef
 from ..runtime import runtime
 from ..services import agent_requests
-from .common import ok
+from .common import ok, read_conn
 from .community import get_action, post_action, signed_in_write
 
 
@@ -25,4 +25,4 @@ def agent_request(body: dict[str, Any]) -> Response:
 def activity() -> Response:
     """Polled by the question page: anyone who may see the question may see this."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)
-    return ok(agent_requests.activity(runtime().db, data.topic, now=clock.now()))
+    return ok(agent_requests.activity(read_conn(), data.topic, now=clock.now()))

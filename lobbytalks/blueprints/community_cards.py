@@ -11,7 +11,7 @@ from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, ShareRequest, TopicRef
 from ..runtime import runtime
 from ..services import cards, notifications, overlap
-from .common import ok
+from .common import ok, read_conn
 from .community import get_action, post_action, signed_in_write
 
 
@@ -19,7 +19,7 @@ from .community import get_action, post_action, signed_in_write
 def published_card() -> Response:
     """The published card of a topic, or null; anonymous readers may ask too."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)
-    return ok({"card": cards.published_card(runtime().db.conn, data.topic)})
+    return ok({"card": cards.published_card(read_conn(), data.topic)})
 
 
 @post_action("share")
@@ -47,7 +47,7 @@ def card_preview(body: dict[str, Any]) -> Response:
     """The draft, and the passages of it that repeat the asker's own private context."""
     user, data, rt = signed_in_write(TopicRef, body)
     result = cards.preview(rt.db, user.id, data.topic, now=clock.now())
-    guard = overlap.Guard(rt.db.conn, rt.keyring, data.topic)
+    guard = overlap.Guard(read_conn(), rt.keyring, data.topic)
     return ok({**result, "privateRepeats": guard.card_repeats(result["card"])})
 
 

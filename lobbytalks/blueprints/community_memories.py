@@ -11,14 +11,14 @@ from ..models.common import parse_model
 from ..models.web import MemoryAction, MemorySwitch
 from ..runtime import runtime
 from ..services import agents, memories
-from .common import ok
+from .common import ok, read_conn
 from .community import get_action, post_action
 
 
 @get_action("memories")
 def list_memories() -> Response:
     user = require_user(request)
-    return ok(memories.list_for_user(runtime().db, user.id))
+    return ok(memories.list_for_user(read_conn(), user.id))
 
 
 def _change(body: dict[str, Any]) -> Response:

@@ -11,7 +11,7 @@ from ..models.common import parse_model
 from ..models.web import NotificationsRead, NotifySettings
 from ..runtime import runtime
 from ..services import notifications
-from .common import ok
+from .common import ok, read_conn
 from .community import get_action, post_action, signed_in_write
 
 
@@ -19,9 +19,9 @@ from .community import get_action, post_action, signed_in_write
 def inbox() -> Response:
     """The signed-in person's own notifications (``before``: the keyset of the next page)."""
     user = require_user(request)
-    page = notifications.inbox(runtime().db, user.id,
+    page = notifications.inbox(read_conn(), user.id,
                                notifications.cursor(request.args.get("before", "")))
-    return ok({**page, **notifications.mail_settings(runtime().db, user.id)})
+    return ok({**page, **notifications.mail_settings(read_conn(), user.id)})
 
 
 @post_action("notifications_read")

@@ -1,13 +1,10 @@
 """GET /healthz: 200 when the database answers and the schema is current, else 503."""
 from __future__ import annotations
 
-import sqlite3
-
 from flask import Blueprint
 
-from ..db import latest_version, schema_version
-from ..runtime import runtime
-from .common import ok
+from ..db import DatabaseError, latest_version, schema_version
+from .common import ok, read_conn
 
 bp = Blueprint("health", __name__)
 
@@ -15,8 +12,8 @@ bp = Blueprint("health", __name__)
 @bp.get("/healthz")
 def healthz():
     try:
-        current = schema_version(runtime().db.conn)
-    except sqlite3.Error:
+        current = schema_version(read_conn())
+    except DatabaseError:
         return ok({"ok": False, "error": "database unavailable"}, 503)
     if current != latest_version():
         return ok({"ok": False, "error": "schema not migrated"}, 503)

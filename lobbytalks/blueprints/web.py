@@ -10,6 +10,7 @@ from ..errors import ApiError
 from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import accounts, communities, topics
+from .common import read_conn
 from .web_base import bp, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
 from . import (web_admin, web_agents, web_browse, web_developers,  # noqa: F401  (routes join ``bp``)
                web_inbox, web_people, web_questions)
@@ -21,9 +22,8 @@ HOME_COMMUNITIES = 8
 @bp.get("/")
 def home():
     reader = viewer_id()
-    rt = runtime()
-    listing = communities.list_page(rt.db, reader, "all", 1)
-    newest = topics.list_open(rt.db, reader or 0, None, limit=HOME_QUESTIONS)
+    listing = communities.list_page(read_conn(), reader, "all", 1)
+    newest = topics.list_open(read_conn(), reader or 0, None, limit=HOME_QUESTIONS)
     names = {c["id"]: c["name"] for c in listing["communities"]}
     return render("home.html", newest=newest, names=names,
                   communities=listing["communities"][:HOME_COMMUNITIES],
@@ -41,7 +41,7 @@ def communities_page():
     user = viewer()
     scope = choice_arg("scope", ("all", "joined"), "all") if user else "all"
     page = int_arg("page")
-    listing = communities.list_page(runtime().db, user.id if user else None, scope, page)
+    listing = communities.list_page(read_conn(), user.id if user else None, scope, page)
     return render("communities.html", listing=listing, scope=scope)
 
 
@@ -50,12 +50,11 @@ def community_page(community_id: str):
     if not COMMUNITY_ID.match(community_id):
         raise ApiError("not_found", "社区不存在")
     reader = viewer_id()
-    rt = runtime()
-    community = communities.get_one(rt.db, reader, community_id)
+    community = communities.get_one(read_conn(), reader, community_id)
     q = request.args.get("q", "").strip()[:100]
     filters = {"q": q, "status": choice_arg("status", topics.STATUSES, "all"),
-               "sort": choice_arg("sort", tuple(topics.SORTS), "new"), "page": int_arg("page")}
-    listing = topics.list_in_community(rt.db, reader, community_id, **filters)
+               "sort": choice_arg("sort", topics.SORTS, "new"), "page": int_arg("page")}
+    listing = topics.list_in_community(read_conn(), reader, community_id, **filters)
     return render("community.html", community=community, listing=listing, filters=filters)
 
 
@@ -73,7 +72,7 @@ def account(mode: str):
 @login_required
 def settings_page():
     user = viewer()
-    sessions = accounts.live_sessions(runtime().db, user.id, clock.now())
+    sessions = accounts.live_sessions(read_conn(), user.id, clock.now())
     return render("settings.html", sessions=sessions)
 
 

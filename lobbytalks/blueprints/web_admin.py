@@ -10,6 +10,7 @@ from flask import abort
 from ..runtime import runtime
 from ..services import audit, moderation
 from .web_base import bp, login_required, render, viewer
+from .common import read_conn
 
 AUDIT_ON_PAGE = 20
 
@@ -20,6 +21,5 @@ def admin_page():
     user = viewer()
     if not user.is_admin:
         abort(404)
-    rt = runtime()
-    return render("admin.html", recent=moderation.recent(rt.db), me=user.username,
-                  log=audit.recent(rt.db, AUDIT_ON_PAGE))
+    return render("admin.html", recent=moderation.recent(read_conn()), me=user.username,
+                  log=audit.recent(runtime().db, AUDIT_ON_PAGE))

@@ -12,6 +12,7 @@ from ..services import agents, memories, tasks, topics
 from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOKEN_ROTATED
 from .web_base import base_url, bp, day, distinct_labels, login_required, render, t, viewer
 from .web_developers import ENV_SNIPPET, client_configs
+from .common import read_conn
 
 TASK_STATES = ("leased", "done", "failed", "expired")
 
@@ -26,7 +27,7 @@ def agents_page():
     live = [a for a in listing["agents"] if not a["archived"]]
     archived = [a for a in listing["agents"] if a["archived"]]
     return render("agents.html", agents=live, archived=archived, clients=CLIENTS, now=now,
-                  last_tasks=agents.last_tasks(runtime().db, user.id),
+                  last_tasks=agents.last_tasks(read_conn(), user.id),
                   base=base, configs=client_configs(base), env_snippet=ENV_SNIPPET,
                   max_agents=agents.MAX_AGENTS)
 
@@ -66,7 +67,7 @@ def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None
     if listed:
         return listed[0]["topicTitle"]
     try:
-        return topics.get_topic(runtime().db.conn, topic_id)["title"]
+        return topics.get_topic(read_conn(), topic_id)["title"]
     except ApiError:
         return t("tasks.topic_unknown")
 
@@ -91,8 +92,7 @@ def reason_text(error: str) -> str:
 @login_required
 def memories_page():
     user = viewer()
-    rt = runtime()
-    listing = memories.list_for_user(rt.db, user.id)
+    listing = memories.list_for_user(read_conn(), user.id)
     own_agents = listing["agents"]
     by_agent = {a["id"]: {"pending": [], "active": []} for a in own_agents}
     for memory in listing["memories"]:

@@ -9,6 +9,7 @@ from ..errors import ApiError
 from ..runtime import runtime
 from ..services import communities, search
 from .web_base import bp, choice_arg, render, viewer_id
+from .common import read_conn
 
 STATUSES = ("all", "open", "closed")
 ANSWERED = ("any", "yes", "no")
@@ -32,11 +33,9 @@ def browse_filters() -> dict[str, str]:
 
 @bp.get("/questions")
 def questions():
-    rt = runtime()
     filters = browse_filters()
     after = request.args.get("after", "")[:120]
-    listing = search.browse(
-        rt.db, q=filters["q"], community=filters["community"] or None,
+    listing = search.browse(read_conn(), q=filters["q"], community=filters["community"] or None,
         status=None if filters["status"] == "all" else filters["status"],
         intent=None if filters["intent"] == "any" else filters["intent"],
         answered=YES_NO[filters["answered"]], card=YES_NO[filters["card"]],
@@ -47,12 +46,11 @@ def questions():
 
 def community_choices(chosen: str) -> dict[str, str]:
     """The communities offered as a filter: the first page of all, and the chosen one."""
-    db = runtime().db
-    listed = communities.list_page(db, viewer_id(), "all", 1)["communities"]
+    listed = communities.list_page(read_conn(), viewer_id(), "all", 1)["communities"]
     names = {c["id"]: c["name"] for c in listed}
     if chosen and chosen not in names:
         try:
-            names[chosen] = communities.get_one(db, None, chosen)["name"]
+            names[chosen] = communities.get_one(read_conn(), None, chosen)["name"]
         except ApiError:
             pass  # an unknown community simply matches nothing
     return names

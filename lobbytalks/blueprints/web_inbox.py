@@ -9,17 +9,18 @@ from ..auth import current_user
 from ..runtime import runtime
 from ..services import notifications
 from .web_base import bp, lang, login_required, render, viewer
+from .common import read_conn
 
 
 @bp.get("/inbox")
 @login_required
 def inbox():
     user = viewer()
-    db = runtime().db
-    page = notifications.inbox(db, user.id, notifications.cursor(request.args.get("before", "")))
+    before = notifications.cursor(request.args.get("before", ""))
+    page = notifications.inbox(read_conn(), user.id, before)
     for item in page["notifications"]:
         item["text"] = notifications.describe(item, lang())
-    return render("inbox.html", page=page, mail=notifications.mail_settings(db, user.id),
+    return render("inbox.html", page=page, mail=notifications.mail_settings(read_conn(), user.id),
                   mail_available=bool(runtime().settings.smtp_host))
 
 
@@ -27,4 +28,4 @@ def inbox():
 def unread_notifications() -> dict[str, Any]:
     """The header's count: one capped, indexed COUNT for signed-in readers; none for visitors."""
     user = current_user(request)
-    return {"unread_count": notifications.unread_badge(runtime().db, user.id) if user else ""}
+    return {"unread_count": notifications.unread_badge(read_conn(), user.id) if user else ""}

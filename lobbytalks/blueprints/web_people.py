@@ -11,6 +11,7 @@ from ..errors import ApiError
 from ..runtime import runtime
 from ..services import people
 from .web_base import bp, login_required, render, viewer
+from .common import read_conn
 
 USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
 
@@ -19,7 +20,7 @@ USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
 def profile_page(username: str):
     if not USERNAME.match(username):
         raise ApiError("not_found", "用户不存在")
-    return render("profile.html", person=people.profile(runtime().db, username))
+    return render("profile.html", person=people.profile(read_conn(), username))
 
 
 @bp.get("/settings/data.json")
@@ -27,7 +28,7 @@ def profile_page(username: str):
 def my_data():
     user = viewer()
     rt = runtime()
-    data = people.export(rt.db, rt.keyring, user.id, user.username, now=clock.now())
+    data = people.export(read_conn(), rt.keyring, user.id, user.username, now=clock.now())
     # Indented: this file is for a person to read and keep, not for a program.
     response = Response(orjson.dumps(data, option=orjson.OPT_INDENT_2), mimetype="application/json")
     response.headers["Content-Disposition"] = (

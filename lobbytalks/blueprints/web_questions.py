@@ -15,6 +15,7 @@ from .. import clock
 from ..services import agent_requests, cards, communities, notifications, overlap, topics
 from ..services.reading import latest_messages
 from ..models.common import COMMUNITY_ID
+from .common import read_conn
 from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
 
@@ -30,25 +31,25 @@ ANSWERS_PER_PAGE = 20
 def ask():
     user = viewer()
     rt = runtime()
-    joined = communities.list_page(rt.db, user.id, "joined", 1)["communities"]
+    joined = communities.list_page(read_conn(), user.id, "joined", 1)["communities"]
     wanted = request.args.get("community", "")
     joined_ids = [c["id"] for c in joined]
     not_joined = None
     if wanted and wanted not in joined_ids and COMMUNITY_ID.match(wanted):
         try:
-            not_joined = communities.get_one(rt.db, user.id, wanted)
+            not_joined = communities.get_one(read_conn(), user.id, wanted)
         except ApiError:
             not_joined = None
     chosen = wanted if wanted in joined_ids else ("lobby" if "lobby" in joined_ids else
                                                   (joined_ids[0] if joined_ids else ""))
-    origins = communities.joined_origins(rt.db, user.id)
+    origins = communities.joined_origins(read_conn(), user.id)
     labels = distinct_labels(
         [{**c, **origins.get(c["id"], {"owner": None, "created": 0})} for c in joined],
         [lambda c: c["owner"] or t("common.site_owned"),
          lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
     limit = topic_limit(rt.settings.rate_topic)
     return render("ask.html", joined=joined, chosen=chosen, not_joined=not_joined,
-                  islands=topics.islands(rt.db), intents=INTENTS, labels=labels, limit=limit)
+                  islands=topics.islands(read_conn()), intents=INTENTS, labels=labels, limit=limit)
 
 
 def topic_limit(setting: str) -> str:
@@ -61,7 +62,7 @@ def topic_limit(setting: str) -> str:
 
 def own_message_ids(topic_id: str, user_id: int) -> set[str]:
     """Which answers on the page came from the viewer's own agents (they may share them)."""
-    rows = latest_messages(runtime().db.conn, topic_id, topics.WEB_MESSAGE_LIMIT)
+    rows = latest_messages(read_conn(), topic_id, topics.WEB_MESSAGE_LIMIT)
     return {r["id"] for r in rows if r["user_id"] == user_id}
 
 
@@ -117,7 +118,7 @@ def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
     """What the card tools need: why a preview cannot be built, requests already sent, a
     card an author's withdrawal hid, and the private-context guard for those entitled."""
     rt = runtime()
-    conn = rt.db.conn
+    conn = read_conn()
     row = topics.get_topic(conn, topic_id)
     guard = overlap.Guard(conn, rt.keyring, topic_id)
     current = [m for m in data["messages"] if m["questionVersion"] == row["version"]]
@@ -134,7 +135,7 @@ def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
         draft = data.get("cardDraft")
         repeats = guard.card_repeats(draft) if draft else []
         flow.update(
-            requested=notifications.requested_shares(rt.db, reader, row),
+            requested=notifications.requested_shares(read_conn(), reader, row),
             can_republish=cards.can_republish(conn, row, withdrawn),
             draft_repeats=repeats,
             # only a preview that repeats private context is shown with marks
@@ -149,19 +150,19 @@ def question(topic_id: str):
         raise ApiError("not_found", "话题不存在")
     reader = viewer_id()
     rt = runtime()
-    data = topics.read(rt.db, rt.keyring, reader, topic_id)
+    data = topics.read(read_conn(), rt.keyring, reader, topic_id)
     topic = data["topic"]
-    community = communities.get_one(rt.db, reader, topic["communityId"])
+    community = communities.get_one(read_conn(), reader, topic["communityId"])
     pages = AnswerPages(data["messages"], int_arg("page", default=0),
                         request.args.get("answer", ""))
     roots, children = threads(pages.messages)
     mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
-    islands = {i["id"]: island_label(i["id"], i["name"]) for i in topics.islands(rt.db)}
+    islands = {i["id"]: island_label(i["id"], i["name"]) for i in topics.islands(read_conn())}
     return render(
         "question.html", data=data, topic=topic, community=community, roots=roots,
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,
         flow=card_flow(data, topic_id, reader, mine),
         island=islands.get(topic["island"], topic["island"]),
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=agent_requests.activity(rt.db, topic_id, now=clock.now()),
-        agents_asked=agent_requests.is_requested(rt.db, reader, topic_id))
+        live=agent_requests.activity(read_conn(), topic_id, now=clock.now()),
+        agents_asked=agent_requests.is_requested(read_conn(), reader, topic_id))

@@ -2,9 +2,8 @@
 operator-granted admin role."""
 from __future__ import annotations
 
-import sqlite3
 
-from ..db import Database, Q
+from ..db import Connection, Database, IntegrityError, Q
 from ..errors import ApiError
 from ..passwords import Argon2Cost, hash_password, needs_rehash, verify_password, \
     verify_password_timing_safe
@@ -22,8 +21,10 @@ def register(db: Database, username: str, password: str, *, now: int,
     password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:
-            return conn.execute(Q.insert_user, (username, password_hash, 0, now)).fetchone()[0]
-    except sqlite3.IntegrityError:
+            return conn.execute(Q.insert_user, {"username": username,
+                                                "password_hash": password_hash, "is_admin": 0,
+                                                "now": now}).fetchone()[0]
+    except IntegrityError:
         raise ApiError("invalid_request", "用户名已被使用", status=409) from None
 
 
@@ -32,7 +33,7 @@ def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost
 
     A correct password stored under an older scheme or cost (scrypt) is re-hashed now.
     """
-    row = db.one(Q.user_by_name, (username,))
+    row = db.one(Q.get_user_by_name, {"username": username})
     stored = row["password_hash"] if row else None
     # Verify first, even for a missing user: the answer must take the same time either way.
     if not verify_password_timing_safe(password, stored, cost) or row is None:
@@ -43,11 +44,12 @@ def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost
     return row["id"]
 
 
-def _upgrade_hash(conn: sqlite3.Connection, user_id: int, stored: str, password: str,
+def _upgrade_hash(conn: Connection, user_id: int, stored: str, password: str,
                   cost: Argon2Cost) -> None:
     # The same password under the current scheme and cost; the sessions stay. Only if the
     # stored hash is still the one checked, so a password changed meanwhile wins.
-    conn.execute(Q.replace_password_hash, (hash_password(password, cost), user_id, stored))
+    conn.execute(Q.replace_password_hash, {"password_hash": hash_password(password, cost),
+                                           "id": user_id, "stored": stored})
 
 
 def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> None:
@@ -57,27 +59,28 @@ def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost)
         _reset_password(conn, user_id, password_hash)
 
 
-def _reset_password(conn: sqlite3.Connection, user_id: int, password_hash: str) -> None:
+def _reset_password(conn: Connection, user_id: int, password_hash: str) -> None:
     # The one place a password is replaced: whoever held a session under the old
     # password must log in again.
-    conn.execute(Q.set_password_hash, (password_hash, user_id))
-    conn.execute(Q.delete_user_sessions, (user_id,))
+    conn.execute(Q.set_password_hash, {"password_hash": password_hash, "id": user_id})
+    conn.execute(Q.delete_user_sessions, {"user_id": user_id})
 
 
 def end_all_sessions(db: Database, user_id: int) -> int:
     """Log the user out everywhere; the number of sessions ended."""
     with db.transaction() as conn:
-        return conn.execute(Q.delete_user_sessions, (user_id,)).rowcount
+        return conn.execute(Q.delete_user_sessions, {"user_id": user_id}).rowcount
 
 
-def live_sessions(db: Database, user_id: int, now: int) -> int:
-    return db.one(Q.count_live_sessions, (user_id, now))[0]
+def live_sessions(conn: Connection, user_id: int, now: int) -> int:
+    return conn.execute(Q.count_live_sessions, {"user_id": user_id, "now": now}).fetchone()[0]
 
 
 def set_admin(db: Database, username: str, admin: bool) -> bool:
     """Grant or revoke the admin role; False when there is no such user."""
     with db.transaction() as conn:
-        return conn.execute(Q.set_admin, (int(admin), username)).rowcount == 1
+        return conn.execute(Q.set_admin, {
+            "is_admin": int(admin), "username": username}).rowcount == 1
 
 
 def ensure_admin(db: Database, username: str, password: str, *, now: int,
@@ -89,9 +92,11 @@ def ensure_admin(db: Database, username: str, password: str, *, now: int,
         anyone may have registered it first, so it is never promoted silently.
     """
     with db.transaction() as conn:
-        row = conn.execute(Q.user_by_name, (username,)).fetchone()
+        row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
         if row is None:
-            conn.execute(Q.insert_user, (username, hash_password(password, cost), 1, now))
+            conn.execute(Q.insert_user, {"username": username,
+                                         "password_hash": hash_password(password, cost),
+                                         "is_admin": 1, "now": now})
             return
         if not row["is_admin"]:
             raise AdminNameTaken(

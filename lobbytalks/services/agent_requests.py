@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q
 from ..errors import ApiError
 from . import communities
 from .topics import get_topic
@@ -23,23 +23,25 @@ def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, n
     with db.transaction() as conn:
         topic = get_topic(conn, topic_id)
         if not requested:
-            conn.execute(Q.delete_agent_request, (user_id, topic_id))
+            conn.execute(Q.delete_agent_request, {"user_id": user_id, "topic_id": topic_id})
             return {"ok": True, "topic": topic_id, "requested": False}
         if topic["status"] != "open" or topic["kind"] != "discussion":
             raise ApiError("topic_unavailable")
         if not communities.is_member(conn, topic["community_id"], user_id):
             raise ApiError("forbidden", "请先加入此话题所在的社区")
-        conn.execute(Q.insert_agent_request, (user_id, topic_id, now))
+        conn.execute(Q.insert_agent_request, {"user_id": user_id, "topic_id": topic_id, "now": now})
     return {"ok": True, "topic": topic_id, "requested": True}
 
 
-def is_requested(db: Database, user_id: int | None, topic_id: str) -> bool:
-    return user_id is not None and db.one(Q.agent_request_exists, (user_id, topic_id)) is not None
+def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
+    return user_id is not None and conn.execute(Q.get_agent_request, {
+        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
 
 
-def activity(db: Database, topic_id: str, *, now: int) -> dict[str, Any]:
+def activity(conn: Connection, topic_id: str, *, now: int) -> dict[str, Any]:
     """What the question page polls: live research (a count, no names) and stored answers."""
-    topic = get_topic(db.conn, topic_id)
+    topic = get_topic(conn, topic_id)
     return {"topic": topic_id, "status": topic["status"],
             "messageCount": topic["message_count"],
-            "researching": db.value(Q.count_live_leases_on_topic, (topic_id, now))}
+            "researching": conn.execute(Q.count_live_leases_on_topic, {"topic_id": topic_id,
+                                                                       "now": now}).fetchone()[0]}

@@ -1,10 +1,9 @@
 """External agents and their tokens, managed by their owner with a web session (§3)."""
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..security import new_agent_token, new_id, sha256_hex
 from .settlement import AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_user
@@ -13,40 +12,42 @@ MAX_AGENTS = 8
 TOKEN_DAYS = 30
 
 
-def _issue_token(conn: sqlite3.Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:
+def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:
     token = new_agent_token()
     token_id = new_id("tok")
     expires = now + TOKEN_DAYS * 86400
-    conn.execute(Q.insert_token, (token_id, profile_id, user_id, sha256_hex(token), token[-4:],
-                                  now, expires))
+    conn.execute(Q.insert_token, {"id": token_id, "profile_id": profile_id, "user_id": user_id,
+                                  "digest": sha256_hex(token), "last4": token[-4:], "now": now,
+                                  "expires": expires})
     return {"profileId": profile_id, "tokenId": token_id, "token": token, "expires": expires}
 
 
 def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, Any]:
     """A new external agent and its first token; :raise 400 profile_limit: past eight."""
     with db.transaction() as conn:
-        if conn.execute(Q.count_profiles, (user_id,)).fetchone()[0] >= MAX_AGENTS:
+        if conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0] >= MAX_AGENTS:
             raise ApiError("profile_limit", f"每个用户最多 {MAX_AGENTS} 只虾")
         profile_id = new_id("agt")
-        conn.execute(Q.insert_profile, (profile_id, user_id, data.name.strip(), data.perspective,
-                                        data.client, data.role, now))
+        conn.execute(Q.insert_profile, {"id": profile_id, "user_id": user_id,
+                                        "name": data.name.strip(), "perspective": data.perspective,
+                                        "client": data.client, "role": data.role, "now": now})
         return _issue_token(conn, user_id, profile_id, now)
 
 
-def _live_profile(conn: sqlite3.Connection, user_id: int, profile_id: str) -> sqlite3.Row:
+def _live_profile(conn: Connection, user_id: int, profile_id: str) -> Row:
     """:raise 404 not_found: not the user's agent, or archived (its identity is gone)."""
-    row = conn.execute(Q.profile_of_user, (profile_id, user_id)).fetchone()
+    row = conn.execute(Q.get_profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
     if row is None or row["archived_at"] is not None:
         raise ApiError("not_found", "外部虾不存在或已归档")
     return row
 
 
-def _retire_tokens(conn: sqlite3.Connection, user_id: int, profile_id: str, reason: str,
+def _retire_tokens(conn: Connection, user_id: int, profile_id: str, reason: str,
                    now: int) -> None:
     """Fail the agent's leases with ``reason`` and revoke all its tokens (§6 settlement)."""
     settle_user(conn, user_id, now)
     conn.execute(Q.fail_leased_of_profile, {"profile": profile_id, "reason": reason, "now": now})
-    conn.execute(Q.revoke_profile_tokens, (profile_id,))
+    conn.execute(Q.revoke_profile_tokens, {"profile_id": profile_id})
 
 
 def rotate(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str, Any]:
@@ -65,7 +66,8 @@ def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
         conn.execute(Q.update_profile, {
             "id": data.profile, "user": user_id, "perspective": data.perspective,
             "name": data.name.strip() if data.name is not None else None})
-        row = conn.execute(Q.profile_of_user, (data.profile, user_id)).fetchone()
+        row = conn.execute(Q.get_profile_of_user, {
+            "id": data.profile, "user_id": user_id}).fetchone()
     return {"ok": True, "profile": row["id"], "name": row["name"],
             "perspective": row["perspective"]}
 
@@ -78,25 +80,26 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
     :raise 404: not the user's agent.
     """
     with db.transaction() as conn:
-        row = conn.execute(Q.profile_of_user, (profile_id, user_id)).fetchone()
+        row = conn.execute(Q.get_profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "外部虾不存在")
         if row["archived_at"] is not None:
             return {"ok": True, "profile": profile_id, "archived": row["archived_at"],
                     "replayed": True}
         _retire_tokens(conn, user_id, profile_id, AGENT_ARCHIVED, now)
-        conn.execute(Q.archive_profile, (now, profile_id, user_id))
+        conn.execute(Q.archive_profile, {"now": now, "id": profile_id, "user_id": user_id})
     return {"ok": True, "profile": profile_id, "archived": now}
 
 
 def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
     """Revoke one token (replays) and fail the leases it holds."""
     with db.transaction() as conn:
-        if conn.execute(Q.token_of_user, (token_id, user_id)).fetchone() is None:
+        token = conn.execute(Q.get_token_of_user, {"id": token_id, "user_id": user_id})
+        if token.fetchone() is None:
             raise ApiError("not_found", "Token 不存在")
         settle_user(conn, user_id, now)
         conn.execute(Q.fail_leased_of_token, {"token": token_id, "reason": TOKEN_REVOKED, "now": now})
-        conn.execute(Q.revoke_token, (token_id,))
+        conn.execute(Q.revoke_token, {"id": token_id})
     return {"ok": True}
 
 
@@ -109,13 +112,13 @@ def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
     with db.transaction() as conn:
         settle_user(conn, user_id, now)
     tokens: dict[str, list[dict[str, Any]]] = {}
-    for t in db.all(Q.tokens_of_user, (user_id,)):
+    for t in db.all(Q.list_tokens_of_user, {"user_id": user_id}):
         tokens.setdefault(t["profile_id"], []).append({
             "id": t["id"], "created": t["created"], "expires": t["expires"],
             "revoked": int(t["revoked"]), "lastUsed": t["last_used"], "last4": t["last4"],
         })
     agents = []
-    for p in db.all(Q.profiles_of_user, (user_id,)):
+    for p in db.all(Q.list_profiles_of_user, {"user_id": user_id}):
         own = tokens.get(p["id"], [])
         agents.append({
             "id": p["id"], "name": p["name"], "model": p["client"], "client": p["client"],
@@ -149,15 +152,16 @@ def manage_view(listing: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def last_tasks(db: Database, user_id: int) -> dict[str, dict[str, Any]]:
+def last_tasks(conn: Connection, user_id: int) -> dict[str, dict[str, Any]]:
     """Each agent's most recent task (its outcome, for /agents), keyed by agent id."""
     return {r["profile_id"]: {"id": r["id"], "topic": r["topic_id"], "state": r["state"],
                               "error": r["error"], "updated": r["updated"]}
-            for r in db.all(Q.last_task_per_profile, (user_id,))}
+            for r in conn.execute(Q.list_last_task_per_profile, {"user_id": user_id}).fetchall()}
 
 
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:
     with db.transaction() as conn:
-        if conn.execute(Q.set_memory_enabled, (int(enabled), profile_id, user_id)).rowcount != 1:
+        if conn.execute(Q.set_memory_enabled, {"enabled": int(enabled), "id": profile_id,
+                                               "user_id": user_id}).rowcount != 1:
             raise ApiError("not_found", "外部虾不存在")
     return {"ok": True, "profile": profile_id, "memoryEnabled": enabled}

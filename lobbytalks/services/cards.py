@@ -31,12 +31,11 @@ message's sources. ``published`` is null until published.
 """
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..jsonfast import dumps, loads
 from ..security import new_id
 from . import topics
 from .notifications import notify
@@ -67,7 +66,7 @@ def _cited(text: str) -> list[int]:
     return sorted({int(n) for n in SOURCE_REF.findall(text)})
 
 
-def _line(message: sqlite3.Row, evidence: list[dict[str, Any]], text: str, *,
+def _line(message: Row, evidence: list[dict[str, Any]], text: str, *,
           conditions: list[str] | None = None, all_sources: bool = False) -> dict[str, Any]:
     numbers = _cited(text)
     if not numbers and all_sources:
@@ -77,24 +76,24 @@ def _line(message: sqlite3.Row, evidence: list[dict[str, Any]], text: str, *,
 
 
 def _uncertainty_items(stored: str) -> list[str]:
-    value = json.loads(stored)
+    value = loads(stored)
     if isinstance(value, str):  # the 1.0.1 shape: one free-text string
         return [value] if value.strip() else []
     return [item for item in value if item.strip()]
 
 
-def build(intent: str, messages: list[sqlite3.Row]) -> list[dict[str, Any]]:
+def build(intent: str, messages: list[Row]) -> list[dict[str, Any]]:
     """The card's sections for ``messages`` (oldest first) of a question with ``intent``."""
     main_key, main_heading = MAIN_SECTION[intent]
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = {
         (main_key, main_heading): [], UNSOURCED: [], SUPPORT: [], UNCERTAINTIES: []}
     for message in messages:
-        evidence = json.loads(message["sources"])
+        evidence = loads(message["sources"])
         section = (main_key, main_heading)
         if intent == "fact" and not evidence:
             section = UNSOURCED  # a fact line always shows where it comes from
         grouped[section].append(_line(message, evidence, message["text"],
-                                      conditions=json.loads(message["conditions"]),
+                                      conditions=loads(message["conditions"]),
                                       all_sources=True))
         if message["reasoning_summary"].strip():
             grouped[SUPPORT].append(_line(message, evidence, message["reasoning_summary"]))
@@ -106,28 +105,28 @@ def build(intent: str, messages: list[sqlite3.Row]) -> list[dict[str, Any]]:
 
 # --- reading ---------------------------------------------------------------------------
 
-def card_view(row: sqlite3.Row) -> dict[str, Any]:
-    body = json.loads(row["body"])
+def card_view(row: Row) -> dict[str, Any]:
+    body = loads(row["body"])
     return {
         "id": row["id"], "topic": row["topic_id"], "version": row["version"],
         "intent": body["intent"], "state": row["state"], "created": row["created"],
         "published": row["published"], "title": body["title"], "sections": body["sections"],
-        "messageIds": json.loads(row["message_ids"]),
+        "messageIds": loads(row["message_ids"]),
     }
 
 
-def _card_in_state(conn: sqlite3.Connection, topic_id: str, state: str) -> dict[str, Any] | None:
-    row = conn.execute(Q.card_in_state, (topic_id, state)).fetchone()
+def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any] | None:
+    row = conn.execute(Q.get_card_in_state, {"topic_id": topic_id, "state": state}).fetchone()
     return None if row is None else card_view(row)
 
 
-def published_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
+def published_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
     """The topic's published card, or None; for everyone. :raise 404: unknown topic."""
     topics.get_topic(conn, topic_id)
     return _card_in_state(conn, topic_id, "published")
 
 
-def draft_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
+def draft_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
     """The topic's current draft, or None; callers show it to the asker only."""
     return _card_in_state(conn, topic_id, "draft")
 
@@ -141,13 +140,14 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
     :raise 404: unknown message; :raise 403: not the author of the message.
     """
     with db.transaction() as conn:
-        message = conn.execute(Q.message_by_id, (message_id,)).fetchone()
+        message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
             raise ApiError("not_found", "发言不存在")
         if message["user_id"] != user_id:
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
         was_shared = bool(message["share_public"])
-        conn.execute(Q.set_message_share, (int(allowed), message_id, user_id))
+        conn.execute(Q.set_message_share, {"share": int(allowed), "id": message_id,
+                                           "user_id": user_id})
         if not allowed:
             hide_cards_using(conn, message["topic_id"], message["id"], reason="withdrawn",
                              author_id=message["user_id"], now=now)
@@ -156,15 +156,15 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
     return {"ok": True, "id": message_id, "sharePublic": allowed}
 
 
-def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str, *, reason: str,
+def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason: str,
                      now: int, author_id: int | None = None) -> int:
     """Hide every published card of the topic built on the message (``withdrawn`` by its
     author, or ``moderated`` by an admin) and tell the asker, unless the asker did it.
     Returns how many cards were hidden."""
     topic = topics.get_topic(conn, topic_id)
     hidden = 0
-    for card in conn.execute(Q.published_cards_of_topic, (topic_id,)).fetchall():
-        if message_id in json.loads(card["message_ids"]):
+    for card in conn.execute(Q.list_published_cards_of_topic, {"topic_id": topic_id}).fetchall():
+        if message_id in loads(card["message_ids"]):
             hidden += conn.execute(Q.hide_card, {"id": card["id"], "reason": reason}).rowcount
             if topic["author_id"] != author_id:
                 notify(conn, topic["author_id"], "card_hidden", topic_id,
@@ -172,7 +172,7 @@ def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str, *
     return hidden
 
 
-def _offer_republishing(conn: sqlite3.Connection, message: sqlite3.Row, now: int) -> None:
+def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
     topic = topics.get_topic(conn, message["topic_id"])
     card = withdrawn_card(conn, topic["id"])
@@ -182,15 +182,15 @@ def _offer_republishing(conn: sqlite3.Connection, message: sqlite3.Row, now: int
                message_id=message["id"], now=now)
 
 
-def _tell_authors(conn: sqlite3.Connection, topic: sqlite3.Row, message_ids: str,
+def _tell_authors(conn: Connection, topic: Row, message_ids: str,
                   now: int) -> None:
     """A card went public: tell each author whose answer it uses (the asker knows)."""
-    for row in conn.execute(Q.authors_of_messages, (message_ids,)).fetchall():
+    for row in conn.execute(Q.list_authors_of_messages, {"message_ids": message_ids}).fetchall():
         if row["user_id"] != topic["author_id"]:
             notify(conn, row["user_id"], "card_published", topic["id"], now=now)
 
 
-def _asked_topic(conn: sqlite3.Connection, user_id: int, topic_id: str) -> sqlite3.Row:
+def _asked_topic(conn: Connection, user_id: int, topic_id: str) -> Row:
     topic = topics.get_topic(conn, topic_id)
     if topic["author_id"] != user_id:
         raise ApiError("forbidden", "只有题主可以整理答案卡")
@@ -205,21 +205,23 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     with db.transaction() as conn:
         topic = _asked_topic(conn, user_id, topic_id)
         version = topic["version"]
-        messages = conn.execute(Q.shared_messages_of_version, (topic_id, version)).fetchall()
+        messages = conn.execute(Q.list_shared_messages_of_version, {"topic_id": topic_id,
+                                                                    "version": version}).fetchall()
         if not messages:
             raise ApiError("invalid_request", f"第 {version} 版问题还没有作者许可公开使用的发言，"
                                               "暂时无法整理答案卡", status=409)
-        title = conn.execute(Q.question_version, (topic_id, version)).fetchone()["title"]
+        title = conn.execute(Q.get_question_version, {
+            "topic_id": topic_id, "version": version}).fetchone()["title"]
         body = {"intent": topic["intent"], "title": title,
                 "sections": build(topic["intent"], messages)}
-        conn.execute(Q.delete_card_drafts, (topic_id,))
+        conn.execute(Q.delete_card_drafts, {"topic_id": topic_id})
         card_id = new_id("card")
         conn.execute(Q.insert_card_draft, {
             "id": card_id, "topic": topic_id, "version": version, "now": now,
-            "body": json.dumps(body, ensure_ascii=False),
-            "message_ids": json.dumps([m["id"] for m in messages]),
+            "body": dumps(body),
+            "message_ids": dumps([m["id"] for m in messages]),
         })
-        return {"card": card_view(conn.execute(Q.card_by_id, (card_id,)).fetchone())}
+        return {"card": card_view(conn.execute(Q.get_card, {"id": card_id}).fetchone())}
 
 
 def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
@@ -230,19 +232,22 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     """
     with db.transaction() as conn:
         topic = _asked_topic(conn, user_id, topic_id)
-        draft = conn.execute(Q.card_in_state, (topic_id, "draft")).fetchone()
+        draft = conn.execute(Q.get_card_in_state, {
+            "topic_id": topic_id, "state": "draft"}).fetchone()
         if draft is None:
             raise ApiError("invalid_request", "没有可发布的预览，请先生成预览", status=409)
         if draft["version"] != topic["version"]:
             raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
-        shared = {r["id"] for r in conn.execute(Q.shared_message_ids_of_topic, (topic_id,))}
-        if not set(json.loads(draft["message_ids"])) <= shared:
+        shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
+            "topic_id": topic_id})}
+        if not set(loads(draft["message_ids"])) <= shared:
             raise ApiError("invalid_request", "预览中有发言已撤回公开许可，请重新生成预览",
                            status=409)
-        conn.execute(Q.hide_published_cards, (topic_id,))
-        conn.execute(Q.publish_card, (now, draft["id"]))
+        conn.execute(Q.hide_published_cards, {"topic_id": topic_id})
+        conn.execute(Q.publish_card, {"now": now, "id": draft["id"]})
         _tell_authors(conn, topic, draft["message_ids"], now)
-        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (draft["id"],)).fetchone())}
+        return {"ok": True,
+                "card": card_view(conn.execute(Q.get_card, {"id": draft["id"]}).fetchone())}
 
 
 def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
@@ -252,26 +257,29 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
     """
     with db.transaction() as conn:
         _asked_topic(conn, user_id, topic_id)
-        row = conn.execute(Q.card_in_state, (topic_id, "published")).fetchone()
+        row = conn.execute(Q.get_card_in_state, {
+            "topic_id": topic_id, "state": "published"}).fetchone()
         if row is None:
             return {"ok": True, "card": None}
         conn.execute(Q.hide_card, {"id": row["id"], "reason": "unpublished"})
-        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (row["id"],)).fetchone())}
+        return {"ok": True,
+                "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
 
 
-def withdrawn_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
+def withdrawn_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
     """The card an author's withdrawal hid, while no card has been published since."""
-    row = conn.execute(Q.last_withdrawn_card, (topic_id,)).fetchone()
+    row = conn.execute(Q.get_last_withdrawn_card, {"topic_id": topic_id}).fetchone()
     return None if row is None else card_view(row)
 
 
-def can_republish(conn: sqlite3.Connection, topic: sqlite3.Row,
+def can_republish(conn: Connection, topic: Row,
                   card: dict[str, Any] | None) -> bool:
     """A withdrawn card may come back as it was once all its answers are shared again and
     the question has not moved on to a newer version."""
     if card is None or card["version"] != topic["version"]:
         return False
-    shared = {r["id"] for r in conn.execute(Q.shared_message_ids_of_topic, (topic["id"],))}
+    shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
+        "topic_id": topic["id"]})}
     return set(card["messageIds"]) <= shared
 
 
@@ -289,6 +297,7 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
         if not can_republish(conn, topic, card):
             raise ApiError("invalid_request", "答案卡中仍有回答未重新许可，或问题已有新版本，"
                                               "请重新生成预览", status=409)
-        conn.execute(Q.republish_card, (now, card["id"]))
-        _tell_authors(conn, topic, json.dumps(card["messageIds"]), now)
-        return {"ok": True, "card": card_view(conn.execute(Q.card_by_id, (card["id"],)).fetchone())}
+        conn.execute(Q.republish_card, {"now": now, "id": card["id"]})
+        _tell_authors(conn, topic, dumps(card["messageIds"]), now)
+        return {"ok": True,
+                "card": card_view(conn.execute(Q.get_card, {"id": card["id"]}).fetchone())}

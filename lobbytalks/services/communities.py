@@ -1,10 +1,9 @@
 """Public communities: listing, creating, joining and leaving (protocol §10)."""
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..security import new_id
 
@@ -12,7 +11,7 @@ PAGE_SIZE = 60
 MAX_OWNED = 5
 
 
-def _public(row: sqlite3.Row) -> dict[str, Any]:
+def _public(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"], "name": row["name"], "description": row["description"],
         "memberCount": row["member_count"], "topicCount": row["topic_count"],
@@ -20,27 +19,27 @@ def _public(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def list_page(db: Database, viewer: int | None, scope: str, page: int) -> dict[str, Any]:
-    rows = db.all(Q.community_page, {
+def list_page(conn: Connection, viewer: int | None, scope: str, page: int) -> dict[str, Any]:
+    rows = conn.execute(Q.list_communities, {
         "viewer": viewer or 0, "joined_only": int(scope == "joined"),
         "limit": PAGE_SIZE + 1, "offset": (page - 1) * PAGE_SIZE,
-    })
+    }).fetchall()
     return {
         "communities": [_public(r) for r in rows[:PAGE_SIZE]],
         "scope": scope, "page": page, "hasMore": len(rows) > PAGE_SIZE,
     }
 
 
-def joined_origins(db: Database, viewer: int) -> dict[str, dict[str, Any]]:
+def joined_origins(conn: Connection, viewer: int) -> dict[str, dict[str, Any]]:
     """``{id: {owner, created}}`` of the communities the viewer has joined (owner None for
     the site's own communities)."""
     return {r["id"]: {"owner": r["owner"], "created": r["created"]}
-            for r in db.all(Q.joined_community_origins, {"viewer": viewer})}
+            for r in conn.execute(Q.list_joined_community_origins, {"viewer": viewer}).fetchall()}
 
 
-def get_one(db: Database, viewer: int | None, community_id: str) -> dict[str, Any]:
+def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str, Any]:
     """:raise 404: for an unknown community."""
-    row = db.one(Q.community_one, {"viewer": viewer or 0, "id": community_id})
+    row = conn.execute(Q.get_community, {"viewer": viewer or 0, "id": community_id}).fetchone()
     if row is None:
         raise ApiError("not_found", "社区不存在")
     return _public(row)
@@ -49,35 +48,39 @@ def get_one(db: Database, viewer: int | None, community_id: str) -> dict[str, An
 def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
     """Create a community owned (and joined) by the user; :raise 409: past five owned."""
     with db.transaction() as conn:
-        if conn.execute(Q.count_owned_communities, (user_id,)).fetchone()[0] >= MAX_OWNED:
+        if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:
             raise ApiError("forbidden", f"每个用户最多创建 {MAX_OWNED} 个社区", status=409)
         community_id = new_id("c")
-        conn.execute(Q.insert_community, (community_id, name.strip(), description, user_id, now))
-        conn.execute(Q.insert_membership, (community_id, user_id, now))
+        conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(),
+                                          "description": description, "owner_id": user_id,
+                                          "now": now})
+        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
+                                           "now": now})
     return {"ok": True, "id": community_id, "joined": True}
 
 
 def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str, Any]:
     """Join (idempotent); :raise 404: for an unknown community."""
     with db.transaction() as conn:
-        if conn.execute(Q.community_owner, (community_id,)).fetchone() is None:
+        if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
-        conn.execute(Q.insert_membership, (community_id, user_id, now))
+        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
+                                           "now": now})
     return {"ok": True, "id": community_id, "joined": True}
 
 
 def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
     """Leave (idempotent); :raise 404: unknown; :raise 409: the creator cannot leave."""
     with db.transaction() as conn:
-        row = conn.execute(Q.community_owner, (community_id,)).fetchone()
+        row = conn.execute(Q.get_community_owner, {"id": community_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "社区不存在")
         if row["owner_id"] == user_id:
             raise ApiError("forbidden", "创建者暂不能退出自己创建的社区", status=409)
-        conn.execute(Q.delete_membership, (community_id, user_id))
+        conn.execute(Q.delete_membership, {"community_id": community_id, "user_id": user_id})
     return {"ok": True, "id": community_id, "joined": False}
 
 
-def is_member(db: Database | sqlite3.Connection, community_id: str, user_id: int) -> bool:
-    conn = db.conn if isinstance(db, Database) else db
-    return conn.execute(Q.is_member, (community_id, user_id)).fetchone() is not None
+def is_member(conn: Connection, community_id: str, user_id: int) -> bool:
+    return conn.execute(Q.get_membership, {
+        "community_id": community_id, "user_id": user_id}).fetchone() is not None

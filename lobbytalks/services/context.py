@@ -1,11 +1,10 @@
 """What an agent reads: topic, question version, messages, memories and instructions (§4)."""
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..db import Q
+from ..db import Connection, Q, Row
+from ..jsonfast import dumps
 from .reading import can_read_full, latest_messages, message_view
 from .topics import get_topic, private_context
 
@@ -29,15 +28,16 @@ INSTRUCTIONS = (
 )
 
 
-def _version_row(conn: sqlite3.Connection, topic_id: str, version: int) -> sqlite3.Row:
-    return conn.execute(Q.question_version, (topic_id, version)).fetchone()
+def _version_row(conn: Connection, topic_id: str, version: int) -> Row:
+    return conn.execute(Q.get_question_version, {
+        "topic_id": topic_id, "version": version}).fetchone()
 
 
 def build(
-    conn: sqlite3.Connection,
+    conn: Connection,
     keyring: "Keyring",
     agent: "Agent",
-    topic: sqlite3.Row,
+    topic: Row,
     *,
     version: int | None = None,
     frozen_ids: Iterable[str] | None = None,
@@ -56,7 +56,8 @@ def build(
         messages = [message_view(m)
                     for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
     elif allowed:
-        frozen = conn.execute(Q.messages_by_ids, (topic["id"], json.dumps(list(frozen_ids))))
+        frozen = conn.execute(Q.list_messages_by_ids, {"topic_id": topic["id"],
+                                                       "ids": dumps(list(frozen_ids))})
         messages = [message_view(m) for m in frozen]
     else:
         messages = []
@@ -69,8 +70,9 @@ def build(
     if private is not None:
         question["privateContext"] = private
     memories = [] if not agent.memory_enabled else [
-        r["text"] for r in conn.execute(Q.active_memories,
-                                        (agent.user_id, agent.profile_id, MEMORY_LIMIT))]
+        r["text"] for r in conn.execute(Q.list_active_memories,
+                                        {"user_id": agent.user_id, "profile_id": agent.profile_id,
+                                         "limit": MEMORY_LIMIT})]
     return {
         "topic": {
             "id": topic["id"], "title": row["title"], "description": row["public_context"],
@@ -87,6 +89,6 @@ def build(
     }
 
 
-def get_context(conn: sqlite3.Connection, keyring: "Keyring", agent: "Agent",
+def get_context(conn: Connection, keyring: "Keyring", agent: "Agent",
                 topic_id: str) -> dict[str, Any]:
     return build(conn, keyring, agent, get_topic(conn, topic_id))

@@ -1,10 +1,9 @@
 """Private memories an agent earns from its answers; the owner confirms them (§5)."""
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q
 from ..errors import ApiError
 from ..security import new_id
 
@@ -17,41 +16,42 @@ NOTICE_OFF = "此虾的记忆已关闭，未生成记忆"
 NOTICE_FULL = f"此虾的记忆已满 {MAX_MEMORIES} 条，未生成新记忆"
 
 
-def remember(conn: sqlite3.Connection, agent: "Agent", message_id: str, topic_title: str,
+def remember(conn: Connection, agent: "Agent", message_id: str, topic_title: str,
              conclusion: str, *, now: int) -> str:
     """A pending memory for a successful answer, inside the submit transaction."""
     if not agent.memory_enabled:
         return NOTICE_OFF
-    if conn.execute(Q.count_memories, (agent.user_id, agent.profile_id)).fetchone()[0] >= MAX_MEMORIES:
+    owner = {"user_id": agent.user_id, "profile_id": agent.profile_id}
+    if conn.execute(Q.count_memories, owner).fetchone()[0] >= MAX_MEMORIES:
         return NOTICE_FULL
     text = f"《{topic_title}》：{conclusion}"
-    conn.execute(Q.insert_memory, (new_id("mem"), agent.user_id, agent.profile_id, message_id,
-                                   text, now, now))
+    conn.execute(Q.insert_memory, {**owner, "id": new_id("mem"), "message_id": message_id,
+                                   "text": text, "now": now})
     return NOTICE_CREATED
 
 
-def list_for_user(db: Database, user_id: int) -> dict[str, Any]:
+def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
     """The user's memories and each agent's memory switch (a plain read: no settlement)."""
     return {"memories": [{
         "id": r["id"], "profile": r["profile_id"], "agentName": r["agent_name"],
         "messageId": r["message_id"], "topic": r["topic_id"], "text": r["text"],
         "state": r["state"], "created": r["created"], "updated": r["updated"],
-    } for r in db.all(Q.memories_of_user, (user_id,))],
+    } for r in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()],
         "agents": [{"id": p["id"], "name": p["name"], "client": p["client"],
                     "memoryEnabled": bool(p["memory_enabled"])}
-                   for p in db.all(Q.profiles_of_user, (user_id,))]}
+                   for p in conn.execute(Q.list_profiles_of_user, {"user_id": user_id}).fetchall()]}
 
 
 def change(db: Database, user_id: int, memory_id: str, action: str, *, now: int) -> dict[str, Any]:
     """Confirm (pending -> active), reject (drop a pending one) or delete any of one's own."""
     with db.transaction() as conn:
-        row = conn.execute(Q.memory_of_user, (memory_id, user_id)).fetchone()
+        row = conn.execute(Q.get_memory_of_user, {"id": memory_id, "user_id": user_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "记忆不存在")
         if action == "memory_confirm":
-            conn.execute(Q.activate_memory, (now, memory_id, user_id))
+            conn.execute(Q.activate_memory, {"now": now, "id": memory_id, "user_id": user_id})
             return {"ok": True, "id": memory_id, "state": "active"}
         if action == "memory_reject" and row["state"] != "pending":
             raise ApiError("invalid_request", "只能拒绝待确认的记忆", status=409)
-        conn.execute(Q.delete_memory, (memory_id, user_id))
+        conn.execute(Q.delete_memory, {"id": memory_id, "user_id": user_id})
         return {"ok": True, "id": memory_id, "state": "deleted"}

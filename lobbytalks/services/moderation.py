@@ -12,10 +12,9 @@ the people who can read it report.
 """
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .audit import record
 from .cards import hide_cards_using
@@ -31,15 +30,15 @@ def suspension_notice(reason: str | None) -> str:
     return f"{SUSPENDED_LOGIN}：{reason}" if reason else SUSPENDED_LOGIN
 
 
-def refuse_if_suspended(conn: sqlite3.Connection, user_id: int) -> None:
+def refuse_if_suspended(conn: Connection, user_id: int) -> None:
     """:raise 403 forbidden: the user is suspended (the message says so and why)."""
-    row = conn.execute(Q.user_suspension, (user_id,)).fetchone()
+    row = conn.execute(Q.get_user_suspension, {"id": user_id}).fetchone()
     if row is not None:
         raise ApiError("forbidden", suspension_notice(row["suspended_reason"]))
 
 
-def _message(conn: sqlite3.Connection, message_id: str) -> sqlite3.Row:
-    row = conn.execute(Q.message_moderation_state, (message_id,)).fetchone()
+def _message(conn: Connection, message_id: str) -> Row:
+    row = conn.execute(Q.get_message_moderation_state, {"id": message_id}).fetchone()
     if row is None:
         raise ApiError("not_found", "发言不存在")
     return row
@@ -65,14 +64,14 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
     """Show a hidden answer again (cards it was in stay hidden until republished)."""
     with db.transaction() as conn:
         _message(conn, message_id)
-        if conn.execute(Q.unhide_message, (message_id,)).rowcount == 0:
+        if conn.execute(Q.unhide_message, {"id": message_id}).rowcount == 0:
             return {"ok": True, "id": message_id, "hidden": False, "replayed": True}
         record(conn, admin_id, "unhide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": False}
 
 
-def _person(conn: sqlite3.Connection, username: str) -> sqlite3.Row:
-    row = conn.execute(Q.user_moderation_state, (username,)).fetchone()
+def _person(conn: Connection, username: str) -> Row:
+    row = conn.execute(Q.get_user_moderation_state, {"username": username}).fetchone()
     if row is None:
         raise ApiError("not_found", "用户不存在")
     return row
@@ -86,13 +85,15 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
         person = _person(conn, username)
         if person["is_admin"]:  # includes oneself; admins are answerable to the operator
             raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
-        if conn.execute(Q.suspend_user, (now, reason, person["id"])).rowcount == 0:
+        suspended = conn.execute(Q.suspend_user, {"now": now, "reason": reason,
+                                                  "id": person["id"]})
+        if suspended.rowcount == 0:
             return {"ok": True, "username": person["username"], "suspended": True,
                     "replayed": True}
-        conn.execute(Q.end_sessions_of_suspended, (person["id"],))
+        conn.execute(Q.end_sessions_of_suspended, {"user_id": person["id"]})
         conn.execute(Q.fail_leased_of_suspended,
                      {"user": person["id"], "reason": SUSPENDED_TASK, "now": now})
-        conn.execute(Q.revoke_tokens_of_suspended, (person["id"],))
+        conn.execute(Q.revoke_tokens_of_suspended, {"user_id": person["id"]})
         record(conn, admin_id, "suspend_user", "user", person["username"], reason, now)
     return {"ok": True, "username": person["username"], "suspended": True}
 
@@ -103,7 +104,7 @@ def unsuspend(db: Database, admin_id: int, username: str, reason: str, *,
     rotate to connect their agents again)."""
     with db.transaction() as conn:
         person = _person(conn, username)  # anyone, also someone made admin while suspended
-        if conn.execute(Q.unsuspend_user, (person["id"],)).rowcount == 0:
+        if conn.execute(Q.unsuspend_user, {"id": person["id"]}).rowcount == 0:
             return {"ok": True, "username": person["username"], "suspended": False,
                     "replayed": True}
         record(conn, admin_id, "unsuspend_user", "user", person["username"], reason, now)
@@ -115,18 +116,21 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
     """Reopen a closed question; agents may claim it again. :raise 404: unknown topic."""
     with db.transaction() as conn:
         get_topic(conn, topic_id)
-        if conn.execute(Q.reopen_topic, (now, topic_id)).rowcount == 0:
+        if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
         record(conn, admin_id, "reopen_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "status": "open"}
 
 
-def recent(db: Database, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, Any]]]:
+def recent(conn: Connection, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, Any]]]:
     """What the admin page lists: newest questions, answers and sign-ups (see the module
     docstring for what an answer shows)."""
     return {
-        "questions": [dict(r) for r in db.all(Q.recent_topics_for_admin, (limit,))],
-        "answers": [dict(r) for r in db.all(Q.recent_answers_for_admin, (limit,))],
-        "signups": [dict(r) for r in db.all(Q.recent_signups_for_admin, (limit,))],
+        "questions": [dict(r) for r in conn.execute(Q.list_recent_topics_for_admin, {
+            "limit": limit}).fetchall()],
+        "answers": [dict(r) for r in conn.execute(Q.list_recent_answers_for_admin, {
+            "limit": limit}).fetchall()],
+        "signups": [dict(r) for r in conn.execute(Q.list_recent_signups_for_admin, {
+            "limit": limit}).fetchall()],
     }
 

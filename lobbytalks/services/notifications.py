@@ -14,11 +14,10 @@ committed, so no request ever waits on an SMTP server.
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Any
 
 from .. import i18n
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .reading import can_read_full
 
@@ -32,18 +31,18 @@ EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
 MAX_EMAIL_LENGTH = 254
 
 
-def notify(conn: sqlite3.Connection, user_id: int, kind: str, topic_id: str, *, now: int,
+def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int,
            message_id: str | None = None, task_id: str | None = None) -> int:
     """Write one notification in the caller's transaction; queue its e-mail when wanted."""
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
         "task": task_id, "now": now}).fetchone()[0]
-    if conn.execute(Q.notify_mail_wanted, (user_id,)).fetchone() is not None:
-        conn.execute(Q.enqueue_mail, (notification_id, now, now))
+    if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is not None:
+        conn.execute(Q.enqueue_mail, {"notification_id": notification_id, "now": now})
     return notification_id
 
 
-def notify_tasks_ended(conn: sqlite3.Connection, rows: list[sqlite3.Row], kind: str, *,
+def notify_tasks_ended(conn: Connection, rows: list[Row], kind: str, *,
                        now: int) -> None:
     """Tell each task's owner that the task failed or expired (rows: id, user_id, topic_id)."""
     for row in rows:
@@ -52,7 +51,7 @@ def notify_tasks_ended(conn: sqlite3.Connection, rows: list[sqlite3.Row], kind: 
 
 # --- showing -----------------------------------------------------------------------------
 
-def _actor(row: sqlite3.Row) -> str | None:
+def _actor(row: Row) -> str | None:
     """The name a notification mentions; every one is readable by the recipient."""
     kind = row["kind"]
     if kind in ("answer", "card_hidden", "card_republishable"):
@@ -64,7 +63,7 @@ def _actor(row: sqlite3.Row) -> str | None:
     return None
 
 
-def link(row: sqlite3.Row | dict[str, Any]) -> str:
+def link(row: Row | dict[str, Any]) -> str:
     """Where a notification leads, as a path on this site."""
     kind, topic = row["kind"], row["topic_id"]
     if kind.startswith("task_"):
@@ -76,7 +75,7 @@ def link(row: sqlite3.Row | dict[str, Any]) -> str:
     return f"/q/{topic}"
 
 
-def view(row: sqlite3.Row) -> dict[str, Any]:
+def view(row: Row) -> dict[str, Any]:
     return {"id": row["id"], "kind": row["kind"], "topic": row["topic_id"],
             "topicTitle": row["topic_title"], "actor": _actor(row),
             "messageId": row["message_id"], "taskId": row["task_id"],
@@ -89,18 +88,19 @@ def describe(item: dict[str, Any], lang: str) -> str:
                           name=item["actor"] or "")
 
 
-def by_id(conn: sqlite3.Connection, notification_id: int) -> dict[str, Any] | None:
-    row = conn.execute(f"{Q.notification_columns} WHERE n.id = ?", (notification_id,)).fetchone()
+def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:
+    row = conn.execute(Q.get_notification, {"id": notification_id}).fetchone()
     return None if row is None else view(row)
 
 
-def unread_count(db: Database, user_id: int) -> int:
-    return db.value(Q.unread_notification_count, (user_id,))
+def unread_count(conn: Connection, user_id: int) -> int:
+    return conn.execute(Q.count_unread_notifications, {"user_id": user_id}).fetchone()[0]
 
 
-def unread_badge(db: Database, user_id: int) -> str:
+def unread_badge(conn: Connection, user_id: int) -> str:
     """The header's unread count: "" for none, "99+" past ``BADGE_CAP - 1``."""
-    n = db.value(Q.unread_notification_badge, {"user": user_id, "cap": BADGE_CAP})
+    n = conn.execute(Q.count_unread_notifications_capped, {
+        "user": user_id, "cap": BADGE_CAP}).fetchone()[0]
     return "" if n == 0 else (f"{BADGE_CAP - 1}+" if n >= BADGE_CAP else str(n))
 
 
@@ -109,14 +109,13 @@ def cursor(value: str) -> int | None:
     return int(value) if value.isdigit() and len(value) <= 15 else None
 
 
-def inbox(db: Database, user_id: int, before: int | None = None) -> dict[str, Any]:
+def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
     """The user's notifications, newest first, a page at a time (keyset on the id)."""
-    rows = db.all(f"{Q.notification_columns} WHERE n.user_id = ? AND n.id < ? "
-                  "ORDER BY n.id DESC LIMIT ?",
-                  (user_id, before or 2**62, INBOX_PAGE_SIZE + 1))
+    rows = conn.execute(Q.list_notifications_before, {"user": user_id, "before": before or 2**62,
+                                                 "limit": INBOX_PAGE_SIZE + 1}).fetchall()
     items = [view(r) for r in rows[:INBOX_PAGE_SIZE]]
     more = len(rows) > INBOX_PAGE_SIZE
-    return {"notifications": items, "unread": unread_count(db, user_id),
+    return {"notifications": items, "unread": unread_count(conn, user_id),
             "next": items[-1]["id"] if more else None}
 
 
@@ -132,12 +131,12 @@ def mark_read(db: Database, user_id: int, notification_id: int | None, *,
         if notification_id is None:
             conn.execute(Q.mark_all_notifications_read, {"user": user_id, "now": now})
         else:
-            owner = conn.execute(Q.notification_owner, (notification_id,)).fetchone()
+            owner = conn.execute(Q.get_notification_owner, {"id": notification_id}).fetchone()
             if owner is None or owner["user_id"] != user_id:
                 raise ApiError("not_found", "通知不存在")
             conn.execute(Q.mark_notification_read,
                          {"id": notification_id, "user": user_id, "now": now})
-        unread = conn.execute(Q.unread_notification_count, (user_id,)).fetchone()[0]
+        unread = conn.execute(Q.count_unread_notifications, {"user_id": user_id}).fetchone()[0]
     return {"ok": True, "unread": unread}
 
 
@@ -149,33 +148,35 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
     :raise 409: the answer is the asker's own, or already shared.
     """
     with db.transaction() as conn:
-        message = conn.execute(Q.message_by_id, (message_id,)).fetchone()
+        message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
             raise ApiError("not_found", "发言不存在")
         # (read here, not through topics.get_topic: topics -> cards -> this module)
-        topic = conn.execute(Q.topic_by_id, (message["topic_id"],)).fetchone()
+        topic = conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone()
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以请作者许可公开使用")
         if message["user_id"] == user_id:
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:
             raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
-        if conn.execute(Q.pending_share_request, (message_id,)).fetchone() is not None:
+        asked = conn.execute(Q.get_pending_share_request, {"message_id": message_id})
+        if asked.fetchone() is not None:
             return {"ok": True, "id": message_id, "requested": True, "replayed": True}
         notify(conn, message["user_id"], "share_request", topic["id"], message_id=message_id,
                now=now)
     return {"ok": True, "id": message_id, "requested": True}
 
 
-def requested_shares(db: Database, user_id: int, topic: sqlite3.Row) -> set[str]:
+def requested_shares(conn: Connection, user_id: int, topic: Row) -> set[str]:
     """Answers of the question whose authors the asker has already asked (asker only)."""
-    if topic["author_id"] != user_id or not can_read_full(db.conn, user_id, topic):
+    if topic["author_id"] != user_id or not can_read_full(conn, user_id, topic):
         return set()
-    return {r["message_id"] for r in db.all(Q.share_requests_of_topic, (topic["id"],))}
+    return {r["message_id"] for r in conn.execute(Q.list_share_requests_of_topic, {
+        "topic_id": topic["id"]}).fetchall()}
 
 
-def mail_settings(db: Database, user_id: int) -> dict[str, Any]:
-    row = db.one(Q.notify_settings_of, (user_id,))
+def mail_settings(conn: Connection, user_id: int) -> dict[str, Any]:
+    row = conn.execute(Q.get_notify_settings, {"user_id": user_id}).fetchone()
     return {"email": row["email"], "emailNotify": bool(row["email_notify"])}
 
 

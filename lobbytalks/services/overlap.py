@@ -14,12 +14,11 @@ private context may be shown them:
 """
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..db import Q
+from ..db import Connection, Q, Row
+from ..jsonfast import loads
 from .topics import private_context
 
 if TYPE_CHECKING:
@@ -59,12 +58,12 @@ def repeats_in(texts: Iterable[str], private: str | None) -> list[str]:
     return [text[start:end] for text in texts for start, end in repeated_runs(text, private)]
 
 
-def message_texts(message: sqlite3.Row) -> list[str]:
+def message_texts(message: Row) -> list[str]:
     """The parts of an answer an answer card may publish."""
-    uncertainties = json.loads(message["uncertainties"])
+    uncertainties = loads(message["uncertainties"])
     if isinstance(uncertainties, str):
         uncertainties = [uncertainties]
-    return [message["text"], message["reasoning_summary"], *json.loads(message["conditions"]),
+    return [message["text"], message["reasoning_summary"], *loads(message["conditions"]),
             *uncertainties]
 
 
@@ -73,16 +72,16 @@ def card_texts(card: dict[str, Any]) -> list[str]:
             for text in (line["text"], *line["conditions"])]
 
 
-def author_entitled(conn: sqlite3.Connection, message_id: str) -> bool:
+def author_entitled(conn: Connection, message_id: str) -> bool:
     """Whether the answer's task was given the private context (see the module docstring)."""
-    row = conn.execute(Q.message_task_private, (message_id,)).fetchone()
+    row = conn.execute(Q.get_message_task_private, {"id": message_id}).fetchone()
     return bool(row and (row["private_included"] or row["by_asker"]))
 
 
 class Guard:
     """Private context of one question, read once per page, for the people entitled to it."""
 
-    def __init__(self, conn: sqlite3.Connection, keyring: "Keyring", topic_id: str) -> None:
+    def __init__(self, conn: Connection, keyring: "Keyring", topic_id: str) -> None:
         self._conn, self._keyring, self._topic = conn, keyring, topic_id
         self._by_version: dict[int, str | None] = {}
 
@@ -102,5 +101,5 @@ class Guard:
         """Repeats in one's own answer, or [] when its task did not include private context."""
         if not author_entitled(self._conn, message["id"]):
             return []
-        row = self._conn.execute(Q.message_by_id, (message["id"],)).fetchone()
+        row = self._conn.execute(Q.get_message, {"id": message["id"]}).fetchone()
         return repeats_in(message_texts(row), self.private(row["question_version"]))

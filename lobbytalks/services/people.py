@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..db import Database, Q
+from ..db import Connection, Q
 from ..errors import ApiError
 from ..jsonfast import loads
 from .topics import private_context
@@ -20,9 +20,9 @@ PROFILE_QUESTIONS = 50
 PROFILE_CARDS = 20
 
 
-def profile(db: Database, username: str) -> dict[str, Any]:
+def profile(conn: Connection, username: str) -> dict[str, Any]:
     """:raise 404 not_found: no such person."""
-    person = db.one(Q.person_by_name, {"username": username})
+    person = conn.execute(Q.get_person_by_name, {"username": username}).fetchone()
     if person is None:
         raise ApiError("not_found", "用户不存在")
     questions = [{
@@ -30,9 +30,11 @@ def profile(db: Database, username: str) -> dict[str, Any]:
         "communityId": r["community_id"], "communityName": r["community_name"],
         "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
         "questionVersion": r["version"], "status": r["status"],
-    } for r in db.all(Q.questions_by_author, {"author": person["id"], "limit": PROFILE_QUESTIONS})]
+    } for r in conn.execute(Q.list_questions_by_author, {"author": person["id"],
+                                                         "limit": PROFILE_QUESTIONS}).fetchall()]
     cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
-             for r in db.all(Q.published_cards_by_author, {"author": person["id"], "limit": PROFILE_CARDS})]
+             for r in conn.execute(Q.list_published_cards_by_author, {
+                 "author": person["id"], "limit": PROFILE_CARDS}).fetchall()]
     return {
         "username": person["username"], "created": person["created"],
         "open": [q for q in questions if q["status"] == "open"],
@@ -41,18 +43,18 @@ def profile(db: Database, username: str) -> dict[str, Any]:
     }
 
 
-def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now: int) -> dict[str, Any]:
+def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
+           now: int) -> dict[str, Any]:
     """Everything a person wrote or set up, as plain JSON: questions (every version, private
     context decrypted, since it is theirs), their agents' answers, their agents without any
     token material, and their memories."""
-    conn = db.conn
     questions = []
-    for t in db.all(Q.export_questions, {"author": user_id}):
+    for t in conn.execute(Q.list_questions_for_export, {"author": user_id}).fetchall():
         versions = [{
             "version": v["version"], "title": v["title"], "publicContext": v["public_context"],
             "privateContext": private_context(conn, keyring, t["id"], v["version"]),
             "note": v["note"], "created": v["created"],
-        } for v in db.all(Q.question_versions_of, (t["id"],))]
+        } for v in conn.execute(Q.list_question_versions, {"topic_id": t["id"]}).fetchall()]
         questions.append({
             "id": t["id"], "community": t["community_id"], "intent": t["intent"],
             "originalTitle": t["original_title"], "title": t["title"],
@@ -67,9 +69,9 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
         "toolRuns": loads(m["tool_runs"]), "provenance": m["provenance"],
         "questionVersion": m["question_version"], "sharePublic": bool(m["share_public"]),
         "created": m["created"],
-    } for m in db.all(Q.export_answers, {"user": user_id})]
+    } for m in conn.execute(Q.list_answers_for_export, {"user": user_id}).fetchall()]
     tokens: dict[str, list[dict[str, Any]]] = {}
-    for k in db.all(Q.export_tokens, {"user": user_id}):
+    for k in conn.execute(Q.list_tokens_for_export, {"user": user_id}).fetchall():
         tokens.setdefault(k["profile_id"], []).append({
             "id": k["id"], "created": k["created"], "expires": k["expires"],
             "revoked": bool(k["revoked"]), "lastUsed": k["last_used"]})
@@ -77,11 +79,11 @@ def export(db: Database, keyring: "Keyring", user_id: int, username: str, *, now
         "id": p["id"], "name": p["name"], "perspective": p["perspective"], "client": p["client"],
         "role": p["role"], "memoryEnabled": bool(p["memory_enabled"]), "created": p["created"],
         "tokens": tokens.get(p["id"], []),
-    } for p in db.all(Q.export_agents, {"user": user_id})]
+    } for p in conn.execute(Q.list_agents_for_export, {"user": user_id}).fetchall()]
     memories = [{
         "id": m["id"], "agent": m["profile_id"], "agentName": m["agent_name"],
         "fromAnswer": m["message_id"], "topic": m["topic_id"], "text": m["text"],
         "state": m["state"], "created": m["created"], "updated": m["updated"],
-    } for m in db.all(Q.memories_of_user, (user_id,))]
+    } for m in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()]
     return {"exported": now, "user": {"username": username}, "questions": questions,
             "answers": answers, "agents": agents, "memories": memories}

@@ -5,22 +5,22 @@ message on the topic. Membership, the admin role or seeing one's own task list n
 """
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from ..db import Q
+from ..db import Connection, Q, Row
 from ..jsonfast import loads
 
 
-def can_read_full(conn: sqlite3.Connection, user_id: int | None, topic: sqlite3.Row) -> bool:
+def can_read_full(conn: Connection, user_id: int | None, topic: Row) -> bool:
     if user_id is None:
         return False
     if topic["author_id"] == user_id:
         return True
-    return conn.execute(Q.has_valid_message, (topic["id"], user_id)).fetchone() is not None
+    return conn.execute(Q.get_message_of_user_in_topic, {
+        "topic_id": topic["id"], "user_id": user_id}).fetchone() is not None
 
 
-def delivery(row: sqlite3.Row) -> dict[str, Any]:
+def delivery(row: Row) -> dict[str, Any]:
     """What an answer delivers besides its conclusion: support, conditions, uncertainties."""
     return {
         "support": row["reasoning_summary"],
@@ -30,7 +30,7 @@ def delivery(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def message_view(row: sqlite3.Row) -> dict[str, Any]:
+def message_view(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"], "name": row["name"], "model": row["model"], "text": row["text"],
         "replyTo": row["reply_to"], "created": row["created"],
@@ -42,6 +42,7 @@ def message_view(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def latest_messages(conn: sqlite3.Connection, topic_id: str, limit: int) -> list[sqlite3.Row]:
+def latest_messages(conn: Connection, topic_id: str, limit: int) -> list[Row]:
     """Newest ``limit`` messages, returned oldest first so threads read top-down."""
-    return list(reversed(conn.execute(Q.latest_messages, (topic_id, limit)).fetchall()))
+    return list(reversed(conn.execute(Q.list_latest_messages, {
+        "topic_id": topic_id, "limit": limit}).fetchall()))

@@ -1,11 +1,11 @@
 """Submitting a result: the one message per task (§5); the result rules are in models/result_rules."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from ..db import Database, Q
 from ..errors import ApiError
+from ..jsonfast import dumps
 from ..models.result_rules import PROVENANCE, normalise, result_hash
 from ..security import new_id
 from . import communities
@@ -49,10 +49,10 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
             "profile": agent.profile_id, "task": task["id"], "reply_to": task["reply_to"],
             "name": agent.name, "model": agent.client, "text": data.conclusion,
             "reasoning": data.reasoningSummary,
-            "uncertainties": json.dumps(uncertainties, ensure_ascii=False),
-            "conditions": json.dumps(result.get("conditions", []), ensure_ascii=False),
-            "sources": json.dumps(result["evidence"], ensure_ascii=False),
-            "tool_runs": json.dumps(result.get("toolRuns", []), ensure_ascii=False),
+            "uncertainties": dumps(uncertainties),
+            "conditions": dumps(result.get("conditions", [])),
+            "sources": dumps(result["evidence"]),
+            "tool_runs": dumps(result.get("toolRuns", [])),
             "version": task["question_version"], "now": now,
         })
         conn.execute(Q.complete_task, {"id": task["id"], "message": message_id, "hash": digest,
@@ -62,7 +62,7 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
             notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
                    now=now)
         notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
-        task = conn.execute(Q.task_by_id, (task["id"],)).fetchone()
+        task = conn.execute(Q.get_task, {"id": task["id"]}).fetchone()
     return {"ok": True, "messageId": message_id, "task": task_view(task),
             "memoryNotice": notice, "provenance": PROVENANCE}
 

@@ -15,10 +15,9 @@ the same transaction as the question it describes.
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 
-from ..db import Database, Q
+from ..db import Connection, Q, Row
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK_RUN = re.compile(
@@ -83,15 +82,15 @@ def match_query(q: str) -> str | None:
     return " AND ".join(terms[:MAX_QUERY_TERMS]) or MATCHES_NOTHING
 
 
-def index_topic(conn: sqlite3.Connection, topic_id: str, title: str, description: str) -> None:
+def index_topic(conn: Connection, topic_id: str, title: str, description: str) -> None:
     """Write (or rewrite) one question's entry, inside the caller's transaction."""
     conn.execute(Q.search_forget_topic, {"id": topic_id})
     conn.execute(Q.search_index_topic, {"id": topic_id, "terms": index_terms(title, description)})
 
 
-def index_missing(conn: sqlite3.Connection) -> int:
+def index_missing(conn: Connection) -> int:
     """Index every question the index lacks (a database from before search existed)."""
-    rows = conn.execute(Q.topics_missing_from_search).fetchall()
+    rows = conn.execute(Q.list_topics_missing_from_search).fetchall()
     for row in rows:
         conn.execute(Q.search_index_topic,
                      {"id": row["id"], "terms": index_terms(row["title"], row["description"])})
@@ -104,10 +103,11 @@ BROWSE_PAGE_SIZE = 20
 _ABOVE_EVERY_ROW = 2**62
 # sort -> (named query, the cursor's fields after the topic id, how a row gives them)
 BROWSE_SORTS = {
-    "new": ("browse_newest", ("before_created",), lambda r: (r["created"],)),
-    "answers": ("browse_most_answers", ("before_count", "before_created"),
+    "new": (Q.list_browse_newest, ("before_created",), lambda r: (r["created"],)),
+    "answers": (Q.list_browse_most_answers, ("before_count", "before_created"),
                 lambda r: (r["message_count"], r["created"])),
-    "recent": ("browse_recently_answered", ("before_answer",), lambda r: (r["last_answer_at"],)),
+    "recent": (Q.list_browse_recently_answered, ("before_answer",),
+               lambda r: (r["last_answer_at"],)),
 }
 _CURSOR = re.compile(r"^(\d{1,19}(?:\.\d{1,19})?)\.([a-zA-Z0-9:_-]{1,64})$")
 
@@ -122,12 +122,12 @@ def _cursor_params(sort: str, cursor: str) -> dict[str, object]:
     return {**{f: int(n) for f, n in zip(fields, numbers)}, "before_id": match.group(2)}
 
 
-def _next_cursor(sort: str, row: sqlite3.Row) -> str:
+def _next_cursor(sort: str, row: Row) -> str:
     _, _, key = BROWSE_SORTS[sort]
     return ".".join(str(v) for v in key(row)) + "." + row["id"]
 
 
-def browse(db: Database, *, q: str = "", community: str | None = None,
+def browse(conn: Connection, *, q: str = "", community: str | None = None,
            status: str | None = None, intent: str | None = None, answered: bool | None = None,
            card: bool | None = None, sort: str = "new", cursor: str = "") -> dict[str, object]:
     """One page of every community's questions (public fields only), filtered and sorted.
@@ -141,7 +141,7 @@ def browse(db: Database, *, q: str = "", community: str | None = None,
         "answered": None if answered is None else int(answered),
         "card": None if card is None else int(card),
     }
-    rows = db.all(getattr(Q, query), params)
+    rows = conn.execute(query, params).fetchall()
     page = rows[:BROWSE_PAGE_SIZE]
     topics = [{
         "id": r["id"], "title": r["title"], "description": r["description"],

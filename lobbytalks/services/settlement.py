@@ -8,9 +8,8 @@ rotation, revocation -- is not settled here and tells nobody).
 """
 from __future__ import annotations
 
-import sqlite3
 
-from ..db import Q
+from ..db import Connection, Q
 from .notifications import notify_tasks_ended
 
 DEAD_CONNECTION = "连接已撤销或 Token 已过期"
@@ -20,7 +19,7 @@ CANCELLED = "用户已取消外部任务"
 AGENT_ARCHIVED = "外部虾已归档，此连接的任务已终止"
 
 
-def settle_user(conn: sqlite3.Connection, user_id: int, now: int) -> None:
+def settle_user(conn: Connection, user_id: int, now: int) -> None:
     params = {"user": user_id, "now": now, "reason": DEAD_CONNECTION}
     expired = conn.execute(Q.settle_expired_leases, params).fetchall()
     notify_tasks_ended(conn, expired, "task_expired", now=now)
@@ -28,7 +27,7 @@ def settle_user(conn: sqlite3.Connection, user_id: int, now: int) -> None:
     notify_tasks_ended(conn, dead, "task_failed", now=now)
 
 
-def settle_task(conn: sqlite3.Connection, task_id: str, now: int) -> bool:
+def settle_task(conn: Connection, task_id: str, now: int) -> bool:
     """Expire the task if its lease has run out; True when this call expired it."""
     expired = conn.execute(Q.expire_task_if_due, {"id": task_id, "now": now}).fetchall()
     notify_tasks_ended(conn, expired, "task_expired", now=now)

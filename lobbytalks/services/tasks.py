@@ -1,12 +1,11 @@
 """Leased tasks: claim, status, heartbeat, fail, and the owner's listing and cancel (§3, §6)."""
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..jsonfast import dumps, loads
 from ..security import new_id
 from . import communities, context
 from .notifications import notify_tasks_ended
@@ -26,7 +25,7 @@ MAX_MESSAGES_PER_TOPIC = 200
 MANAGE_PAGE_SIZE = 20
 
 
-def task_view(task: sqlite3.Row) -> dict[str, Any]:
+def task_view(task: Row) -> dict[str, Any]:
     return {
         "id": task["id"], "topic": task["topic_id"], "profile": task["profile_id"],
         "state": task["state"], "replyTo": task["reply_to"], "created": task["created"],
@@ -36,25 +35,26 @@ def task_view(task: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def owned_task(conn: sqlite3.Connection, agent: "Agent", task_id: str) -> sqlite3.Row:
+def owned_task(conn: Connection, agent: "Agent", task_id: str) -> Row:
     """The task if it belongs to this user, agent AND token; else 404 (never 403)."""
-    task = conn.execute(Q.task_by_id, (task_id,)).fetchone()
+    task = conn.execute(Q.get_task, {"id": task_id}).fetchone()
     if task is None or (task["user_id"], task["profile_id"], task["token_id"]) != \
             (agent.user_id, agent.profile_id, agent.token_id):
         raise ApiError("not_found", "任务不存在或不属于当前 Token")
     return task
 
 
-def _reload(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row:
-    return conn.execute(Q.task_by_id, (task_id,)).fetchone()
+def _reload(conn: Connection, task_id: str) -> Row:
+    return conn.execute(Q.get_task, {"id": task_id}).fetchone()
 
 
-def check_reply_target(conn: sqlite3.Connection, user_id: int, topic: sqlite3.Row,
+def check_reply_target(conn: Connection, user_id: int, topic: Row,
                        reply_to: str | None) -> None:
     """replyTo must be a message of the topic and needs the full-text right."""
     if reply_to is None:
         return
-    if conn.execute(Q.message_in_topic, (reply_to, topic["id"])).fetchone() is None:
+    target = conn.execute(Q.get_message_in_topic, {"id": reply_to, "topic_id": topic["id"]})
+    if target.fetchone() is None:
         raise ApiError("invalid_reply", "replyTo 不是此话题的发言")
     if not can_read_full(conn, user_id, topic):
         raise ApiError("invalid_reply", "定向回应需要先获得此话题的全文资格", status=403)
@@ -65,7 +65,8 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
     request_id = data.requestId.lower()
     with db.transaction() as conn:
         settle_user(conn, agent.user_id, now)
-        earlier = conn.execute(Q.task_by_request, (agent.profile_id, request_id)).fetchone()
+        earlier = conn.execute(Q.get_task_by_request, {"profile_id": agent.profile_id,
+                                                       "request_id": request_id}).fetchone()
         if earlier is not None:
             return _replay_claim(conn, keyring, agent, earlier, data)
         topic = get_topic(conn, data.topic)
@@ -76,17 +77,19 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
         if topic["message_count"] >= MAX_MESSAGES_PER_TOPIC:
             raise ApiError("topic_unavailable", "话题已达到 200 条发言上限")
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
-        if conn.execute(Q.count_live_leases, (agent.user_id, now)).fetchone()[0] >= MAX_LIVE_LEASES:
+        live = conn.execute(Q.count_live_leases, {"user_id": agent.user_id, "now": now})
+        if live.fetchone()[0] >= MAX_LIVE_LEASES:
             raise ApiError("task_limit")
         allowed = can_read_full(conn, agent.user_id, topic)
         frozen = [r["id"] for r in conn.execute(
-            Q.latest_message_ids, (topic["id"], context.AGENT_MESSAGE_LIMIT))] if allowed else []
+            Q.list_latest_message_ids, {"topic_id": topic["id"],
+                                        "limit": context.AGENT_MESSAGE_LIMIT})] if allowed else []
         task_id = new_id("task")
         conn.execute(Q.insert_task, {
             "id": task_id, "user": agent.user_id, "profile": agent.profile_id,
             "token": agent.token_id, "topic": topic["id"], "request": request_id,
             "reply_to": data.replyTo, "now": now, "expires": now + LEASE_SECONDS,
-            "version": topic["version"], "private": int(allowed), "frozen": json.dumps(frozen),
+            "version": topic["version"], "private": int(allowed), "frozen": dumps(frozen),
         })
         task = _reload(conn, task_id)
         return {"task": task_view(task),
@@ -97,7 +100,7 @@ def frozen_context(conn, keyring, agent, task, topic=None) -> dict[str, Any]:
     """The context a task was claimed with (``topic``: the topic row, when already read)."""
     topic = topic or get_topic(conn, task["topic_id"])
     return context.build(conn, keyring, agent, topic, version=task["question_version"],
-                         frozen_ids=json.loads(task["frozen_messages"]),
+                         frozen_ids=loads(task["frozen_messages"]),
                          private_allowed=bool(task["private_included"]))
 
 
@@ -117,7 +120,7 @@ def status(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str,
         return {"task": task_view(_reload(conn, task_id))}
 
 
-def settle_owned(db: Database, agent: "Agent", task_id: str, now: int) -> tuple[sqlite3.Row, bool]:
+def settle_owned(db: Database, agent: "Agent", task_id: str, now: int) -> tuple[Row, bool]:
     """Settle the task's expiry in its own transaction, so the settlement survives the
     refusal that follows; also say whether the lease ran out just now."""
     with db.transaction() as conn:
@@ -165,7 +168,7 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
 
 # --- the owner's view (cookie) ---------------------------------------------------------
 
-def managed_view(row: sqlite3.Row) -> dict[str, Any]:
+def managed_view(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"], "topic": row["topic_id"], "topicTitle": row["topic_title"],
         "communityId": row["community_id"], "profile": row["profile_id"],
@@ -179,17 +182,11 @@ def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[
     """The user's tasks, newest first, 20 a page, after settling what can no longer finish."""
     with db.transaction() as conn:
         settle_user(conn, user_id, now)
-    where, params = ["k.user_id = ?"], [user_id]
-    for column, value in (("k.topic_id", filters.topic), ("k.profile_id", filters.profile),
-                          ("k.state", filters.state)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    clause = " AND ".join(where)
-    total = db.value(f"SELECT COUNT(*) FROM tasks k WHERE {clause}", params)
-    rows = db.all(f"{Q.managed_task_columns} WHERE {clause} "
-                  "ORDER BY k.created DESC, k.id DESC LIMIT ? OFFSET ?",
-                  [*params, MANAGE_PAGE_SIZE + 1, (filters.page - 1) * MANAGE_PAGE_SIZE])
+    params = {"user": user_id, "topic": filters.topic, "profile": filters.profile,
+              "state": filters.state}
+    total = db.value(Q.count_managed_tasks, params)
+    rows = db.all(Q.list_managed_tasks, {**params, "limit": MANAGE_PAGE_SIZE + 1,
+                                         "offset": (filters.page - 1) * MANAGE_PAGE_SIZE})
     return {"tasks": [managed_view(r) for r in rows[:MANAGE_PAGE_SIZE]], "page": filters.page,
             "hasMore": len(rows) > MANAGE_PAGE_SIZE, "total": total}
 
@@ -197,7 +194,7 @@ def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[
 def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, Any]:
     """Cancel a leased task; replays; other terminal states 409; not yours 404."""
     with db.transaction() as conn:
-        task = conn.execute(Q.task_by_id, (task_id,)).fetchone()
+        task = conn.execute(Q.get_task, {"id": task_id}).fetchone()
         if task is None or task["user_id"] != user_id:
             raise ApiError("not_found", "任务不存在")
         settle_user(conn, user_id, now)
@@ -207,7 +204,7 @@ def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, A
             if task["state"] != "leased":
                 raise ApiError("task_terminal")
             conn.execute(Q.fail_task, {"id": task_id, "error": CANCELLED, "now": now})
-        row = conn.execute(f"{Q.managed_task_columns} WHERE k.id = ?", (task_id,)).fetchone()
+        row = conn.execute(Q.get_managed_task, {"id": task_id}).fetchone()
     result = {"ok": True, "task": managed_view(row)}
     if replayed:
         result["replayed"] = True

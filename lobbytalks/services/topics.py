@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from ..crypto import DecryptionFailed
-from ..db import Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..security import new_id
 from . import audit, cards, communities, search
@@ -20,17 +19,16 @@ log = logging.getLogger(__name__)
 UNREADABLE_PRIVATE = "私密背景无法解密（密钥与数据库不匹配或数据已损坏），请联系站点管理员"
 WEB_PAGE_SIZE = 20
 WEB_MESSAGE_LIMIT = 200
-SORTS = {
-    "new": "t.created DESC, t.id DESC",
-    "old": "t.created ASC, t.id ASC",
-    "active": "t.message_count DESC, t.created DESC, t.id DESC",
-}
+# One named query per sort order of a community's listing.
+_COMMUNITY_LISTINGS = {"new": Q.list_community_topics_new, "old": Q.list_community_topics_old,
+                       "active": Q.list_community_topics_active}
+SORTS = tuple(_COMMUNITY_LISTINGS)
 STATUSES = ("all", "open", "closed")
 
 
-def get_topic(conn: sqlite3.Connection, topic_id: str) -> sqlite3.Row:
+def get_topic(conn: Connection, topic_id: str) -> Row:
     """:raise 404: for an unknown topic."""
-    row = conn.execute(Q.topic_by_id, (topic_id,)).fetchone()
+    row = conn.execute(Q.get_topic, {"id": topic_id}).fetchone()
     if row is None:
         raise ApiError("not_found", "话题不存在")
     return row
@@ -45,11 +43,11 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
     refuse_secrets([data.title, data.originalTitle, data.description, data.privateContext])
     topic_id = new_id("t")
     with db.transaction() as conn:
-        if conn.execute(Q.community_owner, (data.community,)).fetchone() is None:
+        if conn.execute(Q.get_community_owner, {"id": data.community}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
         if not communities.is_member(conn, data.community, user_id):
             raise ApiError("forbidden", "请先加入社区再提问")
-        if conn.execute(Q.island_exists, (data.island,)).fetchone() is None:
+        if conn.execute(Q.get_island, {"id": data.island}).fetchone() is None:
             raise ApiError("invalid_request", "讨论分类不存在")
         conn.execute(Q.insert_topic, {
             "id": topic_id, "community": data.community, "island": data.island,
@@ -68,17 +66,20 @@ def _insert_version(conn, keyring, topic_id, version, title, public, private, no
     if private:
         key_id, sealed = keyring.encrypt(private, topic_id=topic_id, version=version)
     conn.execute(Q.insert_question_version,
-                 (topic_id, version, title, public, key_id, sealed, note, now))
+                 {"topic_id": topic_id, "version": version, "title": title,
+                  "public_context": public, "private_key_id": key_id, "private_context": sealed,
+                  "note": note, "now": now})
 
 
-def private_context(conn: sqlite3.Connection, keyring: "Keyring", topic_id: str,
+def private_context(conn: Connection, keyring: "Keyring", topic_id: str,
                     version: int) -> str | None:
     """The decrypted private context of one question version, or None when it has none.
 
     :raise 503: when the stored value does not authenticate (tampered, moved to another row,
         or sealed with a key the keyring lacks) -- a loud failure, never garbage or a guess.
     """
-    row = conn.execute(Q.question_version, (topic_id, version)).fetchone()
+    row = conn.execute(Q.get_question_version, {
+        "topic_id": topic_id, "version": version}).fetchone()
     if row is None or row["private_context"] is None:
         return None
     try:
@@ -109,7 +110,8 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
         public = data.description if data.description is not None else topic["description"]
         private = data.privateContext if data.privateContext is not None else old
         _insert_version(conn, keyring, topic["id"], version, title, public, private, data.note, now)
-        conn.execute(Q.update_topic_version, (title, public, version, now, topic["id"]))
+        conn.execute(Q.update_topic_version, {"title": title, "description": public,
+                                              "version": version, "now": now, "id": topic["id"]})
         search.index_topic(conn, topic["id"], title, public)
     return {"ok": True, "id": topic["id"], "questionVersion": version}
 
@@ -120,13 +122,14 @@ def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int
         topic = get_topic(conn, topic_id)
         if topic["author_id"] != user_id and not is_admin:
             raise ApiError("forbidden", "只有题主或管理员可以结束问题")
-        closed = conn.execute(Q.close_topic, (now, user_id, now, topic_id)).rowcount == 1
+        closed = conn.execute(Q.close_topic, {
+            "now": now, "closed_by": user_id, "id": topic_id}).rowcount == 1
         if closed and topic["author_id"] != user_id:
             audit.record(conn, user_id, "close_question", "topic", topic_id, "", now)
     return {"ok": True, "id": topic_id, "status": "closed"}
 
 
-def public_summary(row: sqlite3.Row) -> dict[str, Any]:
+def public_summary(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"], "title": row["title"], "description": row["description"],
         "communityId": row["community_id"], "created": row["created"],
@@ -135,60 +138,46 @@ def public_summary(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def list_for_agent(db: Database, viewer: int, community_id: str | None) -> dict[str, Any]:
+def list_for_agent(conn: Connection, viewer: int, community_id: str | None) -> dict[str, Any]:
     """``list_topics``: the newest open discussions and (an extension) the ones the viewer
     asked their agents to take. :raise 404 not_found: the community named does not exist."""
-    if community_id is not None and db.one(Q.community_owner, (community_id,)) is None:
+    if community_id is not None and \
+            conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
-    return {"topics": list_open(db, viewer, community_id),
-            "requested": list_open(db, viewer, community_id, requested=True)}
+    return {"topics": list_open(conn, viewer, community_id),
+            "requested": list_open(conn, viewer, community_id, requested=True)}
 
 
-def list_open(db: Database, viewer: int, community_id: str | None, *, limit: int = 20,
+def list_open(conn: Connection, viewer: int, community_id: str | None, *, limit: int = 20,
               requested: bool = False) -> list[dict[str, Any]]:
     """The newest open discussions (optionally of one community), with the viewer's
     membership and the connector's extension flags; ``requested``: instead, the ones the
     viewer asked their agents to take."""
-    query = Q.open_topics_requested if requested else Q.open_topics_newest
-    rows = db.all(query, {"viewer": viewer, "community": community_id, "limit": limit})
+    query = Q.list_open_topics_requested if requested else Q.list_open_topics_newest
+    rows = conn.execute(query, {
+        "viewer": viewer, "community": community_id, "limit": limit}).fetchall()
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
              "requestedByMe": bool(r["requested_by_me"]),
              "answeredByMyAgents": bool(r["answered_by_mine"])} for r in rows]
 
 
-def list_in_community(db: Database, viewer: int | None, community_id: str, *, q: str,
+def list_in_community(conn: Connection, viewer: int | None, community_id: str, *, q: str,
                       status: str, sort: str, page: int) -> dict[str, Any]:
     """One page of a community's questions, filtered and sorted."""
-    conn = db.conn
-    if conn.execute(Q.community_owner, (community_id,)).fetchone() is None:
+    if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
-    where, params = ["t.community_id = ?"], [community_id]
-    if status != "all":
-        where.append("t.status = ?")
-        params.append(status)
-    match = search.match_query(q)
-    if match:
-        where.append("t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH ?)")
-        params.append(match)
-    sql = (
-        "SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,"
-        " t.message_count, t.intent, t.version, t.status, u.username AS author_name,"
-        " EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id"
-        "         AND m.user_id = ?) AS joined"
-        " FROM topics t JOIN users u ON u.id = t.author_id"
-        f" WHERE {' AND '.join(where)} ORDER BY {SORTS[sort]} LIMIT ? OFFSET ?"
-    )
-    rows = conn.execute(sql, [viewer or 0, *params, WEB_PAGE_SIZE + 1,
-                              (page - 1) * WEB_PAGE_SIZE]).fetchall()
+    rows = conn.execute(_COMMUNITY_LISTINGS[sort], {
+        "viewer": viewer or 0, "community": community_id,
+        "status": None if status == "all" else status, "match": search.match_query(q) or None,
+        "limit": WEB_PAGE_SIZE + 1, "offset": (page - 1) * WEB_PAGE_SIZE}).fetchall()
     topics = [{**public_summary(r), "joined": bool(r["joined"]), "status": r["status"],
                "island": r["island_id"], "author": r["author_name"]}
               for r in rows[:WEB_PAGE_SIZE]]
     return {"topics": topics, "page": page, "hasMore": len(rows) > WEB_PAGE_SIZE}
 
 
-def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
+def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
     """The public question for everyone; discussion and private context for the entitled."""
-    conn = db.conn
     topic = get_topic(conn, topic_id)
     allowed = can_read_full(conn, viewer, topic)
     is_asker = viewer is not None and viewer == topic["author_id"]
@@ -205,7 +194,7 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
     versions = [
         {"version": v["version"], "title": v["title"], "publicContext": v["public_context"],
          "note": v["note"], "created": v["created"], "hasPrivateContext": bool(v["has_private"])}
-        for v in conn.execute(Q.question_versions_of, (topic["id"],))
+        for v in conn.execute(Q.list_question_versions, {"topic_id": topic["id"]})
     ]
     messages = [message_view(m) for m in latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT)] \
         if allowed else []
@@ -217,5 +206,5 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
     return result
 
 
-def islands(db: Database) -> list[dict[str, str]]:
-    return [dict(r) for r in db.all(Q.islands_all)]
+def islands(conn: Connection) -> list[dict[str, str]]:
+    return [dict(r) for r in conn.execute(Q.list_islands).fetchall()]

@@ -1,57 +1,57 @@
--- name: session_user
 -- The user behind a live session digest.
+-- name: get_session_user
 SELECT u.id, u.username, u.is_admin
 FROM sessions s JOIN users u ON u.id = s.user_id
-WHERE s.digest = ? AND s.expires > ?;
+WHERE s.digest = :digest AND s.expires > :now;
 
 -- name: insert_session
-INSERT INTO sessions (digest, user_id, created, expires) VALUES (?, ?, ?, ?);
+INSERT INTO sessions (digest, user_id, created, expires) VALUES (:digest, :user_id, :created, :expires);
 
 -- name: delete_session
-DELETE FROM sessions WHERE digest = ?;
+DELETE FROM sessions WHERE digest = :digest;
 
 -- name: delete_expired_sessions
-DELETE FROM sessions WHERE user_id = ? AND expires <= ?;
+DELETE FROM sessions WHERE user_id = :user_id AND expires <= :now;
 
 -- name: delete_all_sessions
 DELETE FROM sessions;
 
--- name: delete_user_sessions
 -- Log a user out everywhere (password reset, "log out everywhere").
-DELETE FROM sessions WHERE user_id = ?;
+-- name: delete_user_sessions
+DELETE FROM sessions WHERE user_id = :user_id;
 
--- name: delete_sessions_beyond
 -- Keep a user's newest N sessions (by creation, then insertion order); end the rest.
+-- name: delete_sessions_beyond
 DELETE FROM sessions
 WHERE user_id = :user_id AND rowid NOT IN (
     SELECT rowid FROM sessions WHERE user_id = :user_id
     ORDER BY created DESC, rowid DESC LIMIT :keep);
 
 -- name: count_live_sessions
-SELECT COUNT(*) FROM sessions WHERE user_id = ? AND expires > ?;
+SELECT COUNT(*) FROM sessions WHERE user_id = :user_id AND expires > :now;
 
--- name: user_by_name
-SELECT id, username, password_hash, is_admin FROM users WHERE username = ? COLLATE NOCASE;
+-- name: get_user_by_name
+SELECT id, username, password_hash, is_admin FROM users WHERE lower(username) = lower(:username);
 
 -- name: insert_user
-INSERT INTO users (username, password_hash, is_admin, created) VALUES (?, ?, ?, ?) RETURNING id;
+INSERT INTO users (username, password_hash, is_admin, created) VALUES (:username, :password_hash, :is_admin, :now) RETURNING id;
 
 -- name: set_admin
-UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE;
+UPDATE users SET is_admin = :is_admin WHERE lower(username) = lower(:username);
 
 -- name: set_password_hash
-UPDATE users SET password_hash = ? WHERE id = ?;
+UPDATE users SET password_hash = :password_hash WHERE id = :id;
 
--- name: replace_password_hash
 -- Re-hash the same password, unless the stored hash changed since it was checked.
-UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?;
+-- name: replace_password_hash
+UPDATE users SET password_hash = :password_hash WHERE id = :id AND password_hash = :stored;
 
--- name: agent_by_token_digest
 -- Everything authentication needs about a Bearer token, in one indexed lookup.
+-- name: get_agent_by_token_digest
 SELECT t.id AS token_id, t.user_id, t.expires, t.revoked, t.last_used,
        p.id AS profile_id, p.name, p.client, p.perspective, p.memory_enabled
 FROM tokens t JOIN profiles p ON p.id = t.profile_id
-WHERE t.digest = ?;
+WHERE t.digest = :digest;
 
 -- name: touch_token
-UPDATE tokens SET last_used = ? WHERE id = ?;
+UPDATE tokens SET last_used = :now WHERE id = :id;

@@ -1,27 +1,27 @@
--- name: shared_messages_of_version
 -- Messages of one question version whose authors allowed public use, oldest first.
+-- name: list_shared_messages_of_version
 SELECT id, name, text, reasoning_summary, uncertainties, conditions, sources, created
 FROM messages
-WHERE topic_id = ? AND question_version = ? AND share_public = 1 AND hidden_at IS NULL
+WHERE topic_id = :topic_id AND question_version = :version AND share_public = 1 AND hidden_at IS NULL
 ORDER BY created, id;
 
--- name: shared_message_ids_of_topic
 -- Hidden answers count as no longer shared.
-SELECT id FROM messages WHERE topic_id = ? AND share_public = 1 AND hidden_at IS NULL;
+-- name: list_shared_message_ids_of_topic
+SELECT id FROM messages WHERE topic_id = :topic_id AND share_public = 1 AND hidden_at IS NULL;
 
--- name: card_in_state
 -- The newest card of a topic in one state (draft, published or hidden).
+-- name: get_card_in_state
 SELECT id, topic_id, version, body, message_ids, state, created, published
 FROM answer_cards
-WHERE topic_id = ? AND state = ?
+WHERE topic_id = :topic_id AND state = :state
 ORDER BY created DESC, id DESC
 LIMIT 1;
 
--- name: published_cards_of_topic
-SELECT id, message_ids FROM answer_cards WHERE topic_id = ? AND state = 'published';
+-- name: list_published_cards_of_topic
+SELECT id, message_ids FROM answer_cards WHERE topic_id = :topic_id AND state = 'published';
 
 -- name: delete_card_drafts
-DELETE FROM answer_cards WHERE topic_id = ? AND state = 'draft';
+DELETE FROM answer_cards WHERE topic_id = :topic_id AND state = 'draft';
 
 -- name: insert_card_draft
 INSERT INTO answer_cards (id, topic_id, version, body, message_ids, state, created, published)
@@ -29,35 +29,35 @@ VALUES (:id, :topic, :version, :body, :message_ids, 'draft', :now, NULL);
 
 -- name: hide_published_cards
 UPDATE answer_cards SET state = 'hidden', hidden_reason = 'replaced'
-WHERE topic_id = ? AND state = 'published';
+WHERE topic_id = :topic_id AND state = 'published';
 
--- name: hide_card
 -- :reason is 'withdrawn', 'unpublished' or 'moderated' (see migration 0007).
+-- name: hide_card
 UPDATE answer_cards SET state = 'hidden', hidden_reason = :reason
 WHERE id = :id AND state = 'published';
 
--- name: last_withdrawn_card
 -- The newest card hidden because an author withdrew an answer, when no card is published
 -- since (the question page then says a new card is needed, and may offer to republish).
+-- name: get_last_withdrawn_card
 SELECT id, topic_id, version, body, message_ids, state, created, published
 FROM answer_cards a
-WHERE a.topic_id = ? AND a.state = 'hidden' AND a.hidden_reason = 'withdrawn'
+WHERE a.topic_id = :topic_id AND a.state = 'hidden' AND a.hidden_reason = 'withdrawn'
   AND NOT EXISTS (SELECT 1 FROM answer_cards p WHERE p.topic_id = a.topic_id
                   AND (p.state = 'published' OR (p.state = 'hidden' AND p.published > a.published)))
 ORDER BY a.published DESC, a.id DESC
 LIMIT 1;
 
 -- name: republish_card
-UPDATE answer_cards SET state = 'published', hidden_reason = NULL, published = ?
-WHERE id = ? AND state = 'hidden';
+UPDATE answer_cards SET state = 'published', hidden_reason = NULL, published = :now
+WHERE id = :id AND state = 'hidden';
 
--- name: authors_of_messages
 -- The distinct users whose agents wrote the messages (a JSON array of ids).
-SELECT DISTINCT user_id FROM messages WHERE id IN (SELECT value FROM json_each(?));
+-- name: list_authors_of_messages
+SELECT DISTINCT user_id FROM messages WHERE id IN (SELECT value FROM json_each(:message_ids));
 
 -- name: publish_card
-UPDATE answer_cards SET state = 'published', published = ? WHERE id = ? AND state = 'draft';
+UPDATE answer_cards SET state = 'published', published = :now WHERE id = :id AND state = 'draft';
 
--- name: card_by_id
+-- name: get_card
 SELECT id, topic_id, version, body, message_ids, state, created, published
-FROM answer_cards WHERE id = ?;
+FROM answer_cards WHERE id = :id;

@@ -1,45 +1,49 @@
--- name: community_page
 -- One page of communities with counts and the viewer's relation (viewer 0 = anonymous).
+-- name: list_communities
 SELECT c.id, c.name, c.description,
        (SELECT COUNT(*) FROM memberships m WHERE m.community_id = c.id) AS member_count,
        (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id) AS topic_count,
-       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = c.id AND m.user_id = :viewer) AS joined,
-       (c.owner_id IS NOT NULL AND c.owner_id = :viewer) AS owned
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = c.id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined,
+       CASE WHEN c.owner_id IS NOT NULL AND c.owner_id = :viewer THEN 1 ELSE 0 END AS owned
 FROM communities c
 WHERE :joined_only = 0
    OR EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = c.id AND m.user_id = :viewer)
 ORDER BY c.created, c.id
 LIMIT :limit OFFSET :offset;
 
--- name: community_one
+-- name: get_community
 SELECT c.id, c.name, c.description,
        (SELECT COUNT(*) FROM memberships m WHERE m.community_id = c.id) AS member_count,
        (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id) AS topic_count,
-       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = c.id AND m.user_id = :viewer) AS joined,
-       (c.owner_id IS NOT NULL AND c.owner_id = :viewer) AS owned
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = c.id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined,
+       CASE WHEN c.owner_id IS NOT NULL AND c.owner_id = :viewer THEN 1 ELSE 0 END AS owned
 FROM communities c WHERE c.id = :id;
 
--- name: community_owner
-SELECT owner_id FROM communities WHERE id = ?;
+-- name: get_community_owner
+SELECT owner_id FROM communities WHERE id = :id;
 
 -- name: count_owned_communities
-SELECT COUNT(*) FROM communities WHERE owner_id = ?;
+SELECT COUNT(*) FROM communities WHERE owner_id = :user_id;
 
 -- name: insert_community
-INSERT INTO communities (id, name, description, owner_id, created) VALUES (?, ?, ?, ?, ?);
+INSERT INTO communities (id, name, description, owner_id, created) VALUES (:id, :name, :description, :owner_id, :now);
 
 -- name: insert_membership
-INSERT INTO memberships (community_id, user_id, created) VALUES (?, ?, ?)
+INSERT INTO memberships (community_id, user_id, created) VALUES (:community_id, :user_id, :now)
 ON CONFLICT (community_id, user_id) DO NOTHING;
 
 -- name: delete_membership
-DELETE FROM memberships WHERE community_id = ? AND user_id = ?;
+DELETE FROM memberships WHERE community_id = :community_id AND user_id = :user_id;
 
--- name: is_member
-SELECT 1 FROM memberships WHERE community_id = ? AND user_id = ?;
+-- name: get_membership
+SELECT 1 FROM memberships WHERE community_id = :community_id AND user_id = :user_id;
 
--- name: joined_community_origins
 -- Who made each community the viewer has joined, and when (to tell same-named ones apart).
+-- name: list_joined_community_origins
 SELECT c.id, c.created, u.username AS owner
 FROM communities c
 JOIN memberships m ON m.community_id = c.id AND m.user_id = :viewer

@@ -1,28 +1,28 @@
 -- name: count_memories
-SELECT COUNT(*) FROM memories WHERE user_id = ? AND profile_id = ?;
+SELECT COUNT(*) FROM memories WHERE user_id = :user_id AND profile_id = :profile_id;
 
 -- name: insert_memory
 INSERT INTO memories (id, user_id, profile_id, message_id, text, state, created, updated)
-VALUES (?, ?, ?, ?, ?, 'pending', ?, ?);
+VALUES (:id, :user_id, :profile_id, :message_id, :text, 'pending', :now, :now);
 
--- name: active_memories
+-- name: list_active_memories
 SELECT text FROM memories
-WHERE user_id = ? AND profile_id = ? AND state = 'active'
-ORDER BY created DESC, id DESC LIMIT ?;
+WHERE user_id = :user_id AND profile_id = :profile_id AND state = 'active'
+ORDER BY created DESC, id DESC LIMIT :limit;
 
--- name: memories_of_user
+-- name: list_memories_of_user
 SELECT m.id, m.profile_id, p.name AS agent_name, m.message_id, m.text, m.state, m.created,
        m.updated, k.topic_id
 FROM memories m JOIN profiles p ON p.id = m.profile_id
 LEFT JOIN messages k ON k.id = m.message_id
-WHERE m.user_id = ?
+WHERE m.user_id = :user_id
 ORDER BY m.state DESC, m.created DESC, m.id DESC;
 
--- name: memory_of_user
-SELECT id, state FROM memories WHERE id = ? AND user_id = ?;
+-- name: get_memory_of_user
+SELECT id, state FROM memories WHERE id = :id AND user_id = :user_id;
 
 -- name: activate_memory
-UPDATE memories SET state = 'active', updated = ? WHERE id = ? AND user_id = ?;
+UPDATE memories SET state = 'active', updated = :now WHERE id = :id AND user_id = :user_id;
 
 -- name: delete_memory
-DELETE FROM memories WHERE id = ? AND user_id = ?;
+DELETE FROM memories WHERE id = :id AND user_id = :user_id;

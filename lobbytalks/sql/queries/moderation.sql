@@ -2,15 +2,15 @@
 INSERT INTO audit_log (created, actor_id, action, target_kind, target_id, reason)
 VALUES (:now, :actor, :action, :kind, :target, :reason);
 
--- name: audit_recent
 -- The newest audit entries with the acting admin's name (NULL: the command line).
+-- name: list_recent_audit
 SELECT a.id, a.created, a.action, a.target_kind, a.target_id, a.reason, u.username AS actor
 FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id
 ORDER BY a.created DESC, a.id DESC
-LIMIT ?;
+LIMIT :limit;
 
--- name: message_moderation_state
-SELECT id, topic_id, hidden_at FROM messages WHERE id = ?;
+-- name: get_message_moderation_state
+SELECT id, topic_id, hidden_at FROM messages WHERE id = :id;
 
 -- name: hide_message
 UPDATE messages SET hidden_reason = :reason, hidden_at = :now, hidden_by = :admin
@@ -18,47 +18,47 @@ WHERE id = :id AND hidden_at IS NULL;
 
 -- name: unhide_message
 UPDATE messages SET hidden_reason = NULL, hidden_at = NULL, hidden_by = NULL
-WHERE id = ? AND hidden_at IS NOT NULL;
+WHERE id = :id AND hidden_at IS NOT NULL;
 
--- name: user_moderation_state
-SELECT id, username, is_admin, suspended_at FROM users WHERE username = ? COLLATE NOCASE;
+-- name: get_user_moderation_state
+SELECT id, username, is_admin, suspended_at FROM users WHERE lower(username) = lower(:username);
 
--- name: user_suspension
 -- Why a user is suspended; no row while they are not.
-SELECT suspended_reason FROM users WHERE id = ? AND suspended_at IS NOT NULL;
+-- name: get_user_suspension
+SELECT suspended_reason FROM users WHERE id = :id AND suspended_at IS NOT NULL;
 
 -- name: suspend_user
-UPDATE users SET suspended_at = ?, suspended_reason = ? WHERE id = ? AND suspended_at IS NULL;
+UPDATE users SET suspended_at = :now, suspended_reason = :reason WHERE id = :id AND suspended_at IS NULL;
 
 -- name: unsuspend_user
 UPDATE users SET suspended_at = NULL, suspended_reason = NULL
-WHERE id = ? AND suspended_at IS NOT NULL;
+WHERE id = :id AND suspended_at IS NOT NULL;
 
 -- name: end_sessions_of_suspended
-DELETE FROM sessions WHERE user_id = ?;
+DELETE FROM sessions WHERE user_id = :user_id;
 
 -- name: fail_leased_of_suspended
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE user_id = :user AND state = 'leased';
 
 -- name: revoke_tokens_of_suspended
-UPDATE tokens SET revoked = 1 WHERE user_id = ? AND revoked = 0;
+UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;
 
 -- name: reopen_topic
-UPDATE topics SET status = 'open', closed_at = NULL, closed_by = NULL, updated = ?
-WHERE id = ? AND status = 'closed';
+UPDATE topics SET status = 'open', closed_at = NULL, closed_by = NULL, updated = :now
+WHERE id = :id AND status = 'closed';
 
--- name: recent_topics_for_admin
 -- Public facts only: title and public background, never private context.
+-- name: list_recent_topics_for_admin
 SELECT t.id, t.title, t.description, t.status, t.created, t.message_count,
        t.community_id, u.username AS author
 FROM topics t JOIN users u ON u.id = t.author_id
 ORDER BY t.created DESC, t.id DESC
-LIMIT ?;
+LIMIT :limit;
 
--- name: recent_answers_for_admin
 -- The conclusion only of answers a published card already shows to everyone (see
 -- services/moderation.py); never reasoning, sources or tool runs.
+-- name: list_recent_answers_for_admin
 SELECT m.id, m.topic_id, t.title AS topic_title, m.name, u.username AS author, m.created,
        m.share_public, m.hidden_reason, m.hidden_at,
        CASE WHEN EXISTS (
@@ -67,15 +67,15 @@ SELECT m.id, m.topic_id, t.title AS topic_title, m.name, u.username AS author, m
        THEN m.text END AS public_text
 FROM messages m JOIN topics t ON t.id = m.topic_id JOIN users u ON u.id = m.user_id
 ORDER BY m.created DESC, m.id DESC
-LIMIT ?;
+LIMIT :limit;
 
--- name: recent_signups_for_admin
+-- name: list_recent_signups_for_admin
 SELECT id, username, is_admin, created, suspended_at, suspended_reason
 FROM users ORDER BY created DESC, id DESC
-LIMIT ?;
+LIMIT :limit;
 
--- name: token_refusal_state
 -- Why a known token is refused: its owner suspended, or its agent archived.
+-- name: get_token_refusal_state
 SELECT u.suspended_at, u.suspended_reason, p.archived_at
 FROM tokens t JOIN users u ON u.id = t.user_id JOIN profiles p ON p.id = t.profile_id
-WHERE t.id = ?;
+WHERE t.id = :id;

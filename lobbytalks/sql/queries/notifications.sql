@@ -3,25 +3,25 @@ INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created
 VALUES (:user, :kind, :topic, :message, :task, :now)
 RETURNING id;
 
--- name: notify_mail_wanted
 -- The recipient's address when they asked for e-mail (no row: no mail).
-SELECT email FROM users WHERE id = ? AND email_notify = 1 AND email <> '';
+-- name: get_mail_address_if_wanted
+SELECT email FROM users WHERE id = :user_id AND email_notify = 1 AND email <> '';
 
 -- name: enqueue_mail
-INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (?, ?, ?);
+INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (:notification_id, :now, :now);
 
--- name: unread_notification_count
-SELECT COUNT(*) FROM notifications WHERE user_id = ? AND read_at IS NULL;
+-- name: count_unread_notifications
+SELECT COUNT(*) FROM notifications WHERE user_id = :user_id AND read_at IS NULL;
 
--- name: unread_notification_badge
 -- The header's count, on every page: counting stops at :cap, so a person with thousands
 -- unread costs no more than one with a hundred.
+-- name: count_unread_notifications_capped
 SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE user_id = :user AND read_at IS NULL
-                      LIMIT :cap);
+                      LIMIT :cap) AS capped;
 
--- name: notification_columns
--- (fragment) a notification with what it shows, all of it readable by its recipient: the
--- question's public title, the answering agent's name, the agent of the task.
+-- A notification with what it shows, all of it readable by its recipient: the question's
+-- public title, the answering agent's name, the agent of the task.
+-- name: get_notification
 SELECT n.id, n.user_id, n.kind, n.topic_id, n.message_id, n.task_id, n.created, n.read_at,
        t.title AS topic_title, u.username AS asker_name, m.name AS answer_agent,
        p.name AS task_agent
@@ -31,6 +31,22 @@ JOIN users u ON u.id = t.author_id
 LEFT JOIN messages m ON m.id = n.message_id
 LEFT JOIN tasks k ON k.id = n.task_id
 LEFT JOIN profiles p ON p.id = k.profile_id
+WHERE n.id = :id;
+
+-- The inbox, newest first, a page at a time (keyset on the id).
+-- name: list_notifications_before
+SELECT n.id, n.user_id, n.kind, n.topic_id, n.message_id, n.task_id, n.created, n.read_at,
+       t.title AS topic_title, u.username AS asker_name, m.name AS answer_agent,
+       p.name AS task_agent
+FROM notifications n
+JOIN topics t ON t.id = n.topic_id
+JOIN users u ON u.id = t.author_id
+LEFT JOIN messages m ON m.id = n.message_id
+LEFT JOIN tasks k ON k.id = n.task_id
+LEFT JOIN profiles p ON p.id = k.profile_id
+WHERE n.user_id = :user AND n.id < :before
+ORDER BY n.id DESC
+LIMIT :limit;
 
 -- name: mark_notification_read
 UPDATE notifications SET read_at = :now WHERE id = :id AND user_id = :user AND read_at IS NULL;
@@ -38,37 +54,37 @@ UPDATE notifications SET read_at = :now WHERE id = :id AND user_id = :user AND r
 -- name: mark_all_notifications_read
 UPDATE notifications SET read_at = :now WHERE user_id = :user AND read_at IS NULL;
 
--- name: notification_owner
-SELECT user_id FROM notifications WHERE id = ?;
+-- name: get_notification_owner
+SELECT user_id FROM notifications WHERE id = :id;
 
--- name: pending_share_request
 -- An unread request to share this message (asking twice adds nothing).
+-- name: get_pending_share_request
 SELECT id FROM notifications
-WHERE message_id = ? AND kind = 'share_request' AND read_at IS NULL LIMIT 1;
+WHERE message_id = :message_id AND kind = 'share_request' AND read_at IS NULL LIMIT 1;
 
--- name: share_requests_of_topic
 -- Answers whose authors have an unread request to share them (asking again waits for that).
+-- name: list_share_requests_of_topic
 SELECT DISTINCT message_id FROM notifications
-WHERE topic_id = ? AND kind = 'share_request' AND message_id IS NOT NULL AND read_at IS NULL;
+WHERE topic_id = :topic_id AND kind = 'share_request' AND message_id IS NOT NULL AND read_at IS NULL;
 
--- name: notify_settings_of
-SELECT email, email_notify FROM users WHERE id = ?;
+-- name: get_notify_settings
+SELECT email, email_notify FROM users WHERE id = :user_id;
 
 -- name: set_notify_settings
 UPDATE users SET email = :email, email_notify = :notify WHERE id = :user;
 
--- name: due_mail
 -- Mail the mailer may try now, oldest first, with the recipient's current address.
+-- name: list_due_mail
 SELECT o.id, o.notification_id, o.attempts, u.email, u.email_notify
 FROM mail_outbox o
 JOIN notifications n ON n.id = o.notification_id
 JOIN users u ON u.id = n.user_id
-WHERE o.next_attempt <= ?
+WHERE o.next_attempt <= :now
 ORDER BY o.next_attempt, o.id
-LIMIT ?;
+LIMIT :limit;
 
 -- name: delete_mail
-DELETE FROM mail_outbox WHERE id = ?;
+DELETE FROM mail_outbox WHERE id = :id;
 
 -- name: postpone_mail
 UPDATE mail_outbox SET attempts = attempts + 1, next_attempt = :next WHERE id = :id;

@@ -1,8 +1,8 @@
--- name: person_by_name
-SELECT id, username, created FROM users WHERE username = :username COLLATE NOCASE;
+-- name: get_person_by_name
+SELECT id, username, created FROM users WHERE lower(username) = lower(:username);
 
--- name: questions_by_author
 -- A person's newest questions, public fields only (anyone may read them).
+-- name: list_questions_by_author
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count, t.intent,
        t.version, t.status, c.name AS community_name
 FROM topics t JOIN communities c ON c.id = t.community_id
@@ -10,28 +10,28 @@ WHERE t.author_id = :author AND t.kind = 'discussion'
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
 
--- name: published_cards_by_author
+-- name: list_published_cards_by_author
 SELECT a.id, a.topic_id, a.published, t.title
 FROM answer_cards a JOIN topics t ON t.id = a.topic_id
 WHERE t.author_id = :author AND a.state = 'published'
 ORDER BY a.published DESC, a.id DESC
 LIMIT :limit;
 
--- name: export_questions
+-- name: list_questions_for_export
 SELECT t.id, t.community_id, t.intent, t.original_title, t.title, t.description, t.status,
        t.version, t.created, t.closed_at
 FROM topics t WHERE t.author_id = :author ORDER BY t.created, t.id;
 
--- name: export_answers
+-- name: list_answers_for_export
 SELECT id, topic_id, profile_id, reply_to, name, model, text, reasoning_summary, uncertainties,
        conditions, sources, tool_runs, provenance, question_version, share_public, created
 FROM messages WHERE user_id = :user ORDER BY created, id;
 
--- name: export_agents
+-- name: list_agents_for_export
 SELECT id, name, perspective, client, role, memory_enabled, created
 FROM profiles WHERE user_id = :user ORDER BY created, id;
 
--- name: export_tokens
 -- Token metadata only: never the digest, nor the last characters of a token.
+-- name: list_tokens_for_export
 SELECT id, profile_id, created, expires, revoked, last_used
 FROM tokens WHERE user_id = :user ORDER BY created, id;

@@ -4,7 +4,7 @@ DELETE FROM topic_search WHERE rowid = (SELECT rowid FROM topics WHERE id = :id)
 -- name: search_index_topic
 INSERT INTO topic_search (rowid, terms) SELECT rowid, :terms FROM topics WHERE id = :id;
 
--- name: topics_missing_from_search
+-- name: list_topics_missing_from_search
 SELECT t.id, t.title, t.description FROM topics t
 WHERE NOT EXISTS (SELECT 1 FROM topic_search s WHERE s.rowid = t.rowid);
 
@@ -12,7 +12,7 @@ WHERE NOT EXISTS (SELECT 1 FROM topic_search s WHERE s.rowid = t.rowid);
 -- cursor (:before_*; the first page passes values above every row). Filters are optional:
 -- a NULL filter matches every row.
 
--- name: browse_newest
+-- name: list_browse_newest
 SELECT id, title, description, community_id, island_id, created, message_count, last_answer_at,
        intent, version, status, author_name, community_name, has_card
 FROM topic_listing
@@ -21,13 +21,13 @@ WHERE (created, id) < (:before_created, :before_id)
   AND (:community IS NULL OR community_id = :community)
   AND (:status IS NULL OR status = :status)
   AND (:intent IS NULL OR intent = :intent)
-  AND (:answered IS NULL OR (message_count > 0) = :answered)
+  AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
   AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
 ORDER BY created DESC, id DESC
 LIMIT :limit;
 
--- name: browse_most_answers
+-- name: list_browse_most_answers
 SELECT id, title, description, community_id, island_id, created, message_count, last_answer_at,
        intent, version, status, author_name, community_name, has_card
 FROM topic_listing
@@ -36,13 +36,13 @@ WHERE (message_count, created, id) < (:before_count, :before_created, :before_id
   AND (:community IS NULL OR community_id = :community)
   AND (:status IS NULL OR status = :status)
   AND (:intent IS NULL OR intent = :intent)
-  AND (:answered IS NULL OR (message_count > 0) = :answered)
+  AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
   AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
 ORDER BY message_count DESC, created DESC, id DESC
 LIMIT :limit;
 
--- name: browse_recently_answered
+-- name: list_browse_recently_answered
 SELECT id, title, description, community_id, island_id, created, message_count, last_answer_at,
        intent, version, status, author_name, community_name, has_card
 FROM topic_listing
@@ -51,7 +51,7 @@ WHERE (last_answer_at, id) < (:before_answer, :before_id)
   AND (:community IS NULL OR community_id = :community)
   AND (:status IS NULL OR status = :status)
   AND (:intent IS NULL OR intent = :intent)
-  AND (:answered IS NULL OR (message_count > 0) = :answered)
+  AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
   AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
 ORDER BY last_answer_at DESC, id DESC

@@ -1,11 +1,11 @@
--- name: settle_expired_leases
 -- Leases past their expiry become expired (request-driven settlement).
+-- name: settle_expired_leases
 UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
 WHERE user_id = :user AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
--- name: settle_dead_connections
 -- Leases held by a revoked or expired token can never be completed: fail them.
+-- name: settle_dead_connections
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE user_id = :user AND state = 'leased'
   AND token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now))
@@ -24,20 +24,20 @@ UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
 WHERE id = :id AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
--- name: task_by_request
+-- name: get_task_by_request
 SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
        updated, expires, message_id, error, question_version, private_included,
        frozen_messages, result_hash
-FROM tasks WHERE profile_id = ? AND request_id = ?;
+FROM tasks WHERE profile_id = :profile_id AND request_id = :request_id;
 
--- name: task_by_id
+-- name: get_task
 SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
        updated, expires, message_id, error, question_version, private_included,
        frozen_messages, result_hash
-FROM tasks WHERE id = ?;
+FROM tasks WHERE id = :id;
 
 -- name: count_live_leases
-SELECT COUNT(*) FROM tasks WHERE user_id = ? AND state = 'leased' AND expires > ?;
+SELECT COUNT(*) FROM tasks WHERE user_id = :user_id AND state = 'leased' AND expires > :now;
 
 -- name: insert_task
 INSERT INTO tasks (id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state,
@@ -56,12 +56,33 @@ WHERE id = :id AND state = 'leased';
 UPDATE tasks SET state = 'done', message_id = :message, result_hash = :hash, updated = :now
 WHERE id = :id AND state = 'leased';
 
--- name: managed_task_columns
--- (fragment) the ManagedTask projection joined with its topic and agent.
+-- The ManagedTask projection, joined with its topic and agent.
+-- name: get_managed_task
 SELECT k.id, k.topic_id, t.title AS topic_title, t.community_id, k.profile_id,
        p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
        k.expires, k.message_id, k.error
-FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id;
+FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id
+WHERE k.id = :id;
+
+-- The owner's tasks page, newest first; a NULL filter matches every task.
+-- name: list_managed_tasks
+SELECT k.id, k.topic_id, t.title AS topic_title, t.community_id, k.profile_id,
+       p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
+       k.expires, k.message_id, k.error
+FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id
+WHERE k.user_id = :user
+  AND (:topic IS NULL OR k.topic_id = :topic)
+  AND (:profile IS NULL OR k.profile_id = :profile)
+  AND (:state IS NULL OR k.state = :state)
+ORDER BY k.created DESC, k.id DESC
+LIMIT :limit OFFSET :offset;
+
+-- name: count_managed_tasks
+SELECT COUNT(*) FROM tasks k
+WHERE k.user_id = :user
+  AND (:topic IS NULL OR k.topic_id = :topic)
+  AND (:profile IS NULL OR k.profile_id = :profile)
+  AND (:state IS NULL OR k.state = :state);
 
 -- name: insert_message
 INSERT INTO messages (id, topic_id, user_id, profile_id, task_id, reply_to, name, model, text,
@@ -75,5 +96,5 @@ VALUES (:id, :topic, :user, :profile, :task, :reply_to, :name, :model, :text, :r
 UPDATE topics SET message_count = message_count + 1, updated = :now, last_answer_at = :now
 WHERE id = :id;
 
--- name: message_in_topic
-SELECT 1 FROM messages WHERE id = ? AND topic_id = ? AND hidden_at IS NULL;
+-- name: get_message_in_topic
+SELECT 1 FROM messages WHERE id = :id AND topic_id = :topic_id AND hidden_at IS NULL;

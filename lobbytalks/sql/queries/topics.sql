@@ -1,14 +1,14 @@
--- name: topic_by_id
+-- name: get_topic
 SELECT t.id, t.community_id, t.island_id, t.author_id, t.kind, t.intent, t.original_title,
        t.title, t.description, t.status, t.version, t.message_count, t.created, t.updated,
        t.closed_at, u.username AS author_name
 FROM topics t JOIN users u ON u.id = t.author_id
-WHERE t.id = ?;
+WHERE t.id = :id;
 
--- name: island_exists
-SELECT 1 FROM islands WHERE id = ?;
+-- name: get_island
+SELECT 1 FROM islands WHERE id = :id;
 
--- name: islands_all
+-- name: list_islands
 SELECT id, name, description FROM islands ORDER BY position;
 
 -- name: insert_topic
@@ -20,62 +20,116 @@ VALUES (:id, :community, :island, :author, 'discussion', :intent, :original_titl
 -- name: insert_question_version
 INSERT INTO question_versions (topic_id, version, title, public_context, private_key_id,
                                private_context, note, created)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+VALUES (:topic_id, :version, :title, :public_context, :private_key_id, :private_context, :note, :now);
 
--- name: question_version
+-- name: get_question_version
 SELECT topic_id, version, title, public_context, private_key_id, private_context, note, created
-FROM question_versions WHERE topic_id = ? AND version = ?;
+FROM question_versions WHERE topic_id = :topic_id AND version = :version;
 
--- name: question_versions_of
+-- name: list_question_versions
 SELECT version, title, public_context, note, created,
-       private_context IS NOT NULL AS has_private
-FROM question_versions WHERE topic_id = ? ORDER BY version;
+       CASE WHEN private_context IS NOT NULL THEN 1 ELSE 0 END AS has_private
+FROM question_versions WHERE topic_id = :topic_id ORDER BY version;
 
 -- name: update_topic_version
-UPDATE topics SET title = ?, description = ?, version = ?, updated = ? WHERE id = ?;
+UPDATE topics SET title = :title, description = :description, version = :version, updated = :now WHERE id = :id;
 
 -- name: close_topic
-UPDATE topics SET status = 'closed', closed_at = ?, closed_by = ?, updated = ?
-WHERE id = ? AND status = 'open';
+UPDATE topics SET status = 'closed', closed_at = :now, closed_by = :closed_by, updated = :now
+WHERE id = :id AND status = 'open';
 
--- name: open_topics_newest
 -- Newest open discussions, optionally in one community, with the viewer's membership and
 -- the connector's extension flags (asked by the viewer, marked for the viewer's agents,
 -- already answered by one of the viewer's agents).
+-- name: list_open_topics_newest
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
-       t.intent, t.version, t.author_id = :viewer AS asked_by_me,
-       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id AND m.user_id = :viewer) AS joined,
-       EXISTS (SELECT 1 FROM agent_requests r WHERE r.topic_id = t.id AND r.user_id = :viewer) AS requested_by_me,
-       EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer) AS answered_by_mine
+       t.intent, t.version,
+       CASE WHEN t.author_id = :viewer THEN 1 ELSE 0 END AS asked_by_me,
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = t.community_id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined,
+       CASE WHEN EXISTS (SELECT 1 FROM agent_requests r WHERE r.topic_id = t.id AND r.user_id = :viewer)
+            THEN 1 ELSE 0 END AS requested_by_me,
+       CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer)
+            THEN 1 ELSE 0 END AS answered_by_mine
 FROM topics t
 WHERE t.status = 'open' AND t.kind = 'discussion'
   AND (:community IS NULL OR t.community_id = :community)
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
 
--- name: open_topics_requested
 -- The open discussions the viewer asked their agents to take, oldest request first.
+-- name: list_open_topics_requested
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
-       t.intent, t.version, t.author_id = :viewer AS asked_by_me,
-       EXISTS (SELECT 1 FROM memberships m WHERE m.community_id = t.community_id AND m.user_id = :viewer) AS joined,
+       t.intent, t.version,
+       CASE WHEN t.author_id = :viewer THEN 1 ELSE 0 END AS asked_by_me,
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = t.community_id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined,
        1 AS requested_by_me,
-       EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer) AS answered_by_mine
+       CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer)
+            THEN 1 ELSE 0 END AS answered_by_mine
 FROM agent_requests r JOIN topics t ON t.id = r.topic_id
 WHERE r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
   AND (:community IS NULL OR t.community_id = :community)
 ORDER BY r.created, t.id
 LIMIT :limit;
 
--- name: agent_request_exists
-SELECT 1 FROM agent_requests WHERE user_id = ? AND topic_id = ?;
+-- name: get_agent_request
+SELECT 1 FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
 
 -- name: insert_agent_request
-INSERT INTO agent_requests (user_id, topic_id, created) VALUES (?, ?, ?)
+INSERT INTO agent_requests (user_id, topic_id, created) VALUES (:user_id, :topic_id, :now)
 ON CONFLICT (user_id, topic_id) DO NOTHING;
 
 -- name: delete_agent_request
-DELETE FROM agent_requests WHERE user_id = ? AND topic_id = ?;
+DELETE FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
 
--- name: count_live_leases_on_topic
 -- Agents researching a question right now: leased and not yet past expiry.
-SELECT COUNT(*) FROM tasks WHERE topic_id = ? AND state = 'leased' AND expires > ?;
+-- name: count_live_leases_on_topic
+SELECT COUNT(*) FROM tasks WHERE topic_id = :topic_id AND state = 'leased' AND expires > :now;
+
+-- A community's questions, one query per sort order; a NULL :status or :match matches
+-- every row (the index on (community_id, created, id) serves the first two).
+-- name: list_community_topics_new
+SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
+       t.message_count, t.intent, t.version, t.status, u.username AS author_name,
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = t.community_id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined
+FROM topics t JOIN users u ON u.id = t.author_id
+WHERE t.community_id = :community
+  AND (:status IS NULL OR t.status = :status)
+  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+ORDER BY t.created DESC, t.id DESC
+LIMIT :limit OFFSET :offset;
+
+-- name: list_community_topics_old
+SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
+       t.message_count, t.intent, t.version, t.status, u.username AS author_name,
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = t.community_id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined
+FROM topics t JOIN users u ON u.id = t.author_id
+WHERE t.community_id = :community
+  AND (:status IS NULL OR t.status = :status)
+  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+ORDER BY t.created ASC, t.id ASC
+LIMIT :limit OFFSET :offset;
+
+-- name: list_community_topics_active
+SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
+       t.message_count, t.intent, t.version, t.status, u.username AS author_name,
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = t.community_id AND m.user_id = :viewer)
+            THEN 1 ELSE 0 END AS joined
+FROM topics t JOIN users u ON u.id = t.author_id
+WHERE t.community_id = :community
+  AND (:status IS NULL OR t.status = :status)
+  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+ORDER BY t.message_count DESC, t.created DESC, t.id DESC
+LIMIT :limit OFFSET :offset;
+
+-- Whether anything is encrypted yet: a new key may only be made while nothing is.
+-- name: get_any_encrypted_version
+SELECT 1 FROM question_versions WHERE private_context IS NOT NULL LIMIT 1;
