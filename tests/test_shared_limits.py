@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import subprocess
 import sys
 
@@ -80,8 +79,7 @@ def test_the_gate_counts_in_redis_through_the_app(settings, redis_url, redis_ser
     Person(app).register()
     refused = Person(app).web_post("register", username="second", password="correct horse 1")
     assert refused.status_code == 429 and refused.get_json()["code"] == "rate_limited"
-    with sqlite3.connect(settings.db_path) as db:
-        assert count(db, "users") == 1
+    assert count(app.config["LOBBYTALKS"].db, "users") == 1
     assert [k for k in redis_server.keys() if "lobbytalks:register" in k]
 
 
@@ -131,9 +129,9 @@ def test_redis_failing_mid_request_fails_closed_then_recovers(settings, own_redi
     assert_rpc_error(over_mcp, 503, -32000, id=4, data_code="service_unavailable")
     question = asker.web_post("topic", title="Redis 挂了之后还能提问吗？")
     assert question.status_code == 503
-    with sqlite3.connect(settings.db_path) as db:
-        assert count(db, "users", "username = ?", ("dan",)) == 0
-        assert count(db, "topics") == 0
+    db = app.config["LOBBYTALKS"].db
+    assert count(db, "users", "username = :name", {"name": "dan"}) == 0
+    assert count(db, "topics") == 0
     logged = caplog.text
     assert "rate-limit storage redis://:****@127.0.0.1" in logged
     assert PASSWORD not in logged
