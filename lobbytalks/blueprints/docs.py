@@ -18,6 +18,7 @@ from ..actions import ACTIONS
 from ..mcp import LATEST_VERSION, SUPPORTED_VERSIONS
 from ..runtime import runtime
 from ..schemas import model_schema, self_contained
+from ..settings import Settings
 
 bp = Blueprint("docs", __name__)
 
@@ -60,13 +61,13 @@ def question_answers_markdown():
 
 
 @lru_cache(maxsize=8)
-def _openapi_text(url: str) -> str:
-    return json.dumps(openapi.document(url), ensure_ascii=False, indent=1)
+def _openapi_text(url: str, settings: Settings) -> str:
+    return json.dumps(openapi.document(url, settings), ensure_ascii=False, indent=1)
 
 
 @bp.get("/docs/external-agents-openapi.json")
 def openapi_json():
-    return _cacheable(Response(_openapi_text(base_url()), mimetype="application/json"))
+    return _cacheable(Response(_openapi_text(base_url(), runtime().settings), mimetype="application/json"))
 
 
 # --- the action table of the Markdown doc, generated so it cannot drift ---------------

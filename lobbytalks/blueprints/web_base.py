@@ -15,7 +15,7 @@ from urllib.parse import urlencode, urlsplit
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
 
-from .. import i18n
+from .. import i18n, prose
 from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
@@ -37,7 +37,9 @@ def lang() -> str:
 
 
 def t(key: str, **values: Any) -> str:
-    """Translate; when a value is already markup (a <time>), the result is markup too."""
+    """Translate, with the numbers in force (``prose.numbers``) filled in; when a value is
+    already markup (a <time>), the result is markup too."""
+    values = {**prose.numbers(runtime().settings, lang()), **values}
     if any(isinstance(v, Markup) for v in values.values()):
         return Markup(escape(i18n.translate(lang(), key))).format(**values)
     return i18n.translate(lang(), key, **values)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Database, Q
 from ..errors import ApiError
+from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS, MAX_LIVE_LEASES, MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
 from . import communities, context
 from .notifications import notify_tasks_ended
@@ -19,10 +20,6 @@ if TYPE_CHECKING:
     from ..auth import Agent
     from ..crypto import Keyring
 
-LEASE_SECONDS = 30 * 60
-MAX_LEASE_SECONDS = 2 * 60 * 60
-MAX_LIVE_LEASES = 3
-MAX_MESSAGES_PER_TOPIC = 200
 MANAGE_PAGE_SIZE = 20
 
 

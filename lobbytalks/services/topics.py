@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..crypto import DecryptionFailed
 from ..db import Database, Q
 from ..errors import ApiError
+from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
 from . import audit, cards, communities, search
 from .reading import can_read_full, latest_messages, message_view
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UNREADABLE_PRIVATE = "私密背景无法解密（密钥与数据库不匹配或数据已损坏），请联系站点管理员"
 WEB_PAGE_SIZE = 20
-WEB_MESSAGE_LIMIT = 200
+WEB_MESSAGE_LIMIT = MAX_MESSAGES_PER_TOPIC  # a question page shows every answer it can hold
 SORTS = {
     "new": "t.created DESC, t.id DESC",
     "old": "t.created ASC, t.id ASC",
