@@ -124,7 +124,8 @@ TYPED_NUMBERS = [
 
 def _prose_sources() -> list[Path]:
     return [PACKAGE / "i18n.py", PACKAGE / "actions.py", PACKAGE / "openapi.py",
-            PACKAGE / "errors.py", PACKAGE / "mcp.py", *sorted((PACKAGE / "templates").glob("*.html"))]
+            PACKAGE / "errors.py", PACKAGE / "mcp.py", *sorted((PACKAGE / "templates").glob("*.html")),
+            *sorted((PACKAGE / "services").glob("*.py"))]
 
 
 @pytest.mark.parametrize("pattern", TYPED_NUMBERS)
