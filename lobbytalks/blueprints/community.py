@@ -17,7 +17,7 @@ from ..guards import request_body
 from ..models.common import parse_model, query_args
 from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
 from ..runtime import Runtime, runtime
-from ..services import topics
+from ..services import question_page, topics
 from .common import lookup_action, ok
 
 bp = Blueprint("community", __name__)
@@ -78,7 +78,7 @@ def _checked_id(value: str, what: str) -> str:
 def _read_topic(topic_id: str) -> Response:
     user = current_user(request)
     rt = runtime()
-    return ok(topics.read(rt.db, rt.keyring, user.id if user else None,
+    return ok(question_page.read(rt.db, rt.keyring, user.id if user else None,
                           _checked_id(topic_id, "话题")))
 
 

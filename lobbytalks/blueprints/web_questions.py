@@ -12,8 +12,7 @@ from ..errors import ApiError
 from ..models.web import INTENTS
 from ..runtime import runtime
 from .. import clock
-from ..services import agent_requests, cards, communities, notifications, overlap, topics
-from ..services.reading import latest_messages
+from ..services import communities, question_page, topics
 from ..models.common import COMMUNITY_ID
 from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
@@ -57,12 +56,6 @@ def topic_limit(setting: str) -> str:
     unit = item.GRANULARITY.name
     period = t(f"period.{unit}") if item.multiples == 1 else t(f"period.n.{unit}", n=item.multiples)
     return t("ask.limit_hint", n=item.amount, period=period)
-
-
-def own_message_ids(topic_id: str, user_id: int) -> set[str]:
-    """Which answers on the page came from the viewer's own agents (they may share them)."""
-    rows = latest_messages(runtime().db.conn, topic_id, topics.WEB_MESSAGE_LIMIT)
-    return {r["id"] for r in rows if r["user_id"] == user_id}
 
 
 def threads(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list]]:
@@ -112,56 +105,24 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
     return Markup("").join(out)
 
 
-def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
-              mine: set[str]) -> dict[str, Any]:
-    """What the card tools need: why a preview cannot be built, requests already sent, a
-    card an author's withdrawal hid, and the private-context guard for those entitled."""
-    rt = runtime()
-    conn = rt.db.conn
-    row = topics.get_topic(conn, topic_id)
-    guard = overlap.Guard(conn, rt.keyring, topic_id)
-    current = [m for m in data["messages"] if m["questionVersion"] == row["version"]]
-    withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic_id)
-    flow: dict[str, Any] = {
-        "current_answers": len(current),
-        "shareable": sum(1 for m in current if m["sharePublic"]),
-        "withdrawn": withdrawn,
-        # only one's own unshared answers get the author's warning, and only when entitled
-        "author_repeats": {m["id"]: guard.author_repeats(m) for m in data["messages"]
-                           if m["id"] in mine and not m["sharePublic"]},
-    }
-    if data["topic"]["isAsker"]:
-        draft = data.get("cardDraft")
-        repeats = guard.card_repeats(draft) if draft else []
-        flow.update(
-            requested=notifications.requested_shares(rt.db, reader, row),
-            can_republish=cards.can_republish(conn, row, withdrawn),
-            draft_repeats=repeats,
-            # only a preview that repeats private context is shown with marks
-            draft_marker=(lambda text: highlight(text, guard.spans(draft["version"], text)))
-            if repeats else None)
-    return flow
-
-
 @bp.get("/q/<topic_id>")
 def question(topic_id: str):
     if not TOPIC_ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")
-    reader = viewer_id()
     rt = runtime()
-    data = topics.read(rt.db, rt.keyring, reader, topic_id)
-    topic = data["topic"]
-    community = communities.get_one(rt.db, reader, topic["communityId"])
+    shown = question_page.page(rt.db, rt.keyring, viewer_id(), topic_id, now=clock.now())
+    data = shown.data
     pages = AnswerPages(data["messages"], int_arg("page", default=0),
                         request.args.get("answer", ""))
     roots, children = threads(pages.messages)
-    mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
-    islands = {i["id"]: island_label(i["id"], i["name"]) for i in topics.islands(rt.db)}
+    flow = dict(shown.flow)
+    spans = flow.pop("draft_spans", None)
+    if "draft_repeats" in flow:  # the asker's: only a preview repeating private context gets marks
+        flow["draft_marker"] = (lambda text: highlight(text, spans(text))) if spans else None
+    island = data["topic"]["island"]
     return render(
-        "question.html", data=data, topic=topic, community=community, roots=roots,
-        children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,
-        flow=card_flow(data, topic_id, reader, mine),
-        island=islands.get(topic["island"], topic["island"]),
+        "question.html", data=data, topic=data["topic"], community=shown.community, roots=roots,
+        children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=shown.mine,
+        flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=agent_requests.activity(rt.db, topic_id, now=clock.now()),
-        agents_asked=agent_requests.is_requested(rt.db, reader, topic_id))
+        live=shown.live, agents_asked=shown.agents_asked)

@@ -38,8 +38,8 @@ from typing import Any
 from ..db import Database, Q
 from ..errors import ApiError
 from ..security import new_id
-from . import topics
 from .notifications import notify
+from .reading import get_topic
 from ..models.common import SOURCE_REF
 
 
@@ -123,13 +123,24 @@ def _card_in_state(conn: sqlite3.Connection, topic_id: str, state: str) -> dict[
 
 def published_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
     """The topic's published card, or None; for everyone. :raise 404: unknown topic."""
-    topics.get_topic(conn, topic_id)
+    get_topic(conn, topic_id)
     return _card_in_state(conn, topic_id, "published")
 
 
-def draft_card(conn: sqlite3.Connection, topic_id: str) -> dict[str, Any] | None:
-    """The topic's current draft, or None; callers show it to the asker only."""
-    return _card_in_state(conn, topic_id, "draft")
+def reader_cards(conn: sqlite3.Connection, topic: sqlite3.Row, viewer: int | None) -> dict[str, Any]:
+    """The cards a reader of the question sees: the published one (or None) for everyone,
+    the current draft (or None) for the asker only."""
+    shown = {"answerCard": _card_in_state(conn, topic["id"], "published")}
+    if viewer is not None and viewer == topic["author_id"]:
+        shown["cardDraft"] = _card_in_state(conn, topic["id"], "draft")
+    return shown
+
+
+def card_answers(messages: list[dict[str, Any]], version: int) -> tuple[int, int]:
+    """(answers to the question's current version, how many of them are shared): a card
+    is built from the shared ones only."""
+    current = [m for m in messages if m["questionVersion"] == version]
+    return len(current), sum(1 for m in current if m["sharePublic"])
 
 
 # --- writing ---------------------------------------------------------------------------
@@ -161,7 +172,7 @@ def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str, *
     """Hide every published card of the topic built on the message (``withdrawn`` by its
     author, or ``moderated`` by an admin) and tell the asker, unless the asker did it.
     Returns how many cards were hidden."""
-    topic = topics.get_topic(conn, topic_id)
+    topic = get_topic(conn, topic_id)
     hidden = 0
     for card in conn.execute(Q.published_cards_of_topic, (topic_id,)).fetchall():
         if message_id in json.loads(card["message_ids"]):
@@ -174,7 +185,7 @@ def hide_cards_using(conn: sqlite3.Connection, topic_id: str, message_id: str, *
 
 def _offer_republishing(conn: sqlite3.Connection, message: sqlite3.Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
-    topic = topics.get_topic(conn, message["topic_id"])
+    topic = get_topic(conn, message["topic_id"])
     card = withdrawn_card(conn, topic["id"])
     if card is not None and message["id"] in card["messageIds"] \
             and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
@@ -191,7 +202,7 @@ def _tell_authors(conn: sqlite3.Connection, topic: sqlite3.Row, message_ids: str
 
 
 def _asked_topic(conn: sqlite3.Connection, user_id: int, topic_id: str) -> sqlite3.Row:
-    topic = topics.get_topic(conn, topic_id)
+    topic = get_topic(conn, topic_id)
     if topic["author_id"] != user_id:
         raise ApiError("forbidden", "只有题主可以整理答案卡")
     return topic

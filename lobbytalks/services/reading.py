@@ -9,7 +9,16 @@ import sqlite3
 from typing import Any
 
 from ..db import Q
+from ..errors import ApiError
 from ..jsonfast import loads
+
+
+def get_topic(conn: sqlite3.Connection, topic_id: str) -> sqlite3.Row:
+    """:raise 404: for an unknown topic."""
+    row = conn.execute(Q.topic_by_id, (topic_id,)).fetchone()
+    if row is None:
+        raise ApiError("not_found", "话题不存在")
+    return row
 
 
 def can_read_full(conn: sqlite3.Connection, user_id: int | None, topic: sqlite3.Row) -> bool:

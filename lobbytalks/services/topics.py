@@ -10,8 +10,8 @@ from ..db import Database, Q
 from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
-from . import audit, cards, communities, search
-from .reading import can_read_full, latest_messages, message_view
+from . import audit, communities, search
+from .reading import can_read_full, get_topic, latest_messages, message_view
 from ..screening import refuse_secrets
 
 if TYPE_CHECKING:
@@ -27,14 +27,6 @@ SORTS = {
     "active": "t.message_count DESC, t.created DESC, t.id DESC",
 }
 STATUSES = ("all", "open", "closed")
-
-
-def get_topic(conn: sqlite3.Connection, topic_id: str) -> sqlite3.Row:
-    """:raise 404: for an unknown topic."""
-    row = conn.execute(Q.topic_by_id, (topic_id,)).fetchone()
-    if row is None:
-        raise ApiError("not_found", "话题不存在")
-    return row
 
 
 def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> str:
@@ -187,10 +179,13 @@ def list_in_community(db: Database, viewer: int | None, community_id: str, *, q:
     return {"topics": topics, "page": page, "hasMore": len(rows) > WEB_PAGE_SIZE}
 
 
-def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
-    """The public question for everyone; discussion and private context for the entitled."""
-    conn = db.conn
-    topic = get_topic(conn, topic_id)
+def read(conn: sqlite3.Connection, keyring: "Keyring", viewer: int | None, topic: sqlite3.Row
+         ) -> tuple[dict[str, Any], list[sqlite3.Row]]:
+    """The public question for everyone; discussion and private context for the entitled.
+
+    Also the discussion's rows, which say whose agents wrote them; ``question_page`` adds
+    the answer cards.
+    """
     allowed = can_read_full(conn, viewer, topic)
     is_asker = viewer is not None and viewer == topic["author_id"]
     view = {
@@ -208,14 +203,9 @@ def read(db: Database, keyring: "Keyring", viewer: int | None, topic_id: str) ->
          "note": v["note"], "created": v["created"], "hasPrivateContext": bool(v["has_private"])}
         for v in conn.execute(Q.question_versions_of, (topic["id"],))
     ]
-    messages = [message_view(m) for m in latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT)] \
-        if allowed else []
-    result = {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
-              "messages": messages, "versions": versions,
-              "answerCard": cards.published_card(conn, topic["id"])}
-    if is_asker:
-        result["cardDraft"] = cards.draft_card(conn, topic["id"])
-    return result
+    rows = latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT) if allowed else []
+    return {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
+            "messages": [message_view(m) for m in rows], "versions": versions}, rows
 
 
 def islands(db: Database) -> list[dict[str, str]]:
