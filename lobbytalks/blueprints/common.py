@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, TypeVar
 
-from flask import Request, Response, jsonify
+from flask import Request, Response, jsonify, request
 
 from ..errors import ApiError
+from ..runtime import runtime
 
 Entry = TypeVar("Entry")
 
@@ -28,3 +29,9 @@ def ok(data: Any, status: int = 200) -> Response:
     response = jsonify(data)
     response.status_code = status
     return response
+
+
+def base_url() -> str:
+    """This instance's address as clients should use it: the configured public address,
+    else the address this request came to."""
+    return (runtime().settings.public_url or request.host_url).rstrip("/")

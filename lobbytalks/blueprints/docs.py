@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from .. import openapi
 from ..actions import ACTIONS
@@ -19,13 +19,10 @@ from ..mcp import LATEST_VERSION, SUPPORTED_VERSIONS
 from ..runtime import runtime
 from ..schemas import model_schema, self_contained
 from ..settings import Settings
+from .common import base_url
+from .web_developers import TOKEN_ENV, claude_config
 
 bp = Blueprint("docs", __name__)
-
-
-def base_url() -> str:
-    """The configured public address, else the address this request came to."""
-    return (runtime().settings.public_url or request.host_url).rstrip("/")
 
 
 def _cacheable(response: Response) -> Response:
@@ -50,6 +47,8 @@ def protocol_markdown():
             .replace("{{ACTIONS}}", actions_table())
             .replace("{{VERSIONS}}", "、".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
             .replace("{{LATEST}}", LATEST_VERSION)
+            .replace("{{CLAUDE_CONFIG}}", json.dumps(claude_config(base_url()), separators=(",", ":")))
+            .replace("{{TOKEN_ENV}}", TOKEN_ENV)
             .replace("{{BASE_URL}}", base_url()))
     return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
 

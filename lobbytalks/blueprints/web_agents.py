@@ -6,6 +6,7 @@ from flask import request
 from .. import clock
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
+from ..models.common import TASK_STATES
 from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
@@ -13,7 +14,6 @@ from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOK
 from .web_base import base_url, bp, day, distinct_labels, login_required, render, t, viewer
 from .web_developers import ENV_SNIPPET, client_configs
 
-TASK_STATES = ("leased", "done", "failed", "expired")
 
 
 @bp.get("/agents")

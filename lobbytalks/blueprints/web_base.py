@@ -23,6 +23,7 @@ from ..models.common import plain_int
 from ..renderers import register_page_renderer
 from ..runtime import runtime
 from ..security import has_control_chars
+from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 
 bp = Blueprint("web", __name__)
 log = logging.getLogger("lobbytalks.web")
@@ -43,12 +44,6 @@ def t(key: str, **values: Any) -> str:
     if any(isinstance(v, Markup) for v in values.values()):
         return Markup(escape(i18n.translate(lang(), key))).format(**values)
     return i18n.translate(lang(), key, **values)
-
-
-def base_url() -> str:
-    """This instance's address as people's clients should use it."""
-    public = runtime().settings.public_url
-    return (public or request.host_url).rstrip("/")
 
 
 def lang_url(code: str) -> str:

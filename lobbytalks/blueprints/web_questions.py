@@ -1,7 +1,6 @@
 """Pages about questions: asking one, and reading one with its discussion and answer card."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from flask import request
@@ -13,11 +12,10 @@ from ..models.web import INTENTS
 from ..runtime import runtime
 from .. import clock
 from ..services import communities, question_page, topics
-from ..models.common import COMMUNITY_ID
+from ..models.common import COMMUNITY_ID, ID
+from ..models.external import CLIENTS, SOURCE_KINDS
 from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
-
-TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 
 # Answers shown per page of a question: 200 long answers made a ~22 MB page that took half a
 # second to render; 20 keep a page small while most questions fit on the first.
@@ -107,7 +105,7 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
 
 @bp.get("/q/<topic_id>")
 def question(topic_id: str):
-    if not TOPIC_ID.match(topic_id):
+    if not ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")
     rt = runtime()
     shown = question_page.page(rt.db, rt.keyring, viewer_id(), topic_id, now=clock.now())
@@ -125,4 +123,4 @@ def question(topic_id: str):
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=shown.mine,
         flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=shown.live, agents_asked=shown.agents_asked)
+        live=shown.live, agents_asked=shown.agents_asked, clients=CLIENTS, source_kinds=SOURCE_KINDS)

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CODES
-from .common import ID_PATTERN
+from .common import ID_PATTERN, TaskState
 from .external import Client
 from .web import Intent
 
@@ -29,7 +29,6 @@ UnixTime = Annotated[int, Field(description="Unix 秒")]
 Count = Annotated[int, Field(ge=0)]
 Version = Annotated[int, Field(ge=1)]
 PageNumber = Annotated[int, Field(ge=1, le=10000)]
-TaskState = Literal["leased", "done", "failed", "expired"]
 
 
 class Doc(BaseModel):
