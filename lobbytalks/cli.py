@@ -139,8 +139,9 @@ def admin(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from . import clock, ops
-    from .db import Database, SchemaTooNew, connect, migrate
+    from .db import Database, SchemaTooNew, connect
     from .services import accounts, audit
+    from .startup import migrate_database
 
     if (args.change == "log") != (args.username is None):
         return fail("usage: admin grant|revoke USERNAME, or admin log [--limit N]")
@@ -152,8 +153,7 @@ def admin(args: argparse.Namespace) -> int:
         return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
     conn = connect(settings.db_path)
     try:
-        ops.backup_before_migrate(conn, settings.db_path, clock.now())
-        migrate(conn, clock.now())
+        migrate_database(conn, Path(settings.db_path))
     except (SchemaTooNew, ops.OpsError) as exc:
         return fail(str(exc))
     finally:
@@ -194,7 +194,7 @@ def config(args: argparse.Namespace) -> int:
 def rotate_key(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from . import crypto, serverlock
+    from . import crypto, key_rotation, keystore, serverlock
     from .db import connect
 
     settings = settings_from(args)
@@ -210,10 +210,10 @@ def rotate_key(args: argparse.Namespace) -> int:
         return fail(f"stop the server before rotating the key: {exc}")
     conn = connect(settings.db_path)
     try:
-        keyring = crypto.load_keyring(env_value="", key_path=settings.secret_key_path,
+        keyring = keystore.load_keyring(env_value="", key_path=settings.secret_key_path,
                                       create=False)
-        crypto.verify_keyring(conn, keyring)
-        new, count = crypto.rotate_key(conn, settings.secret_key_path, keyring)
+        key_rotation.verify_keyring(conn, keyring)
+        new, count = key_rotation.rotate_key(conn, settings.secret_key_path, keyring)
     except crypto.SecretKeyProblem as exc:
         return fail(str(exc))
     finally:

@@ -1,4 +1,5 @@
-"""JSON through orjson: responses and the JSON columns of messages.
+"""JSON through orjson: every response body, and reading the JSON columns of messages
+(services write those columns with the standard library).
 
 Answers carry sources, tool runs and conditions as JSON columns, and ``get_context`` sends
 40 of them (about 70 KB): the bench showed the standard library's encoder and decoder as the

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import crypto, serverlock
+from . import crypto, key_rotation, keystore, serverlock
 from .db import (BUSY_TIMEOUT_MS, Q, latest_version, make_private_dir, pending_migrations,
                  schema_version)
 
@@ -134,8 +134,7 @@ class BackupResult:
 def sealed_key_ids(conn: sqlite3.Connection) -> list[str]:
     """Key ids that seal private context in this database (empty: no key is needed)."""
     try:
-        rows = conn.execute("SELECT DISTINCT private_key_id FROM question_versions"
-                            " WHERE private_context IS NOT NULL ORDER BY 1").fetchall()
+        rows = conn.execute(Q.sealed_key_ids).fetchall()
     except sqlite3.OperationalError:  # no such table: an empty or foreign database
         return []
     return [row[0] for row in rows]
@@ -352,7 +351,7 @@ def key_file_for(backup_file: str | Path) -> Path:
 
 def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:
     """Write the keyring in use (env value or key file) to ``dest`` (0600); return fingerprint."""
-    keyring = crypto.load_keyring(env_value=env_value, key_path=key_path, create=False)
+    keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
     if dest.exists():
         if not force:
             raise OpsError(f"{dest} already exists; pass --force to overwrite it")
@@ -381,7 +380,7 @@ def install_key(source: Path, key_path: Path, now: int) -> Path | None:
                 return None
         kept = key_path.with_name(f"{key_path.name}.before-restore-{stamp(now)}")
         os.replace(key_path, kept)
-    crypto.save_keyring(new, key_path)
+    keystore.save_keyring(new, key_path)
     return kept
 
 
@@ -400,8 +399,8 @@ def check_key(db_path: Path, env_value: str, key_path: Path) -> KeyCheck:
                                   "key is needed")
         source = crypto.ENV_NAME if env_value.strip() else str(key_path)
         try:
-            keyring = crypto.load_keyring(env_value=env_value, key_path=key_path, create=False)
-            crypto.verify_keyring(conn, keyring)
+            keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
+            key_rotation.verify_keyring(conn, keyring)
         except crypto.SecretKeyProblem as exc:
             return KeyCheck(False, str(exc))
         return KeyCheck(True, f"the key from {source} (fingerprint {keyring.fingerprint()}) "
