@@ -34,6 +34,20 @@ def _version_row(conn: sqlite3.Connection, topic_id: str, version: int) -> sqlit
     return conn.execute(Q.question_version, (topic_id, version)).fetchone()
 
 
+def _messages(conn: sqlite3.Connection, topic: sqlite3.Row, allowed: bool,
+              frozen_ids: Iterable[str] | None) -> list[dict[str, Any]]:
+    """The latest answers (live), the ones recorded at claim (frozen), or none (no right)."""
+    if allowed and frozen_ids is None:
+        messages = [message_view(m)
+                    for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
+    elif allowed:
+        frozen = conn.execute(Q.messages_by_ids, (topic["id"], json.dumps(list(frozen_ids))))
+        messages = [message_view(m) for m in frozen]
+    else:
+        messages = []
+    return messages
+
+
 def build(
     conn: sqlite3.Connection,
     keyring: "Keyring",
@@ -53,14 +67,7 @@ def build(
     allowed = can_read_full(conn, agent.user_id, topic)
     version = version or topic["version"]
     row = _version_row(conn, topic["id"], version)
-    if allowed and frozen_ids is None:
-        messages = [message_view(m)
-                    for m in latest_messages(conn, topic["id"], AGENT_MESSAGE_LIMIT)]
-    elif allowed:
-        frozen = conn.execute(Q.messages_by_ids, (topic["id"], json.dumps(list(frozen_ids))))
-        messages = [message_view(m) for m in frozen]
-    else:
-        messages = []
+    messages = _messages(conn, topic, allowed, frozen_ids)
     include_private = allowed and (private_allowed if private_allowed is not None else True)
     private = private_context(conn, keyring, topic["id"], version) if include_private else None
     question = {
