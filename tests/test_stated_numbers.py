@@ -142,3 +142,14 @@ def test_the_grep_would_catch_a_typed_number():
               "a 30-minute lease", "有效期 30 天", "每用户每小时 30 次"]
     for text in before:
         assert any(re.search(p, text) for p in TYPED_NUMBERS), text
+
+
+def test_the_protocol_doc_states_the_settings_in_force(app, changed_app):
+    default = app.test_client().get("/docs/external-agents-v1.md").get_data(as_text=True)
+    assert "每个 Token 最多每分钟 120 次请求" in default and "claims at 20 per minute per user" in default
+    text = changed_app.test_client().get("/docs/external-agents-v1.md").get_data(as_text=True)
+    assert "每个 Token 最多每分钟 55 次请求" in text and "每用户最多每分钟 7 次领取" in text
+    assert "requests at 55 per minute" in text and "claims at 7 per minute per user" in text
+    assert f"租约 {quotas.LEASE_SECONDS // 60} 分钟" in text
+    assert f"{quotas.MAX_AGENTS} agents already" in text
+    assert "{{" not in text

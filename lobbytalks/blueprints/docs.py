@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Blueprint, Response
 
-from .. import openapi
+from .. import openapi, prose
 from ..actions import ACTIONS
 from ..mcp import LATEST_VERSION, SUPPORTED_VERSIONS
 from ..runtime import runtime
@@ -50,7 +50,16 @@ def protocol_markdown():
             .replace("{{CLAUDE_CONFIG}}", json.dumps(claude_config(base_url()), separators=(",", ":")))
             .replace("{{TOKEN_ENV}}", TOKEN_ENV)
             .replace("{{BASE_URL}}", base_url()))
-    return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
+    return _cacheable(Response(_stated(text, runtime().settings), mimetype="text/markdown",
+                               content_type="text/markdown; charset=utf-8"))
+
+
+def _stated(text: str, settings: Settings) -> str:
+    """``{{MAX_AGENTS}}``, ``{{CLAIM_RATE}}`` (Chinese), ``{{CLAIM_RATE_EN}}`` ... filled in."""
+    for suffix, lang in (("_EN", "en"), ("", "zh")):
+        for name, value in prose.numbers(settings, lang).items():
+            text = text.replace("{{" + name.upper() + suffix + "}}", str(value))
+    return text
 
 
 @bp.get("/docs/question-answers-v073.md")
