@@ -3,20 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import count, good_result
 from helpers import assert_external_error
 from lobbytalks.errors import ApiError
 from lobbytalks.quotas import MAX_MESSAGES_PER_TOPIC
 from lobbytalks.services.preconditions import TOPIC_REFUSALS, check_topic, require_leased
-
-
-@pytest.fixture
-def world(app):
-    asker = Person(app).register()
-    asker.join()
-    helper = Person(app).register()
-    helper.join()
-    return asker, helper, helper.new_agent()
+from test_leases import world  # noqa: F401  (the asker, a lobby member and its agent)
 
 
 def _topic(**changes):

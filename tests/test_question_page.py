@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import count, good_result
 from lobbytalks.services import cards, question_page
+from test_leases import world  # noqa: F401  (the asker, a lobby member and its agent)
 
 
 def _row(**fields):
@@ -47,12 +48,8 @@ def test_card_answers_counts_the_current_versions_shared_answers():
 
 
 @pytest.fixture
-def answered(app):
-    asker = Person(app).register()
-    asker.join()
-    helper = Person(app).register()
-    helper.join()
-    agent = helper.new_agent()
+def answered(app, world):
+    asker, helper, agent = world
     topic = asker.ask()
     task = agent.claim(topic).get_json()["task"]["id"]
     message = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
