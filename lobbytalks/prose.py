@@ -7,7 +7,6 @@ and people told the new budget.
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, Mapping
 
 from limits import parse
@@ -54,9 +53,27 @@ FIXED: dict[str, int] = {
 }
 
 
-@functools.lru_cache(maxsize=16)
+# (id of the settings, lang) -> (the settings, their numbers). Pages ask once per string;
+# hashing the whole Settings each time cost ~5 µs a call, an id lookup costs nothing.
+_KNOWN: dict[tuple[int, str], tuple[Settings, dict[str, Any]]] = {}
+
+
 def numbers(settings: Settings, lang: str = "zh") -> dict[str, Any]:
     """Every number a text may state: the fixed caps and this app's rate budgets."""
+    known = _KNOWN.get((id(settings), lang))
+    if known is None or known[0] is not settings:
+        if len(_KNOWN) > 64:  # apps come and go in tests; a server has one
+            _KNOWN.clear()
+        known = _KNOWN[(id(settings), lang)] = (settings, _numbers(settings, lang))
+    return known[1]
+
+
+def forget() -> None:
+    """Compute the numbers again (after a test changed ``FIXED``)."""
+    _KNOWN.clear()
+
+
+def _numbers(settings: Settings, lang: str) -> dict[str, Any]:
     return {**FIXED,
             "token_rate": rate(settings.rate_token, lang),
             "claim_rate": rate(settings.rate_claim, lang),

@@ -70,12 +70,12 @@ def test_pages_state_the_settings_and_caps_in_force(changed_app, monkeypatch):
     assert "up to 4 questions" in ask
     # a cap changed at its one definition reaches the page that states it
     monkeypatch.setitem(prose.FIXED, "max_agents", 5)
-    prose.numbers.cache_clear()
+    prose.forget()
     try:
         agents = person.http.get("/agents?lang=en").get_data(as_text=True)
         zh = person.http.get("/agents?lang=zh").get_data(as_text=True)
     finally:
-        prose.numbers.cache_clear()
+        prose.forget()
     assert "Up to 5 agents per person." in agents and "每人最多 5 个智能体。" in zh
     assert "Up to 8 agents" not in agents
 
