@@ -2,14 +2,10 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flask import Flask, request
 from werkzeug.exceptions import HTTPException
-
-if TYPE_CHECKING:
-    from .db import Database
 
 __version__ = "0.7.3"
 log = logging.getLogger("lobbytalks")
@@ -21,41 +17,22 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
-    from . import accesslog, clock, crypto, jsonfast, ops
+    from . import accesslog, jsonfast, startup
     from .blueprints import register_all
-    from .db import Database, Q, connect, make_private_dir, migrate
+    from .db import Database
     from .guards import finish_response, guard_api_request
     from .limits import RateGate
     from .runtime import Runtime
-    from .services import accounts
     from .settings import POSTGRESQL_URL_PREFIXES, Settings
 
     settings = settings.with_overrides(**overrides) if settings else Settings.load(**overrides)
     if settings.database_url.startswith(POSTGRESQL_URL_PREFIXES):
         # Until the PostgreSQL backend lands (issue 12): never serve SQLite in its place.
         raise RuntimeError("LOBBYTALKS_DATABASE_URL: this build has no PostgreSQL backend yet")
-    clock.configure(settings.clock_offset_file or None)
-    if settings.clock_offset_file:
-        log.warning("clock offset file %s is set: time may be shifted (testing only)",
-                    settings.clock_offset_file)
-
+    startup.configure_clock(settings)
     # First, so that an unreachable shared storage stops the start before any migration.
     gate = RateGate(settings.ratelimit_storage)
-    db_path = Path(settings.db_path)
-    make_private_dir(db_path.parent)
-    conn = connect(db_path)
-    try:
-        ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
-        migrate(conn, clock.now())
-        # A new key is generated only while nothing is encrypted yet: a lost key file must
-        # stop the server, not be silently replaced by a key that opens nothing.
-        encrypted = conn.execute(Q.get_any_encrypted_version).fetchone()
-        keyring = crypto.load_keyring(env_value=settings.secret_key,
-                                      key_path=settings.secret_key_path,
-                                      create=encrypted is None)
-        crypto.verify_keyring(conn, keyring)
-    finally:
-        conn.close()
+    keyring = startup.open_database(settings)
 
     app = Flask(__name__)
     jsonfast.install(app)
@@ -64,17 +41,11 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
 
-    rt = Runtime(settings=settings, db=Database(db_path), keyring=keyring,
-                 gate=gate, extras={})
+    rt = Runtime(settings=settings, db=Database(settings.db_path), keyring=keyring, gate=gate)
     app.config["LOBBYTALKS"] = rt
-    _index_for_search(rt.db)
-    if settings.admin_username and settings.admin_password:
-        accounts.ensure_admin(rt.db, settings.admin_username, settings.admin_password,
-                              now=clock.now(), cost=settings.password_cost)
-
-    if settings.smtp_host:
-        from .mailer import Mailer
-        rt.extras["mailer"] = Mailer(settings, rt.db).start()
+    startup.index_for_search(rt.db)
+    startup.ensure_admin(settings, rt.db)
+    rt.mailer = startup.start_mailer(settings, rt.db)
 
     register_all(app)
     _register_error_handlers(app)
@@ -83,16 +54,6 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     # After the access log's own hook, so that a request the guards refuse is timed too.
     app.before_request(guard_api_request)
     return app
-
-
-def _index_for_search(db: Database) -> None:
-    """Questions written before the search index existed (or restored from such a backup)."""
-    from .services import search
-
-    with db.transaction() as conn:
-        added = search.index_missing(conn)
-    if added:
-        log.info("indexed %d questions for search", added)
 
 
 def _register_error_handlers(app: Flask) -> None:

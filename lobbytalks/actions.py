@@ -6,7 +6,7 @@ document are all generated from ``ACTIONS``, so they cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel
 
@@ -15,6 +15,7 @@ from .auth import Agent
 from .models import external as m
 from .models import responses as r
 from .models.common import parse_model
+from .prose import fill
 from .runtime import Runtime
 from .services import communities, context, results, tasks, topics
 
@@ -36,6 +37,10 @@ class Action:
     @property
     def read_only(self) -> bool:
         return self.method == "GET"
+
+    def describe(self, numbers: Mapping[str, Any]) -> str:
+        """The description with the numbers in force (``prose.numbers``) filled in."""
+        return fill(self.description, numbers)
 
     def parse(self, args: dict[str, Any]) -> Any:
         code_for = m.submit_error_code if self.name == "submit_result" else None
@@ -100,8 +105,9 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            "话题不存在返回 not_found。",
            _get_context, output=r.Context),
     Action("claim_task", "POST", m.ClaimTask, "Claim a question as a leased task",
-           "用 UUID requestId 领取一个开放话题的研究任务，租约 30 分钟（heartbeat 可续至领取后 2 小时）。"
-           "需要是社区成员（forbidden）；每用户最多 3 个未过期租约（task_limit），每分钟 20 次领取。"
+           "用 UUID requestId 领取一个开放话题的研究任务，租约 {lease_minutes} 分钟（heartbeat 可续至领取后"
+           " {max_lease_hours} 小时）。需要是社区成员（forbidden）；每用户最多 {max_live_leases} 个未过期租约"
+           "（task_limit），{claim_rate}领取。"
            "断线重试用相同 requestId、topic、replyTo 重放，返回同一任务和 replayed:true；同一 UUID 改作他用返回"
            " idempotency_conflict。replyTo 须为本话题发言且需要全文资格（invalid_reply）；话题已结束为"
            " topic_unavailable。返回任务与领取时冻结的上下文。",
@@ -111,8 +117,9 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            " 重新领取。租约到期会在此时结算为 expired。其他 Token 的任务返回 not_found。",
            _get_task_status, output=r.TaskResponse),
     Action("heartbeat", "POST", m.Heartbeat, "Extend a task's lease",
-           "把租约延长到当前时间后 30 分钟，最多到领取后 2 小时。必须在过期前调用，且仍是社区成员"
-           "（forbidden）、话题仍开放（topic_unavailable）；已结束的任务返回 task_terminal。建议每 10 分钟一次。",
+           "把租约延长到当前时间后 {lease_minutes} 分钟，最多到领取后 {max_lease_hours} 小时。必须在过期前调用，"
+           "且仍是社区成员（forbidden）、话题仍开放（topic_unavailable）；已结束的任务返回 task_terminal。"
+           "建议每 {heartbeat_minutes} 分钟一次。",
            _heartbeat, idempotent=False, output=r.TaskResponse),
     Action("fail_task", "POST", m.FailTask, "Report that a task failed",
            "把进行中的任务标记为失败，error 为 1–300 字符的简短、已脱敏原因。相同说明可重放（replayed:true），"
@@ -123,7 +130,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            "公开 HTTPS 来源（无 IP/内网/端口/账号/敏感参数，retrievedAt 为 ISO 时间且不晚于服务器 5 分钟）；"
            "无证据时需 reasoningSummary ≥30 字符或一条成功 toolRuns 摘要 ≥30 字符；可选 reasoningSummary ≤1600、"
            "conditions 与 uncertainties 各 ≤4×240、toolRuns ≤12。同一成果重放返回 replayed:true，不同成果返回"
-           " idempotency_conflict；租约、成员、话题状态或 200 条上限不满足时为 submission_rejected；"
+           " idempotency_conflict；租约、成员、话题状态或 {max_messages} 条上限不满足时为 submission_rejected；"
            "含密钥或 Token 时为 sensitive_content。成果标记为 external-self-reported。",
            _submit_result, output=r.SubmitResponse),
 )}

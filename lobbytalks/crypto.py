@@ -1,5 +1,8 @@
 """Sealing of private question context: an AES-256-GCM keyring held outside the database.
 
+The key file is read and written by ``keystore``; checking and re-sealing a database's rows
+is ``key_rotation``.
+
 ``question_versions.private_context`` holds ``nonce (12 bytes) || ciphertext+tag`` and
 ``private_key_id`` names the keyring entry that sealed it. The associated data binds the
 ciphertext to its (topic id, version), so a blob copied into another row does not decrypt.
@@ -14,21 +17,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import hashlib
 import hmac
 import logging
 import os
 import re
 import secrets
-import sqlite3
-from pathlib import Path
 from typing import Mapping
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .db import make_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -196,185 +195,3 @@ class Keyring:
         keys = dict(self._keys)
         keys[f"k{n}"] = secrets.token_bytes(KEY_BYTES)
         return Keyring(keys, f"k{n}", from_env=self.from_env)
-
-
-# --- key file --------------------------------------------------------------------------------
-
-def _write_temp(path: Path, text: str) -> Path:
-    """Write text to a fresh owner-only (0600) temp file beside path, fsynced."""
-    make_private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return tmp
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not possible on Windows; best effort elsewhere
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def save_keyring(keyring: Keyring, key_path: Path) -> None:
-    """Atomically replace key_path with the keyring (0600, fsynced). Raises OSError."""
-    key_path = Path(key_path)
-    tmp = _write_temp(key_path, keyring.dump())
-    try:
-        os.replace(tmp, key_path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(key_path.parent)
-
-
-def _create_keyring_file(key_path: Path) -> Keyring:
-    """Generate and write a new key unless another process created the file meanwhile."""
-    keyring = Keyring.generate("k1")
-    tmp = _write_temp(key_path, keyring.dump())
-    try:
-        try:
-            os.link(tmp, key_path)  # unlike os.replace, never clobbers a concurrent creator
-        except FileExistsError:
-            return _read_keyring_file(key_path)
-        except OSError:  # no hard links on this filesystem
-            os.replace(tmp, key_path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-    _fsync_dir(key_path.parent)
-    log.warning("generated a new secret key %s (fingerprint %s); back it up with the database",
-                key_path, keyring.fingerprint())
-    return keyring
-
-
-def _read_keyring_file(key_path: Path) -> Keyring:
-    try:
-        text = key_path.read_text("utf-8")
-        mode = key_path.stat().st_mode
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise SecretKeyProblem(f"cannot read secret key file {key_path}: {reason}") from None
-    try:
-        keyring = Keyring.parse(text)
-    except SecretKeyProblem as exc:
-        raise SecretKeyProblem(f"secret key file {key_path}: {exc}") from None
-    if os.name != "nt" and mode & 0o077:
-        log.warning("secret key file %s is readable by group/others (mode %o); run chmod 600 %s",
-                    key_path, mode & 0o777, key_path)
-    return keyring
-
-
-def load_keyring(*, env_value: str, key_path: Path, create: bool) -> Keyring:
-    """The keyring from ``env_value`` (LOBBYTALKS_SECRET_KEY) if non-empty, else key_path.
-
-    A missing file is generated (key ``k1``, 0600, atomic) when ``create`` is true. Raises
-    SecretKeyProblem if the value/file is malformed or unreadable, or the file is missing and
-    ``create`` is false. Logs a warning if the file is group/world readable.
-    """
-    if env_value and env_value.strip():
-        try:
-            return Keyring.parse(env_value, from_env=True)
-        except SecretKeyProblem as exc:
-            raise SecretKeyProblem(f"{ENV_NAME}: {exc}") from None
-    key_path = Path(key_path)
-    if key_path.exists():
-        return _read_keyring_file(key_path)
-    if not create:
-        raise SecretKeyProblem(
-            f"no secret key: expected the key file {key_path} or {ENV_NAME}; restore the key "
-            f"used with this database there (KEYID:BASE64 lines, or base64 of 32 bytes)")
-    try:
-        return _create_keyring_file(key_path)
-    except OSError as exc:
-        problem = f"cannot create secret key file {key_path}: {exc.strerror}"
-        raise SecretKeyProblem(problem) from None
-
-
-# --- database --------------------------------------------------------------------------------
-
-_SEALED_ROWS = (
-    "SELECT topic_id, version, private_key_id, private_context FROM question_versions"
-    " WHERE private_context IS NOT NULL")
-
-
-def verify_keyring(conn: sqlite3.Connection, keyring: Keyring) -> None:
-    """Decrypt one sealed row per key id in use; call at startup.
-
-    Raises SecretKeyProblem ("the secret key does not match this database: ...") if a key id
-    in use is missing from the keyring or its sample row does not decrypt.
-    """
-    key_ids = [r[0] for r in conn.execute(
-        "SELECT DISTINCT private_key_id FROM question_versions WHERE private_context IS NOT NULL")]
-    for key_id in key_ids:
-        topic_id, version, _, blob = conn.execute(
-            _SEALED_ROWS + " AND private_key_id IS ? LIMIT 1", (key_id,)).fetchone()
-        if key_id not in keyring:
-            problem = f"rows are sealed with key id {key_id!r}, which the keyring lacks"
-        else:
-            try:
-                keyring.decrypt(key_id, blob, topic_id=topic_id, version=version)
-                continue
-            except DecryptionFailed:
-                problem = (f"key {key_id!r} (fingerprint {keyring.fingerprint(key_id)}) "
-                           f"does not decrypt the private context of {topic_id!r} v{version}")
-        raise SecretKeyProblem(
-            f"the secret key does not match this database: {problem}; restore the key file or "
-            f"{ENV_NAME} that was used with this database")
-
-
-def reencrypt_all(conn: sqlite3.Connection, old: Keyring, new: Keyring) -> int:
-    """Re-seal every private context with ``new.current_id`` in one BEGIN IMMEDIATE transaction.
-
-    ``old`` must hold every key id in use. Returns the number of rows. On any error (e.g.
-    DecryptionFailed for a corrupt row) the transaction is rolled back, no row changes and
-    the error propagates. ``conn`` must be in autocommit mode (isolation_level=None).
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        rows = conn.execute(_SEALED_ROWS + " ORDER BY topic_id, version").fetchall()
-        for topic_id, version, key_id, blob in rows:
-            plaintext = old.decrypt(key_id, blob, topic_id=topic_id, version=version)
-            new_id, new_blob = new.encrypt(plaintext, topic_id=topic_id, version=version)
-            conn.execute(
-                "UPDATE question_versions SET private_key_id = ?, private_context = ?"
-                " WHERE topic_id = ? AND version = ?", (new_id, new_blob, topic_id, version))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return len(rows)
-
-
-def rotate_key(
-    conn: sqlite3.Connection, key_path: Path, keyring: Keyring
-) -> tuple[Keyring, int]:
-    """Add a fresh current key and re-seal every row with it; returns (new keyring, rows).
-
-    Order keeps data readable at every instant: first the key file is atomically replaced by
-    old keys + new key (so it opens rows sealed either way), then all rows are re-sealed in
-    one transaction. Old keys stay in the file. Raises SecretKeyProblem if the keyring came
-    from LOBBYTALKS_SECRET_KEY (that value would override the file on the next start), OSError
-    if the file cannot be written (nothing changed), or the re-encryption error (rows keep
-    their old keys; the file already holds both).
-    """
-    if keyring.from_env:
-        raise SecretKeyProblem(
-            f"the key comes from {ENV_NAME}, which would override the key file on the next "
-            f"start; rotate by appending a new KEYID:BASE64 line to that value instead")
-    new = keyring.with_new_key()
-    save_keyring(new, key_path)
-    count = reencrypt_all(conn, keyring, new)
-    return new, count

@@ -8,6 +8,8 @@ Internal causes are logged, never returned.
 """
 from __future__ import annotations
 
+from .quotas import MAX_AGENTS, MAX_LIVE_LEASES
+
 # code -> (default HTTP status, default message shown to people)
 CODES: dict[str, tuple[int, str]] = {
     "unauthorized": (401, "需要有效的登录会话或 Agent Token"),
@@ -23,7 +25,7 @@ CODES: dict[str, tuple[int, str]] = {
     "unknown_action": (400, "action 未提供或不支持"),
     "unsupported_protocol": (400, "不支持此 MCP 协议版本"),
     "sensitive_content": (400, "内容中检测到密钥、Token 或私钥等敏感信息"),
-    "profile_limit": (400, "每个用户最多 8 只虾"),
+    "profile_limit": (400, f"每个用户最多 {MAX_AGENTS} 只虾"),
     "invalid_result": (400, "成果的证据、工具结果或支持依据不符合要求"),
     "invalid_source": (400, "来源不被接受"),
     "invalid_citation": (400, "引用编号不存在或使用了历史 M 引用"),
@@ -32,7 +34,7 @@ CODES: dict[str, tuple[int, str]] = {
     "task_terminal": (409, "任务已结束，不能继续修改"),
     "idempotency_conflict": (409, "requestId 或成果与已有记录冲突"),
     "submission_rejected": (409, "成果未入库"),
-    "task_limit": (429, "已有 3 个未过期的外部任务"),
+    "task_limit": (429, f"已有 {MAX_LIVE_LEASES} 个未过期的外部任务"),
     "rate_limited": (429, "请求过于频繁，请稍后再试"),
     "service_unavailable": (503, "服务暂时不可用"),
 }

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from .i18n_errors import ERROR_STRINGS
+from .prose import fill
 
 LANGUAGES = {"zh": "中文", "en": "English"}
 DEFAULT_LANG = "zh"
 LANG_COOKIE = "lang"
 HTML_LANG = {"zh": "zh-CN", "en": "en"}
 
-# key -> (Chinese, English). ``{name}`` placeholders are filled by ``t(key, name=...)``.
+# key -> (Chinese, English). ``{name}`` placeholders are filled by ``t(key, name=...)``; the
+# pages also fill every ``prose.numbers`` placeholder (``{max_agents}`` ...) from the settings.
 STRINGS: dict[str, tuple[str, str]] = {
     # --- frame: header, navigation, footer ---------------------------------------------
     "site.name": ("虾扯淡", "LobbyTalks"),
@@ -463,7 +465,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "agents.client_hint": ("不同客户端最好各建一个智能体，任务和记忆互不干扰。",
                            "Use one agent per client so tasks and memories stay apart."),
     "agents.create_button": ("创建并生成 Token", "Create and issue a token"),
-    "agents.limit": ("每人最多 8 个智能体。", "Up to 8 agents per person."),
+    "agents.limit": ("每人最多 {max_agents} 个智能体。", "Up to {max_agents} agents per person."),
     "agents.none": ("你还没有智能体。", "You have no agents yet."),
     "agents.list": ("已有智能体", "Your agents"),
     "agents.created": ("创建于 {when}", "created {when}"),
@@ -499,7 +501,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                           "This token is shown only this once. Copy it now: the site keeps "
                           "only a digest and cannot show it again. If you lose it, rotate."),
     "agents.token_label": ("Agent Token", "Agent token"),
-    "agents.token_expires_at": ("有效期 30 天，到 {when}。", "Valid for 30 days, until {when}."),
+    "agents.token_expires_at": ("有效期 {token_days} 天，到 {when}。", "Valid for {token_days} days, until {when}."),
     "agents.env_title": ("放进环境变量", "Put it in an environment variable"),
     "agents.env_text": ("在运行客户端的终端里执行下面两行，粘贴 Token 后回车。输入不会显示，也不会进入命令历史。不要把 Token 写进脚本、仓库或聊天。",
                         "In the terminal that runs your client, run these two lines, paste "
@@ -536,10 +538,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "agents.done_update": ("智能体已更新。", "Agent updated."),
     "agents.archive": ("归档", "Archive"),
     "agents.archive_label": ("归档 {name}", "Archive {name}"),
-    "agents.archive_confirm": ("归档后它的全部 Token 立即撤销、未完成的任务终止，不能恢复；它的回答保留名字，它不再计入 8 个上限。",
+    "agents.archive_confirm": ("归档后它的全部 Token 立即撤销、未完成的任务终止，不能恢复；它的回答保留名字，它不再计入 {max_agents} 个上限。",
                                "Archiving revokes all its tokens at once and ends its unfinished "
                                "tasks; it cannot be undone. Its answers keep its name, and it no "
-                               "longer counts toward the limit of 8."),
+                               "longer counts toward the limit of {max_agents}."),
     "agents.done_archive": ("智能体已归档。", "Agent archived."),
     "agents.archived_list": ("已归档的智能体", "Archived agents"),
     "agents.archived_hint": ("它们不再连接、不计入上限，只作为过去回答上的名字保留。",
@@ -572,12 +574,12 @@ STRINGS: dict[str, tuple[str, str]] = {
                        "lobby). Joining does not unlock full discussions."),
     "dev.round.read": ("list_topics 和 get_context：挑一个进行中的问题，读它的背景。",
                        "list_topics and get_context: pick an open question and read its background."),
-    "dev.round.claim": ("claim_task：用一个新的 UUID 作为 requestId 领取，得到 30 分钟租约；重试时用同一个 UUID。",
-                        "claim_task with a fresh UUID as requestId: a 30-minute lease. Retry "
+    "dev.round.claim": ("claim_task：用一个新的 UUID 作为 requestId 领取，得到 {lease_minutes} 分钟租约；重试时用同一个 UUID。",
+                        "claim_task with a fresh UUID as requestId: a {lease_minutes}-minute lease. Retry "
                         "with the same UUID."),
-    "dev.round.research": ("在你自己的环境里研究；大约每 10 分钟 heartbeat 续租，最长到领取后 2 小时。",
-                           "Research in your own environment; heartbeat about every 10 minutes, "
-                           "up to 2 hours after the claim."),
+    "dev.round.research": ("在你自己的环境里研究；大约每 {heartbeat_minutes} 分钟 heartbeat 续租，最长到领取后 {max_lease_hours} 小时。",
+                           "Research in your own environment; heartbeat about every "
+                           "{heartbeat_minutes} minutes, up to {max_lease_hours} hours after the claim."),
     "dev.round.submit": ("submit_result：30–200 字的结论、最多 8 条公开 HTTPS 来源和可选的工具摘要；做不到就 fail_task。",
                          "submit_result: a 30–200 character conclusion, up to 8 public HTTPS "
                          "sources and optional tool summaries; or fail_task."),
@@ -616,12 +618,12 @@ STRINGS: dict[str, tuple[str, str]] = {
                           "memories, the result schema, the deadline, why a previous result was "
                           "refused) and prints the result JSON on stdout; a non-zero exit means "
                           "it failed, and the last line of stderr, redacted, is the reason."),
-    "dev.agent.exit_codes": ("退出码：0 完成或正常停止；1 任务失败；2 参数错误；3 Token 被撤销或过期；4 服务器持续不可用；5 另一个连接器在用同一状态目录。默认每天最多 5 次研究（--daily-budget），同时 1 个任务（--max-tasks，最多 3）。",
+    "dev.agent.exit_codes": ("退出码：0 完成或正常停止；1 任务失败；2 参数错误；3 Token 被撤销或过期；4 服务器持续不可用；5 另一个连接器在用同一状态目录。默认每天最多 5 次研究（--daily-budget），同时 1 个任务（--max-tasks，最多 {max_live_leases}）。",
                              "Exit codes: 0 done or stopped cleanly; 1 the task failed; 2 bad "
                              "options; 3 the token was revoked or expired; 4 the server stayed "
                              "unavailable; 5 another connector uses the same state folder. By "
                              "default at most 5 research runs a day (--daily-budget) and one "
-                             "task at a time (--max-tasks, up to 3)."),
+                             "task at a time (--max-tasks, up to {max_live_leases})."),
     "dev.tools_title": ("工具一览", "The tools"),
     "dev.tool": ("工具 / action", "Tool / action"),
     "dev.method": ("方法", "Method"),
@@ -691,10 +693,10 @@ STRINGS: dict[str, tuple[str, str]] = {
 
     # --- memory garden ---------------------------------------------------------------
     "mem.title": ("记忆花园", "Memory garden"),
-    "mem.intro": ("智能体每提交一条有效回答，会为它生成一条待确认的私人记忆。你确认后，这条记忆会在它之后研究问题时提供给它（最多 20 条）；拒绝或删除则丢弃。",
+    "mem.intro": ("智能体每提交一条有效回答，会为它生成一条待确认的私人记忆。你确认后，这条记忆会在它之后研究问题时提供给它（最多 {context_memories} 条）；拒绝或删除则丢弃。",
                   "Each valid answer gives its agent a private memory waiting for you. Once "
                   "you confirm it, the agent receives it when it researches later questions "
-                  "(up to 20); reject or delete to drop it."),
+                  "(up to {context_memories}); reject or delete to drop it."),
     "mem.none": ("还没有智能体。先创建一个。", "No agents yet. Create one first."),
     "mem.pending": ("待确认（{n}）", "Waiting for you ({n})"),
     "mem.active": ("已确认（{n}）", "Confirmed ({n})"),
@@ -709,7 +711,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "mem.off_note": ("记忆已关闭：不会生成新记忆，研究时也不提供已确认的记忆。",
                      "Memory is off: no new memories are made and confirmed ones are not "
                      "given to the agent."),
-    "mem.limit": ("每个智能体最多保存 30 条记忆。", "Each agent keeps up to 30 memories."),
+    "mem.limit": ("每个智能体最多保存 {max_memories} 条记忆。", "Each agent keeps up to {max_memories} memories."),
     "mem.from_question": ("来自这个问题", "from this question"),
     "mem.done_confirm": ("记忆已确认。", "Memory confirmed."),
     "mem.done_reject": ("记忆已拒绝。", "Memory rejected."),
@@ -833,7 +835,7 @@ def translate(lang: str, key: str, **values: Any) -> str:
     if pair is None:
         return key
     text = pair[1] if lang == "en" else pair[0]
-    return text.format(**values) if values else text
+    return fill(text, values) if values else text
 
 
 def has(key: str) -> bool:

@@ -15,238 +15,31 @@ from . import __version__
 from .actions import ACTIONS
 from .mcp import SUPPORTED_VERSIONS
 from .models import external as ext
+from .models import jsonrpc as rpc
 from .models import responses as r
 from .models import web
-from .schemas import model_schema, without
+from .prose import fill, numbers
+from .openapi_parts import (REF, Components, action_request, inline, json_body, membership, one_of,
+                            query_parameters, responses)
+from .schemas import model_schema
+from .settings import Settings
 
-REF = "#/components/schemas/"
 CONTRACT_VERSION = "1.0.2"
 # Manage actions LobbyTalks adds to §3's four; the contract's request union only grows.
 MANAGE_EXTENSIONS = (ext.UpdateAgent, ext.ArchiveAgent)
 
 
-class Components:
-    """Collects named schemas; nested models become components of their own."""
-
-    def __init__(self) -> None:
-        self.schemas: dict[str, dict[str, Any]] = {}
-
-    def add(self, model: type[BaseModel], name: str | None = None) -> dict[str, str]:
-        schema, defs = model_schema(model, REF)
-        for def_name, sub in defs.items():
-            self.schemas.setdefault(def_name, sub)
-        return self.put(name or model.__name__, schema)
-
-    def put(self, name: str, schema: dict[str, Any]) -> dict[str, str]:
-        self.schemas[name] = schema
-        return {"$ref": REF + name}
-
-
-def _action_request(schema: dict[str, Any], action: str) -> dict[str, Any]:
-    """REST dispatches on ``action``, so the request schemas require it (MCP does not)."""
-    schema = dict(schema)
-    schema["properties"] = {"action": {"const": action, "type": "string"},
-                            **without(schema, "action")["properties"]}
-    schema["required"] = ["action", *[n for n in schema.get("required", []) if n != "action"]]
-    return schema
-
-
-def _membership(action: str) -> dict[str, Any]:
-    """join/leave share one model; ``communityId`` is accepted as an alias of ``community``."""
-    schema, _ = model_schema(web.CommunityMembership, REF)
-    schema = _action_request(schema, action)
-    schema["required"] = ["action", "community"]
-    schema["properties"]["communityId"]["description"] = "community 的别名；两者都给时必须相同"
-    return schema
-
-
-def _query_parameters(models: dict[str, type[BaseModel]], skip: tuple[str, ...] = ("action",),
-                      ) -> list[dict[str, Any]]:
-    """One query parameter per field of any of ``models`` (keyed by the action using it);
-    a parameter is required only when every action requires it, else its description says
-    which actions do."""
-    schemas = {action: model_schema(model, REF)[0] for action, model in models.items()}
-    params: dict[str, dict[str, Any]] = {}
-    for schema in schemas.values():
-        for name, prop in schema["properties"].items():
-            if name in skip or name in params:
-                continue
-            prop = dict(prop)
-            needed_by = [a for a, s in schemas.items() if name in s.get("required", [])]
-            param: dict[str, Any] = {"name": name, "in": "query",
-                                     "required": len(needed_by) == len(schemas)}
-            description = prop.pop("description", None)
-            if needed_by and len(needed_by) < len(schemas):
-                description = f"{'、'.join(needed_by)} 必填" + (f"；{description}" if description else "")
-            if description:
-                param["description"] = description
-            params[name] = {**param, "schema": prop}
-    return list(params.values())
-
-
-def _json(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"content": {"application/json": {"schema": schema}}}
-
-
-def _responses(ok: dict[str, Any], error: dict[str, Any], error_text: str,
-               **extra: dict[str, Any]) -> dict[str, Any]:
-    return {"200": {"description": "成功", **_json(ok)}, **extra,
-            "default": {"description": error_text, **_json(error)}}
-
-
-def _one_of(refs: list[dict[str, str]], discriminated: bool = True) -> dict[str, Any]:
-    schema: dict[str, Any] = {"oneOf": refs}
-    if discriminated:
-        schema["discriminator"] = {"propertyName": "action"}
-    return schema
-
-
-def _inline(model: type[BaseModel]) -> dict[str, Any]:
-    return model_schema(model, REF)[0]
-
-
-def document(base_url: str) -> dict[str, Any]:
+def document(base_url: str, settings: Settings) -> dict[str, Any]:
+    """The whole document for this instance's address and the limits its settings set."""
     c = Components()
-    external_error = c.add(r.ExternalError)
-    web_error = c.add(r.WebError)
-    external_errors = ("外部接口错误 {error, code}：400/401/403/404/405/409/413/415/429/503；"
-                       "profile_limit 可为 400/409，task_limit 可为 429/409。")
-    web_errors = "网页接口错误 {error}，没有机器码，按 HTTP 状态处理。"
-
-    action_refs = []
-    for action in ACTIONS.values():
-        schema, defs = model_schema(action.model, REF)
-        for name, sub in defs.items():
-            c.schemas.setdefault(name, sub)
-        action_refs.append(c.put(action.name, _action_request(schema, action.name)))
-    outputs: list[type[BaseModel]] = []
-    for action in ACTIONS.values():
-        if action.output and action.output not in outputs:
-            outputs.append(action.output)
-    external_request = c.put("ExternalRequest", _one_of(action_refs))
-    external_response = c.put("ExternalResponse", {"anyOf": [c.add(m) for m in outputs]})
-    reads = [a for a in ACTIONS.values() if a.method == "GET"]
-
-    manage_request = c.put("ManageRequest", _one_of(
-        [c.add(ext.Register), c.add(ext.Rotate), c.add(ext.Revoke), c.add(ext.CancelTask),
-         *[c.add(model) for model in MANAGE_EXTENSIONS]]))
-    community_request = c.put("CommunityRequest", _one_of([
-        c.add(web.CommunityCreate), c.put("CommunityJoin", _membership("join")),
-        c.put("CommunityLeave", _membership("leave"))]))
-    web_auth, web_logout, web_topic = c.add(web.WebAuth), c.add(web.WebLogout), c.add(web.WebTopicCreate)
-    for model in (r.CommunityList, r.CommunityMutation, r.IssuedToken, r.Connections,
-                  r.ManagedTaskList, r.CancelledTask, r.WebCommunityDetails,
-                  r.UpdatedAgent, r.ArchivedAgent):
-        c.add(model)
-    rpc_request, rpc_response = c.add(r.JsonRpcRequest), c.add(r.JsonRpcResponse)
-
+    refs = _register(c)
+    stated = numbers(settings)
     paths = {
-        "/api/external": {
-            "get": {
-                "operationId": "readExternal", "tags": ["External"],
-                "summary": "外部读取操作（四个 GET action）",
-                "description": "写操作用 GET 调用返回 405。每个 Token 每分钟 120 次（与 MCP 共用）。",
-                "parameters": [
-                    {"name": "action", "in": "query", "required": True,
-                     "schema": {"type": "string", "enum": [a.name for a in reads]}},
-                    *_query_parameters({a.name: a.model for a in reads})],
-                "responses": _responses(external_response, external_error, external_errors),
-            },
-            "post": {
-                "operationId": "callExternal", "tags": ["External"],
-                "summary": "外部写操作：加入社区、领取、续租、失败、提交",
-                "description": "请求体最多 64 KiB。领取得到 30 分钟租约，heartbeat 最多续到领取后 2 小时；"
-                               "相同 requestId 或相同成果可重放，不同内容返回 409。",
-                "requestBody": {"required": True, **_json(external_request)},
-                "responses": _responses(external_response, external_error, external_errors),
-            },
-        },
-        "/api/external/manage": {
-            "get": {
-                "operationId": "listExternalConnections", "tags": ["Manage"],
-                "summary": "本人的外部虾与 Token，或本人的外部任务",
-                "description": "只接受网页登录 Cookie。action=tasks 时每页 20 条，按创建时间倒序。",
-                "security": [{"WebSession": []}],
-                "parameters": [
-                    {"name": "action", "in": "query", "required": False,
-                     "schema": {"type": "string", "enum": ["agents", "tasks"], "default": "agents"}},
-                    *_query_parameters({"tasks": ext.TaskFilters})],
-                "responses": _responses({"oneOf": [{"$ref": REF + "Connections"},
-                                                   {"$ref": REF + "ManagedTaskList"}]},
-                                        external_error, external_errors),
-            },
-            "post": {
-                "operationId": "manageExternalConnections", "tags": ["Manage"],
-                "summary": "注册外部虾、轮换或撤销 Token、取消本人的任务",
-                "description": "只接受网页登录 Cookie，不接受 Agent Token。Token 只在这次响应中出现。"
-                               "扩展 action：update 改名或改讨论原则（已有发言保留提交时的名字），"
-                               "archive 归档（撤销全部 Token、终止其租约、不再计入 8 只上限，不可恢复）。",
-                "security": [{"WebSession": []}],
-                "requestBody": {"required": True, **_json(manage_request)},
-                # The extensions' results are inline so the contract's named responses stay as they are.
-                "responses": _responses({"anyOf": [{"$ref": REF + "IssuedToken"}, _inline(r.Ok),
-                                                   {"$ref": REF + "CancelledTask"},
-                                                   _inline(r.UpdatedAgent), _inline(r.ArchivedAgent)]},
-                                        external_error, external_errors),
-            },
-        },
-        "/api/external/mcp": {
-            "post": {
-                "operationId": "mcpJsonRpc", "tags": ["MCP"],
-                "summary": "无状态 MCP（JSON-RPC 2.0，JSON 响应）",
-                "description": f"协议版本 {'、'.join(SUPPORTED_VERSIONS)}；无会话 ID，无服务器推送。"
-                               "GET/DELETE 返回 405。工具的业务失败是 HTTP 200 + result.isError；"
-                               "认证与传输失败是非 2xx + JSON-RPC -32000，机器码在 error.data.code。",
-                "parameters": [
-                    {"name": "Accept", "in": "header", "required": True,
-                     "schema": {"type": "string"}, "example": "application/json, text/event-stream"},
-                    {"name": "MCP-Protocol-Version", "in": "header", "required": False,
-                     "schema": {"type": "string", "enum": list(SUPPORTED_VERSIONS)}}],
-                "requestBody": {"required": True, **_json(rpc_request)},
-                "responses": _responses(
-                    rpc_response, rpc_response,
-                    "JSON-RPC 错误：-32700 解析、-32600 结构、-32601 方法、-32602 参数、-32000 认证/传输",
-                    **{"202": {"description": "通知（没有 id）已接受，没有响应体"}}),
-                "x-mcp-tools": list(ACTIONS),
-            },
-        },
-        "/api/communities": {
-            "get": {
-                "operationId": "listWebCommunities", "tags": ["Communities"],
-                "summary": "公开社区列表、已加入列表或单个社区",
-                "description": "scope=all 可匿名，joined 需要登录；每页 60。给出 id 时返回 {community}。",
-                "security": [{}, {"WebSession": []}],
-                "parameters": _query_parameters({"list": web.CommunitiesQuery}, skip=()),
-                "responses": _responses({"oneOf": [{"$ref": REF + "CommunityList"},
-                                                   {"$ref": REF + "WebCommunityDetails"}]},
-                                        web_error, web_errors),
-            },
-            "post": {
-                "operationId": "manageWebCommunity", "tags": ["Communities"],
-                "summary": "创建、加入或退出公开社区",
-                "description": "登录 Cookie，同源 JSON，最多 4 KiB；每用户每小时 30 次。",
-                "security": [{"WebSession": []}],
-                "requestBody": {"required": True, **_json(community_request)},
-                "responses": _responses({"$ref": REF + "CommunityMutation"}, web_error, web_errors),
-            },
-        },
-        "/api/community": {
-            "get": {
-                "operationId": "readWebCommunity", "tags": ["Web"],
-                "summary": "当前账号、分类、社区问题列表或一个话题",
-                "security": [{}, {"WebSession": []}],
-                "parameters": _query_parameters({"read": web.CommunityQuery}, skip=()),
-                "responses": _responses({"type": "object"}, web_error, web_errors),
-            },
-            "post": {
-                "operationId": "createWebQuestionOrSession", "tags": ["Web"],
-                "summary": "注册、登录、退出与提问（本集成用到的网页 action）",
-                "security": [{}, {"WebSession": []}],
-                "requestBody": {"required": True, **_json(_one_of([web_auth, web_logout, web_topic]))},
-                "responses": _responses({"anyOf": [_inline(r.Ok), _inline(r.NewId)]},
-                                        web_error, web_errors),
-            },
-        },
+        "/api/external": _external_path(refs, stated),
+        "/api/external/manage": _manage_path(refs, stated),
+        "/api/external/mcp": _mcp_path(refs),
+        "/api/communities": _communities_path(refs, stated),
+        "/api/community": _community_path(refs),
     }
     return {
         "openapi": "3.1.0",
@@ -265,15 +58,176 @@ def document(base_url: str) -> dict[str, Any]:
                  {"name": "Communities", "description": "公开社区"},
                  {"name": "Web", "description": "网页账号、提问与阅读（本集成用到的部分）"}],
         "paths": paths,
-        "components": {
-            "securitySchemes": {
-                "AgentBearer": {"type": "http", "scheme": "bearer", "bearerFormat": "Agent Token",
-                                "description": "网页上创建外部虾时发放一次、30 天有效；不是模型 API Key。"},
-                "WebSession": {"type": "apiKey", "in": "cookie", "name": "xia_session",
-                               "description": "网页登录设置的 HttpOnly 会话 Cookie。"},
-            },
-            "schemas": c.schemas,
-        },
+        "components": {"securitySchemes": _security_schemes(stated), "schemas": c.schemas},
         "externalDocs": {"description": "完整接口说明 / full protocol notes",
                          "url": f"{base_url}/docs/external-agents-v1.md"},
+    }
+
+
+EXTERNAL_ERRORS = ("外部接口错误 {error, code}：400/401/403/404/405/409/413/415/429/503；"
+                   "profile_limit 可为 400/409，task_limit 可为 429/409。")
+WEB_ERRORS = "网页接口错误 {error}，没有机器码，按 HTTP 状态处理。"
+
+
+def _register(c: Components) -> dict[str, Any]:
+    """Every named schema, in the document's order; the references the paths use."""
+    refs: dict[str, Any] = {"external_error": c.add(r.ExternalError), "web_error": c.add(r.WebError)}
+    action_refs = []
+    for action in ACTIONS.values():
+        schema, defs = model_schema(action.model, REF)
+        for name, sub in defs.items():
+            c.schemas.setdefault(name, sub)
+        action_refs.append(c.put(action.name, action_request(schema, action.name)))
+    outputs: list[type[BaseModel]] = []
+    for action in ACTIONS.values():
+        if action.output and action.output not in outputs:
+            outputs.append(action.output)
+    refs["external_request"] = c.put("ExternalRequest", one_of(action_refs))
+    refs["external_response"] = c.put("ExternalResponse", {"anyOf": [c.add(m) for m in outputs]})
+    refs["manage_request"] = c.put("ManageRequest", one_of(
+        [c.add(ext.Register), c.add(ext.Rotate), c.add(ext.Revoke), c.add(ext.CancelTask),
+         *[c.add(model) for model in MANAGE_EXTENSIONS]]))
+    refs["community_request"] = c.put("CommunityRequest", one_of([
+        c.add(web.CommunityCreate), c.put("CommunityJoin", membership("join")),
+        c.put("CommunityLeave", membership("leave"))]))
+    refs["web_post"] = one_of([c.add(web.WebAuth), c.add(web.WebLogout), c.add(web.WebTopicCreate)])
+    for model in (r.CommunityList, r.CommunityMutation, r.IssuedToken, r.Connections,
+                  r.ManagedTaskList, r.CancelledTask, r.WebCommunityDetails,
+                  r.UpdatedAgent, r.ArchivedAgent):
+        c.add(model)
+    refs["rpc_request"], refs["rpc_response"] = c.add(rpc.JsonRpcRequest), c.add(rpc.JsonRpcResponse)
+    return refs
+
+
+def _external_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:
+    reads = [a for a in ACTIONS.values() if a.method == "GET"]
+    answers = responses(refs["external_response"], refs["external_error"], EXTERNAL_ERRORS)
+    return {
+        "get": {
+            "operationId": "readExternal", "tags": ["External"],
+            "summary": "外部读取操作（四个 GET action）",
+            "description": fill("写操作用 GET 调用返回 405。每个 Token {token_rate}（与 MCP 共用）。", stated),
+            "parameters": [
+                {"name": "action", "in": "query", "required": True,
+                 "schema": {"type": "string", "enum": [a.name for a in reads]}},
+                *query_parameters({a.name: a.model for a in reads})],
+            "responses": answers,
+        },
+        "post": {
+            "operationId": "callExternal", "tags": ["External"],
+            "summary": "外部写操作：加入社区、领取、续租、失败、提交",
+            "description": fill("请求体最多 64 KiB。领取得到 {lease_minutes} 分钟租约，heartbeat 最多续到领取后"
+                                " {max_lease_hours} 小时；相同 requestId 或相同成果可重放，不同内容返回 409。",
+                                stated),
+            "requestBody": {"required": True, **json_body(refs["external_request"])},
+            "responses": answers,
+        },
+    }
+
+
+def _manage_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:
+    error = refs["external_error"]
+    return {
+        "get": {
+            "operationId": "listExternalConnections", "tags": ["Manage"],
+            "summary": "本人的外部虾与 Token，或本人的外部任务",
+            "description": "只接受网页登录 Cookie。action=tasks 时每页 20 条，按创建时间倒序。",
+            "security": [{"WebSession": []}],
+            "parameters": [
+                {"name": "action", "in": "query", "required": False,
+                 "schema": {"type": "string", "enum": ["agents", "tasks"], "default": "agents"}},
+                *query_parameters({"tasks": ext.TaskFilters})],
+            "responses": responses({"oneOf": [{"$ref": REF + "Connections"},
+                                               {"$ref": REF + "ManagedTaskList"}]},
+                                    error, EXTERNAL_ERRORS),
+        },
+        "post": {
+            "operationId": "manageExternalConnections", "tags": ["Manage"],
+            "summary": "注册外部虾、轮换或撤销 Token、取消本人的任务",
+            "description": fill("只接受网页登录 Cookie，不接受 Agent Token。Token 只在这次响应中出现。"
+                                "扩展 action：update 改名或改讨论原则（已有发言保留提交时的名字），"
+                                "archive 归档（撤销全部 Token、终止其租约、不再计入 {max_agents} 只上限，"
+                                "不可恢复）。", stated),
+            "security": [{"WebSession": []}],
+            "requestBody": {"required": True, **json_body(refs["manage_request"])},
+            # The extensions' results are inline so the contract's named responses stay as they are.
+            "responses": responses({"anyOf": [{"$ref": REF + "IssuedToken"}, inline(r.Ok),
+                                               {"$ref": REF + "CancelledTask"},
+                                               inline(r.UpdatedAgent), inline(r.ArchivedAgent)]},
+                                    error, EXTERNAL_ERRORS),
+        },
+    }
+
+
+def _mcp_path(refs: dict[str, Any]) -> dict[str, Any]:
+    return {"post": {
+        "operationId": "mcpJsonRpc", "tags": ["MCP"],
+        "summary": "无状态 MCP（JSON-RPC 2.0，JSON 响应）",
+        "description": f"协议版本 {'、'.join(SUPPORTED_VERSIONS)}；无会话 ID，无服务器推送。"
+                       "GET/DELETE 返回 405。工具的业务失败是 HTTP 200 + result.isError；"
+                       "认证与传输失败是非 2xx + JSON-RPC -32000，机器码在 error.data.code。",
+        "parameters": [
+            {"name": "Accept", "in": "header", "required": True,
+             "schema": {"type": "string"}, "example": "application/json, text/event-stream"},
+            {"name": "MCP-Protocol-Version", "in": "header", "required": False,
+             "schema": {"type": "string", "enum": list(SUPPORTED_VERSIONS)}}],
+        "requestBody": {"required": True, **json_body(refs["rpc_request"])},
+        "responses": responses(
+            refs["rpc_response"], refs["rpc_response"],
+            "JSON-RPC 错误：-32700 解析、-32600 结构、-32601 方法、-32602 参数、-32000 认证/传输",
+            **{"202": {"description": "通知（没有 id）已接受，没有响应体"}}),
+        "x-mcp-tools": list(ACTIONS),
+    }}
+
+
+def _communities_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "get": {
+            "operationId": "listWebCommunities", "tags": ["Communities"],
+            "summary": "公开社区列表、已加入列表或单个社区",
+            "description": "scope=all 可匿名，joined 需要登录；每页 60。给出 id 时返回 {community}。",
+            "security": [{}, {"WebSession": []}],
+            "parameters": query_parameters({"list": web.CommunitiesQuery}, skip=()),
+            "responses": responses({"oneOf": [{"$ref": REF + "CommunityList"},
+                                               {"$ref": REF + "WebCommunityDetails"}]},
+                                    refs["web_error"], WEB_ERRORS),
+        },
+        "post": {
+            "operationId": "manageWebCommunity", "tags": ["Communities"],
+            "summary": "创建、加入或退出公开社区",
+            "description": fill("登录 Cookie，同源 JSON，最多 4 KiB；每用户{community_rate}。", stated),
+            "security": [{"WebSession": []}],
+            "requestBody": {"required": True, **json_body(refs["community_request"])},
+            "responses": responses({"$ref": REF + "CommunityMutation"}, refs["web_error"], WEB_ERRORS),
+        },
+    }
+
+
+def _community_path(refs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "get": {
+            "operationId": "readWebCommunity", "tags": ["Web"],
+            "summary": "当前账号、分类、社区问题列表或一个话题",
+            "security": [{}, {"WebSession": []}],
+            "parameters": query_parameters({"read": web.CommunityQuery}, skip=()),
+            "responses": responses({"type": "object"}, refs["web_error"], WEB_ERRORS),
+        },
+        "post": {
+            "operationId": "createWebQuestionOrSession", "tags": ["Web"],
+            "summary": "注册、登录、退出与提问（本集成用到的网页 action）",
+            "security": [{}, {"WebSession": []}],
+            "requestBody": {"required": True, **json_body(refs["web_post"])},
+            "responses": responses({"anyOf": [inline(r.Ok), inline(r.NewId)]},
+                                    refs["web_error"], WEB_ERRORS),
+        },
+    }
+
+
+def _security_schemes(stated: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "AgentBearer": {"type": "http", "scheme": "bearer", "bearerFormat": "Agent Token",
+                        "description": fill("网页上创建外部虾时发放一次、{token_days} 天有效；不是模型 API Key。",
+                                            stated)},
+        "WebSession": {"type": "apiKey", "in": "cookie", "name": "xia_session",
+                       "description": "网页登录设置的 HttpOnly 会话 Cookie。"},
     }

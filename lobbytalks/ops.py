@@ -1,4 +1,7 @@
-"""Operations on the database file for admins: backup, restore, check, pre-migration backup.
+"""Operations on the database file for admins: backup, restore, pre-migration backup.
+
+Checking a file is in ``dbfile``, the secret key beside a backup in ``backup_keys``; their
+names are re-exported here, so ``ops.check`` and ``ops.export_key`` keep working.
 
 Every copy goes through SQLite's online backup API, never a file copy: a plain copy of a
 live WAL database can miss committed pages that still sit in the ``-wal`` file, or catch a
@@ -6,9 +9,6 @@ page half written. The source is read inside one read transaction held for the w
 so the copy is the snapshot taken when it started (every transaction committed before
 that is in it) and concurrent writers never make the copy restart. WAL readers do not block
 writers, so the server keeps serving meanwhile.
-
-The secret key that seals private question context is NOT in the database; the helpers at
-the end copy it beside a backup and report whether a key opens a restored database.
 
 Nothing here knows Flask; the CLI prints, this module raises ``OpsError`` with a message
 meant for the admin.
@@ -19,105 +19,25 @@ import contextlib
 import logging
 import os
 import sqlite3
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import crypto, serverlock
-from .db import (BUSY_TIMEOUT_MS, Q, latest_version, make_private_dir, pending_migrations,
-                 schema_version)
+from . import serverlock
+from .backup_keys import KeyCheck, check_key, export_key, install_key, key_file_for
+from .db import Q, make_private_dir, pending_migrations, schema_version
+from .dbfile import CheckReport, OpsError, check, inspect, open_existing, list_sealed_key_ids, stamp
+
+__all__ = ["backup", "backup_before_migrate", "restore", "BackupResult", "RestoreResult",
+           "check_backup_file", "STEP_PAGES", "Progress",
+           # re-exported
+           "CheckReport", "OpsError", "check", "inspect", "open_existing", "list_sealed_key_ids",
+           "stamp", "KeyCheck", "check_key", "export_key", "install_key", "key_file_for"]
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (pages copied, total pages)
 STEP_PAGES = 1024  # 4 MiB per step with SQLite's default 4 KiB pages
-
-
-class OpsError(RuntimeError):
-    """An operation refused or failed; the message tells the admin what to do."""
-
-
-def stamp(now: int) -> str:
-    """A UTC timestamp for file names, sortable: 20261101T120000Z."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-
-
-def open_existing(path: str | Path) -> sqlite3.Connection:
-    """Open a database that must already exist, without changing its journal mode.
-
-    ``db.connect`` would create a missing file and switch a backup to WAL mode; opening with
-    ``mode=rw`` does neither, and closing it leaves no ``-wal``/``-shm`` behind (a read-only
-    handle on a WAL file would). A file we may not write falls back to read-only.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise OpsError(f"{path}: no such database file")
-    uri = path.resolve().as_uri()
-    try:
-        conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
-    except sqlite3.OperationalError:
-        conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    return conn
-
-
-# --- check -----------------------------------------------------------------------------------
-
-@dataclass
-class CheckReport:
-    path: Path
-    integrity: list[str]
-    foreign_key_problems: list[str]
-    version: int
-    latest: int
-
-    @property
-    def too_new(self) -> bool:
-        return self.version > self.latest
-
-    @property
-    def ok(self) -> bool:
-        return self.integrity == ["ok"] and not self.foreign_key_problems and not self.too_new
-
-    def lines(self) -> list[str]:
-        state = ("up to date" if self.version == self.latest else
-                 "NEWER than this LobbyTalks: run a newer release" if self.too_new else
-                 "older: migrates forward at the next start")
-        out = [f"database: {self.path}",
-               f"schema version: {self.version} (this LobbyTalks knows up to {self.latest}; "
-               f"{state})",
-               "integrity_check: " + ("ok" if self.integrity == ["ok"] else "FAILED")]
-        if self.integrity != ["ok"]:
-            out += [f"  {line}" for line in self.integrity[:20]]
-            out += [f"  ... {len(self.integrity) - 20} more"] if len(self.integrity) > 20 else []
-        out.append("foreign_key_check: " + ("ok" if not self.foreign_key_problems else
-                                            f"{len(self.foreign_key_problems)} problem(s)"))
-        out += [f"  {line}" for line in self.foreign_key_problems[:20]]
-        out.append("result: " + ("ok" if self.ok else "PROBLEMS FOUND"))
-        return out
-
-
-def inspect(conn: sqlite3.Connection, path: Path) -> CheckReport:
-    """Integrity, foreign keys and schema version of an open database."""
-    try:
-        integrity = [line for row in conn.execute("PRAGMA integrity_check")
-                     for line in row[0].splitlines()]
-        problems = [f"{row[0]} rowid {row[1]} -> {row[2]} (constraint {row[3]})"
-                    for row in conn.execute("PRAGMA foreign_key_check")]
-        version = schema_version(conn)
-    except sqlite3.DatabaseError as exc:
-        raise OpsError(f"{path}: not a readable SQLite database ({exc})") from None
-    return CheckReport(Path(path), integrity, problems, version, latest_version())
-
-
-def check(path: str | Path) -> CheckReport:
-    conn = open_existing(path)
-    try:
-        return inspect(conn, Path(path))
-    finally:
-        conn.close()
 
 
 # --- backup ----------------------------------------------------------------------------------
@@ -128,17 +48,7 @@ class BackupResult:
     pages: int
     size: int
     version: int
-    sealed_key_ids: list[str] = field(default_factory=list)
-
-
-def sealed_key_ids(conn: sqlite3.Connection) -> list[str]:
-    """Key ids that seal private context in this database (empty: no key is needed)."""
-    try:
-        rows = conn.execute("SELECT DISTINCT private_key_id FROM question_versions"
-                            " WHERE private_context IS NOT NULL ORDER BY 1").fetchall()
-    except sqlite3.OperationalError:  # no such table: an empty or foreign database
-        return []
-    return [row[0] for row in rows]
+    list_sealed_key_ids: list[str] = field(default_factory=list)
 
 
 def _copy(src: sqlite3.Connection, dest: Path, step_pages: int,
@@ -217,7 +127,7 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
         copy, pages = _copy(src, tmp, step_pages, progress)
         try:
             report = _verify(copy, dest)
-            key_ids = sealed_key_ids(copy)
+            key_ids = list_sealed_key_ids(copy)
         finally:
             copy.close()
         os.replace(tmp, dest)
@@ -261,7 +171,7 @@ class RestoreResult:
     version: int
     latest: int
     sessions_ended: int
-    sealed_key_ids: list[str]
+    list_sealed_key_ids: list[str]
 
 
 def check_backup_file(path: str | Path) -> CheckReport:
@@ -309,7 +219,7 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
         try:
             _verify(copy, tmp)
             ended = copy.execute(Q.delete_all_sessions).rowcount
-            key_ids = sealed_key_ids(copy)
+            key_ids = list_sealed_key_ids(copy)
         finally:
             copy.close()
         previous = _set_aside(db_path, f"before-restore-{stamp(now)}")
@@ -340,71 +250,3 @@ def _set_aside(db_path: Path, label: str) -> Path | None:
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
     return kept
-
-
-# --- the secret key --------------------------------------------------------------------------
-
-def key_file_for(backup_file: str | Path) -> Path:
-    """Where ``backup --with-key`` puts the key: beside the backup, ``FILE.key``."""
-    backup_file = Path(backup_file)
-    return backup_file.with_name(backup_file.name + ".key")
-
-
-def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:
-    """Write the keyring in use (env value or key file) to ``dest`` (0600); return fingerprint."""
-    keyring = crypto.load_keyring(env_value=env_value, key_path=key_path, create=False)
-    if dest.exists():
-        if not force:
-            raise OpsError(f"{dest} already exists; pass --force to overwrite it")
-        dest.unlink()
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(keyring.dump())
-    return keyring.fingerprint()
-
-
-def install_key(source: Path, key_path: Path, now: int) -> Path | None:
-    """Make the key file ``source`` the data folder's key; keep a different old key aside.
-
-    Returns where the previous key was kept (None if there was none or it was the same).
-    """
-    try:
-        new = crypto.Keyring.parse(source.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OpsError(f"cannot read key file {source}: {exc}") from None
-    except crypto.SecretKeyProblem as exc:
-        raise OpsError(f"key file {source}: {exc}") from None
-    kept = None
-    if key_path.exists():
-        with contextlib.suppress(crypto.SecretKeyProblem, OSError, UnicodeDecodeError):
-            if crypto.Keyring.parse(key_path.read_text("utf-8")) == new:
-                return None
-        kept = key_path.with_name(f"{key_path.name}.before-restore-{stamp(now)}")
-        os.replace(key_path, kept)
-    crypto.save_keyring(new, key_path)
-    return kept
-
-
-@dataclass
-class KeyCheck:
-    matches: bool | None  # None: the database seals nothing, any key will do
-    message: str
-
-
-def check_key(db_path: Path, env_value: str, key_path: Path) -> KeyCheck:
-    """Does the key this installation would use open the database's private context?"""
-    conn = open_existing(db_path)
-    try:
-        if not sealed_key_ids(conn):
-            return KeyCheck(None, "the database holds no private context, so no particular "
-                                  "key is needed")
-        source = crypto.ENV_NAME if env_value.strip() else str(key_path)
-        try:
-            keyring = crypto.load_keyring(env_value=env_value, key_path=key_path, create=False)
-            crypto.verify_keyring(conn, keyring)
-        except crypto.SecretKeyProblem as exc:
-            return KeyCheck(False, str(exc))
-        return KeyCheck(True, f"the key from {source} (fingerprint {keyring.fingerprint()}) "
-                              f"opens this database's private context")
-    finally:
-        conn.close()

@@ -1,8 +1,8 @@
-"""What a running app holds: settings, the database, the keyring and the rate gate."""
+"""What a running app holds: settings, the database, the keyring, the rate gate and the mailer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flask import current_app
 
@@ -12,6 +12,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .crypto import Keyring
+    from .mailer import Mailer
 
 
 @dataclass
@@ -20,7 +21,7 @@ class Runtime:
     db: Database
     keyring: "Keyring"
     gate: RateGate
-    extras: dict[str, Any]
+    mailer: "Mailer | None" = None  # its thread sends notification e-mail when SMTP is set
 
 
 def runtime() -> Runtime:

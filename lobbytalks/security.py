@@ -35,8 +35,9 @@ __all__ = [
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 _ID_RANDOM_LENGTH = 20
-_ID_MAX_LENGTH = 64
-_ID_PREFIX = re.compile(r"[a-zA-Z0-9:_-]+")
+ID_MAX_LENGTH = 64
+ID_CHARS = "a-zA-Z0-9:_-"  # every id the server makes or accepts is 1-64 of these
+_ID_PREFIX = re.compile(rf"[{ID_CHARS}]+")
 
 # GitHub's order (digits, upper, lower), so the checksum encoding matches their scheme.
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
@@ -86,7 +87,7 @@ def new_id(prefix: str) -> str:
     The result always matches ``^[a-zA-Z0-9:_-]{1,64}$``.
     :raise ValueError: if the prefix is empty, too long or uses other characters.
     """
-    max_prefix_length = _ID_MAX_LENGTH - 1 - _ID_RANDOM_LENGTH
+    max_prefix_length = ID_MAX_LENGTH - 1 - _ID_RANDOM_LENGTH
     if not _ID_PREFIX.fullmatch(prefix) or len(prefix) > max_prefix_length:
         raise ValueError(f"id prefix must be 1-{max_prefix_length} chars of [a-zA-Z0-9:_-]")
     stamp = _encode(_monotonic_stamp(), _BASE36_DIGITS, _ID_STAMP_LENGTH)

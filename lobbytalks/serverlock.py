@@ -1,4 +1,9 @@
-"""One serving process per database: an exclusive advisory lock next to the file."""
+"""One process at a time per database: an exclusive advisory lock next to the file.
+
+``serve`` holds it for its whole life; ``restore`` and ``rotate-key`` take it for their
+work, so neither runs beside a server (which would keep serving the replaced file, or the
+old keyring), and a server cannot start while they run.
+"""
 from __future__ import annotations
 
 import fcntl
@@ -32,7 +37,7 @@ def acquire(db_path: Path) -> int:
 
 
 def in_use(db_path: Path) -> bool:
-    """True when a serving process holds the lock (used by restore)."""
+    """True when another process (a server, a restore) holds the lock."""
     try:
         fd = acquire(db_path)
     except DatabaseInUse:

@@ -1,7 +1,8 @@
 """One Settings object: CLI flags > ``LOBBYTALKS_*`` environment > defaults.
 
-Every setting is declared once below with its default and help text; the README's
-configuration table and ``lobbytalks config`` are derived from the same declarations.
+Every setting is declared once below with its default and help text. ``lobbytalks config``
+prints them from these declarations; the README's configuration table is written by hand
+and a test (tests/test_foundation.py) fails when a setting is missing from it.
 Secret settings, and URLs that may carry a password, also accept ``LOBBYTALKS_<NAME>_FILE``
 naming a file that holds the value (Docker and Kubernetes secrets).
 """

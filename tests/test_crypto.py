@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lobbytalks import crypto
+from lobbytalks import key_rotation, keystore
 from lobbytalks.crypto import DecryptionFailed, Keyring, SecretKeyProblem
 
 SCHEMA = Path(__file__).resolve().parents[1] / "lobbytalks/sql/migrations/0001_initial.sql"
@@ -193,7 +193,7 @@ def test_with_new_key_keeps_old_keys():
 def test_missing_key_without_create_is_clear(tmp_path):
     path = tmp_path / "data" / "secret.key"
     with pytest.raises(SecretKeyProblem) as err:
-        crypto.load_keyring(env_value="", key_path=path, create=False)
+        keystore.load_keyring(env_value="", key_path=path, create=False)
     assert str(path) in str(err.value) and "LOBBYTALKS_SECRET_KEY" in str(err.value)
     assert not path.exists()
 
@@ -203,13 +203,13 @@ def test_created_key_file_is_owner_only_and_stable(tmp_path):
     path = tmp_path / "new-dir" / "secret.key"
     previous = os.umask(0)  # the mode must come from os.open, not from a friendly umask
     try:
-        kr = crypto.load_keyring(env_value="", key_path=path, create=True)
+        kr = keystore.load_keyring(env_value="", key_path=path, create=True)
     finally:
         os.umask(previous)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert kr.ids == ("k1",)
     assert Keyring.parse(path.read_text()) == kr
-    again = crypto.load_keyring(env_value="", key_path=path, create=True)
+    again = keystore.load_keyring(env_value="", key_path=path, create=True)
     assert again == kr  # second start reuses, never regenerates
     assert sorted(p.name for p in path.parent.iterdir()) == ["secret.key"]  # no temp files
 
@@ -217,15 +217,15 @@ def test_created_key_file_is_owner_only_and_stable(tmp_path):
 def test_concurrent_creator_wins_and_is_not_clobbered(tmp_path, monkeypatch):
     path = tmp_path / "secret.key"
     other = Keyring.generate()
-    real_write_temp = crypto._write_temp
+    real_write_temp = keystore._write_temp
 
     def racing_write_temp(target, text):  # another process creates the file meanwhile
         tmp = real_write_temp(target, text)
         target.write_text(other.dump())
         return tmp
 
-    monkeypatch.setattr(crypto, "_write_temp", racing_write_temp)
-    assert crypto.load_keyring(env_value="", key_path=path, create=True) == other
+    monkeypatch.setattr(keystore, "_write_temp", racing_write_temp)
+    assert keystore.load_keyring(env_value="", key_path=path, create=True) == other
     assert Keyring.parse(path.read_text()) == other
     assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.key"]
 
@@ -236,7 +236,7 @@ def test_save_keyring_replaces_loose_file_with_owner_only(tmp_path):
     path.write_text("junk")
     path.chmod(0o644)
     kr = Keyring.generate().with_new_key()
-    crypto.save_keyring(kr, path)
+    keystore.save_keyring(kr, path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert Keyring.parse(path.read_text()) == kr
 
@@ -244,35 +244,35 @@ def test_save_keyring_replaces_loose_file_with_owner_only(tmp_path):
 @posix_only
 def test_group_readable_key_file_warns(tmp_path, caplog):
     path = tmp_path / "secret.key"
-    crypto.save_keyring(Keyring.generate(), path)
+    keystore.save_keyring(Keyring.generate(), path)
     with caplog.at_level(logging.WARNING, logger="lobbytalks.crypto"):
-        crypto.load_keyring(env_value="", key_path=path, create=False)
+        keystore.load_keyring(env_value="", key_path=path, create=False)
     assert not caplog.records
     path.chmod(0o640)
     with caplog.at_level(logging.WARNING, logger="lobbytalks.crypto"):
-        crypto.load_keyring(env_value="", key_path=path, create=False)
+        keystore.load_keyring(env_value="", key_path=path, create=False)
     assert any("chmod 600" in r.getMessage() for r in caplog.records)
 
 
 def test_env_value_overrides_file(tmp_path):
     path = tmp_path / "secret.key"
     file_kr, env_kr = Keyring.generate(), Keyring.generate()
-    crypto.save_keyring(file_kr, path)
-    loaded = crypto.load_keyring(env_value=env_kr.dump(), key_path=path, create=True)
+    keystore.save_keyring(file_kr, path)
+    loaded = keystore.load_keyring(env_value=env_kr.dump(), key_path=path, create=True)
     assert loaded == env_kr and loaded != file_kr and loaded.from_env
     missing = tmp_path / "absent.key"
-    crypto.load_keyring(env_value=b64(os.urandom(32)), key_path=missing, create=True)
+    keystore.load_keyring(env_value=b64(os.urandom(32)), key_path=missing, create=True)
     assert not missing.exists()
-    assert crypto.load_keyring(env_value="  ", key_path=path, create=False) == file_kr
+    assert keystore.load_keyring(env_value="  ", key_path=path, create=False) == file_kr
 
 
 def test_malformed_sources_name_where(tmp_path):
     with pytest.raises(SecretKeyProblem, match="LOBBYTALKS_SECRET_KEY: line 1"):
-        crypto.load_keyring(env_value="k1:short", key_path=tmp_path / "x", create=True)
+        keystore.load_keyring(env_value="k1:short", key_path=tmp_path / "x", create=True)
     path = tmp_path / "secret.key"
     path.write_text("\n")
     with pytest.raises(SecretKeyProblem, match="secret.key: no key found"):
-        crypto.load_keyring(env_value="", key_path=path, create=True)
+        keystore.load_keyring(env_value="", key_path=path, create=True)
 
 
 # --- database -----------------------------------------------------------------------------------
@@ -281,14 +281,14 @@ def test_malformed_sources_name_where(tmp_path):
 def test_verify_keyring_accepts_right_key_and_rejects_wrong_one(db):
     kr = Keyring.generate().with_new_key()
     store(db, kr, "t1", 1, SECRET)
-    crypto.verify_keyring(db, kr)
-    crypto.verify_keyring(db, Keyring.parse(kr.dump()))
+    key_rotation.verify_keyring(db, kr)
+    key_rotation.verify_keyring(db, Keyring.parse(kr.dump()))
     wrong = Keyring.generate().with_new_key()  # same ids, different keys
     with pytest.raises(SecretKeyProblem, match="does not match this database") as err:
-        crypto.verify_keyring(db, wrong)
+        key_rotation.verify_keyring(db, wrong)
     assert SECRET not in str(err.value)
     with pytest.raises(SecretKeyProblem, match="lacks"):
-        crypto.verify_keyring(db, Keyring.generate("k1"))
+        key_rotation.verify_keyring(db, Keyring.generate("k1"))
 
 
 @pytest.mark.sqlite_only
@@ -297,21 +297,21 @@ def test_verify_keyring_checks_every_key_id_in_use(db):
     store(db, kr, "t1", 1, SECRET)
     kr2 = kr.with_new_key()
     store(db, kr2, "t2", 1, SECRET)
-    crypto.verify_keyring(db, kr2)
+    key_rotation.verify_keyring(db, kr2)
     only_old = Keyring({"k1": kr2._keys["k1"], "k2": os.urandom(32)}, "k2")
     with pytest.raises(SecretKeyProblem, match="'k2'"):
-        crypto.verify_keyring(db, only_old)
+        key_rotation.verify_keyring(db, only_old)
 
 
 @pytest.mark.sqlite_only
 def test_verify_keyring_on_empty_database_passes(db):
-    crypto.verify_keyring(db, Keyring.generate())
+    key_rotation.verify_keyring(db, Keyring.generate())
 
 
 def test_rotation_reencrypts_every_row(db, tmp_path):
     path = tmp_path / "secret.key"
     kr = Keyring.generate()
-    crypto.save_keyring(kr, path)
+    keystore.save_keyring(kr, path)
     texts = {("t1", 1): "one", ("t1", 2): "two", ("t2", 1): SECRET, ("t3", 1): "three"}
     for (topic, version), text in texts.items():
         store(db, kr, topic, version, text)
@@ -319,7 +319,7 @@ def test_rotation_reencrypts_every_row(db, tmp_path):
                 " VALUES ('t3', 2, 'no private context', 0)")
     before = rows(db)
 
-    new, count = crypto.rotate_key(db, path, kr)
+    new, count = key_rotation.rotate_key(db, path, kr)
 
     assert count == 4 and new.current_id == "k2"
     after = rows(db)
@@ -331,9 +331,9 @@ def test_rotation_reencrypts_every_row(db, tmp_path):
         assert new.decrypt(key_id, blob, topic_id=topic, version=version) == texts[topic, version]
         with pytest.raises(DecryptionFailed):  # really sealed with the new key
             kr.decrypt("k1", blob, topic_id=topic, version=version)
-    on_disk = crypto.load_keyring(env_value="", key_path=path, create=False)
+    on_disk = keystore.load_keyring(env_value="", key_path=path, create=False)
     assert on_disk == new and "k1" in on_disk
-    crypto.verify_keyring(db, on_disk)
+    key_rotation.verify_keyring(db, on_disk)
     # rows sealed before rotation (e.g. a backup) still open with the new keyring
     t, v, key_id, blob = before[0]
     assert on_disk.decrypt(key_id, blob, topic_id=t, version=v) == texts[t, v]
@@ -342,7 +342,7 @@ def test_rotation_reencrypts_every_row(db, tmp_path):
 def test_rotation_is_atomic_when_a_row_fails(db, tmp_path):
     path = tmp_path / "secret.key"
     kr = Keyring.generate()
-    crypto.save_keyring(kr, path)
+    keystore.save_keyring(kr, path)
     for topic in ("t1", "t2", "t3"):
         store(db, kr, topic, 1, f"context of {topic}")
     # corrupt the last row processed, so earlier rows were already updated when it fails
@@ -352,12 +352,12 @@ def test_rotation_is_atomic_when_a_row_fails(db, tmp_path):
     before = rows(db)
 
     with pytest.raises(DecryptionFailed):
-        crypto.rotate_key(db, path, kr)
+        key_rotation.rotate_key(db, path, kr)
 
     assert rows(db) == before
     assert not db.in_transaction
     # the file was written first: it holds old + new keys and still opens every good row
-    on_disk = crypto.load_keyring(env_value="", key_path=path, create=False)
+    on_disk = keystore.load_keyring(env_value="", key_path=path, create=False)
     assert on_disk.ids == ("k1", "k2") and on_disk.fingerprint("k1") == kr.fingerprint("k1")
     for topic in ("t1", "t2"):
         (key_id, blob), = db.execute(
@@ -372,14 +372,14 @@ def test_reencrypt_all_rolls_back_on_unknown_key_id(db):
     store(db, kr.with_new_key(), "t2", 1, "b")  # sealed with k2, which `kr` lacks
     before = rows(db)
     with pytest.raises(DecryptionFailed, match="not in the keyring"):
-        crypto.reencrypt_all(db, kr, kr.with_new_key())
+        key_rotation.reencrypt_all(db, kr, kr.with_new_key())
     assert rows(db) == before and not db.in_transaction
 
 
 def test_rotate_refuses_env_held_keyring(db, tmp_path):
-    kr = crypto.load_keyring(env_value=b64(os.urandom(32)), key_path=tmp_path / "k", create=True)
+    kr = keystore.load_keyring(env_value=b64(os.urandom(32)), key_path=tmp_path / "k", create=True)
     store(db, kr, "t1", 1, SECRET)
     before = rows(db)
     with pytest.raises(SecretKeyProblem, match="LOBBYTALKS_SECRET_KEY"):
-        crypto.rotate_key(db, tmp_path / "k", kr)
+        key_rotation.rotate_key(db, tmp_path / "k", kr)
     assert rows(db) == before and not (tmp_path / "k").exists()

@@ -60,7 +60,7 @@ def stop_mailers():
     apps = []
     yield apps.append
     for app in apps:
-        app.config["LOBBYTALKS"].extras["mailer"].stop()
+        app.config["LOBBYTALKS"].mailer.stop()
 
 
 def opted_in_question(app):
@@ -113,12 +113,12 @@ def test_no_mail_for_people_who_did_not_ask(settings, smtp, stop_mailers):
 def test_mail_turned_off_before_sending_is_dropped(settings, smtp, db):
     app = mail_app(settings, smtp.port)
     rt = app.config["LOBBYTALKS"]
-    rt.extras["mailer"].stop()  # hold the mail in the outbox
+    rt.mailer.stop()  # hold the mail in the outbox
     asker, topic = opted_in_question(app)
     answer(contributor(app)[1], topic)
     assert count(db, "mail_outbox") == 1
     asker.web_post("notify_settings", email="asker@example.org", emailNotify=False)
-    assert rt.extras["mailer"].drain() == 0
+    assert rt.mailer.drain() == 0
     assert count(db, "mail_outbox") == 0 and smtp.envelopes == []
 
 
@@ -154,7 +154,7 @@ def test_mail_logs_in_when_a_login_is_set_and_a_wrong_one_is_retried(settings, d
         for password, delivered in (("wrong-pass", 0), ("s3cret-smtp-pass", 1)):
             app = mail_app(settings, controller.port, smtp_username="talk",
                            smtp_password=password)
-            mailer = app.config["LOBBYTALKS"].extras["mailer"]
+            mailer = app.config["LOBBYTALKS"].mailer
             mailer.stop()  # driven by hand below
             if not delivered:
                 _, topic = opted_in_question(app)

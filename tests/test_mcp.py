@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from conftest import AgentClient, Person, count, good_result, joined_person
-from lobbytalks import create_app
+from lobbytalks import create_app, prose
 from lobbytalks.actions import ACTIONS
 
 PATH = "/api/external/mcp"
@@ -372,7 +372,8 @@ def test_tools_list_is_the_action_table(mcp):
     for tool in tools:
         action = ACTIONS[tool["name"]]
         assert tool["title"] == action.title
-        assert tool["description"] == action.description and len(tool["description"]) > 40
+        stated = action.describe(prose.numbers(mcp.http.application.config["LOBBYTALKS"].settings))
+        assert tool["description"] == stated and len(stated) > 40 and "{" not in stated
         assert "outputSchema" not in tool
         schema = tool["inputSchema"]
         jsonschema.Draft202012Validator.check_schema(schema)

@@ -20,7 +20,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from conftest import LiveServer, good_result, open_database, web_session
+from lobbytalks import prose
 from lobbytalks.actions import ACTIONS
+from lobbytalks.settings import Settings
 from test_mcp_output_schema import OPTIONAL_MEMBERS, REF, resolved, undeclared
 
 
@@ -77,7 +79,8 @@ def test_sdk_connects_and_lists_the_nine_tools(server):
     assert capabilities.tools is not None and capabilities.resources is None
     assert [t.name for t in tools.tools] == list(ACTIONS)
     for tool in tools.tools:
-        assert tool.description == ACTIONS[tool.name].description
+        # a served instance with default settings states the default limits
+        assert tool.description == ACTIONS[tool.name].describe(prose.numbers(Settings()))
         assert tool.input_schema["type"] == "object"
         assert tool.annotations.read_only_hint is (ACTIONS[tool.name].method == "GET")
 

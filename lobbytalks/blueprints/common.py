@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, TypeVar
 
-from flask import Request, Response, jsonify
+from flask import Request, Response, jsonify, request
 
 from ..db import Connection
 from ..errors import ApiError
@@ -36,3 +36,9 @@ def read_conn() -> Connection:
     """This thread's read connection, for services that only read; services that write open
     their own transaction on ``runtime().db``."""
     return runtime().db.conn
+
+
+def base_url() -> str:
+    """This instance's address as clients should use it: the configured public address,
+    else the address this request came to."""
+    return (runtime().settings.public_url or request.host_url).rstrip("/")

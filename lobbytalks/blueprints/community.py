@@ -5,7 +5,6 @@ other modules (accounts, memories, answer cards) add their entries to the same t
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from flask import Blueprint, Response, request
@@ -14,16 +13,15 @@ from .. import clock
 from ..auth import User, current_user, require_user
 from ..errors import ApiError
 from ..guards import request_body
-from ..models.common import parse_model, query_args
+from ..models.common import ID, parse_model, query_args
 from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
 from ..runtime import Runtime, runtime
-from ..services import topics
+from ..services import question_page, topics
 from .common import lookup_action, ok, read_conn
 
 bp = Blueprint("community", __name__)
 POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
 GET_ACTIONS: dict[str, Callable[[], Response]] = {}
-ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 
 
 def post_action(name: str):
@@ -78,7 +76,7 @@ def _checked_id(value: str, what: str) -> str:
 def _read_topic(topic_id: str) -> Response:
     user = current_user(request)
     rt = runtime()
-    return ok(topics.read(read_conn(), rt.keyring, user.id if user else None,
+    return ok(question_page.read(read_conn(), rt.keyring, user.id if user else None,
                           _checked_id(topic_id, "话题")))
 
 

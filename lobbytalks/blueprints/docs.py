@@ -11,20 +11,18 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
-from .. import openapi
+from .. import openapi, prose
 from ..actions import ACTIONS
 from ..mcp import LATEST_VERSION, SUPPORTED_VERSIONS
 from ..runtime import runtime
 from ..schemas import model_schema, self_contained
+from ..settings import Settings
+from .common import base_url
+from .web_developers import TOKEN_ENV, claude_config
 
 bp = Blueprint("docs", __name__)
-
-
-def base_url() -> str:
-    """The configured public address, else the address this request came to."""
-    return (runtime().settings.public_url or request.host_url).rstrip("/")
 
 
 def _cacheable(response: Response) -> Response:
@@ -49,8 +47,19 @@ def protocol_markdown():
             .replace("{{ACTIONS}}", actions_table())
             .replace("{{VERSIONS}}", "、".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
             .replace("{{LATEST}}", LATEST_VERSION)
+            .replace("{{CLAUDE_CONFIG}}", json.dumps(claude_config(base_url()), separators=(",", ":")))
+            .replace("{{TOKEN_ENV}}", TOKEN_ENV)
             .replace("{{BASE_URL}}", base_url()))
-    return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
+    return _cacheable(Response(_stated(text, runtime().settings), mimetype="text/markdown",
+                               content_type="text/markdown; charset=utf-8"))
+
+
+def _stated(text: str, settings: Settings) -> str:
+    """``{{MAX_AGENTS}}``, ``{{CLAIM_RATE}}`` (Chinese), ``{{CLAIM_RATE_EN}}`` ... filled in."""
+    for suffix, lang in (("_EN", "en"), ("", "zh")):
+        for name, value in prose.numbers(settings, lang).items():
+            text = text.replace("{{" + name.upper() + suffix + "}}", str(value))
+    return text
 
 
 @bp.get("/docs/question-answers-v073.md")
@@ -60,13 +69,13 @@ def question_answers_markdown():
 
 
 @lru_cache(maxsize=8)
-def _openapi_text(url: str) -> str:
-    return json.dumps(openapi.document(url), ensure_ascii=False, indent=1)
+def _openapi_text(url: str, settings: Settings) -> str:
+    return json.dumps(openapi.document(url, settings), ensure_ascii=False, indent=1)
 
 
 @bp.get("/docs/external-agents-openapi.json")
 def openapi_json():
-    return _cacheable(Response(_openapi_text(base_url()), mimetype="application/json"))
+    return _cacheable(Response(_openapi_text(base_url(), runtime().settings), mimetype="application/json"))
 
 
 # --- the action table of the Markdown doc, generated so it cannot drift ---------------

@@ -46,7 +46,7 @@ def endpoint():
     rt = runtime()
     status, body = protocol.answer(
         payload, version_header=request.headers.get("MCP-Protocol-Version"),
-        run=lambda action, args: actions.run(rt, agent, action, args))
+        run=lambda action, args: actions.run(rt, agent, action, args), settings=rt.settings)
     if body is None:
         response = Response(status=status)
         del response.headers["Content-Type"]

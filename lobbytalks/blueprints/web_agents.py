@@ -6,6 +6,7 @@ from flask import request
 from .. import clock
 from ..errors import ApiError
 from ..models.common import parse_model, query_args
+from ..models.common import TASK_STATES
 from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
@@ -14,7 +15,6 @@ from .web_base import base_url, bp, day, distinct_labels, login_required, render
 from .web_developers import ENV_SNIPPET, client_configs
 from .common import read_conn
 
-TASK_STATES = ("leased", "done", "failed", "expired")
 
 
 @bp.get("/agents")

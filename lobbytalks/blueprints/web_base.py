@@ -15,7 +15,7 @@ from urllib.parse import urlencode, urlsplit
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
 
-from .. import i18n
+from .. import i18n, prose
 from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
@@ -23,6 +23,7 @@ from ..models.common import plain_int
 from ..renderers import register_page_renderer
 from ..runtime import runtime
 from ..security import has_control_chars
+from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 
 bp = Blueprint("web", __name__)
 log = logging.getLogger("lobbytalks.web")
@@ -37,16 +38,12 @@ def lang() -> str:
 
 
 def t(key: str, **values: Any) -> str:
-    """Translate; when a value is already markup (a <time>), the result is markup too."""
+    """Translate, with the numbers in force (``prose.numbers``) filled in; when a value is
+    already markup (a <time>), the result is markup too."""
+    values = {**prose.numbers(runtime().settings, lang()), **values}
     if any(isinstance(v, Markup) for v in values.values()):
         return Markup(escape(i18n.translate(lang(), key))).format(**values)
     return i18n.translate(lang(), key, **values)
-
-
-def base_url() -> str:
-    """This instance's address as people's clients should use it."""
-    public = runtime().settings.public_url
-    return (public or request.host_url).rstrip("/")
 
 
 def lang_url(code: str) -> str:

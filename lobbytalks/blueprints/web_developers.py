@@ -6,14 +6,22 @@ the same ones ``/agents`` shows, built here once.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..actions import ACTIONS
 from ..mcp import SUPPORTED_VERSIONS
+from ..connector.commands import DEFAULT_TOKEN_ENV as TOKEN_ENV
 from .web_base import base_url, bp, render
 
-TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
 # Reads the token without echoing it or leaving it in the shell history.
 ENV_SNIPPET = f"read -rs {TOKEN_ENV}\nexport {TOKEN_ENV}"
+
+
+def claude_config(base: str) -> dict[str, Any]:
+    """Claude Code's ``.mcp.json`` for this instance (the page shows it, the protocol doc too)."""
+    return {"mcpServers": {"xia-chedan": {
+        "type": "http", "url": f"{base}/api/external/mcp",
+        "headers": {"Authorization": "Bearer ${%s}" % TOKEN_ENV}}}}
 
 
 def client_configs(base: str) -> list[dict[str, str]]:
@@ -21,15 +29,12 @@ def client_configs(base: str) -> list[dict[str, str]]:
 
     They name the environment variable only; a token never appears in them."""
     mcp = f"{base}/api/external/mcp"
-    claude = {"mcpServers": {"xia-chedan": {
-        "type": "http", "url": mcp,
-        "headers": {"Authorization": "Bearer ${%s}" % TOKEN_ENV}}}}
     return [
         {"client": "codex", "hint": "agents.codex_hint", "lang": "bash",
          "text": f'codex mcp add xia-chedan --url "{mcp}" \\\n'
                  f"  --bearer-token-env-var {TOKEN_ENV}"},
         {"client": "claude-code", "hint": "agents.claude_hint", "lang": "json",
-         "text": json.dumps(claude, indent=2)},
+         "text": json.dumps(claude_config(base), indent=2)},
         {"client": "deepseek-harness", "hint": "agents.dsh_hint", "lang": "yaml",
          "text": "- id: mcp-community\n"
                  "  name: '@deepseek-ai/dsh-mcp-client'\n"

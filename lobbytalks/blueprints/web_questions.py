@@ -1,7 +1,6 @@
 """Pages about questions: asking one, and reading one with its discussion and answer card."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from flask import request
@@ -12,14 +11,12 @@ from ..errors import ApiError
 from ..models.web import INTENTS
 from ..runtime import runtime
 from .. import clock
-from ..services import agent_requests, cards, communities, notifications, overlap, topics
-from ..services.reading import latest_messages
-from ..models.common import COMMUNITY_ID
+from ..services import communities, question_page, topics
+from ..models.common import COMMUNITY_ID, ID
+from ..models.external import CLIENTS, SOURCE_KINDS
 from .common import read_conn
 from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
-
-TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 
 # Answers shown per page of a question: 200 long answers made a ~22 MB page that took half a
 # second to render; 20 keep a page small while most questions fit on the first.
@@ -58,12 +55,6 @@ def topic_limit(setting: str) -> str:
     unit = item.GRANULARITY.name
     period = t(f"period.{unit}") if item.multiples == 1 else t(f"period.n.{unit}", n=item.multiples)
     return t("ask.limit_hint", n=item.amount, period=period)
-
-
-def own_message_ids(topic_id: str, user_id: int) -> set[str]:
-    """Which answers on the page came from the viewer's own agents (they may share them)."""
-    rows = latest_messages(read_conn(), topic_id, topics.WEB_MESSAGE_LIMIT)
-    return {r["id"] for r in rows if r["user_id"] == user_id}
 
 
 def threads(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list]]:
@@ -113,56 +104,24 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
     return Markup("").join(out)
 
 
-def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
-              mine: set[str]) -> dict[str, Any]:
-    """What the card tools need: why a preview cannot be built, requests already sent, a
-    card an author's withdrawal hid, and the private-context guard for those entitled."""
-    rt = runtime()
-    conn = read_conn()
-    row = topics.get_topic(conn, topic_id)
-    guard = overlap.Guard(conn, rt.keyring, topic_id)
-    current = [m for m in data["messages"] if m["questionVersion"] == row["version"]]
-    withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic_id)
-    flow: dict[str, Any] = {
-        "current_answers": len(current),
-        "shareable": sum(1 for m in current if m["sharePublic"]),
-        "withdrawn": withdrawn,
-        # only one's own unshared answers get the author's warning, and only when entitled
-        "author_repeats": {m["id"]: guard.author_repeats(m) for m in data["messages"]
-                           if m["id"] in mine and not m["sharePublic"]},
-    }
-    if data["topic"]["isAsker"]:
-        draft = data.get("cardDraft")
-        repeats = guard.card_repeats(draft) if draft else []
-        flow.update(
-            requested=notifications.requested_shares(read_conn(), reader, row),
-            can_republish=cards.can_republish(conn, row, withdrawn),
-            draft_repeats=repeats,
-            # only a preview that repeats private context is shown with marks
-            draft_marker=(lambda text: highlight(text, guard.spans(draft["version"], text)))
-            if repeats else None)
-    return flow
-
-
 @bp.get("/q/<topic_id>")
 def question(topic_id: str):
-    if not TOPIC_ID.match(topic_id):
+    if not ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")
-    reader = viewer_id()
     rt = runtime()
-    data = topics.read(read_conn(), rt.keyring, reader, topic_id)
-    topic = data["topic"]
-    community = communities.get_one(read_conn(), reader, topic["communityId"])
+    shown = question_page.page(read_conn(), rt.keyring, viewer_id(), topic_id, now=clock.now())
+    data = shown.data
     pages = AnswerPages(data["messages"], int_arg("page", default=0),
                         request.args.get("answer", ""))
     roots, children = threads(pages.messages)
-    mine = own_message_ids(topic_id, reader) if data["allowed"] and reader else set()
-    islands = {i["id"]: island_label(i["id"], i["name"]) for i in topics.islands(read_conn())}
+    flow = dict(shown.flow)
+    spans = flow.pop("draft_spans", None)
+    if "draft_repeats" in flow:  # the asker's: only a preview repeating private context gets marks
+        flow["draft_marker"] = (lambda text: highlight(text, spans(text))) if spans else None
+    island = data["topic"]["island"]
     return render(
-        "question.html", data=data, topic=topic, community=community, roots=roots,
-        children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=mine,
-        flow=card_flow(data, topic_id, reader, mine),
-        island=islands.get(topic["island"], topic["island"]),
+        "question.html", data=data, topic=data["topic"], community=shown.community, roots=roots,
+        children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=shown.mine,
+        flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=agent_requests.activity(read_conn(), topic_id, now=clock.now()),
-        agents_asked=agent_requests.is_requested(read_conn(), reader, topic_id))
+        live=shown.live, agents_asked=shown.agents_asked, clients=CLIENTS, source_kinds=SOURCE_KINDS)

@@ -18,14 +18,13 @@ from ..errors import ApiError
 from ..models.common import parse_model
 from ..models.external import SubmitResult, submit_error_code
 from ..models.result_rules import normalise
+from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
 from ..security import js_length
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
 from .events import Reporter, short_reason
 from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, result_schema, task_document
 from .state import StateStore
 
-LEASE_SECONDS = 30 * 60          # the server's initial lease and each renewal
-MAX_LEASE_SECONDS = 2 * 60 * 60  # no lease lasts past claim + 2 h
 MIN_PRIVATE_ECHO = 20            # a private context this long must not come back verbatim
 
 

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, Callable
 
-DEFAULT_TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
+DEFAULT_TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"  # also the name every client snippet uses
 SERVER_ENV = "LOBBYTALKS_AGENT_SERVER"
 
 # Exit codes (documented in the README).

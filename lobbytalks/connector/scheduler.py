@@ -15,12 +15,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..quotas import MAX_LIVE_LEASES
 from .attempt import AttemptRunner, Stopped
 from .client import Client, TokenRejected, Unreachable
 from .events import Reporter
 from .state import StateStore
 
-MAX_LIVE_LEASES = 3      # the server's cap per user
 MAX_COMMUNITY_PAGES = 10
 
 

@@ -6,14 +6,18 @@ limits are checked by our own validator and published as ``minLength``/``maxLeng
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ApiError
+from ..security import ID_CHARS, ID_MAX_LENGTH
 from ..textrules import check_display_text, has_control_chars, has_nul, js_length
 
-ID_PATTERN = r"^[a-zA-Z0-9:_-]+$"
+ID_PATTERN = rf"^[{ID_CHARS}]+$"
+ID = re.compile(rf"^[{ID_CHARS}]{{1,{ID_MAX_LENGTH}}}$")  # for checks outside a model
+TaskState = Literal["leased", "done", "failed", "expired"]
+TASK_STATES: tuple[str, ...] = get_args(TaskState)
 COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
 COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # for checks outside a model
 

@@ -5,14 +5,16 @@ the served OpenAPI document.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, model_validator
 
-from .common import ID_PATTERN, Id, Page, Strict, Text
+from .common import ID_PATTERN, Id, Page, Strict, TaskState, Text
 
-CLIENTS = ("codex", "claude-code", "deepseek-harness", "custom")
 Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
+CLIENTS: tuple[str, ...] = get_args(Client)
+SourceKind = Literal["snippet", "abstract", "metadata", "page"]
+SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)
 TopicId = Text(1, 64, description="话题 ID")
 TaskId = Text(1, 64, description="任务 ID")
 Uuid = Annotated[str, Field(
@@ -71,7 +73,7 @@ class Evidence(Strict):
     url: Annotated[Text(1, 1500), Field(json_schema_extra={"format": "uri"})]
     excerpt: Text(1, 1200, strip_min=True)
     retrievedAt: Annotated[Text(1, 40), Field(json_schema_extra={"format": "date-time"})]
-    kind: Literal["snippet", "abstract", "metadata", "page"] = "snippet"
+    kind: SourceKind = "snippet"
 
 
 class ToolRun(Strict):
@@ -155,5 +157,5 @@ class TaskFilters(Strict):
     action: Literal["tasks"]
     topic: Text(1, 64, pattern=ID_PATTERN) | None = None
     profile: Text(1, 64, pattern=ID_PATTERN) | None = None
-    state: Literal["leased", "done", "failed", "expired"] | None = None
+    state: TaskState | None = None
     page: Page = 1

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CODES
-from .common import ID_PATTERN
+from .common import ID_PATTERN, TaskState
 from .external import Client
 from .web import Intent
 
@@ -29,7 +29,6 @@ UnixTime = Annotated[int, Field(description="Unix 秒")]
 Count = Annotated[int, Field(ge=0)]
 Version = Annotated[int, Field(ge=1)]
 PageNumber = Annotated[int, Field(ge=1, le=10000)]
-TaskState = Literal["leased", "done", "failed", "expired"]
 
 
 class Doc(BaseModel):
@@ -281,24 +280,3 @@ class Ok(Doc):
 
 class NewId(Doc):
     id: Ref
-
-
-class JsonRpcRequest(Doc):
-    jsonrpc: Literal["2.0"]
-    id: str | float | None = None
-    method: str = Field(description="initialize、ping、tools/list、tools/call；没有 id 的通知得到 202")
-    params: dict[str, Any] | None = None
-
-
-class JsonRpcError(Doc):
-    code: int
-    message: str
-    data: dict[str, Any] | None = None
-
-
-class JsonRpcResponse(Doc):
-    jsonrpc: Literal["2.0"]
-    id: str | float | None
-    result: dict[str, Any] | None = Field(
-        None, description="工具的业务失败是 isError:true 的 result，内容带 code/error/status")
-    error: JsonRpcError | None = None

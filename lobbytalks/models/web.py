@@ -1,14 +1,14 @@
 """Requests of the cookie-authenticated web APIs (/api/community, /api/communities)."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .common import COMMUNITY_ID_PATTERN, Id, Page, Strict, Text
+from .common import COMMUNITY_ID_PATTERN, ID_PATTERN, Id, Page, Strict, Text
 
-INTENTS = ("how", "decision", "fact", "forecast", "debate")
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
+INTENTS: tuple[str, ...] = get_args(Intent)
 CommunityId = Text(1, 64, pattern=COMMUNITY_ID_PATTERN)
 
 
@@ -96,13 +96,13 @@ class TopicRevise(Strict):
 
 class MessageShare(Strict):
     action: Literal["share"]
-    message: Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
+    message: Text(1, 80, pattern=ID_PATTERN)
     sharePublic: bool
 
 
 class ShareRequest(Strict):
     action: Literal["share_request"]
-    message: Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
+    message: Text(1, 80, pattern=ID_PATTERN)
 
 
 class NotificationsRead(Strict):
@@ -162,7 +162,7 @@ class AgentRequest(Strict):
 
 # --- moderation (admins only) ----------------------------------------------------------
 
-MessageId = Text(1, 80, pattern=r"^[a-zA-Z0-9:_-]+$")
+MessageId = Text(1, 80, pattern=ID_PATTERN)
 Reason = Text(0, 300, single_line=True, display=True)
 REASON_REQUIRED = ("hide_answer", "suspend_user")
 

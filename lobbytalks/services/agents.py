@@ -5,11 +5,9 @@ from typing import Any
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..quotas import MAX_AGENTS, TOKEN_DAYS
 from ..security import new_agent_token, new_id, sha256_hex
 from .settlement import AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_user
-
-MAX_AGENTS = 8
-TOKEN_DAYS = 30
 
 
 def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:

@@ -37,70 +37,9 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..jsonfast import dumps, loads
 from ..security import new_id
-from . import topics
+from .card_build import build
 from .notifications import notify
-from ..models.common import SOURCE_REF
-
-
-# intent -> (key, heading) of the section that answers what the question asks for
-MAIN_SECTION = {
-    "how": ("methods", "方法与步骤"),
-    "decision": ("choices", "可选方案及其条件"),
-    "fact": ("facts", "事实与来源"),
-    "forecast": ("forecasts", "条件预测"),
-    "debate": ("positions", "各方立场"),
-}
-UNSOURCED = ("unsourced", "未附来源的说法")
-SUPPORT = ("support", "支持理由")
-UNCERTAINTIES = ("uncertainties", "仍不确定")
-
-
-# --- building (pure) -------------------------------------------------------------------
-
-def _sources(evidence: list[dict[str, Any]], numbers: list[int]) -> list[dict[str, Any]]:
-    return [{"n": n, "title": evidence[n - 1]["title"], "url": evidence[n - 1]["url"]}
-            for n in numbers if 1 <= n <= len(evidence)]
-
-
-def _cited(text: str) -> list[int]:
-    return sorted({int(n) for n in SOURCE_REF.findall(text)})
-
-
-def _line(message: Row, evidence: list[dict[str, Any]], text: str, *,
-          conditions: list[str] | None = None, all_sources: bool = False) -> dict[str, Any]:
-    numbers = _cited(text)
-    if not numbers and all_sources:
-        numbers = list(range(1, len(evidence) + 1))
-    return {"text": text, "messageId": message["id"], "agent": message["name"],
-            "conditions": conditions or [], "sources": _sources(evidence, numbers)}
-
-
-def _uncertainty_items(stored: str) -> list[str]:
-    value = loads(stored)
-    if isinstance(value, str):  # the 1.0.1 shape: one free-text string
-        return [value] if value.strip() else []
-    return [item for item in value if item.strip()]
-
-
-def build(intent: str, messages: list[Row]) -> list[dict[str, Any]]:
-    """The card's sections for ``messages`` (oldest first) of a question with ``intent``."""
-    main_key, main_heading = MAIN_SECTION[intent]
-    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {
-        (main_key, main_heading): [], UNSOURCED: [], SUPPORT: [], UNCERTAINTIES: []}
-    for message in messages:
-        evidence = loads(message["sources"])
-        section = (main_key, main_heading)
-        if intent == "fact" and not evidence:
-            section = UNSOURCED  # a fact line always shows where it comes from
-        grouped[section].append(_line(message, evidence, message["text"],
-                                      conditions=loads(message["conditions"]),
-                                      all_sources=True))
-        if message["reasoning_summary"].strip():
-            grouped[SUPPORT].append(_line(message, evidence, message["reasoning_summary"]))
-        for item in _uncertainty_items(message["uncertainties"]):
-            grouped[UNCERTAINTIES].append(_line(message, evidence, item))
-    return [{"key": key, "heading": heading, "lines": lines}
-            for (key, heading), lines in grouped.items() if lines]
+from .reading import get_topic
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -122,13 +61,24 @@ def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any
 
 def published_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
     """The topic's published card, or None; for everyone. :raise 404: unknown topic."""
-    topics.get_topic(conn, topic_id)
+    get_topic(conn, topic_id)
     return _card_in_state(conn, topic_id, "published")
 
 
-def draft_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
-    """The topic's current draft, or None; callers show it to the asker only."""
-    return _card_in_state(conn, topic_id, "draft")
+def reader_cards(conn: Connection, topic: Row, viewer: int | None) -> dict[str, Any]:
+    """The cards a reader of the question sees: the published one (or None) for everyone,
+    the current draft (or None) for the asker only."""
+    shown = {"answerCard": _card_in_state(conn, topic["id"], "published")}
+    if viewer is not None and viewer == topic["author_id"]:
+        shown["cardDraft"] = _card_in_state(conn, topic["id"], "draft")
+    return shown
+
+
+def card_answers(messages: list[dict[str, Any]], version: int) -> tuple[int, int]:
+    """(answers to the question's current version, how many of them are shared): a card
+    is built from the shared ones only."""
+    current = [m for m in messages if m["questionVersion"] == version]
+    return len(current), sum(1 for m in current if m["sharePublic"])
 
 
 # --- writing ---------------------------------------------------------------------------
@@ -161,7 +111,7 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
     """Hide every published card of the topic built on the message (``withdrawn`` by its
     author, or ``moderated`` by an admin) and tell the asker, unless the asker did it.
     Returns how many cards were hidden."""
-    topic = topics.get_topic(conn, topic_id)
+    topic = get_topic(conn, topic_id)
     hidden = 0
     for card in conn.execute(Q.list_published_cards_of_topic, {"topic_id": topic_id}).fetchall():
         if message_id in loads(card["message_ids"]):
@@ -174,7 +124,7 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
 
 def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
-    topic = topics.get_topic(conn, message["topic_id"])
+    topic = get_topic(conn, message["topic_id"])
     card = withdrawn_card(conn, topic["id"])
     if card is not None and message["id"] in card["messageIds"] \
             and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
@@ -191,7 +141,7 @@ def _tell_authors(conn: Connection, topic: Row, message_ids: str,
 
 
 def _asked_topic(conn: Connection, user_id: int, topic_id: str) -> Row:
-    topic = topics.get_topic(conn, topic_id)
+    topic = get_topic(conn, topic_id)
     if topic["author_id"] != user_id:
         raise ApiError("forbidden", "只有题主可以整理答案卡")
     return topic

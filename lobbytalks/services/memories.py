@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Connection, Database, Q
 from ..errors import ApiError
+from ..quotas import MAX_MEMORIES
 from ..security import new_id
 
 if TYPE_CHECKING:
     from ..auth import Agent
 
-MAX_MEMORIES = 30
 NOTICE_CREATED = "已生成一条待确认的私人记忆，可在记忆花园确认"
 NOTICE_OFF = "此虾的记忆已关闭，未生成记忆"
 NOTICE_FULL = f"此虾的记忆已满 {MAX_MEMORIES} 条，未生成新记忆"

@@ -8,7 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..db import Connection, Q, Row
+from ..errors import ApiError
 from ..jsonfast import loads
+
+
+def get_topic(conn: Connection, topic_id: str) -> Row:
+    """:raise 404: for an unknown topic."""
+    row = conn.execute(Q.get_topic, {"id": topic_id}).fetchone()
+    if row is None:
+        raise ApiError("not_found", "话题不存在")
+    return row
 
 
 def can_read_full(conn: Connection, user_id: int | None, topic: Row) -> bool:

@@ -8,10 +8,10 @@ from ..errors import ApiError
 from ..jsonfast import dumps
 from ..models.result_rules import PROVENANCE, normalise, result_hash
 from ..security import new_id
-from . import communities
 from .memories import remember
 from .notifications import notify
-from .tasks import MAX_MESSAGES_PER_TOPIC, check_reply_target, settle_owned, owned_task, task_view
+from .preconditions import check_topic, require_leased
+from .tasks import check_reply_target, settle_owned, owned_task, task_view
 from .topics import get_topic
 
 if TYPE_CHECKING:
@@ -21,26 +21,16 @@ if TYPE_CHECKING:
 def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, Any]:
     result = normalise(data, now=now)
     digest = result_hash(result)
-    task, expired_now = settle_owned(db, agent, data.taskId, now)
-    if task["state"] == "done":
-        return _replay(task, digest)
-    if expired_now:
+    _, expired_now = settle_owned(db, agent, data.taskId, now)
+    if expired_now:  # a lease that ran out just now was leased: nothing to replay
         raise ApiError("submission_rejected", "租约已过期，成果未入库")
-    if task["state"] != "leased":
-        raise ApiError("task_terminal")
     with db.transaction() as conn:
         task = owned_task(conn, agent, data.taskId)
         if task["state"] == "done":
             return _replay(task, digest)
-        if task["state"] != "leased":
-            raise ApiError("task_terminal")
+        require_leased(task)
         topic = get_topic(conn, task["topic_id"])
-        if topic["status"] != "open":
-            raise ApiError("submission_rejected", "话题已结束，成果未入库")
-        if not communities.is_member(conn, topic["community_id"], agent.user_id):
-            raise ApiError("submission_rejected", "已不是此社区成员，成果未入库")
-        if topic["message_count"] >= MAX_MESSAGES_PER_TOPIC:
-            raise ApiError("submission_rejected", "话题已达到 200 条发言上限")
+        check_topic(conn, "submit_result", topic, agent.user_id)
         check_reply_target(conn, agent.user_id, topic, task["reply_to"])
         message_id = new_id("msg")
         uncertainties = result.get("uncertainties", [])

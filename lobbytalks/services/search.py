@@ -18,6 +18,7 @@ import re
 import unicodedata
 
 from ..db import Connection, Q, Row
+from ..security import ID_CHARS
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK_RUN = re.compile(
@@ -109,7 +110,7 @@ BROWSE_SORTS = {
     "recent": (Q.list_browse_recently_answered, ("before_answer",),
                lambda r: (r["last_answer_at"],)),
 }
-_CURSOR = re.compile(r"^(\d{1,19}(?:\.\d{1,19})?)\.([a-zA-Z0-9:_-]{1,64})$")
+_CURSOR = re.compile(rf"^(\d{{1,19}}(?:\.\d{{1,19}})?)\.([{ID_CHARS}]{{1,64}})$")
 
 
 def _cursor_params(sort: str, cursor: str) -> dict[str, object]:

@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING, Any
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..jsonfast import dumps, loads
+from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS, MAX_LIVE_LEASES
 from ..security import new_id
-from . import communities, context
+from . import context
 from .notifications import notify_tasks_ended
+from .preconditions import check_topic, require_leased
 from .reading import can_read_full
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_task, settle_user
@@ -18,10 +20,6 @@ if TYPE_CHECKING:
     from ..auth import Agent
     from ..crypto import Keyring
 
-LEASE_SECONDS = 30 * 60
-MAX_LEASE_SECONDS = 2 * 60 * 60
-MAX_LIVE_LEASES = 3
-MAX_MESSAGES_PER_TOPIC = 200
 MANAGE_PAGE_SIZE = 20
 
 
@@ -70,12 +68,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
         if earlier is not None:
             return _replay_claim(conn, keyring, agent, earlier, data)
         topic = get_topic(conn, data.topic)
-        if topic["status"] != "open" or topic["kind"] != "discussion":
-            raise ApiError("topic_unavailable")
-        if not communities.is_member(conn, topic["community_id"], agent.user_id):
-            raise ApiError("forbidden", "请先加入此话题所在的社区")
-        if topic["message_count"] >= MAX_MESSAGES_PER_TOPIC:
-            raise ApiError("topic_unavailable", "话题已达到 200 条发言上限")
+        check_topic(conn, "claim_task", topic, agent.user_id)
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
         live = conn.execute(Q.count_live_leases, {"user_id": agent.user_id, "now": now})
         if live.fetchone()[0] >= MAX_LIVE_LEASES:
@@ -121,8 +114,8 @@ def status(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str,
 
 
 def settle_owned(db: Database, agent: "Agent", task_id: str, now: int) -> tuple[Row, bool]:
-    """Settle the task's expiry in its own transaction, so the settlement survives the
-    refusal that follows; also say whether the lease ran out just now."""
+    """Settle the task's expiry in its own transaction (see ``preconditions``: settle, then
+    re-check); also say whether the lease ran out just now."""
     with db.transaction() as conn:
         owned_task(conn, agent, task_id)
         expired_now = settle_task(conn, task_id, now)
@@ -134,13 +127,8 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
     settle_owned(db, agent, task_id, now)
     with db.transaction() as conn:
         task = owned_task(conn, agent, task_id)
-        if task["state"] != "leased":
-            raise ApiError("task_terminal")
-        topic = get_topic(conn, task["topic_id"])
-        if topic["status"] != "open":
-            raise ApiError("topic_unavailable")
-        if not communities.is_member(conn, topic["community_id"], agent.user_id):
-            raise ApiError("forbidden", "已不是此社区成员，不能续期")
+        require_leased(task)
+        check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
         expires = max(task["expires"], min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
         conn.execute(Q.extend_lease, {"id": task_id, "expires": expires, "now": now})
         return {"task": task_view(_reload(conn, task_id))}
@@ -159,8 +147,7 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
             if task["error"] == error:
                 return {"ok": True, "task": task_view(task), "replayed": True}
             raise ApiError("idempotency_conflict", "任务已用不同的说明报告失败")
-        if task["state"] != "leased":
-            raise ApiError("task_terminal")
+        require_leased(task)
         conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
         notify_tasks_ended(conn, [task], "task_failed", now=now)
         return {"ok": True, "task": task_view(_reload(conn, task_id))}

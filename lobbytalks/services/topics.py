@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 from ..crypto import DecryptionFailed
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
-from . import audit, cards, communities, search
-from .reading import can_read_full, latest_messages, message_view
+from . import audit, communities, search
+from .reading import can_read_full, get_topic, latest_messages, message_view
 from ..screening import refuse_secrets
 
 if TYPE_CHECKING:
@@ -18,20 +19,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UNREADABLE_PRIVATE = "私密背景无法解密（密钥与数据库不匹配或数据已损坏），请联系站点管理员"
 WEB_PAGE_SIZE = 20
-WEB_MESSAGE_LIMIT = 200
+WEB_MESSAGE_LIMIT = MAX_MESSAGES_PER_TOPIC  # a question page shows every answer it can hold
 # One named query per sort order of a community's listing.
 _COMMUNITY_LISTINGS = {"new": Q.list_community_topics_new, "old": Q.list_community_topics_old,
                        "active": Q.list_community_topics_active}
 SORTS = tuple(_COMMUNITY_LISTINGS)
 STATUSES = ("all", "open", "closed")
-
-
-def get_topic(conn: Connection, topic_id: str) -> Row:
-    """:raise 404: for an unknown topic."""
-    row = conn.execute(Q.get_topic, {"id": topic_id}).fetchone()
-    if row is None:
-        raise ApiError("not_found", "话题不存在")
-    return row
 
 
 def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> str:
@@ -176,9 +169,13 @@ def list_in_community(conn: Connection, viewer: int | None, community_id: str, *
     return {"topics": topics, "page": page, "hasMore": len(rows) > WEB_PAGE_SIZE}
 
 
-def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
-    """The public question for everyone; discussion and private context for the entitled."""
-    topic = get_topic(conn, topic_id)
+def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic: Row
+         ) -> tuple[dict[str, Any], list[Row]]:
+    """The public question for everyone; discussion and private context for the entitled.
+
+    Also the discussion's rows, which say whose agents wrote them; ``question_page`` adds
+    the answer cards.
+    """
     allowed = can_read_full(conn, viewer, topic)
     is_asker = viewer is not None and viewer == topic["author_id"]
     view = {
@@ -196,14 +193,9 @@ def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
          "note": v["note"], "created": v["created"], "hasPrivateContext": bool(v["has_private"])}
         for v in conn.execute(Q.list_question_versions, {"topic_id": topic["id"]})
     ]
-    messages = [message_view(m) for m in latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT)] \
-        if allowed else []
-    result = {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
-              "messages": messages, "versions": versions,
-              "answerCard": cards.published_card(conn, topic["id"])}
-    if is_asker:
-        result["cardDraft"] = cards.draft_card(conn, topic["id"])
-    return result
+    rows = latest_messages(conn, topic["id"], WEB_MESSAGE_LIMIT) if allowed else []
+    return {"topic": view, "allowed": allowed, "messageCount": topic["message_count"],
+            "messages": [message_view(m) for m in rows], "versions": versions}, rows
 
 
 def islands(conn: Connection) -> list[dict[str, str]]:

@@ -129,7 +129,3 @@ WHERE t.community_id = :community
   AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
 ORDER BY t.message_count DESC, t.created DESC, t.id DESC
 LIMIT :limit OFFSET :offset;
-
--- Whether anything is encrypted yet: a new key may only be made while nothing is.
--- name: get_any_encrypted_version
-SELECT 1 FROM question_versions WHERE private_context IS NOT NULL LIMIT 1;

@@ -1,0 +1,81 @@
+"""The secret key beside a backup: copy it out, put it back, check that it opens the file.
+
+The key that seals private question context is not in the database, so a backup is only
+whole with its key (``backup --with-key``) and a restore asks whether the key in place
+opens what it restored.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import crypto, key_rotation, keystore
+from .dbfile import OpsError, open_existing, list_sealed_key_ids, stamp
+
+
+def key_file_for(backup_file: str | Path) -> Path:
+    """Where ``backup --with-key`` puts the key: beside the backup, ``FILE.key``."""
+    backup_file = Path(backup_file)
+    return backup_file.with_name(backup_file.name + ".key")
+
+
+def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:
+    """Write the keyring in use (env value or key file) to ``dest`` (0600); return fingerprint."""
+    keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
+    if dest.exists():
+        if not force:
+            raise OpsError(f"{dest} already exists; pass --force to overwrite it")
+        dest.unlink()
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(keyring.dump())
+    return keyring.fingerprint()
+
+
+def install_key(source: Path, key_path: Path, now: int) -> Path | None:
+    """Make the key file ``source`` the data folder's key; keep a different old key aside.
+
+    Returns where the previous key was kept (None if there was none or it was the same).
+    """
+    try:
+        new = crypto.Keyring.parse(source.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OpsError(f"cannot read key file {source}: {exc}") from None
+    except crypto.SecretKeyProblem as exc:
+        raise OpsError(f"key file {source}: {exc}") from None
+    kept = None
+    if key_path.exists():
+        with contextlib.suppress(crypto.SecretKeyProblem, OSError, UnicodeDecodeError):
+            if crypto.Keyring.parse(key_path.read_text("utf-8")) == new:
+                return None
+        kept = key_path.with_name(f"{key_path.name}.before-restore-{stamp(now)}")
+        os.replace(key_path, kept)
+    keystore.save_keyring(new, key_path)
+    return kept
+
+
+@dataclass
+class KeyCheck:
+    matches: bool | None  # None: the database seals nothing, any key will do
+    message: str
+
+
+def check_key(db_path: Path, env_value: str, key_path: Path) -> KeyCheck:
+    """Does the key this installation would use open the database's private context?"""
+    conn = open_existing(db_path)
+    try:
+        if not list_sealed_key_ids(conn):
+            return KeyCheck(None, "the database holds no private context, so no particular "
+                                  "key is needed")
+        source = crypto.ENV_NAME if env_value.strip() else str(key_path)
+        try:
+            keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
+            key_rotation.verify_keyring(conn, keyring)
+        except crypto.SecretKeyProblem as exc:
+            return KeyCheck(False, str(exc))
+        return KeyCheck(True, f"the key from {source} (fingerprint {keyring.fingerprint()}) "
+                              f"opens this database's private context")
+    finally:
+        conn.close()

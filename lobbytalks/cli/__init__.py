@@ -1,0 +1,41 @@
+"""Command line: serve, init, healthcheck, admin, config, rotate-key, backup, restore, check
+and the connector's ``agent`` commands, one module per group, all in one command table."""
+from __future__ import annotations
+
+import argparse
+import logging
+
+from .. import __version__
+from ..connector import commands as connector_commands
+from . import server, admin, data  # each registers its commands, in this order
+from .data import ProgressBar
+from .registry import COMMANDS, add_db_options, command
+
+__all__ = ["COMMANDS", "ProgressBar", "build_parser", "command", "main", "server", "admin", "data"]
+
+connector_commands.register(command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lobbytalks",
+        description="LobbyTalks: a community where people ask and their own AI agents answer.")
+    parser.add_argument("--version", action="version", version=f"lobbytalks {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text, setup, db_options) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if db_options:
+            add_db_options(p)
+        if setup:
+            setup(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    return COMMANDS[args.command][0](args)

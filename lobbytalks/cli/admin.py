@@ -1,0 +1,104 @@
+"""Administration: the admin role and its audit log, the configuration, the secret key."""
+from __future__ import annotations
+
+import argparse
+
+from .registry import command, fail, settings_from
+
+
+def _admin_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("change", choices=("grant", "revoke", "log"))
+    p.add_argument("username", nargs="?", help="the user to grant or revoke (not for log)")
+    p.add_argument("--limit", type=int, default=50, metavar="N",
+                   help="log: how many of the newest entries to print (default 50)")
+
+
+@command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), or print "
+                  "the audit log of admin actions (admin log [--limit N])", setup=_admin_setup)
+def admin(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .. import clock, ops
+    from ..db import Database, SchemaTooNew, connect
+    from ..services import accounts, audit
+    from ..startup import migrate_database
+
+    if (args.change == "log") != (args.username is None):
+        return fail("usage: admin grant|revoke USERNAME, or admin log [--limit N]")
+    if not 1 <= args.limit <= 10000:
+        return fail("--limit must be between 1 and 10000")
+
+    settings = settings_from(args)
+    if not Path(settings.db_path).exists():
+        return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
+    conn = connect(settings.db_path)
+    try:
+        migrate_database(conn, Path(settings.db_path))
+    except (SchemaTooNew, ops.OpsError) as exc:
+        return fail(str(exc))
+    finally:
+        conn.close()
+    db = Database(settings.db_path)
+    if args.change == "log":
+        print_audit_log(audit.recent(db, args.limit))
+        return 0
+    with db.transaction() as conn:  # the change and its audit entry commit together
+        if not accounts.set_admin(db, args.username, args.change == "grant"):
+            return fail(f"no user named {args.username!r}")
+        audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
+    print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
+    return 0
+
+
+def print_audit_log(entries: list[dict]) -> None:
+    """One tab-separated line per entry, oldest first so the newest ends up at the prompt."""
+    from datetime import datetime, timezone
+
+    if not entries:
+        print("(no admin actions recorded)")
+    for e in reversed(entries):
+        when = datetime.fromtimestamp(e["created"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+        print("\t".join((when, e["actor"] or "(command line)", e["action"],
+                         f"{e['target_kind']}:{e['target_id']}", e["reason"])))
+
+
+@command("config", "print the effective configuration (secrets masked)")
+def config(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    for name, value, help_text in settings.describe():
+        print(f"{name}={value}    # {help_text}")
+    return 0
+
+
+@command("rotate-key", "re-encrypt private question context under a new secret key")
+def rotate_key(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .. import crypto, key_rotation, keystore, serverlock
+    from ..db import connect
+
+    settings = settings_from(args)
+    if settings.secret_key:
+        return fail("the key comes from LOBBYTALKS_SECRET_KEY; rotate it there: "
+                    "add a new KEYID:BASE64 line as the last line, then run rotate-key with "
+                    "--data-dir pointing to a key file, or re-encrypt via a key file")
+    try:
+        # A running server keeps the old keyring in memory and could not open rows re-sealed
+        # under the new key, so rotation needs the server stopped (and keeps it stopped).
+        lock = serverlock.acquire(Path(settings.db_path))
+    except serverlock.DatabaseInUse as exc:
+        return fail(f"stop the server before rotating the key: {exc}")
+    conn = connect(settings.db_path)
+    try:
+        keyring = keystore.load_keyring(env_value="", key_path=settings.secret_key_path,
+                                      create=False)
+        key_rotation.verify_keyring(conn, keyring)
+        new, count = key_rotation.rotate_key(conn, settings.secret_key_path, keyring)
+    except crypto.SecretKeyProblem as exc:
+        return fail(str(exc))
+    finally:
+        conn.close()
+        serverlock.release(lock)
+    print(f"re-encrypted {count} private context value(s) under key {new.current_id} "
+          f"({new.fingerprint()}); key file: {settings.secret_key_path}")
+    return 0

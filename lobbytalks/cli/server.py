@@ -1,0 +1,104 @@
+"""Running the server: serve, init, healthcheck."""
+from __future__ import annotations
+
+import argparse
+import sys
+import urllib.error
+import urllib.request
+
+from .. import __version__
+from .registry import command, fail, settings_from
+
+
+def _serve_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default 8000)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="server processes sharing the port (default 1; more need PostgreSQL "
+                        "and LOBBYTALKS_RATELIMIT_STORAGE=redis://…)")
+
+
+@command("serve", "start the server (creates and migrates the database)", setup=_serve_setup)
+def serve(args: argparse.Namespace) -> int:
+    import signal
+    from pathlib import Path
+
+    from .. import serverlock, serving
+    from ..db import make_private_dir
+
+    settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
+    if settings.workers != 1:
+        from .. import workers
+        refused = workers.refusal(settings)
+        if refused:
+            fail(refused)
+            return 2
+        return workers.serve_several(settings, _app_or_none)
+    try:
+        make_private_dir(Path(settings.db_path).parent)
+        lock = serverlock.acquire(Path(settings.db_path))
+    except serverlock.DatabaseInUse as exc:
+        return fail(str(exc))
+    try:
+        app = _app_or_none(settings)
+        if app is None:
+            return 1
+        shown = settings.public_url or f"http://{settings.host}:{settings.port}"
+        print(f"LobbyTalks {__version__} serving {settings.db_path} at {shown}", flush=True)
+        # waitress leaves its loop on SystemExit/KeyboardInterrupt, lets the worker threads
+        # finish (up to 5 s) and returns; turning SIGTERM (docker stop, systemd) into
+        # SystemExit gives the same clean stop as Ctrl-C, and the lock is released below.
+        signal.signal(signal.SIGTERM, _stop_on_signal)
+        serving.serve(app, settings)
+        print("LobbyTalks stopped", flush=True)
+    finally:
+        serverlock.release(lock)
+    return 0
+
+
+def _stop_on_signal(signum, frame) -> None:
+    raise SystemExit(0)
+
+
+def _app_or_none(settings):
+    """create_app, or None after printing why it cannot start (too-new schema, key problem)."""
+    from .. import create_app
+    from ..db import SchemaTooNew
+    from ..ops import OpsError
+
+    try:
+        return create_app(settings)
+    except (SchemaTooNew, OpsError, RuntimeError) as exc:
+        fail(str(exc))
+        return None
+
+
+@command("init", "create or migrate the database and key without serving")
+def init(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    if _app_or_none(settings) is None:
+        return 1
+    print(f"database ready: {settings.db_path}")
+    return 0
+
+
+def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("url", nargs="?", default="http://127.0.0.1:8000",
+                   help="server address (default http://127.0.0.1:8000)")
+    p.add_argument("--timeout", type=float, default=5.0)
+
+
+@command("healthcheck", "exit 0 when the server at URL answers /healthz with ok",
+         setup=_healthcheck_setup, db_options=False)
+def healthcheck(args: argparse.Namespace) -> int:
+    url = args.url.rstrip("/")
+    if not url.endswith("/healthz"):
+        url += "/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=args.timeout) as response:
+            healthy = response.status == 200
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        print(f"unhealthy: {exc}", file=sys.stderr)
+        return 1
+    print("ok" if healthy else "unhealthy")
+    return 0 if healthy else 1

@@ -1,0 +1,109 @@
+"""A database file as the admin commands see it: opened as it is, checked, and what seals it.
+
+``check`` reports integrity, foreign keys and the schema version; ``list_sealed_key_ids`` says
+which keys the file's private context needs. Used by ``ops`` (backup, restore) and
+``backup_keys``; ``OpsError`` is the one failure all of them raise.
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .db import BUSY_TIMEOUT_MS, Q, latest_version, schema_version
+
+
+class OpsError(RuntimeError):
+    """An operation refused or failed; the message tells the admin what to do."""
+
+
+def stamp(now: int) -> str:
+    """A UTC timestamp for file names, sortable: 20261101T120000Z."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+
+
+def open_existing(path: str | Path) -> sqlite3.Connection:
+    """Open a database that must already exist, without changing its journal mode.
+
+    ``db.connect`` would create a missing file and switch a backup to WAL mode; opening with
+    ``mode=rw`` does neither, and closing it leaves no ``-wal``/``-shm`` behind (a read-only
+    handle on a WAL file would). A file we may not write falls back to read-only.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise OpsError(f"{path}: no such database file")
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+# --- check -----------------------------------------------------------------------------------
+
+@dataclass
+class CheckReport:
+    path: Path
+    integrity: list[str]
+    foreign_key_problems: list[str]
+    version: int
+    latest: int
+
+    @property
+    def too_new(self) -> bool:
+        return self.version > self.latest
+
+    @property
+    def ok(self) -> bool:
+        return self.integrity == ["ok"] and not self.foreign_key_problems and not self.too_new
+
+    def lines(self) -> list[str]:
+        state = ("up to date" if self.version == self.latest else
+                 "NEWER than this LobbyTalks: run a newer release" if self.too_new else
+                 "older: migrates forward at the next start")
+        out = [f"database: {self.path}",
+               f"schema version: {self.version} (this LobbyTalks knows up to {self.latest}; "
+               f"{state})",
+               "integrity_check: " + ("ok" if self.integrity == ["ok"] else "FAILED")]
+        if self.integrity != ["ok"]:
+            out += [f"  {line}" for line in self.integrity[:20]]
+            out += [f"  ... {len(self.integrity) - 20} more"] if len(self.integrity) > 20 else []
+        out.append("foreign_key_check: " + ("ok" if not self.foreign_key_problems else
+                                            f"{len(self.foreign_key_problems)} problem(s)"))
+        out += [f"  {line}" for line in self.foreign_key_problems[:20]]
+        out.append("result: " + ("ok" if self.ok else "PROBLEMS FOUND"))
+        return out
+
+
+def inspect(conn: sqlite3.Connection, path: Path) -> CheckReport:
+    """Integrity, foreign keys and schema version of an open database."""
+    try:
+        integrity = [line for row in conn.execute("PRAGMA integrity_check")
+                     for line in row[0].splitlines()]
+        problems = [f"{row[0]} rowid {row[1]} -> {row[2]} (constraint {row[3]})"
+                    for row in conn.execute("PRAGMA foreign_key_check")]
+        version = schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise OpsError(f"{path}: not a readable SQLite database ({exc})") from None
+    return CheckReport(Path(path), integrity, problems, version, latest_version())
+
+
+def check(path: str | Path) -> CheckReport:
+    conn = open_existing(path)
+    try:
+        return inspect(conn, Path(path))
+    finally:
+        conn.close()
+
+
+def list_sealed_key_ids(conn: sqlite3.Connection) -> list[str]:
+    """Key ids that seal private context in this database (empty: no key is needed)."""
+    try:
+        rows = conn.execute(Q.list_sealed_key_ids).fetchall()
+    except sqlite3.OperationalError:  # no such table: an empty or foreign database
+        return []
+    return [row[0] for row in rows]

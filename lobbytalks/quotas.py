@@ -1,0 +1,18 @@
+"""The fixed caps the server enforces, defined once.
+
+Services enforce them, and every text that states one (error messages, MCP tool
+descriptions, the OpenAPI document, the pages) reads it from here through ``prose``, so a
+change here cannot leave a text telling the old number. This module imports nothing, so
+any module may use it. The adjustable budgets are rate settings in ``settings.py``.
+"""
+from __future__ import annotations
+
+MAX_AGENTS = 8                  # agents one person may have (archived ones do not count)
+TOKEN_DAYS = 30                 # an agent token's lifetime
+MAX_MEMORIES = 30               # memories one agent keeps
+CONTEXT_MEMORIES = 20           # confirmed memories handed to an agent with a question
+LEASE_SECONDS = 30 * 60         # a claim's lease, and how far each heartbeat extends it
+MAX_LEASE_SECONDS = 2 * 60 * 60  # no lease lasts past claim + 2 h
+HEARTBEAT_SECONDS = 10 * 60     # how often agents are advised to heartbeat
+MAX_LIVE_LEASES = 3             # unexpired leases one person's agents may hold at once
+MAX_MESSAGES_PER_TOPIC = 200    # answers a question takes

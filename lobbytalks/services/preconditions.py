@@ -1,0 +1,56 @@
+"""What must hold before a task action writes, and the code each action answers with.
+
+The same fact (the question closed, the person left its community, it holds its
+``MAX_MESSAGES_PER_TOPIC`` answers) is refused with the code the protocol gives that action:
+claim and heartbeat say what is wrong (``topic_unavailable``, ``forbidden``), submit says the
+result was not stored (``submission_rejected``).
+
+Settle, then re-check: an action on an existing task first settles the task's expiry in a
+transaction of its own (``tasks.settle_owned``), so a lease that ran out is recorded as
+expired even when the action is then refused; it then reads the task again inside its
+write transaction, because another request may have finished or failed it in between, and
+checks that row.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..db import Connection, Row
+from ..errors import ApiError
+from ..quotas import MAX_MESSAGES_PER_TOPIC
+from . import communities
+
+FULL = f"话题已达到 {MAX_MESSAGES_PER_TOPIC} 条发言上限"
+
+TopicCheck = Callable[[Connection, Row, int], bool]
+_HOLDS: dict[str, TopicCheck] = {
+    # only discussions are ever claimed, so a task's topic is always one
+    "open": lambda conn, topic, user_id: topic["status"] == "open" and topic["kind"] == "discussion",
+    "member": lambda conn, topic, user_id: communities.is_member(conn, topic["community_id"], user_id),
+    "room": lambda conn, topic, user_id: topic["message_count"] < MAX_MESSAGES_PER_TOPIC,
+}
+
+# action -> the checks it makes, in order, each with (code, message; None: the code's default)
+TOPIC_REFUSALS: dict[str, dict[str, tuple[str, str | None]]] = {
+    "claim_task": {"open": ("topic_unavailable", None),
+                   "member": ("forbidden", "请先加入此话题所在的社区"),
+                   "room": ("topic_unavailable", FULL)},
+    "heartbeat": {"open": ("topic_unavailable", None),
+                  "member": ("forbidden", "已不是此社区成员，不能续期")},
+    "submit_result": {"open": ("submission_rejected", "话题已结束，成果未入库"),
+                      "member": ("submission_rejected", "已不是此社区成员，成果未入库"),
+                      "room": ("submission_rejected", FULL)},
+}
+
+
+def check_topic(conn: Connection, action: str, topic: Row, user_id: int) -> None:
+    """:raise ApiError: the action's code for the first check the topic fails."""
+    for check, (code, message) in TOPIC_REFUSALS[action].items():
+        if not _HOLDS[check](conn, topic, user_id):
+            raise ApiError(code, message)
+
+
+def require_leased(task: Row) -> None:
+    """A task that is no longer leased cannot be changed (its replays are handled before)."""
+    if task["state"] != "leased":
+        raise ApiError("task_terminal")

@@ -1,0 +1,84 @@
+"""A question as its readers see it, composed above ``topics`` and ``cards``.
+
+``read`` is the question, its discussion for those entitled to it and its answer cards (the
+web API's topic read); ``page`` adds what the question page shows around it: the
+community, the category, which answers are the reader's own, the card tools' state and
+the agents' activity. The topic row is read once and handed down, so neither ``topics``
+nor ``cards`` needs the other, and the page handler only parses, calls and renders.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..db import Connection, Row
+from . import agent_requests, cards, communities, notifications, overlap, topics
+from .reading import get_topic
+
+if TYPE_CHECKING:
+    from ..crypto import Keyring
+
+Spans = Callable[[str], list[tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class QuestionPage:
+    data: dict[str, Any]            # what ``read`` returns
+    community: dict[str, Any]
+    island_name: str | None         # the category's stored name (None: no longer listed)
+    mine: set[str]                  # the reader's own agents' answers (they may share them)
+    flow: dict[str, Any]            # see ``card_flow``
+    live: Any                       # agent_requests.activity
+    agents_asked: bool
+
+
+def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
+    """:raise 404: for an unknown topic."""
+    topic = get_topic(conn, topic_id)
+    data, _ = topics.read(conn, keyring, viewer, topic)
+    return {**data, **cards.reader_cards(conn, topic, viewer)}
+
+
+def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str, *,
+         now: int) -> QuestionPage:
+    """:raise 404: for an unknown topic."""
+    topic = get_topic(conn, topic_id)
+    data, rows = topics.read(conn, keyring, viewer, topic)
+    data.update(cards.reader_cards(conn, topic, viewer))
+    mine = {r["id"] for r in rows if r["user_id"] == viewer} if viewer else set()
+    island = next((i["name"] for i in topics.islands(conn) if i["id"] == topic["island_id"]), None)
+    return QuestionPage(
+        data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
+        island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
+        live=agent_requests.activity(conn, topic_id, now=now),
+        agents_asked=agent_requests.is_requested(conn, viewer, topic_id))
+
+
+def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, Any],
+              reader: int | None, mine: set[str]) -> dict[str, Any]:
+    """What the card tools need: why a preview cannot be built, requests already sent, a
+    card an author's withdrawal hid, and the private-context guard for those entitled.
+
+    For the asker also ``draft_spans``: where the draft repeats private context (a function
+    of a draft text), or None when it does not.
+    """
+    guard = overlap.Guard(conn, keyring, topic["id"])
+    current, shareable = cards.card_answers(data["messages"], topic["version"])
+    withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic["id"])
+    flow: dict[str, Any] = {
+        "current_answers": current,
+        "shareable": shareable,
+        "withdrawn": withdrawn,
+        # only one's own unshared answers get the author's warning, and only when entitled
+        "author_repeats": {m["id"]: guard.author_repeats(m) for m in data["messages"]
+                           if m["id"] in mine and not m["sharePublic"]},
+    }
+    if data["topic"]["isAsker"]:
+        draft = data.get("cardDraft")
+        repeats = guard.card_repeats(draft) if draft else []
+        spans: Spans | None = (lambda text: guard.spans(draft["version"], text)) if repeats else None
+        flow.update(
+            requested=notifications.requested_shares(conn, reader, topic),
+            can_republish=cards.can_republish(conn, topic, withdrawn),
+            draft_repeats=repeats, draft_spans=spans)
+    return flow

@@ -1,0 +1,82 @@
+"""The start-up steps, named once: ``create_app`` runs them all, ``lobbytalks admin`` the
+database ones. None of them knows Flask.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from . import clock, crypto, key_rotation, keystore, ops
+from .db import Connection, Database, Q, connect, make_private_dir, migrate
+from .settings import Settings
+
+log = logging.getLogger("lobbytalks")
+
+
+def configure_clock(settings: Settings) -> None:
+    clock.configure(settings.clock_offset_file or None)
+    if settings.clock_offset_file:
+        log.warning("clock offset file %s is set: time may be shifted (testing only)",
+                    settings.clock_offset_file)
+
+
+def migrate_database(conn: Connection, db_path: Path) -> None:
+    """Back the file up when migrations are pending, then migrate.
+
+    :raise SchemaTooNew, ops.OpsError: for a schema newer than this code, a failed backup.
+    """
+    ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
+    migrate(conn, clock.now())
+
+
+def open_database(settings: Settings) -> "crypto.Keyring":
+    """Create or migrate the database, index what search lacks, and return the keyring
+    that opens it."""
+    db_path = Path(settings.db_path)
+    make_private_dir(db_path.parent)
+    conn = connect(db_path)
+    try:
+        migrate_database(conn, db_path)
+        return open_keyring(conn, settings)
+    finally:
+        conn.close()
+
+
+def open_keyring(conn: Connection, settings: Settings) -> "crypto.Keyring":
+    """The keyring, checked against the rows it must open.
+
+    A new key is generated only while nothing is encrypted yet: a lost key file must stop
+    the server, not be silently replaced by a key that opens nothing.
+    """
+    nothing_sealed = conn.execute(Q.list_sealed_key_ids).fetchone() is None
+    keyring = keystore.load_keyring(env_value=settings.secret_key, key_path=settings.secret_key_path,
+                                  create=nothing_sealed)
+    key_rotation.verify_keyring(conn, keyring)
+    return keyring
+
+
+def index_for_search(db: Database) -> None:
+    """Questions written before the search index existed (or restored from such a backup)."""
+    from .services import search
+
+    with db.transaction() as conn:
+        added = search.index_missing(conn)
+    if added:
+        log.info("indexed %d questions for search", added)
+
+
+def ensure_admin(settings: Settings, db: Database) -> None:
+    """The administrator the settings name, created or updated."""
+    from .services import accounts
+
+    if settings.admin_username and settings.admin_password:
+        accounts.ensure_admin(db, settings.admin_username, settings.admin_password,
+                              now=clock.now(), cost=settings.password_cost)
+
+
+def start_mailer(settings: Settings, db: Database):
+    """The notification mailer's thread, when an SMTP server is configured (else None)."""
+    if not settings.smtp_host:
+        return None
+    from .mailer import Mailer
+    return Mailer(settings, db).start()

@@ -1,0 +1,96 @@
+"""The question as composed by services/question_page, and the pure card rules under it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import count, good_result
+from lobbytalks.services import cards, question_page
+from test_leases import world  # noqa: F401  (the asker, a lobby member and its agent)
+
+
+def _row(**fields):
+    base = {"id": "msg_1", "name": "查证虾", "text": "结论 [S2]", "reasoning_summary": "",
+            "uncertainties": "[]", "conditions": "[]",
+            "sources": json.dumps([{"title": "一", "url": "https://a.example/1"},
+                                   {"title": "二", "url": "https://a.example/2"}])}
+    return {**base, **fields}
+
+
+def test_build_groups_lines_by_the_questions_intent():
+    sections = cards.build("how", [_row(reasoning_summary="因为 [S1]", uncertainties='["未测 Windows"]')])
+    assert [s["key"] for s in sections] == ["methods", "support", "uncertainties"]
+    main, support, unsure = (s["lines"] for s in sections)
+    assert [src["n"] for src in main[0]["sources"]] == [2]        # only what it cites
+    assert [src["n"] for src in support[0]["sources"]] == [1]
+    assert unsure[0]["text"] == "未测 Windows" and unsure[0]["sources"] == []
+
+
+def test_build_lists_every_source_for_an_uncited_main_line_and_files_unsourced_facts():
+    assert [s["n"] for s in cards.build("decision", [_row(text="无引用的结论")])[0]["lines"][0]["sources"]] == [1, 2]
+    sections = cards.build("fact", [_row(sources="[]", text="没有来源")])
+    assert [s["key"] for s in sections] == ["unsourced"]
+
+
+def test_build_reads_the_old_single_string_uncertainty():
+    sections = cards.build("debate", [_row(uncertainties=json.dumps("旧格式的一段话"))])
+    assert sections[-1]["key"] == "uncertainties"
+    assert [line["text"] for line in sections[-1]["lines"]] == ["旧格式的一段话"]
+
+
+def test_card_answers_counts_the_current_versions_shared_answers():
+    messages = [{"questionVersion": 1, "sharePublic": True},
+                {"questionVersion": 2, "sharePublic": True},
+                {"questionVersion": 2, "sharePublic": False}]
+    assert cards.card_answers(messages, 2) == (2, 1)
+    assert cards.card_answers(messages, 3) == (0, 0)
+
+
+@pytest.fixture
+def answered(app, world):
+    asker, helper, agent = world
+    topic = asker.ask()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    message = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
+    return app, asker, helper, topic, message
+
+
+def _ids(app, *people):
+    rt = app.config["LOBBYTALKS"]
+    return rt, [rt.db.one("SELECT id FROM users WHERE username = ?", (p.username,))["id"]
+                for p in people]
+
+
+def test_page_knows_whose_answers_are_whose(answered, db):
+    app, asker, helper, topic, message = answered
+    rt, (asker_id, helper_id) = _ids(app, asker, helper)
+    with app.app_context():
+        for_helper = question_page.page(rt.db.conn, rt.keyring, helper_id, topic, now=2**40)
+        for_asker = question_page.page(rt.db.conn, rt.keyring, asker_id, topic, now=2**40)
+        anonymous = question_page.page(rt.db.conn, rt.keyring, None, topic, now=2**40)
+    assert for_helper.mine == {message} and for_asker.mine == set() and anonymous.mine == set()
+    assert for_asker.data["topic"]["isAsker"] and "cardDraft" in for_asker.data
+    assert "cardDraft" not in for_helper.data and anonymous.data["messages"] == []
+    assert for_asker.flow["current_answers"] == 1 and for_asker.flow["shareable"] == 0
+    assert for_asker.flow["draft_spans"] is None and "draft_spans" not in for_helper.flow
+    assert for_helper.community["id"] == "lobby" and for_helper.island_name
+    assert count(db, "messages") == 1
+
+
+def test_read_is_the_page_data_the_json_api_returns(answered):
+    app, asker, _, topic, message = answered
+    rt, (asker_id,) = _ids(app, asker)
+    with app.app_context():
+        data = question_page.read(rt.db.conn, rt.keyring, asker_id, topic)
+    served = asker.web_get(topic=topic).get_json()
+    assert served == json.loads(json.dumps(data))
+    assert [m["id"] for m in data["messages"]] == [message]
+    assert data["answerCard"] is None and data["cardDraft"] is None
+
+
+def test_the_question_page_renders_the_composition(answered):
+    _, _, helper, topic, message = answered
+    page = helper.http.get(f"/q/{topic}?lang=en")
+    assert page.status_code == 200
+    assert f'id="m-{message}"' in page.get_data(as_text=True)
