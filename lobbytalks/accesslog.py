@@ -14,9 +14,10 @@ import logging
 import re
 import sys
 import time
+from typing import Callable
 from urllib.parse import parse_qsl, quote
 
-from flask import Flask, Response, g, request
+from flask import Response, g, request
 
 logger = logging.getLogger("lobbytalks.access")
 _ACTION = re.compile(r"[a-z_]{1,40}")
@@ -42,24 +43,23 @@ class _Stderr(logging.StreamHandler):
         pass
 
 
-def install(app: Flask, settings) -> None:
-    """Log every request of ``app`` when ``settings.access_log`` is on."""
-    if not settings.access_log:
-        return
+def start_clock() -> None:
+    """Before the view: when the request started (the line's ``ms``)."""
+    g.access_started = time.perf_counter()
+
+
+def line_writer(settings) -> Callable[[Response], Response]:
+    """After the view: the step that writes the request's line in ``settings.log_format``."""
     if not any(isinstance(h, _Stderr) for h in logger.handlers):
         logger.addHandler(_Stderr())
         logger.setLevel(logging.INFO)
         logger.propagate = False  # the CLI's root handler would print each line twice
     as_json = settings.log_format == "json"
 
-    @app.before_request
-    def _start() -> None:
-        g.access_started = time.perf_counter()
-
-    @app.after_request
-    def _log(response: Response) -> Response:
+    def log_request(response: Response) -> Response:
         logger.info(format_line(entry(response), as_json))
         return response
+    return log_request
 
 
 def redacted_query(query: str) -> str:

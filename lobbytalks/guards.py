@@ -1,6 +1,8 @@
-"""Request guards shared by every ``/api/`` surface, run by one hook in one declared order.
+"""Request guards shared by every ``/api/`` surface, one step of the request order that
+``lobbytalks.wiring`` declares (after the access log's clock, before the view).
 
-``guard_api_request`` applies, for every path in ``SURFACES``, the first failure answering:
+``guard_api_request`` applies, for every path in ``SURFACES``, the first failure answering
+(HEAD counts as GET; a GET stops after step 3, it has no body):
 
 1. method                     405 ``method_not_allowed``
 2. Origin (reads too)         403 ``forbidden_origin``
@@ -11,12 +13,14 @@
 7. JSON                       400 ``invalid_json``; a body that must be an object and is not,
                               400 ``invalid_request``
 
-Then the view: 8. credentials (401), 9. the action (``unknown_action``), 10. its fields.
-The transport comes before credentials because ``/api/community`` takes ``register`` and
-``login`` from people without a session: there no surface could say what credentials a
-request needs before reading it, so every surface reads first and a malformed request gets
-the same answer whoever sends it. On ``/api/community`` the action decides whether
-credentials are needed at all, so there 9 comes before 8.
+Then the view: 8. credentials (401), 9. the action (``unknown_action``; on /api/external
+also ``method_not_allowed`` for an action sent with the other method), 10. its fields. MCP
+checks its JSON-RPC envelope between 8 and 9. The transport comes before credentials because
+``/api/community`` takes ``register`` and ``login`` from people without a session: there no
+surface could say what credentials a request needs before reading it, so every surface
+reads first and a malformed request gets the same answer whoever sends it. On
+``/api/community`` the action decides whether credentials are needed at all, so there 9
+comes before 8.
 """
 from __future__ import annotations
 

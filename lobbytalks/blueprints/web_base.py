@@ -1,8 +1,10 @@
 """What every web page shares: the blueprint, language, the signed-in user, rendering.
 
 Pages read through the same services as the JSON APIs and render on the server; every
-change a person makes goes through the JSON APIs from ``static/app.js``. Template helpers
-are registered app-wide so any surface's template can extend ``base.html``.
+change a person makes goes through the JSON APIs from ``static/app.js``. Each ``web_*``
+module keeps its routes in its own ``Pages``; ``lobbytalks.wiring`` mounts them on one
+``web`` blueprint and registers the template helpers (``page_globals``) app-wide, so any
+surface's template can extend ``base.html``.
 """
 from __future__ import annotations
 
@@ -20,13 +22,34 @@ from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
 from ..models.common import plain_int
-from ..renderers import register_page_renderer
 from ..runtime import runtime
 from ..security import has_control_chars
 
-bp = Blueprint("web", __name__)
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
+
+
+class Pages:
+    """The pages one module serves, kept until ``blueprint`` mounts them: importing a module
+    registers nothing."""
+
+    def __init__(self) -> None:
+        self.routes: list[tuple[str, dict[str, Any], Callable[..., Any]]] = []
+
+    def get(self, rule: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def keep(view: Callable[..., Any]) -> Callable[..., Any]:
+            self.routes.append((rule, options, view))
+            return view
+        return keep
+
+
+def blueprint(modules: tuple[Any, ...]) -> Blueprint:
+    """One ``web`` blueprint (endpoints ``web.<view>``) serving every module's ``pages``."""
+    bp = Blueprint("web", __name__)
+    for module in modules:
+        for rule, options, view in module.pages.routes:
+            bp.add_url_rule(rule, view_func=view, methods=["GET"], **options)
+    return bp
 
 
 def lang() -> str:
@@ -180,7 +203,6 @@ def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str
     return labels
 
 
-@bp.app_context_processor
 def page_globals() -> dict[str, Any]:
     code = lang()
     return {
@@ -192,7 +214,6 @@ def page_globals() -> dict[str, Any]:
     }
 
 
-@bp.after_app_request
 def remember_language(response: Response) -> Response:
     chosen = i18n.normalise_lang(request.args.get("lang"))
     if chosen and not request.path.startswith("/api/") \
@@ -211,5 +232,3 @@ def error_page(error: ApiError) -> Response:
                   headline=t(key) if i18n.has(key) else t("error.title"),
                   detail=t(detail_key) if i18n.has(detail_key) else None)
 
-
-register_page_renderer(error_page)

@@ -8,7 +8,9 @@ from ..models.web import INTENTS
 from ..errors import ApiError
 from ..runtime import runtime
 from ..services import communities, search
-from .web_base import bp, choice_arg, render, viewer_id
+from .web_base import Pages, choice_arg, render, viewer_id
+
+pages = Pages()
 
 STATUSES = ("all", "open", "closed")
 ANSWERED = ("any", "yes", "no")
@@ -30,7 +32,7 @@ def browse_filters() -> dict[str, str]:
     }
 
 
-@bp.get("/questions")
+@pages.get("/questions")
 def questions():
     rt = runtime()
     filters = browse_filters()

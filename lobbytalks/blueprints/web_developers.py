@@ -9,7 +9,9 @@ import json
 
 from ..actions import ACTIONS
 from ..mcp import SUPPORTED_VERSIONS
-from .web_base import base_url, bp, render
+from .web_base import base_url, Pages, render
+
+pages = Pages()
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
 # Reads the token without echoing it or leaving it in the shell history.
@@ -74,7 +76,7 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
     ]
 
 
-@bp.get("/developers")
+@pages.get("/developers")
 def developers():
     base = base_url()
     response = render("developers.html", base=base, mcp_url=f"{base}/api/external/mcp",

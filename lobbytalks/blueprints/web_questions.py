@@ -15,8 +15,10 @@ from .. import clock
 from ..services import agent_requests, cards, communities, notifications, overlap, topics
 from ..services.reading import latest_messages
 from ..models.common import COMMUNITY_ID
-from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
+from .web_base import (Pages, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
+
+pages = Pages()
 
 TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 
@@ -25,7 +27,7 @@ TOPIC_ID = re.compile(r"^[a-zA-Z0-9:_-]{1,64}$")
 ANSWERS_PER_PAGE = 20
 
 
-@bp.get("/ask")
+@pages.get("/ask")
 @login_required
 def ask():
     user = viewer()
@@ -143,7 +145,7 @@ def card_flow(data: dict[str, Any], topic_id: str, reader: int | None,
     return flow
 
 
-@bp.get("/q/<topic_id>")
+@pages.get("/q/<topic_id>")
 def question(topic_id: str):
     if not TOPIC_ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")
