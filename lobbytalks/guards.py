@@ -167,6 +167,8 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+_SECURITY_HEADERS_LOWERED = tuple((name.lower(), name, value)
+                                  for name, value in SECURITY_HEADERS.items())
 
 
 # Pages load scripts and styles from this server only: no inline script or style, no
@@ -179,11 +181,18 @@ CONTENT_SECURITY_POLICY = (
 
 
 def finish_response(response: Response) -> Response:
-    """Security headers everywhere; a strict CSP on HTML; JSON is never cached."""
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    if response.mimetype == "text/html":
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    if response.mimetype == "application/json":
-        response.headers["Cache-Control"] = "no-store"
+    """Security headers everywhere; a strict CSP on HTML; JSON is never cached.
+
+    A header the view set already is kept. (Looked up in one pass over the headers:
+    ``Headers.setdefault`` raises and catches a ``KeyError`` for each absent one.)"""
+    headers = response.headers
+    present = {name.lower() for name, _ in headers.items()}
+    for lowered, name, value in _SECURITY_HEADERS_LOWERED:
+        if lowered not in present:
+            headers.add(name, value)
+    mimetype = response.mimetype
+    if mimetype == "text/html" and "content-security-policy" not in present:
+        headers.add("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    if mimetype == "application/json":
+        headers["Cache-Control"] = "no-store"
     return response

@@ -14,7 +14,9 @@ from functools import wraps
 from typing import Any, Callable
 from urllib.parse import urlencode, urlsplit
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import (Blueprint, Response, current_app, g, redirect, render_template, request,
+                   url_for)
+from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup, escape
 
 from .. import i18n
@@ -53,15 +55,21 @@ def blueprint(modules: tuple[Any, ...]) -> Blueprint:
 
 
 def lang() -> str:
-    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese."""
-    return (i18n.normalise_lang(request.args.get("lang"))
-            or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
-            or i18n.DEFAULT_LANG)
+    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese.
+
+    Decided once per request: a page asks for every string it translates."""
+    state = g._get_current_object()  # type: ignore[attr-defined]
+    code = getattr(state, "page_lang", None)
+    if code is None:
+        code = state.page_lang = (i18n.normalise_lang(request.args.get("lang"))
+                                  or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
+                                  or i18n.DEFAULT_LANG)
+    return code
 
 
 def t(key: str, **values: Any) -> str:
     """Translate; when a value is already markup (a <time>), the result is markup too."""
-    if any(isinstance(v, Markup) for v in values.values()):
+    if values and any(isinstance(v, Markup) for v in values.values()):
         return Markup(escape(i18n.translate(lang(), key))).format(**values)
     return i18n.translate(lang(), key, **values)
 
@@ -208,13 +216,24 @@ def page_globals() -> dict[str, Any]:
     return {
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "js_strings": i18n.js_strings(code), "when": when, "md": markdown,
+        "page_strings": page_strings(code), "when": when, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label,
     }
 
 
+def page_strings(code: str) -> Markup:
+    """``i18n.js_strings`` as the JSON the page embeds for ``static/app.js`` (what
+    ``|tojson`` writes), encoded once per language and app rather than on every page."""
+    made = current_app.extensions.setdefault("lobbytalks.page_strings", {})
+    if code not in made:
+        made[code] = htmlsafe_json_dumps(i18n.js_strings(code), dumps=current_app.json.dumps)
+    return made[code]
+
+
 def remember_language(response: Response) -> Response:
+    if not request.query_string:
+        return response  # no ?lang= to remember (most requests: skip parsing the query)
     chosen = i18n.normalise_lang(request.args.get("lang"))
     if chosen and not request.path.startswith("/api/") \
             and chosen != request.cookies.get(i18n.LANG_COOKIE):
