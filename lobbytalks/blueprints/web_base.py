@@ -216,7 +216,7 @@ def page_globals() -> dict[str, Any]:
     return {
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "page_strings": page_strings(code), "when": when, "md": markdown,
+        "page_strings": page_strings(code), "static_url": static_url, "when": when, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label,
     }
@@ -229,6 +229,15 @@ def page_strings(code: str) -> Markup:
     if code not in made:
         made[code] = htmlsafe_json_dumps(i18n.js_strings(code), dumps=current_app.json.dumps)
     return made[code]
+
+
+def static_url(filename: str) -> str:
+    """``url_for("static", filename=...)``, built once per file (every page links four)."""
+    made = current_app.extensions.setdefault("lobbytalks.static_urls", {})
+    key = (request.script_root, filename)
+    if key not in made:
+        made[key] = url_for("static", filename=filename)
+    return made[key]
 
 
 def remember_language(response: Response) -> Response:
