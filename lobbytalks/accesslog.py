@@ -14,9 +14,10 @@ import logging
 import re
 import sys
 import time
+from typing import Callable
 from urllib.parse import parse_qsl, quote
 
-from flask import Flask, Response, g, request
+from flask import Response, g, request
 
 logger = logging.getLogger("lobbytalks.access")
 _ACTION = re.compile(r"[a-z_]{1,40}")
@@ -24,6 +25,9 @@ _ACTION = re.compile(r"[a-z_]{1,40}")
 # control characters, '%', '?', '&', '=', quotes, non-ASCII) is percent-encoded, so a field
 # can neither split into forged fields or lines nor pass for a query.
 _SAFE_IN_FIELD = "/:@!$'()*+,;-._~"
+# What ``quote`` leaves as it is (letters, digits, ``_.-~`` and the above): such a field,
+# the common case, is returned without quoting it.
+_UNCHANGED_BY_QUOTE = re.compile(r"[A-Za-z0-9/:@!$'()*+,;\-._~]*")
 
 
 class _Stderr(logging.StreamHandler):
@@ -42,24 +46,28 @@ class _Stderr(logging.StreamHandler):
         pass
 
 
-def install(app: Flask, settings) -> None:
-    """Log every request of ``app`` when ``settings.access_log`` is on."""
-    if not settings.access_log:
-        return
+def start_clock() -> None:
+    """Before the view: when the request started (the line's ``ms``)."""
+    g.access_started = time.perf_counter()
+
+
+def line_writer(settings) -> Callable[[Response], Response]:
+    """After the view: the step that writes the request's line in ``settings.log_format``."""
     if not any(isinstance(h, _Stderr) for h in logger.handlers):
         logger.addHandler(_Stderr())
         logger.setLevel(logging.INFO)
         logger.propagate = False  # the CLI's root handler would print each line twice
     as_json = settings.log_format == "json"
 
-    @app.before_request
-    def _start() -> None:
-        g.access_started = time.perf_counter()
-
-    @app.after_request
-    def _log(response: Response) -> Response:
-        logger.info(format_line(entry(response), as_json))
+    def log_request(response: Response) -> Response:
+        if logger.isEnabledFor(logging.INFO):
+            # A record made directly: ``logger.info`` would first walk the stack to name
+            # the calling line, which no access-log line shows.
+            line = format_line(entry(response), as_json)
+            logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, 0, line,
+                                            None, None, "log_request"))
         return response
+    return log_request
 
 
 def redacted_query(query: str) -> str:
@@ -74,18 +82,35 @@ def redacted_query(query: str) -> str:
 def _clean(text: str) -> str:
     """Percent-encoded again, so the path and parameter names stay one field of one line: a
     decoded %20 must not forge the fields after it, nor a %0A a second line."""
+    if _UNCHANGED_BY_QUOTE.fullmatch(text):
+        return text
     return quote(text, safe=_SAFE_IN_FIELD)
 
 
+_stamp: tuple[int, str] = (0, "")
+
+
+def _utc_stamp() -> str:
+    """The current second as the line's ``time``, formatted once per second."""
+    global _stamp
+    second = int(time.time())
+    if _stamp[0] != second:
+        _stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _stamp[1]
+
+
 def entry(response: Response) -> dict:
-    started = g.get("access_started")
-    user, agent = g.get("user"), g.get("agent")
+    # The objects behind the proxies, looked up once rather than per attribute.
+    req, state = request._get_current_object(), g._get_current_object()  # type: ignore
+    started = getattr(state, "access_started", None)
+    user, agent = getattr(state, "user", None), getattr(state, "agent", None)
+    query = req.query_string
     return {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "client": _clean(request.remote_addr or "-"),
-        "method": request.method,
-        "path": _clean(request.path),
-        "query": redacted_query(request.query_string.decode("latin-1")),
+        "time": _utc_stamp(),
+        "client": _clean(req.remote_addr or "-"),
+        "method": req.method,
+        "path": _clean(req.path),
+        "query": redacted_query(query.decode("latin-1")) if query else "",
         "status": response.status_code,
         "ms": round((time.perf_counter() - started) * 1000, 1) if started else None,
         "user": agent.user_id if agent else (user.id if user else None),

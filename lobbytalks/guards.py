@@ -1,6 +1,8 @@
-"""Request guards shared by every ``/api/`` surface, run by one hook in one declared order.
+"""Request guards shared by every ``/api/`` surface, one step of the request order that
+``lobbytalks.wiring`` declares (after the access log's clock, before the view).
 
-``guard_api_request`` applies, for every path in ``SURFACES``, the first failure answering:
+``guard_api_request`` applies, for every path in ``SURFACES``, the first failure answering
+(HEAD counts as GET; a GET stops after step 3, it has no body):
 
 1. method                     405 ``method_not_allowed``
 2. Origin (reads too)         403 ``forbidden_origin``
@@ -11,12 +13,14 @@
 7. JSON                       400 ``invalid_json``; a body that must be an object and is not,
                               400 ``invalid_request``
 
-Then the view: 8. credentials (401), 9. the action (``unknown_action``), 10. its fields.
-The transport comes before credentials because ``/api/community`` takes ``register`` and
-``login`` from people without a session: there no surface could say what credentials a
-request needs before reading it, so every surface reads first and a malformed request gets
-the same answer whoever sends it. On ``/api/community`` the action decides whether
-credentials are needed at all, so there 9 comes before 8.
+Then the view: 8. credentials (401), 9. the action (``unknown_action``; on /api/external
+also ``method_not_allowed`` for an action sent with the other method), 10. its fields. MCP
+checks its JSON-RPC envelope between 8 and 9. The transport comes before credentials because
+``/api/community`` takes ``register`` and ``login`` from people without a session: there no
+surface could say what credentials a request needs before reading it, so every surface
+reads first and a malformed request gets the same answer whoever sends it. On
+``/api/community`` the action decides whether credentials are needed at all, so there 9
+comes before 8.
 """
 from __future__ import annotations
 
@@ -163,6 +167,8 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+_SECURITY_HEADERS_LOWERED = tuple((name.lower(), name, value)
+                                  for name, value in SECURITY_HEADERS.items())
 
 
 # Pages load scripts and styles from this server only: no inline script or style, no
@@ -175,11 +181,18 @@ CONTENT_SECURITY_POLICY = (
 
 
 def finish_response(response: Response) -> Response:
-    """Security headers everywhere; a strict CSP on HTML; JSON is never cached."""
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    if response.mimetype == "text/html":
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    if response.mimetype == "application/json":
-        response.headers["Cache-Control"] = "no-store"
+    """Security headers everywhere; a strict CSP on HTML; JSON is never cached.
+
+    A header the view set already is kept. (Looked up in one pass over the headers:
+    ``Headers.setdefault`` raises and catches a ``KeyError`` for each absent one.)"""
+    headers = response.headers
+    present = {name.lower() for name, _ in headers.items()}
+    for lowered, name, value in _SECURITY_HEADERS_LOWERED:
+        if lowered not in present:
+            headers.add(name, value)
+    mimetype = response.mimetype
+    if mimetype == "text/html" and "content-security-policy" not in present:
+        headers.add("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    if mimetype == "application/json":
+        headers["Cache-Control"] = "no-store"
     return response

@@ -11,7 +11,7 @@ Authentication and transport failures are ``ApiError``s rendered by the blueprin
 """
 from __future__ import annotations
 
-import json
+import orjson
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -91,6 +91,7 @@ def request_id(payload: Any) -> str | int | None:
 
 # --- Accept --------------------------------------------------------------------------
 
+@lru_cache(maxsize=64)  # a client sends the same header every time
 def accepts_json_and_event_stream(header: str | None) -> bool:
     """Whether the Accept header admits both application/json and text/event-stream.
 
@@ -163,7 +164,9 @@ def _tool(action: Action, stated: dict[str, Any], *, with_output: bool) -> dict[
 
 
 def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    # The same compact UTF-8 JSON the standard library would write, several times faster
+    # (get_context's text is about 70 KB).
+    text = orjson.dumps(payload).decode("utf-8")
     return {"content": [{"type": "text", "text": text}], "structuredContent": payload,
             "isError": is_error}
 

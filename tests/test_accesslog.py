@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+import time
+from urllib.parse import quote
 
 import pytest
+from hypothesis import given, strategies as st
 
 from lobbytalks import accesslog, create_app
 
@@ -105,3 +108,16 @@ def test_redacted_query_keeps_names_only():
     assert accesslog.redacted_query("action=claim_task&token=abc&password=x") == \
         "action=claim_task&token=*&password=*"
     assert accesslog.redacted_query("action=DROP%20TABLE") == "action=*"
+
+
+@given(st.text(max_size=40))
+def test_a_field_is_percent_encoded_exactly_as_quote_does(text):
+    """The shortcut for fields quote would leave alone changes no field."""
+    assert accesslog._clean(text) == quote(text, safe=accesslog._SAFE_IN_FIELD)
+
+
+def test_the_time_field_is_the_current_utc_second():
+    before = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = accesslog._utc_stamp()
+    after = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    assert stamp in (before, after)

@@ -25,13 +25,18 @@ from pydantic import BaseModel
 
 from conftest import Person, joined_person
 from valid_bodies import AGENT_BODIES, COMMUNITIES_BODIES, MANAGE_BODIES, WEB_BODIES
-from lobbytalks import create_app
+from lobbytalks import create_app, wiring
 from lobbytalks.actions import ACTIONS
-from lobbytalks.blueprints.community import GET_ACTIONS, POST_ACTIONS
+from lobbytalks.blueprints.common import merged_actions
 from lobbytalks.blueprints.manage import POST_MODELS
 from lobbytalks.mcp import METHODS, SUPPORTED_VERSIONS
 from lobbytalks.models import external, web
 from lobbytalks.settings import Settings
+
+# What /api/community answers, as wiring mounts it (importing the modules mounts nothing).
+_COMMUNITY_TABLES = [module.actions for module in wiring.COMMUNITY_ACTIONS]
+POST_ACTIONS = merged_actions(_COMMUNITY_TABLES, "POST")
+GET_ACTIONS = merged_actions(_COMMUNITY_TABLES, "GET")
 
 ACCEPT = "application/json, text/event-stream"
 FUZZ_BODIES = settings(max_examples=100, derandomize=True, deadline=None, database=None,

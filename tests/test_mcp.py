@@ -65,7 +65,11 @@ def assert_rpc_error(response, status: int, code: int, *, id: Any = None,
 def tool_payload(result: dict) -> dict:
     """What a tool returned; the text content is the same JSON as structuredContent."""
     assert [c["type"] for c in result["content"]] == ["text"]
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    text = result["content"][0]["text"]
+    assert json.loads(text) == result["structuredContent"]
+    # Byte for byte what the standard library writes (compact, UTF-8 unescaped).
+    assert text == json.dumps(result["structuredContent"], ensure_ascii=False,
+                              separators=(",", ":"))
     return result["structuredContent"]
 
 
@@ -538,3 +542,13 @@ def test_claim_limits_inside_a_tool_are_error_results(settings):
                    429, "task_limit")
     business_error(mcp.call("claim_task", {"topic": topics[4], "requestId": str(uuid.uuid4())}),
                    429, "rate_limited")
+
+
+def test_tool_text_keeps_unusual_characters_as_the_standard_library_writes_them(mcp, asker):
+    """Quotes, a backslash, an emoji and markup in a title: the text content
+    is the exact compact JSON, so a client comparing it to structuredContent agrees."""
+    title = '为什么 "引号" 和 \\ 反斜杠 🦐 </script> &amp; 会出问题？'
+    topic = asker.ask(title=title)
+    mcp.call("join_community", {"community": "lobby"})
+    listed = tool_payload(mcp.call("list_topics", {"community": "lobby"}))
+    assert [(t["id"], t["title"]) for t in listed["topics"]] == [(topic, title)]

@@ -421,3 +421,17 @@ def test_a_link_to_one_answer_opens_the_page_that_holds_it(long_discussion):
     assert answer_ids(html(asker.http.get(f"/q/{topic}?answer=nope"))) == ids[:20]
     tasks = html(asker.http.get(f"/tasks?topic={topic}"))
     assert f'/q/{topic}?answer={ids[-1]}#m-{ids[-1]}' in tasks
+
+
+@pytest.mark.parametrize("code", ["zh", "en"])
+def test_the_page_strings_are_the_catalogue_in_the_readers_language(client, code):
+    """Encoded once per language and kept: still the reader's language on every page, and
+    escaped for a <script> element as |tojson would."""
+    from lobbytalks import i18n
+
+    for path in ("/", "/communities", "/login"):
+        html = client.get(f"{path}?lang={code}").get_data(as_text=True)
+        embedded = html.split('<script type="application/json" id="page-strings">')[1]
+        embedded = embedded.split("</script>")[0]
+        assert json.loads(embedded) == i18n.js_strings(code)
+        assert "<" not in embedded and ">" not in embedded and "&" not in embedded

@@ -2,7 +2,7 @@
 responses, the read connection. (The request guards and the body they read are in ``guards``.)"""
 from __future__ import annotations
 
-from typing import Any, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from flask import Request, Response, jsonify, request
 
@@ -11,6 +11,37 @@ from ..errors import ApiError
 from ..runtime import runtime
 
 Entry = TypeVar("Entry")
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+class ActionTable:
+    """The actions one module answers on a surface that dispatches by ``action``, per HTTP
+    method. The surface merges the tables when it is mounted: importing registers nothing."""
+
+    def __init__(self) -> None:
+        self.by_method: dict[str, dict[str, Callable[..., Any]]] = {"GET": {}, "POST": {}}
+
+    def get(self, name: str) -> Callable[[Handler], Handler]:
+        return self._keep("GET", name)
+
+    def post(self, name: str) -> Callable[[Handler], Handler]:
+        return self._keep("POST", name)
+
+    def _keep(self, method: str, name: str) -> Callable[[Handler], Handler]:
+        def keep(handler: Handler) -> Handler:
+            self.by_method[method][name] = handler
+            return handler
+        return keep
+
+
+def merged_actions(tables: list[ActionTable], method: str) -> dict[str, Callable[..., Any]]:
+    """Every table's actions for ``method``; an action two modules answer stops start-up."""
+    merged: dict[str, Callable[..., Any]] = {}
+    for table in tables:
+        for name, handler in table.by_method[method].items():
+            if merged.setdefault(name, handler) is not handler:
+                raise RuntimeError(f"action {name!r} ({method}) is answered by two modules")
+    return merged
 
 
 def lookup_action(table: Mapping[str, Entry], name: Any, message: str | None = None) -> Entry:

@@ -1,7 +1,9 @@
 """/api/community: accounts, questions and discussion reading for people (protocol §11).
 
-POST actions are dispatched through ``POST_ACTIONS`` and GET views through ``GET_ACTIONS``;
-other modules (accounts, memories, answer cards) add their entries to the same tables.
+POST actions are dispatched through ``POST_ACTIONS`` and GET views through ``GET_ACTIONS``.
+This module and the ``community_*`` modules (accounts, memories, answer cards ...) each
+declare theirs in an ``ActionTable``; ``mount_actions`` (called by ``lobbytalks.wiring``)
+fills the two tables from all of them.
 """
 from __future__ import annotations
 
@@ -17,25 +19,23 @@ from ..models.common import ID, parse_model, query_args
 from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
 from ..runtime import Runtime, runtime
 from ..services import question_page, topics
-from .common import lookup_action, ok, read_conn
+from .common import ActionTable, lookup_action, merged_actions, ok, read_conn
 
 bp = Blueprint("community", __name__)
 POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
 GET_ACTIONS: dict[str, Callable[[], Response]] = {}
 
 
-def post_action(name: str):
-    def register(handler):
-        POST_ACTIONS[name] = handler
-        return handler
-    return register
+actions = ActionTable()
 
 
-def get_action(name: str):
-    def register(handler):
-        GET_ACTIONS[name] = handler
-        return handler
-    return register
+def mount_actions(modules: tuple[Any, ...]) -> None:
+    """Answer every module's ``actions`` (the same set for every app: filled afresh)."""
+    tables = [module.actions for module in modules]
+    for table, method in ((POST_ACTIONS, "POST"), (GET_ACTIONS, "GET")):
+        merged = merged_actions(tables, method)
+        table.clear()
+        table.update(merged)
 
 
 @bp.get("/api/community")
@@ -87,7 +87,7 @@ def _list_topics() -> Response:
         q=query.q.strip(), status=query.status, sort=query.sort, page=query.page))
 
 
-@get_action("me")
+@actions.get("me")
 def me() -> Response:
     user = current_user(request)
     account = None if user is None else {
@@ -96,26 +96,26 @@ def me() -> Response:
     return ok({"user": account, "officialModel": {"available": False, "dailyQuota": 0}})
 
 
-@get_action("islands")
+@actions.get("islands")
 def islands() -> Response:
     return ok({"islands": topics.islands(read_conn())})
 
 
-@post_action("topic")
+@actions.post("topic")
 def ask(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(WebTopicCreate, body, limit="rate_topic", scope="topic")
     topic_id = topics.create(rt.db, rt.keyring, user.id, data, now=clock.now())
     return ok({"id": topic_id})
 
 
-@post_action("close")
+@actions.post("close")
 def close(body: dict[str, Any]) -> Response:
     user = require_user(request)
     data = parse_model(TopicRef, body)
     return ok(topics.close(runtime().db, user.id, user.is_admin, data.topic, now=clock.now()))
 
 
-@post_action("revise")
+@actions.post("revise")
 def revise(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(TopicRevise, body)
     return ok(topics.revise(rt.db, rt.keyring, user.id, data, now=clock.now()))

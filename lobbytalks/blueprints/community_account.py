@@ -19,8 +19,10 @@ from ..models.common import parse_model
 from ..models.web import LogoutEverywhere, PasswordChange, WebAuth, WebLogout
 from ..runtime import runtime
 from ..services import accounts
-from .common import client_address, ok
-from .community import post_action, signed_in_write
+from .common import ActionTable, client_address, ok
+from .community import signed_in_write
+
+actions = ActionTable()
 
 
 def _failure_windows(username: str) -> tuple[tuple[str, str, str], ...]:
@@ -46,7 +48,7 @@ def _checked_password(username: str, password: str) -> int | None:
     return user_id
 
 
-@post_action("register")
+@actions.post("register")
 def register(body: dict[str, Any]) -> Response:
     data = parse_model(WebAuth, body)
     rt = runtime()
@@ -58,7 +60,7 @@ def register(body: dict[str, Any]) -> Response:
     return response
 
 
-@post_action("login")
+@actions.post("login")
 def login(body: dict[str, Any]) -> Response:
     data = parse_model(WebAuth, body)
     user_id = _checked_password(data.username, data.password)
@@ -71,7 +73,7 @@ def login(body: dict[str, Any]) -> Response:
     return response
 
 
-@post_action("logout")
+@actions.post("logout")
 def logout(body: dict[str, Any]) -> Response:
     parse_model(WebLogout, body)
     require_user(request)
@@ -80,7 +82,7 @@ def logout(body: dict[str, Any]) -> Response:
     return response
 
 
-@post_action("change_password")
+@actions.post("change_password")
 def change_password(body: dict[str, Any]) -> Response:
     """Every session of the account ends, this browser gets a new one."""
     user, data, rt = signed_in_write(PasswordChange, body)
@@ -92,7 +94,7 @@ def change_password(body: dict[str, Any]) -> Response:
     return response
 
 
-@post_action("logout_all")
+@actions.post("logout_all")
 def logout_everywhere(body: dict[str, Any]) -> Response:
     user = require_user(request)
     parse_model(LogoutEverywhere, body)

@@ -10,8 +10,10 @@ from .. import clock
 from ..auth import require_admin
 from ..models.web import AnswerModeration, PersonModeration, TopicReopen
 from ..services import moderation
-from .common import ok
-from .community import post_action, signed_in_write
+from .common import ActionTable, ok
+from .community import signed_in_write
+
+actions = ActionTable()
 
 # action -> (request model, the field naming the target, service)
 ADMIN_ACTIONS: dict[str, tuple[Any, str, Callable[..., dict[str, Any]]]] = {
@@ -34,4 +36,4 @@ def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]
 
 
 for _name, (_model, _target, _service) in ADMIN_ACTIONS.items():
-    post_action(_name)(_admin_action(_model, _target, _service))
+    actions.post(_name)(_admin_action(_model, _target, _service))

@@ -10,18 +10,20 @@ from ..models.common import parse_model, query_args
 from ..models.web import AgentRequest, TopicRef
 from ..runtime import runtime
 from ..services import agent_requests
-from .common import ok, read_conn
-from .community import get_action, post_action, signed_in_write
+from .common import ActionTable, ok, read_conn
+from .community import signed_in_write
+
+actions = ActionTable()
 
 
-@post_action("agent_request")
+@actions.post("agent_request")
 def agent_request(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(AgentRequest, body)
     return ok(agent_requests.set_request(rt.db, user.id, data.topic, data.requested,
                                          now=clock.now()))
 
 
-@get_action("activity")
+@actions.get("activity")
 def activity() -> Response:
     """Polled by the question page: anyone who may see the question may see this."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)

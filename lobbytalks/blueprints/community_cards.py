@@ -11,24 +11,26 @@ from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, ShareRequest, TopicRef
 from ..runtime import runtime
 from ..services import cards, notifications, overlap
-from .common import ok, read_conn
-from .community import get_action, post_action, signed_in_write
+from .common import ActionTable, ok, read_conn
+from .community import signed_in_write
+
+actions = ActionTable()
 
 
-@get_action("card")
+@actions.get("card")
 def published_card() -> Response:
     """The published card of a topic, or null; anonymous readers may ask too."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)
     return ok({"card": cards.published_card(read_conn(), data.topic)})
 
 
-@post_action("share")
+@actions.post("share")
 def share(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(MessageShare, body)
     return ok(cards.share(rt.db, user.id, data.message, data.sharePublic, now=clock.now()))
 
 
-@post_action("share_request")
+@actions.post("share_request")
 def share_request(body: dict[str, Any]) -> Response:
     """The asker asks an answer's author to allow the answer in the card (a notification)."""
     user, data, rt = signed_in_write(ShareRequest, body)
@@ -42,7 +44,7 @@ def _asker_action(service: Callable[..., dict[str, Any]]) -> Callable[[dict[str,
     return handle
 
 
-@post_action("card_preview")
+@actions.post("card_preview")
 def card_preview(body: dict[str, Any]) -> Response:
     """The draft, and the passages of it that repeat the asker's own private context."""
     user, data, rt = signed_in_write(TopicRef, body)
@@ -53,4 +55,4 @@ def card_preview(body: dict[str, Any]) -> Response:
 
 for _name, _service in (("card_publish", cards.publish),
                         ("card_unpublish", cards.unpublish), ("card_republish", cards.republish)):
-    post_action(_name)(_asker_action(_service))
+    actions.post(_name)(_asker_action(_service))

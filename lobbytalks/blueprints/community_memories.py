@@ -11,11 +11,12 @@ from ..models.common import parse_model
 from ..models.web import MemoryAction, MemorySwitch
 from ..runtime import runtime
 from ..services import agents, memories
-from .common import ok, read_conn
-from .community import get_action, post_action
+from .common import ActionTable, ok, read_conn
+
+actions = ActionTable()
 
 
-@get_action("memories")
+@actions.get("memories")
 def list_memories() -> Response:
     user = require_user(request)
     return ok(memories.list_for_user(read_conn(), user.id))
@@ -28,10 +29,10 @@ def _change(body: dict[str, Any]) -> Response:
 
 
 for _name in ("memory_confirm", "memory_reject", "memory_delete"):
-    post_action(_name)(_change)
+    actions.post(_name)(_change)
 
 
-@post_action("memory_switch")
+@actions.post("memory_switch")
 def switch(body: dict[str, Any]) -> Response:
     user = require_user(request)
     data = parse_model(MemorySwitch, body)

@@ -11,11 +11,13 @@ from ..models.common import parse_model
 from ..models.web import NotificationsRead, NotifySettings
 from ..runtime import runtime
 from ..services import notifications
-from .common import ok, read_conn
-from .community import get_action, post_action, signed_in_write
+from .common import ActionTable, ok, read_conn
+from .community import signed_in_write
+
+actions = ActionTable()
 
 
-@get_action("notifications")
+@actions.get("notifications")
 def inbox() -> Response:
     """The signed-in person's own notifications (``before``: the keyset of the next page)."""
     user = require_user(request)
@@ -24,7 +26,7 @@ def inbox() -> Response:
     return ok({**page, **notifications.mail_settings(read_conn(), user.id)})
 
 
-@post_action("notifications_read")
+@actions.post("notifications_read")
 def mark_read(body: dict[str, Any]) -> Response:
     # Not counted against the write budget: marking read changes only the reader's own rows.
     user = require_user(request)
@@ -32,7 +34,7 @@ def mark_read(body: dict[str, Any]) -> Response:
     return ok(notifications.mark_read(runtime().db, user.id, data.notification, now=clock.now()))
 
 
-@post_action("notify_settings")
+@actions.post("notify_settings")
 def mail_settings(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(NotifySettings, body)
     return ok(notifications.set_mail_settings(rt.db, user.id, data.email, data.emailNotify))

@@ -1,6 +1,6 @@
-"""The web pages people use: home, communities, accounts and their settings (questions and
-agents live in ``web_questions`` and ``web_agents``, which add their routes to the same
-blueprint)."""
+"""The web pages people use: home, communities, accounts and their settings (questions,
+agents and the other pages live in the other ``web_*`` modules; ``lobbytalks.wiring``
+mounts them all on one ``web`` blueprint)."""
 from __future__ import annotations
 
 from flask import redirect, request, url_for
@@ -11,15 +11,15 @@ from ..models.common import COMMUNITY_ID
 from ..runtime import runtime
 from ..services import accounts, communities, topics
 from .common import read_conn
-from .web_base import bp, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
-from . import (web_admin, web_agents, web_browse, web_developers,  # noqa: F401  (routes join ``bp``)
-               web_inbox, web_people, web_questions)
+from .web_base import Pages, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
+
+pages = Pages()
 
 HOME_QUESTIONS = 12
 HOME_COMMUNITIES = 8
 
 
-@bp.get("/")
+@pages.get("/")
 def home():
     reader = viewer_id()
     listing = communities.list_page(read_conn(), reader, "all", 1)
@@ -30,13 +30,13 @@ def home():
                   more_communities=len(listing["communities"]) > HOME_COMMUNITIES)
 
 
-@bp.get("/favicon.ico")
+@pages.get("/favicon.ico")
 def favicon():
     """Browsers ask for /favicon.ico on pages without an icon link (and some always do)."""
     return redirect(url_for("static", filename="favicon.svg"), code=301)
 
 
-@bp.get("/communities")
+@pages.get("/communities")
 def communities_page():
     user = viewer()
     scope = choice_arg("scope", ("all", "joined"), "all") if user else "all"
@@ -45,7 +45,7 @@ def communities_page():
     return render("communities.html", listing=listing, scope=scope)
 
 
-@bp.get("/c/<community_id>")
+@pages.get("/c/<community_id>")
 def community_page(community_id: str):
     if not COMMUNITY_ID.match(community_id):
         raise ApiError("not_found", "社区不存在")
@@ -58,8 +58,8 @@ def community_page(community_id: str):
     return render("community.html", community=community, listing=listing, filters=filters)
 
 
-@bp.get("/login", defaults={"mode": "login"}, endpoint="login")
-@bp.get("/register", defaults={"mode": "register"}, endpoint="register")
+@pages.get("/login", defaults={"mode": "login"}, endpoint="login")
+@pages.get("/register", defaults={"mode": "register"}, endpoint="register")
 def account(mode: str):
     """Log in or register; someone already signed in goes straight on."""
     target = safe_next(request.args.get("next"))
@@ -68,7 +68,7 @@ def account(mode: str):
     return render("account.html", mode=mode, next_url=target)
 
 
-@bp.get("/settings")
+@pages.get("/settings")
 @login_required
 def settings_page():
     user = viewer()
@@ -76,7 +76,7 @@ def settings_page():
     return render("settings.html", sessions=sessions)
 
 
-@bp.get("/logout")
+@pages.get("/logout")
 def logout():
     if viewer() is None:
         return redirect("/")

@@ -9,13 +9,15 @@ from flask import abort
 
 from ..runtime import runtime
 from ..services import audit, moderation
-from .web_base import bp, login_required, render, viewer
+from .web_base import Pages, login_required, render, viewer
 from .common import read_conn
+
+pages = Pages()
 
 AUDIT_ON_PAGE = 20
 
 
-@bp.get("/admin")
+@pages.get("/admin")
 @login_required
 def admin_page():
     user = viewer()

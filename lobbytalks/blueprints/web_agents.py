@@ -11,13 +11,14 @@ from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
 from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOKEN_ROTATED
-from .web_base import base_url, bp, day, distinct_labels, login_required, render, t, viewer
+from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
 from .web_developers import ENV_SNIPPET, client_configs
 from .common import read_conn
 
+pages = Pages()
 
 
-@bp.get("/agents")
+@pages.get("/agents")
 @login_required
 def agents_page():
     user = viewer()
@@ -32,7 +33,7 @@ def agents_page():
                   max_agents=agents.MAX_AGENTS)
 
 
-@bp.get("/tasks")
+@pages.get("/tasks")
 @login_required
 def tasks_page():
     user = viewer()
@@ -88,7 +89,7 @@ def reason_text(error: str) -> str:
     return t(key) if key else t("tasks.reason.agent", text=error)
 
 
-@bp.get("/memories")
+@pages.get("/memories")
 @login_required
 def memories_page():
     user = viewer()

@@ -1,8 +1,10 @@
 """What every web page shares: the blueprint, language, the signed-in user, rendering.
 
 Pages read through the same services as the JSON APIs and render on the server; every
-change a person makes goes through the JSON APIs from ``static/app.js``. Template helpers
-are registered app-wide so any surface's template can extend ``base.html``.
+change a person makes goes through the JSON APIs from ``static/app.js``. Each ``web_*``
+module keeps its routes in its own ``Pages``; ``lobbytalks.wiring`` mounts them on one
+``web`` blueprint and registers the template helpers (``page_globals``) app-wide, so any
+surface's template can extend ``base.html``.
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from functools import wraps
 from typing import Any, Callable
 from urllib.parse import urlencode, urlsplit
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import (Blueprint, Response, current_app, g, redirect, render_template, request,
+                   url_for)
+from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup, escape
 
 from .. import i18n, prose
@@ -20,21 +24,48 @@ from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
 from ..models.common import plain_int
-from ..renderers import register_page_renderer
 from ..runtime import runtime
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 
-bp = Blueprint("web", __name__)
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
 
 
+class Pages:
+    """The pages one module serves, kept until ``blueprint`` mounts them: importing a module
+    registers nothing."""
+
+    def __init__(self) -> None:
+        self.routes: list[tuple[str, dict[str, Any], Callable[..., Any]]] = []
+
+    def get(self, rule: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def keep(view: Callable[..., Any]) -> Callable[..., Any]:
+            self.routes.append((rule, options, view))
+            return view
+        return keep
+
+
+def blueprint(modules: tuple[Any, ...]) -> Blueprint:
+    """One ``web`` blueprint (endpoints ``web.<view>``) serving every module's ``pages``."""
+    bp = Blueprint("web", __name__)
+    for module in modules:
+        for rule, options, view in module.pages.routes:
+            bp.add_url_rule(rule, view_func=view, methods=["GET"], **options)
+    return bp
+
+
 def lang() -> str:
-    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese."""
-    return (i18n.normalise_lang(request.args.get("lang"))
-            or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
-            or i18n.DEFAULT_LANG)
+    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese.
+
+    Decided once per request: a page asks for every string it translates."""
+    state = g._get_current_object()  # type: ignore[attr-defined]
+    code = getattr(state, "page_lang", None)
+    if code is None:
+        code = state.page_lang = (i18n.normalise_lang(request.args.get("lang"))
+                                  or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
+                                  or i18n.DEFAULT_LANG)
+    return code
 
 
 def t(key: str, **values: Any) -> str:
@@ -177,20 +208,38 @@ def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str
     return labels
 
 
-@bp.app_context_processor
 def page_globals() -> dict[str, Any]:
     code = lang()
     return {
         "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "js_strings": i18n.js_strings(code), "when": when, "md": markdown,
+        "page_strings": page_strings(code), "static_url": static_url, "when": when, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label,
     }
 
 
-@bp.after_app_request
+def page_strings(code: str) -> Markup:
+    """``i18n.js_strings`` as the JSON the page embeds for ``static/app.js`` (what
+    ``|tojson`` writes), encoded once per language and app rather than on every page."""
+    made = current_app.extensions.setdefault("lobbytalks.page_strings", {})
+    if code not in made:
+        made[code] = htmlsafe_json_dumps(i18n.js_strings(code), dumps=current_app.json.dumps)
+    return made[code]
+
+
+def static_url(filename: str) -> str:
+    """``url_for("static", filename=...)``, built once per file (every page links four)."""
+    made = current_app.extensions.setdefault("lobbytalks.static_urls", {})
+    key = (request.script_root, filename)
+    if key not in made:
+        made[key] = url_for("static", filename=filename)
+    return made[key]
+
+
 def remember_language(response: Response) -> Response:
+    if not request.query_string:
+        return response  # no ?lang= to remember (most requests: skip parsing the query)
     chosen = i18n.normalise_lang(request.args.get("lang"))
     if chosen and not request.path.startswith("/api/") \
             and chosen != request.cookies.get(i18n.LANG_COOKIE):
@@ -208,5 +257,3 @@ def error_page(error: ApiError) -> Response:
                   headline=t(key) if i18n.has(key) else t("error.title"),
                   detail=t(detail_key) if i18n.has(detail_key) else None)
 
-
-register_page_renderer(error_page)

@@ -8,8 +8,10 @@ from ..models.web import INTENTS
 from ..errors import ApiError
 from ..runtime import runtime
 from ..services import communities, search
-from .web_base import bp, choice_arg, render, viewer_id
+from .web_base import Pages, choice_arg, render, viewer_id
 from .common import read_conn
+
+pages = Pages()
 
 STATUSES = ("all", "open", "closed")
 ANSWERED = ("any", "yes", "no")
@@ -31,7 +33,7 @@ def browse_filters() -> dict[str, str]:
     }
 
 
-@bp.get("/questions")
+@pages.get("/questions")
 def questions():
     filters = browse_filters()
     after = request.args.get("after", "")[:120]

@@ -11,7 +11,9 @@ from typing import Any
 from ..actions import ACTIONS
 from ..mcp import SUPPORTED_VERSIONS
 from ..connector.commands import DEFAULT_TOKEN_ENV as TOKEN_ENV
-from .web_base import base_url, bp, render
+from .web_base import base_url, Pages, render
+
+pages = Pages()
 
 # Reads the token without echoing it or leaving it in the shell history.
 ENV_SNIPPET = f"read -rs {TOKEN_ENV}\nexport {TOKEN_ENV}"
@@ -79,7 +81,7 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
     ]
 
 
-@bp.get("/developers")
+@pages.get("/developers")
 def developers():
     base = base_url()
     response = render("developers.html", base=base, mcp_url=f"{base}/api/external/mcp",

@@ -8,11 +8,13 @@ from flask import request
 from ..auth import current_user
 from ..runtime import runtime
 from ..services import notifications
-from .web_base import bp, lang, login_required, render, viewer
+from .web_base import Pages, lang, login_required, render, viewer
 from .common import read_conn
 
+pages = Pages()
 
-@bp.get("/inbox")
+
+@pages.get("/inbox")
 @login_required
 def inbox():
     user = viewer()
@@ -24,7 +26,6 @@ def inbox():
                   mail_available=bool(runtime().settings.smtp_host))
 
 
-@bp.app_context_processor
 def unread_notifications() -> dict[str, Any]:
     """The header's count: one capped, indexed COUNT for signed-in readers; none for visitors."""
     user = current_user(request)

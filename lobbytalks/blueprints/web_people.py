@@ -10,20 +10,22 @@ from .. import clock
 from ..errors import ApiError
 from ..runtime import runtime
 from ..services import people
-from .web_base import bp, login_required, render, viewer
+from .web_base import Pages, login_required, render, viewer
 from .common import read_conn
+
+pages = Pages()
 
 USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
 
 
-@bp.get("/u/<username>")
+@pages.get("/u/<username>")
 def profile_page(username: str):
     if not USERNAME.match(username):
         raise ApiError("not_found", "用户不存在")
     return render("profile.html", person=people.profile(read_conn(), username))
 
 
-@bp.get("/settings/data.json")
+@pages.get("/settings/data.json")
 @login_required
 def my_data():
     user = viewer()

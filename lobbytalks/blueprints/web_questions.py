@@ -15,15 +15,17 @@ from ..services import communities, question_page, topics
 from ..models.common import COMMUNITY_ID, ID
 from ..models.external import CLIENTS, SOURCE_KINDS
 from .common import read_conn
-from .web_base import (bp, day, distinct_labels, int_arg, island_label, login_required,
+from .web_base import (Pages, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
+
+pages = Pages()
 
 # Answers shown per page of a question: 200 long answers made a ~22 MB page that took half a
 # second to render; 20 keep a page small while most questions fit on the first.
 ANSWERS_PER_PAGE = 20
 
 
-@bp.get("/ask")
+@pages.get("/ask")
 @login_required
 def ask():
     user = viewer()
@@ -104,7 +106,7 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
     return Markup("").join(out)
 
 
-@bp.get("/q/<topic_id>")
+@pages.get("/q/<topic_id>")
 def question(topic_id: str):
     if not ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")

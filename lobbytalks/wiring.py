@@ -1,0 +1,110 @@
+"""What an app is made of, in one place: its surfaces, the steps every request goes through
+(in order) and the error handlers.
+
+Flask runs ``before_request`` functions in the order they were added and ``after_request``
+functions in the reverse order. Here each phase is one hook that calls its steps as
+listed, so the order reads top to bottom. Nothing is mounted by being imported, and
+nothing is optional: a surface that fails to import stops start-up with its error.
+There is no teardown step: request connections are per thread (``db.Database``), not per
+request.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+from . import accesslog, guards, renderers
+from .blueprints import (communities, community, community_account, community_admin,
+                         community_agents, community_cards, community_memories,
+                         community_notifications, docs, external, health, manage, mcp, web,
+                         web_admin, web_agents, web_base, web_browse, web_developers,
+                         web_inbox, web_people, web_questions)
+from .errors import ApiError
+
+log = logging.getLogger("lobbytalks")
+
+# One blueprint each.
+BLUEPRINTS = (health, communities, community, manage, external, mcp, docs)
+# The modules whose ``actions`` /api/community answers.
+COMMUNITY_ACTIONS = (community, community_account, community_admin, community_agents,
+                     community_cards, community_memories, community_notifications)
+# The modules whose ``pages`` make up the ``web`` blueprint.
+WEB_PAGES = (web, web_admin, web_agents, web_browse, web_developers, web_inbox, web_people,
+             web_questions)
+# What every template sees (any surface's page extends base.html).
+TEMPLATE_GLOBALS = (web_base.page_globals, web_inbox.unread_notifications)
+
+# HTTP statuses that werkzeug raises itself, mapped onto the protocol's machine codes.
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
+               415: "unsupported_media_type"}
+
+
+def before_steps(settings: Any) -> tuple[Callable[[], None], ...]:
+    """What runs before every view, in order: the access log's clock first, so that a
+    request the guards refuse is timed too; then the guards of the /api/ surfaces."""
+    clock = (accesslog.start_clock,) if settings.access_log else ()
+    return (*clock, guards.guard_api_request)
+
+
+def after_steps(settings: Any) -> tuple[Callable[[Response], Response], ...]:
+    """What runs on every response (a refused request's too), in order: the language
+    cookie, the security and cache headers, and last the access-log line, whose duration
+    then covers the steps before it."""
+    log = (accesslog.line_writer(settings),) if settings.access_log else ()
+    return (web_base.remember_language, guards.finish_response, *log)
+
+
+def install(app: Flask, settings: Any) -> None:
+    """Mount every surface on ``app`` and add its request steps and error handlers."""
+    community.mount_actions(COMMUNITY_ACTIONS)
+    for module in BLUEPRINTS:
+        app.register_blueprint(module.bp)
+    app.register_blueprint(web_base.blueprint(WEB_PAGES))
+    for processor in TEMPLATE_GLOBALS:
+        app.context_processor(processor)
+    renderers.register_renderer(mcp.PATH, mcp.render_transport_error)
+    renderers.register_page_renderer(web_base.error_page)
+    _register_error_handlers(app)
+    app.before_request(_before_request(before_steps(settings)))
+    app.after_request(_after_request(after_steps(settings)))
+
+
+def _before_request(steps: tuple[Callable[[], None], ...]) -> Callable[[], None]:
+    def before_request() -> None:
+        for step in steps:
+            step()  # a step refuses by raising ApiError; none answers in the view's place
+    return before_request
+
+
+def _after_request(steps: tuple[Callable[[Response], Response], ...]
+                   ) -> Callable[[Response], Response]:
+    def after_request(response: Response) -> Response:
+        for step in steps:
+            response = step(response)
+        return response
+    return after_request
+
+
+def _register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(error: ApiError):
+        return renderers.render_error(request, error)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        status = error.code or 500
+        code = _HTTP_CODES.get(status)
+        if not renderers.is_api_path(request.path):
+            # Pages, static files and unknown paths: the site's own page, whatever the status.
+            code = code or ("invalid_request" if status < 500 else "service_unavailable")
+        if code is None:
+            return error
+        return renderers.render_error(request, ApiError(code, status=status))
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return renderers.render_error(request, ApiError("service_unavailable"))
