@@ -18,9 +18,8 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
-    from . import accesslog, clock, crypto, jsonfast, ops
+    from . import accesslog, clock, jsonfast
     from .blueprints import register_all
-    from .db import Database, connect, make_private_dir, migrate
     from .guards import finish_response, guard_api_request
     from .limits import RateGate
     from .runtime import Runtime
@@ -33,24 +32,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         log.warning("clock offset file %s is set: time may be shifted (testing only)",
                     settings.clock_offset_file)
 
-    db_path = Path(settings.db_path)
-    make_private_dir(db_path.parent)
-    conn = connect(db_path)
-    try:
-        ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
-        migrate(conn, clock.now())
-        _index_for_search(conn)
-        # A new key is generated only while nothing is encrypted yet: a lost key file must
-        # stop the server, not be silently replaced by a key that opens nothing.
-        encrypted = conn.execute("SELECT 1 FROM question_versions "
-                                 "WHERE private_context IS NOT NULL LIMIT 1").fetchone()
-        keyring = crypto.load_keyring(env_value=settings.secret_key,
-                                      key_path=settings.secret_key_path,
-                                      create=encrypted is None)
-        crypto.verify_keyring(conn, keyring)
-    finally:
-        conn.close()
-
+    db, keyring = _open_database(settings)
     app = Flask(__name__)
     jsonfast.install(app)
     if settings.trusted_proxies:
@@ -58,7 +40,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
 
-    rt = Runtime(settings=settings, db=Database(db_path), keyring=keyring,
+    rt = Runtime(settings=settings, db=db, keyring=keyring,
                  gate=RateGate(app, settings.ratelimit_storage), extras={})
     app.config["LOBBYTALKS"] = rt
     if settings.admin_username and settings.admin_password:
@@ -75,14 +57,65 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     accesslog.install(app, settings)
     # After the access log's own hook, so that a request the guards refuse is timed too.
     app.before_request(guard_api_request)
+    # PostgreSQL: hand the request's pooled connection back (SQLite keeps its per thread).
+    app.teardown_appcontext(lambda _exc: rt.db.release_connection())
     return app
+
+
+def _open_database(settings: Any):
+    """The database, migrated and indexed for search, and the keyring that opens it.
+
+    On SQLite a copy of the file is kept before migrating; PostgreSQL has no file of ours
+    (its operator backs it up with pg_dump) and several processes may start at once, which
+    ``migrate`` serialises with an advisory lock.
+    """
+    from . import clock, ops
+    from .db import Database, connect, make_private_dir, open_database
+
+    make_private_dir(Path(settings.db_path).parent)  # the secret key's folder on PostgreSQL
+    if settings.uses_postgres:
+        db = open_database(settings)
+        try:
+            return db, _prepare(db.conn, settings)
+        except BaseException:
+            db.close()
+            raise
+        finally:
+            db.release_connection()
+    db_path = Path(settings.db_path)
+    conn = connect(db_path)
+    try:
+        ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
+        keyring = _prepare(conn, settings)
+    finally:
+        conn.close()
+    return Database(db_path), keyring
+
+
+def _prepare(conn, settings: Any):
+    from . import clock, crypto
+    from .db import migrate
+
+    migrate(conn, clock.now())
+    _index_for_search(conn)
+    # A new key is generated only while nothing is encrypted yet: a lost key file must
+    # stop the server, not be silently replaced by a key that opens nothing.
+    encrypted = conn.execute("SELECT 1 FROM question_versions "
+                             "WHERE private_context IS NOT NULL LIMIT 1").fetchone()
+    keyring = crypto.load_keyring(env_value=settings.secret_key,
+                                  key_path=settings.secret_key_path,
+                                  create=encrypted is None)
+    crypto.verify_keyring(conn, keyring)
+    return keyring
 
 
 def _index_for_search(conn) -> None:
     """Questions written before the search index existed (or restored from such a backup)."""
     from .services import search
 
-    conn.execute("BEGIN IMMEDIATE")
+    from .db.schema import dialect_of
+
+    conn.execute("BEGIN" if dialect_of(conn) == "postgresql" else "BEGIN IMMEDIATE")
     try:
         added = search.index_missing(conn)
         conn.execute("COMMIT")

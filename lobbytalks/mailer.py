@@ -66,8 +66,10 @@ class Mailer:
                 return
             try:
                 self.drain()
-            except sqlite3.Error:
+            except sqlite3.Error:  # db.DatabaseError: PostgreSQL's errors are translated to it
                 log.exception("reading the mail outbox failed; trying again later")
+            finally:
+                self.db.release_connection()  # PostgreSQL: back to the pool while idle
 
     def drain(self) -> int:
         """Send every mail due now; returns how many were sent."""

@@ -16,10 +16,16 @@ from typing import Any, Mapping
 from .passwords import Argon2Cost
 
 ENV_PREFIX = "LOBBYTALKS_"
+SQLITE_URL_PREFIX = "sqlite:///"
+POSTGRES_URL_PREFIXES = ("postgresql://", "postgres://")
 
 
-def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True) -> Any:
-    return field(default=default, metadata={"help": help, "secret": secret, "env": env})
+def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True,
+             from_file: bool = False) -> Any:
+    """``secret`` is masked in listings; ``from_file`` (implied by ``secret``) also reads
+    ``LOBBYTALKS_<NAME>_FILE``."""
+    return field(default=default, metadata={"help": help, "secret": secret, "env": env,
+                                            "from_file": secret or from_file})
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,10 @@ class Settings:
     port: int = _setting(8000, "Port to listen on")
     data_dir: str = _setting("lobbytalks-data", "Folder for the database and the secret key")
     db: str = _setting("", "SQLite database path (default: DATA_DIR/lobbytalks.db)")
+    database_url: str = _setting(
+        "", "Database: unset for the SQLite file (DB), sqlite:///ABSOLUTE/PATH for another "
+        "file, or postgresql://USER:PASSWORD@HOST/NAME for PostgreSQL (its password is "
+        "masked wherever settings are shown)", from_file=True)
     public_url: str = _setting(
         "", "Public address of the service, e.g. https://talk.example.org; used for the Origin "
         "rule, Secure cookies and the URLs shown in docs (unset: each request's own host)")
@@ -80,9 +90,20 @@ class Settings:
 
     @property
     def db_path(self) -> Path:
+        """The SQLite file (on PostgreSQL only the secret key's folder is read from it)."""
+        if self.database_url.startswith(SQLITE_URL_PREFIX):
+            return Path(self.database_url[len(SQLITE_URL_PREFIX) - 1:])
         return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
 
+    @property
+    def uses_postgres(self) -> bool:
+        return self.database_url.startswith(POSTGRES_URL_PREFIXES)
+
     def __post_init__(self) -> None:
+        if self.database_url and not (self.uses_postgres or
+                                      self.database_url.startswith(SQLITE_URL_PREFIX)):
+            raise ValueError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
+                             f"postgresql://, got {mask_uri_credentials(self.database_url)!r}")
         try:
             self.password_cost  # building the cost checks its bounds
         except ValueError as exc:
@@ -107,7 +128,7 @@ class Settings:
                 continue
             name = ENV_PREFIX + f.name.upper()
             raw = env.get(name)
-            if raw is None and f.metadata.get("secret") and env.get(name + "_FILE"):
+            if raw is None and f.metadata.get("from_file") and env.get(name + "_FILE"):
                 raw = Path(env[name + "_FILE"]).read_text("utf-8").strip()
             if raw is not None and raw != "":
                 values[f.name] = _convert(f.type, raw, name)

@@ -38,10 +38,54 @@ def advance(clock_file: Path, seconds: int) -> None:
     clock_file.write_text(str(int(clock_file.read_text()) + seconds))
 
 
+# --- PostgreSQL backend switch (minimal; the tests engineer's conftest replaces it) -------
+# With LOBBYTALKS_TEST_DATABASE_URL=postgresql://USER@HOST:PORT/postgres every test gets a
+# fresh database of its own on that server, and every pool a test opened is closed after it.
+TEST_DATABASE_URL = os.environ.get("LOBBYTALKS_TEST_DATABASE_URL", "")
+
+
 @pytest.fixture
-def settings(tmp_path, clock_file) -> Settings:
+def database_url(request) -> str:
+    """'' (SQLite in the data dir) or the URL of a new, empty PostgreSQL database."""
+    if not TEST_DATABASE_URL:
+        return ""
+    import psycopg
+
+    from lobbytalks.db import postgres
+
+    name = f"lt_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(TEST_DATABASE_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    url = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/" + name
+    # TRANSITION ONLY: until the portable-SQL branch replaces `= ? COLLATE NOCASE` by
+    # lower(...) comparisons, give the test database a case-insensitive collation of that
+    # name so those queries run. No migration creates it; remove this with that merge.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', "
+                     "deterministic = false)")
+    opened: list[postgres.PostgresDatabase] = []
+    real_init = postgres.PostgresDatabase.__init__
+
+    def recording_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        opened.append(self)
+    postgres.PostgresDatabase.__init__ = recording_init
+
+    def drop() -> None:
+        postgres.PostgresDatabase.__init__ = real_init
+        for database in opened:
+            database.close()
+        with psycopg.connect(TEST_DATABASE_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    request.addfinalizer(drop)
+    return url
+
+
+@pytest.fixture
+def settings(tmp_path, clock_file, database_url) -> Settings:
     return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=FAST_ARGON2_KIB,
-                    access_log=False, clock_offset_file=str(clock_file))
+                    access_log=False, clock_offset_file=str(clock_file),
+                    database_url=database_url)
 
 
 @pytest.fixture
@@ -57,7 +101,18 @@ def client(app):
 @pytest.fixture
 def db(app):
     """A raw connection for asserting what the database holds."""
-    conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
+    database = app.config["LOBBYTALKS"].db
+    if database.dialect == "postgresql":  # an autocommit connection of its own, same API
+        import psycopg
+
+        from lobbytalks.db.pgsql import Connection
+        from lobbytalks.db.postgres import configure_connection
+        raw = psycopg.connect(database.url, autocommit=True)
+        configure_connection(raw)
+        yield Connection(raw)
+        raw.close()
+        return
+    conn = sqlite3.connect(database.path)
     conn.row_factory = sqlite3.Row
     yield conn
     conn.close()
