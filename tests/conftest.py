@@ -118,7 +118,7 @@ def db(app):
     conn.close()
 
 
-def count(db: sqlite3.Connection, table: str, where: str = "1", params: tuple = ()) -> int:
+def count(db: sqlite3.Connection, table: str, where: str = "TRUE", params: tuple = ()) -> int:
     return db.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0]
 
 

@@ -81,7 +81,7 @@ class Row:
         return hash(self._values)
 
     def __repr__(self) -> str:
-        return f"Row({dict(zip(self._index, self._values))!r})"
+        return f"Row({self._values!r})"
 
 
 def _plain(value: Any) -> Any:
@@ -168,6 +168,11 @@ class Connection:
             self.raw.execute(sql)
         except Exception as exc:
             raise _translated(exc) from exc
+
+    def commit(self) -> None:
+        """As ``sqlite3.Connection.commit``: end an open transaction, else nothing."""
+        if self.in_transaction:
+            self.execute("COMMIT")
 
     @property
     def in_transaction(self) -> bool:

@@ -20,8 +20,15 @@ log = logging.getLogger("lobbytalks.db")
 
 
 def configure_connection(raw: Any) -> None:
-    """Every pooled connection: rows like sqlite3.Row, and Python bools sent as the 0/1
-    integers the INTEGER columns hold."""
+    """Every pooled connection: rows like sqlite3.Row, Python bools sent as the 0/1
+    integers the INTEGER columns hold, and parameters bound client-side.
+
+    Client-side binding sends ``NULL`` and ``'text'`` as literals whose type PostgreSQL
+    infers from where they stand, as SQLite's loose typing lets the shared queries assume:
+    ``(:community IS NULL OR community_id = :community)`` would otherwise fail with "could
+    not determine data type of parameter". psycopg still quotes every value itself.
+    """
+    import psycopg
     from psycopg.adapt import Dumper
     from psycopg.postgres import types
 
@@ -31,6 +38,7 @@ def configure_connection(raw: Any) -> None:
         def dump(self, obj: bool) -> bytes:
             return b"1" if obj else b"0"
 
+    raw.cursor_factory = psycopg.ClientCursor
     raw.row_factory = row_factory
     raw.adapters.register_dumper(bool, BoolAsInt)
 
