@@ -47,16 +47,20 @@ TEST_DATABASE_URL = os.environ.get("LOBBYTALKS_TEST_DATABASE_URL", "")
 @pytest.fixture
 def database_url(request) -> str:
     """'' (SQLite in the data dir) or the URL of a new, empty PostgreSQL database."""
-    if not TEST_DATABASE_URL:
-        return ""
+    return fresh_pg_database(request, TEST_DATABASE_URL) if TEST_DATABASE_URL else ""
+
+
+def fresh_pg_database(request, admin_url: str) -> str:
+    """A new database on the server of ``admin_url``, dropped (with every pool a test
+    opened closed first) when the test ends."""
     import psycopg
 
     from lobbytalks.db import postgres
 
     name = f"lt_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(TEST_DATABASE_URL, autocommit=True) as admin:
+    with psycopg.connect(admin_url, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
-    url = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/" + name
+    url = admin_url.rsplit("/", 1)[0] + "/" + name
     # TRANSITION ONLY: until the portable-SQL branch replaces `= ? COLLATE NOCASE` by
     # lower(...) comparisons, give the test database a case-insensitive collation of that
     # name so those queries run. No migration creates it; remove this with that merge.
@@ -75,7 +79,7 @@ def database_url(request) -> str:
         postgres.PostgresDatabase.__init__ = real_init
         for database in opened:
             database.close()
-        with psycopg.connect(TEST_DATABASE_URL, autocommit=True) as admin:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     request.addfinalizer(drop)
     return url

@@ -96,7 +96,9 @@ def row_factory(cursor: Any):
     description = cursor.description
     if description is None:
         return None
-    index = {column.name: i for i, column in reversed(list(enumerate(description)))}
+    index: dict[str, int] = {}
+    for i, column in enumerate(description):
+        index.setdefault(column.name, i)  # a repeated name reads the first, as on SQLite
 
     def make(values: Sequence[Any]) -> Row:
         return Row([_plain(v) for v in values], index)
