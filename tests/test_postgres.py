@@ -58,6 +58,12 @@ def pg(pg_url) -> PostgresDatabase:
 
 
 @pytest.fixture
+def sqlite_settings(settings) -> Settings:
+    """The SQLite side of a comparison, even when the suite runs on PostgreSQL."""
+    return settings.with_overrides(database_url="")
+
+
+@pytest.fixture
 def pg_settings(tmp_path, pg_url) -> Settings:
     return Settings(data_dir=str(tmp_path / "data"), argon2_memory_kib=8, access_log=False,
                     database_url=pg_url)
@@ -155,3 +161,158 @@ def test_a_released_connection_goes_back_to_the_pool_and_threads_get_their_own(p
     for t in threads:
         t.join(10)
     assert len(seen) == 6 and pg.pool.get_stats().get("requests_errors", 0) == 0
+
+
+# --- migrations -------------------------------------------------------------------------
+
+def test_every_sqlite_migration_has_its_postgresql_twin():
+    sqlite_names = [(v, n) for v, n, _ in dbmod.migrations("sqlite")]
+    assert [(v, n) for v, n, _ in dbmod.migrations("postgresql")] == sqlite_names
+    assert sqlite_names[0] == (1, "initial")
+
+
+# SQLite's implicit rowid is a real column on PostgreSQL where queries read it.
+PG_ONLY_COLUMNS = {("topics", "rowid"), ("sessions", "rowid"), ("topic_search", "rowid")}
+
+
+def _sqlite_columns(path: Path) -> set[tuple[str, str]]:
+    conn = sqlite3.connect(path)
+    names = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'topic_search_%'")]
+    columns = {(table, r[1]) for table in names
+               for r in conn.execute(f"SELECT * FROM pragma_table_info('{table}')")}
+    conn.close()
+    return columns
+
+
+def test_sqlite_and_postgresql_schemas_have_the_same_tables_and_columns(sqlite_settings,
+                                                                         pg_settings):
+    settings = sqlite_settings
+    create_app(settings)
+    app = create_app(pg_settings)
+    rows = app.config["LOBBYTALKS"].db.all(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = 'public'")
+    pg_columns = {(r[0], r[1]) for r in rows}
+    sqlite_columns = _sqlite_columns(Path(settings.db_path))
+    assert ("topic_listing", "has_card") in sqlite_columns and len(sqlite_columns) > 150
+    assert pg_columns - PG_ONLY_COLUMNS == sqlite_columns
+    assert PG_ONLY_COLUMNS <= pg_columns
+
+
+def test_two_processes_starting_at_once_migrate_once(pg_settings):
+    errors, apps = [], []
+
+    def start():
+        try:
+            apps.append(create_app(pg_settings))
+        except Exception as exc:  # pragma: no cover - the assertion shows it
+            errors.append(exc)
+    threads = [threading.Thread(target=start) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == [] and len(apps) == 3
+    db = apps[0].config["LOBBYTALKS"].db
+    versions = [r[0] for r in db.all("SELECT version FROM schema_migrations ORDER BY version")]
+    assert versions == [v for v, _, _ in dbmod.migrations()]
+    assert db.value("SELECT COUNT(*) FROM communities WHERE id = 'lobby'") == 1
+    assert dbmod.schema_version(db.conn) == dbmod.latest_version()
+
+
+# --- the app on PostgreSQL --------------------------------------------------------------
+
+def test_the_app_serves_from_postgresql_and_returns_connections_after_each_request(pg_settings):
+    app = create_app(pg_settings)
+    database = app.config["LOBBYTALKS"].db
+    assert isinstance(database, PostgresDatabase)
+    asker = Person(app).register()
+    asker.join()
+    topic = asker.ask("How do I back up PostgreSQL online?", description="pg_dump or base backups")
+    client = app.test_client()
+    assert client.get("/healthz").get_json() == {"ok": True}
+    assert client.get(f"/q/{topic}").status_code == 200
+    assert database.value("SELECT title FROM topics WHERE id = :id", {"id": topic}) == \
+        "How do I back up PostgreSQL online?"
+    assert database.value("SELECT COUNT(*) FROM topic_search") == 1
+    database.release_connection()  # the test's own reads above
+    stats = database.pool.get_stats()
+    assert stats["pool_size"] == stats["pool_available"]  # every request gave its back
+    # No SQLite file or lock was made; the secret key still lives in the data folder.
+    data = Path(pg_settings.data_dir)
+    assert (data / "secret.key").exists() and not list(data.glob("*.db*"))
+
+
+SEARCH_QUESTIONS = [
+    ("如何在线备份 SQLite 数据库？", "服务一直在写入。"),
+    ("Which index makes this query fast?", "A slow JOIN on orders."),
+    ("Backups of e-mail archives", "It's about 3 GB, don't ask"),
+    ("数据库索引的选择", "B-tree 还是 hash"),
+]
+SEARCH_QUERIES = ["备份", "库", "数据库", "在线备份", "写入", "ind", "indexes", "JOIN orders",
+                  "backup", "BACKUPS", "e-mail", "don't", "索引 tree", "!!!", "x' OR 'y",
+                  "ＳＱＬｉｔｅ", "a\\b"]
+
+
+def _search_results(settings: Settings) -> dict[str, list[int]]:
+    app = create_app(settings.with_overrides(rate_topic="1000/day"))
+    asker = Person(app).register()
+    asker.join()
+    ids = [asker.ask(title, description=text) for title, text in SEARCH_QUESTIONS]
+    client = app.test_client()
+    results = {}
+    for q in SEARCH_QUERIES:
+        r = client.get("/questions", query_string={"q": q})
+        assert r.status_code == 200, q
+        found = re.findall(r'class="item-title" href="/q/([^"]+)"', r.get_data(as_text=True))
+        results[q] = sorted(ids.index(f) for f in found)
+    return results
+
+
+def test_search_finds_the_same_questions_on_both_backends(sqlite_settings, pg_settings):
+    on_sqlite = _search_results(sqlite_settings)
+    assert on_sqlite["备份"] == [0] and on_sqlite["backup"] == [2] and on_sqlite["!!!"] == []
+    assert on_sqlite["数据库"] == [0, 3] and on_sqlite["ind"] == [1]
+    assert _search_results(pg_settings) == on_sqlite
+
+
+# --- settings and a real server ---------------------------------------------------------
+
+def test_database_url_comes_from_a_file_and_is_shown_masked(tmp_path):
+    secret = tmp_path / "database-url"
+    secret.write_text("postgresql://app:pa55word@db.internal/lobby\n")
+    loaded = Settings.load({"LOBBYTALKS_DATABASE_URL_FILE": str(secret)})
+    assert loaded.database_url == "postgresql://app:pa55word@db.internal/lobby"
+    assert loaded.uses_postgres
+    shown = dict((name, value) for name, value, _ in loaded.describe())
+    assert shown["LOBBYTALKS_DATABASE_URL"] == "postgresql://app:****@db.internal/lobby"
+    other = Settings.load({"LOBBYTALKS_DATABASE_URL": f"sqlite://{tmp_path}/other.db"})
+    assert other.db_path == tmp_path / "other.db" and not other.uses_postgres
+    with pytest.raises(ValueError, match="DATABASE_URL") as caught:
+        Settings(database_url="mysql://root:hunter2@db/x")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_a_served_process_runs_on_postgresql_without_showing_the_password(tmp_path, pg_url):
+    with_password = pg_url.replace("lobbytalks@", "lobbytalks:pa55-word@")  # trust ignores it
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_DATABASE_URL": with_password})
+    try:
+        session = requests.Session()
+        r = session.post(server.url + "/api/community",
+                         json={"action": "register", "username": "livepg",
+                               "password": "correct horse 1"})
+        assert r.status_code == 200 and r.json()["ok"] is True
+        assert requests.get(server.url + "/healthz").json() == {"ok": True}
+        # A second process on the same database: no SQLite server lock stands in its way.
+        second = LiveServer(tmp_path / "live2", env={"LOBBYTALKS_DATABASE_URL": with_password})
+        assert requests.get(second.url + "/healthz").json() == {"ok": True}
+        second.stop()
+    finally:
+        out = server.stop()
+    assert "pa55-word" not in out and "lobbytalks:****@" in out
+    check = PostgresDatabase(pg_url, max_size=1)
+    assert check.value("SELECT COUNT(*) FROM users WHERE username = 'livepg'") == 1
+    check.close()
+    assert not (tmp_path / "live" / "lobbytalks.db").exists()
