@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from .pgsql import Connection, Row, row_factory
+from .base import TransactionalDatabase
+from .pgsql import Connection, row_factory
 
 log = logging.getLogger("lobbytalks.db")
 
@@ -56,7 +56,9 @@ class NoCheckpointer:
         pass
 
 
-class PostgresDatabase:
+class PostgresDatabase(TransactionalDatabase):
+    """Pooled connections, one per thread while in use; READ COMMITTED transactions."""
+
     dialect = "postgresql"
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8,
@@ -108,46 +110,6 @@ class PostgresDatabase:
         self.release_connection()
         self.pool.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """One READ COMMITTED transaction; nested use is a savepoint inside it."""
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            yield from self._savepoint(depth)
-            return
-        conn = self.conn
-        if conn.in_transaction:  # only a bug leaves one open; never build on it
-            log.warning("a transaction was left open on this thread; rolling it back")
-            self._abort(conn)
-            conn = self.conn
-        conn.execute("BEGIN")
-        self._local.depth = 1
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            self._abort(conn)
-            raise
-        finally:
-            self._local.depth = 0
-        for hook in self.after_commit:
-            hook()
-
-    def _savepoint(self, depth: int) -> Iterator[Connection]:
-        conn, name = self.conn, f"nested_{depth}"
-        conn.execute(f"SAVEPOINT {name}")
-        self._local.depth = depth + 1
-        try:
-            yield conn
-        except BaseException:
-            conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
-            conn.execute(f"RELEASE SAVEPOINT {name}")
-            raise
-        else:
-            conn.execute(f"RELEASE SAVEPOINT {name}")
-        finally:
-            self._local.depth = depth
-
     def _abort(self, conn: Connection) -> None:
         """Roll back whatever is open; a connection that cannot roll back is dropped (the
         pool replaces it)."""
@@ -158,13 +120,3 @@ class PostgresDatabase:
             log.exception("ROLLBACK failed; returning a broken connection to the pool")
             self._local.conn = None
             self.pool.putconn(conn.raw)
-
-    def one(self, sql: str, params: Any = ()) -> Row | None:
-        return self.conn.execute(sql, params).fetchone()
-
-    def all(self, sql: str, params: Any = ()) -> list[Row]:
-        return self.conn.execute(sql, params).fetchall()
-
-    def value(self, sql: str, params: Any = ()) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
-        return None if row is None else row[0]

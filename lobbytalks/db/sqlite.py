@@ -11,11 +11,11 @@ import logging
 import os
 import sqlite3
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable
 
 from ..checkpoint import Checkpointer
+from .base import TransactionalDatabase
 
 BUSY_TIMEOUT_MS = 5000
 log = logging.getLogger("lobbytalks.db")
@@ -66,10 +66,11 @@ def connect(path: str | Path, *, autocheckpoint: bool = True) -> sqlite3.Connect
     return conn
 
 
-class Database:
+class Database(TransactionalDatabase):
     """Per-thread read connections plus one serialised writer."""
 
     dialect = "sqlite"
+    begin = "BEGIN IMMEDIATE"
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -88,6 +89,9 @@ class Database:
             self._local.conn = conn
         return conn
 
+    def _write_guard(self) -> threading.RLock:
+        return self._write_lock
+
     def release_connection(self) -> None:
         """End of a request: the thread keeps its connection (the PostgreSQL pool's
         counterpart returns it)."""
@@ -104,54 +108,6 @@ class Database:
             conn.close()
             self._local.conn = None
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` write transaction; nested use is a savepoint inside it.
-
-        The nesting depth is counted per thread rather than read from ``in_transaction``:
-        a transaction that failed to end (a COMMIT refused by a deferred constraint, a full
-        disk) must never be joined by the thread's next request. A failed COMMIT is rolled
-        back before its error goes on.
-        """
-        with self._write_lock:
-            depth = getattr(self._local, "depth", 0)
-            if depth:
-                yield from self._savepoint(depth)
-                return
-            conn = self.conn
-            if conn.in_transaction:  # only a bug leaves one open; never build on it
-                log.warning("a transaction was left open on this thread; rolling it back")
-                self._abort(conn)
-                conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
-            self._local.depth = 1
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                self._abort(conn)
-                raise
-            finally:
-                self._local.depth = 0
-        self.checkpointer.notify()
-        for hook in self.after_commit:
-            hook()
-
-    def _savepoint(self, depth: int) -> Iterator[sqlite3.Connection]:
-        conn, name = self.conn, f"nested_{depth}"
-        conn.execute(f"SAVEPOINT {name}")
-        self._local.depth = depth + 1
-        try:
-            yield conn
-        except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-            raise
-        else:
-            conn.execute(f"RELEASE {name}")
-        finally:
-            self._local.depth = depth
-
     def _abort(self, conn: sqlite3.Connection) -> None:
         """Roll back whatever is open; a connection that cannot roll back is replaced."""
         if not conn.in_transaction:
@@ -162,13 +118,3 @@ class Database:
             log.exception("ROLLBACK failed; opening a new connection for this thread")
             conn.close()
             self._local.conn = None
-
-    def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
-        return self.conn.execute(sql, params).fetchone()
-
-    def all(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
-
-    def value(self, sql: str, params: Any = ()) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
-        return None if row is None else row[0]
