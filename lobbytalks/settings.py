@@ -2,8 +2,8 @@
 
 Every setting is declared once below with its default and help text; the README's
 configuration table and ``lobbytalks config`` are derived from the same declarations.
-Secret settings also accept ``LOBBYTALKS_<NAME>_FILE`` naming a file that holds the value
-(Docker and Kubernetes secrets).
+Secret settings, and URLs that may carry a password, also accept ``LOBBYTALKS_<NAME>_FILE``
+naming a file that holds the value (Docker and Kubernetes secrets).
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from typing import Any, Mapping
 from .passwords import Argon2Cost
 
 ENV_PREFIX = "LOBBYTALKS_"
-SQLITE_URL_PREFIX = "sqlite:///"
-POSTGRES_URL_PREFIXES = ("postgresql://", "postgres://")
+SQLITE_URL_PREFIX = "sqlite:///"  # then the path, as SQLAlchemy: sqlite:////srv/lt.db is absolute
+POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
+DATABASE_URL_PREFIXES = (SQLITE_URL_PREFIX, *POSTGRESQL_URL_PREFIXES)
 
 
 def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True,
              from_file: bool = False) -> Any:
-    """``secret`` is masked in listings; ``from_file`` (implied by ``secret``) also reads
-    ``LOBBYTALKS_<NAME>_FILE``."""
+    """``secret``: masked whole when shown; ``secret`` or ``from_file``: ``_FILE`` accepted."""
     return field(default=default, metadata={"help": help, "secret": secret, "env": env,
                                             "from_file": secret or from_file})
 
@@ -35,9 +35,9 @@ class Settings:
     data_dir: str = _setting("lobbytalks-data", "Folder for the database and the secret key")
     db: str = _setting("", "SQLite database path (default: DATA_DIR/lobbytalks.db)")
     database_url: str = _setting(
-        "", "Database: unset for the SQLite file (DB), sqlite:///ABSOLUTE/PATH for another "
-        "file, or postgresql://USER:PASSWORD@HOST/NAME for PostgreSQL (its password is "
-        "masked wherever settings are shown)", from_file=True)
+        "", "Database as a URL: sqlite:////abs/path.db, or postgresql://user:pass@host/name "
+        "(unset: the SQLite file DB / DATA_DIR/lobbytalks.db); the password is never shown",
+        from_file=True)
     public_url: str = _setting(
         "", "Public address of the service, e.g. https://talk.example.org; used for the Origin "
         "rule, Secure cookies and the URLs shown in docs (unset: each request's own host)")
@@ -90,18 +90,12 @@ class Settings:
 
     @property
     def db_path(self) -> Path:
-        """The SQLite file (on PostgreSQL only the secret key's folder is read from it)."""
         if self.database_url.startswith(SQLITE_URL_PREFIX):
-            return Path(self.database_url[len(SQLITE_URL_PREFIX) - 1:])
+            return Path(self.database_url[len(SQLITE_URL_PREFIX):])
         return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
 
-    @property
-    def uses_postgres(self) -> bool:
-        return self.database_url.startswith(POSTGRES_URL_PREFIXES)
-
     def __post_init__(self) -> None:
-        if self.database_url and not (self.uses_postgres or
-                                      self.database_url.startswith(SQLITE_URL_PREFIX)):
+        if self.database_url and not self.database_url.startswith(DATABASE_URL_PREFIXES):
             raise ValueError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
                              f"postgresql://, got {mask_uri_credentials(self.database_url)!r}")
         try:
@@ -117,6 +111,11 @@ class Settings:
     @property
     def secret_key_path(self) -> Path:
         return self.db_path.parent / "secret.key"
+
+    @property
+    def uses_postgres(self) -> bool:
+        """PostgreSQL holds the data; db_path then only names the secret key's folder."""
+        return self.database_url.startswith(POSTGRESQL_URL_PREFIXES)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":

@@ -288,7 +288,7 @@ def test_database_url_comes_from_a_file_and_is_shown_masked(tmp_path):
     assert loaded.uses_postgres
     shown = dict((name, value) for name, value, _ in loaded.describe())
     assert shown["LOBBYTALKS_DATABASE_URL"] == "postgresql://app:****@db.internal/lobby"
-    other = Settings.load({"LOBBYTALKS_DATABASE_URL": f"sqlite://{tmp_path}/other.db"})
+    other = Settings.load({"LOBBYTALKS_DATABASE_URL": f"sqlite:///{tmp_path}/other.db"})
     assert other.db_path == tmp_path / "other.db" and not other.uses_postgres
     with pytest.raises(ValueError, match="DATABASE_URL") as caught:
         Settings(database_url="mysql://root:hunter2@db/x")
