@@ -13,19 +13,15 @@ log = logging.getLogger("lobbytalks")
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
     from . import jsonfast, startup, wiring
-    from .db import Database
     from .limits import RateGate
     from .runtime import Runtime
-    from .settings import POSTGRESQL_URL_PREFIXES, Settings
+    from .settings import Settings
 
     settings = settings.with_overrides(**overrides) if settings else Settings.load(**overrides)
-    if settings.database_url.startswith(POSTGRESQL_URL_PREFIXES):
-        # Until the PostgreSQL backend lands (issue 12): never serve SQLite in its place.
-        raise RuntimeError("LOBBYTALKS_DATABASE_URL: this build has no PostgreSQL backend yet")
     startup.configure_clock(settings)
     # First, so that an unreachable shared storage stops the start before any migration.
     gate = RateGate(settings.ratelimit_storage)
-    keyring = startup.open_database(settings)
+    db, keyring = startup.open_database(settings)
 
     app = Flask(__name__)
     jsonfast.install(app)
@@ -34,11 +30,14 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
 
-    rt = Runtime(settings=settings, db=Database(settings.db_path), keyring=keyring, gate=gate)
+    rt = Runtime(settings=settings, db=db, keyring=keyring, gate=gate)
     app.config["LOBBYTALKS"] = rt
     startup.index_for_search(rt.db)
     startup.ensure_admin(settings, rt.db)
     rt.mailer = startup.start_mailer(settings, rt.db)
+    rt.db.release_connection()  # the start-up steps' connection, on PostgreSQL
 
     wiring.install(app, settings)
+    # PostgreSQL: hand the request's pooled connection back (SQLite keeps its per thread).
+    app.teardown_appcontext(lambda _exc: rt.db.release_connection())
     return app

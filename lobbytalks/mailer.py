@@ -67,6 +67,8 @@ class Mailer:
                 self.drain()
             except DatabaseError:
                 log.exception("reading the mail outbox failed; trying again later")
+            finally:
+                self.db.release_connection()  # PostgreSQL: back to the pool while idle
 
     def drain(self) -> int:
         """Send every mail due now; returns how many were sent."""

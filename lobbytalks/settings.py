@@ -119,6 +119,16 @@ class Settings:
     def secret_key_path(self) -> Path:
         return self.db_path.parent / "secret.key"
 
+    @property
+    def uses_postgres(self) -> bool:
+        """PostgreSQL holds the data; db_path then only names the secret key's folder."""
+        return self.database_url.startswith(POSTGRESQL_URL_PREFIXES)
+
+    @property
+    def database_shown(self) -> str:
+        """Where the data is, as messages may show it (a URL's password masked)."""
+        return mask_uri_credentials(self.database_url) if self.uses_postgres else str(self.db_path)
+
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
         """Defaults, then the environment, then explicit overrides (CLI flags, tests)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import clock, crypto, key_rotation, keystore, ops
 from .db import Connection, Database, Q, connect, make_private_dir, migrate
+from .db import open_database as open_configured
 from .settings import Settings
 
 log = logging.getLogger("lobbytalks")
@@ -29,17 +30,32 @@ def migrate_database(conn: Connection, db_path: Path) -> None:
     migrate(conn, clock.now())
 
 
-def open_database(settings: Settings) -> "crypto.Keyring":
-    """Create or migrate the database, index what search lacks, and return the keyring
-    that opens it."""
+def open_database(settings: Settings) -> tuple[Database, "crypto.Keyring"]:
+    """The database the settings name, created or migrated, and the keyring that opens it.
+
+    On SQLite the file is copied before migrating; PostgreSQL holds no file of ours (its
+    operator backs it up with pg_dump), and several processes may start at once, which
+    ``migrate`` serialises with an advisory lock.
+    """
+    make_private_dir(Path(settings.db_path).parent)  # the secret key's folder on PostgreSQL too
+    if settings.uses_postgres:
+        db = open_configured(settings)
+        try:
+            migrate(db.conn, clock.now())
+            return db, open_keyring(db.conn, settings)
+        except BaseException:
+            db.close()
+            raise
+        finally:
+            db.release_connection()
     db_path = Path(settings.db_path)
-    make_private_dir(db_path.parent)
     conn = connect(db_path)
     try:
         migrate_database(conn, db_path)
-        return open_keyring(conn, settings)
+        keyring = open_keyring(conn, settings)
     finally:
         conn.close()
+    return Database(db_path), keyring
 
 
 def open_keyring(conn: Connection, settings: Settings) -> "crypto.Keyring":

@@ -22,6 +22,7 @@ import pgtest
 from pgserver import PgServer
 from lobbytalks import create_app
 from lobbytalks.db import Database
+from lobbytalks.db import open_database as open_configured_database
 from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
 
@@ -58,13 +59,12 @@ def settings_for(data_dir: str | Path, **overrides: Any) -> Settings:
 @contextmanager
 def open_database(data_dir: str | Path) -> Iterator[Database]:
     """The database of the app on ``data_dir`` (a running server's too), for asserting what
-    it holds; let go of afterwards. (Opened the way the CLI opens it; when db.py gains
-    the PostgreSQL backend, this line follows the CLI's.)"""
-    database = Database(settings_for(data_dir).db_path)
+    it holds; let go of afterwards."""
+    database = open_configured_database(settings_for(data_dir))
     try:
         yield database
     finally:
-        database.close_thread_connection()
+        database.close()
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def db(app) -> Database:
     return app.config["LOBBYTALKS"].db
 
 
-def count(db: Database, table: str, where: str = "1", params: dict | None = None) -> int:
+def count(db: Database, table: str, where: str = "TRUE", params: dict | None = None) -> int:
     return db.value(f"SELECT COUNT(*) FROM {table} WHERE {where}", params or {})
 
 

@@ -84,7 +84,8 @@ def test_every_named_query_compiles(app):
     for name, sql in dbmod.Q._sql.items():
         if sql.lstrip().upper().startswith(("SELECT", "UPDATE", "INSERT", "DELETE")):
             try:
-                conn.execute("EXPLAIN " + sql, _null_params(sql))
+                dialect_sql = dbmod.Q.for_dialect(sql, getattr(conn, "dialect", "sqlite"))
+                conn.execute("EXPLAIN " + dialect_sql, _null_params(dialect_sql))
             except sqlite3.Error as exc:  # pragma: no cover - the assertion names the query
                 pytest.fail(f"query {name} does not compile: {exc}")
 

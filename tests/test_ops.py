@@ -295,7 +295,10 @@ def future_migration(monkeypatch):
     real = dbmod.migrations
 
     def with_future(sql: str = FUTURE_SQL):
-        monkeypatch.setattr(dbmod, "migrations", lambda: real() + [(FUTURE, "future", sql)])
+        # db.schema is where the migration functions look the list up.
+        monkeypatch.setattr(dbmod.schema, "migrations",
+                            lambda dialect="sqlite": real(dialect) + [(FUTURE, "future", sql)])
+        monkeypatch.setattr(dbmod, "migrations", dbmod.schema.migrations)
     return with_future
 
 

@@ -17,7 +17,7 @@ from lobbytalks.db import Q, connect
 
 PACKAGE = Path(lobbytalks.__file__).parent
 # SQLite file tools (backup, check, checkpoints, key rotation) and the seam itself.
-MAY_IMPORT_SQLITE3 = {"migrate_db.py", "db.py", "ops.py", "dbfile.py", "checkpoint.py"}
+MAY_IMPORT_SQLITE3 = {"migrate_db.py", "db/errors.py", "db/schema.py", "db/sqlite.py", "ops.py", "dbfile.py", "checkpoint.py"}
 # Queries that keep SQLite-only syntax (json_each, FTS5 MATCH, rowid); another engine
 # overrides them by name.
 SQLITE_ONLY = {
@@ -34,13 +34,13 @@ def _modules() -> list[Path]:
 
 
 def _statement(sql: str) -> str:
-    """The executed statement, without what follows its closing semicolon (the loader keeps
-    the comment lines written above the next query's header there)."""
+    """The executed statement, up to its closing semicolon."""
     return sql.split(";")[0]
 
 
 def test_every_named_query_is_used_and_every_used_name_exists():
-    code = "\n".join(p.read_text("utf-8") for p in _modules())
+    # The seam itself (lobbytalks/db/) names Q's own methods, not queries.
+    code = "\n".join(p.read_text("utf-8") for p in _modules() if "db" not in p.relative_to(PACKAGE).parts[:1])
     used = set(re.findall(r"\bQ\.([a-z_][a-z0-9_]*)", code))
     assert sorted(set(Q._sql) - used) == [], "named queries nothing runs"
     assert sorted(used - set(Q._sql)) == [], "Q.<name> without a query"

@@ -249,12 +249,3 @@ def test_a_sqlite_url_names_the_database_file(tmp_path):
     assert result.returncode == 0, result.stderr
     with sqlite3.connect(target) as db:
         assert db.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] > 0
-
-
-def test_a_postgresql_url_is_never_served_from_sqlite(tmp_path):
-    # Until the PostgreSQL backend lands on this branch: refuse rather than serve SQLite.
-    result, port = serve(tmp_path, env={"LOBBYTALKS_DATABASE_URL": "postgresql://lt:pw@db/lt"})
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [
-        "lobbytalks: LOBBYTALKS_DATABASE_URL: this build has no PostgreSQL backend yet"]
-    assert not (tmp_path / "data" / "lobbytalks.db").exists()

@@ -36,7 +36,8 @@ def serve(args: argparse.Namespace) -> int:
         return workers.serve_several(settings, _app_or_none)
     try:
         make_private_dir(Path(settings.db_path).parent)
-        lock = serverlock.acquire(Path(settings.db_path))
+        # One process per SQLite file; PostgreSQL serves many processes itself.
+        lock = None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
     except serverlock.DatabaseInUse as exc:
         return fail(str(exc))
     try:
@@ -44,7 +45,7 @@ def serve(args: argparse.Namespace) -> int:
         if app is None:
             return 1
         shown = settings.public_url or f"http://{settings.host}:{settings.port}"
-        print(f"LobbyTalks {__version__} serving {settings.db_path} at {shown}", flush=True)
+        print(f"LobbyTalks {__version__} serving {settings.database_shown} at {shown}", flush=True)
         # waitress leaves its loop on SystemExit/KeyboardInterrupt, lets the worker threads
         # finish (up to 5 s) and returns; turning SIGTERM (docker stop, systemd) into
         # SystemExit gives the same clean stop as Ctrl-C, and the lock is released below.
@@ -52,7 +53,8 @@ def serve(args: argparse.Namespace) -> int:
         serving.serve(app, settings)
         print("LobbyTalks stopped", flush=True)
     finally:
-        serverlock.release(lock)
+        if lock is not None:
+            serverlock.release(lock)
     return 0
 
 
@@ -63,12 +65,12 @@ def _stop_on_signal(signum, frame) -> None:
 def _app_or_none(settings):
     """create_app, or None after printing why it cannot start (too-new schema, key problem)."""
     from .. import create_app
-    from ..db import SchemaTooNew
+    from ..db import DatabaseError, SchemaTooNew
     from ..ops import OpsError
 
     try:
         return create_app(settings)
-    except (SchemaTooNew, OpsError, RuntimeError) as exc:
+    except (SchemaTooNew, OpsError, RuntimeError, DatabaseError) as exc:
         fail(str(exc))
         return None
 

@@ -8,6 +8,7 @@ from ..errors import ApiError
 from ..jsonfast import dumps
 from ..models.result_rules import PROVENANCE, normalise, result_hash
 from ..security import new_id
+from .locks import hold_task, hold_topic, hold_user
 from .memories import remember
 from .notifications import notify
 from .preconditions import check_topic, require_leased
@@ -26,6 +27,10 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
         raise ApiError("submission_rejected", "租约已过期，成果未入库")
     with db.transaction() as conn:
         task = owned_task(conn, agent, data.taskId)
+        hold_user(conn, agent.user_id)  # cancel and submit are decided one after the other
+        hold_topic(conn, task["topic_id"])  # the answer count and its cap
+        hold_task(conn, task["id"])
+        task = owned_task(conn, agent, data.taskId)  # as the lock holder sees it
         if task["state"] == "done":
             return _replay(task, digest)
         require_leased(task)

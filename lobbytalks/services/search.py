@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..db import Connection, Q, Row
+from ..db import Connection, Q, Row, dialect_of
 from ..security import ID_CHARS
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
@@ -49,23 +49,21 @@ def index_terms(*texts: str) -> str:
     return " ".join(p for p in parts if p.strip())
 
 
-def _quoted(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
+# How each dialect writes "these words in a row" and "a word starting so", joined by AND.
+# A term is (words, is_prefix): a CJK run is its overlapping pairs as one phrase, a Latin
+# word a prefix. Each word is quoted, so nothing a visitor types is read as query syntax.
+_FTS5 = {"quote": lambda w: '"' + w.replace('"', '""') + '"', "prefix": "*", "and": " AND ", "nothing": '""'}
+# PostgreSQL: a to_tsquery('simple', ...) text; '' holds no lexeme, so it matches nothing.
+_TSQUERY = {"quote": lambda w: "'" + w.replace("\\", "\\\\").replace("'", "''") + "'",
+            "phrase": " <-> ", "prefix": ":*", "and": " & ", "nothing": ""}
+_SYNTAX = {"sqlite": _FTS5, "postgresql": _TSQUERY}
 
 # A MATCH expression that matches nothing: for a query of punctuation only.
-MATCHES_NOTHING = '""'
+MATCHES_NOTHING = _FTS5["nothing"]
 
 
-def match_query(q: str) -> str | None:
-    """An FTS5 MATCH expression requiring every term of ``q``; None when ``q`` is blank,
-    :data:`MATCHES_NOTHING` when it holds no word at all.
-
-    Each term is quoted, so nothing a visitor types is read as FTS5 syntax.
-    """
-    if not q.strip():
-        return None
-    terms: list[str] = []
+def _query_terms(q: str) -> list[tuple[list[str], bool]]:
+    terms: list[tuple[list[str], bool]] = []
     normal = _normal(q)
     last = 0
     pieces: list[tuple[str, bool]] = []
@@ -76,11 +74,29 @@ def match_query(q: str) -> str | None:
     pieces.append((normal[last:], False))
     for text, is_cjk in pieces:
         if is_cjk:
-            pairs = [text[i:i + 2] for i in range(len(text) - 1)] or [text]
-            terms.append(_quoted(" ".join(pairs)))
+            terms.append(([text[i:i + 2] for i in range(len(text) - 1)] or [text], False))
         else:
-            terms.extend(_quoted(word) + "*" for word in _WORD.findall(text))
-    return " AND ".join(terms[:MAX_QUERY_TERMS]) or MATCHES_NOTHING
+            terms.extend(([word], True) for word in _WORD.findall(text))
+    return terms[:MAX_QUERY_TERMS]
+
+
+def match_query(q: str, dialect: str = "sqlite") -> str | None:
+    """The search expression requiring every term of ``q`` (an FTS5 MATCH string, or a
+    tsquery text on PostgreSQL); None when ``q`` is blank, the dialect's match-nothing
+    expression when it holds no word at all."""
+    if not q.strip():
+        return None
+    syntax = _SYNTAX[dialect]
+    quote = syntax["quote"]
+    rendered = []
+    for words, is_prefix in _query_terms(q):
+        if dialect == "sqlite":  # FTS5 quotes a whole phrase once
+            rendered.append(quote(" ".join(words)) + (syntax["prefix"] if is_prefix else ""))
+        else:
+            tail = syntax["prefix"] if is_prefix else ""
+            phrase = syntax["phrase"].join(quote(w) + tail for w in words)
+            rendered.append(f"({phrase})" if len(words) > 1 else phrase)
+    return syntax["and"].join(rendered) or syntax["nothing"]
 
 
 def index_topic(conn: Connection, topic_id: str, title: str, description: str) -> None:
@@ -138,7 +154,7 @@ def browse(conn: Connection, *, q: str = "", community: str | None = None,
     query, _, _ = BROWSE_SORTS[sort]
     params = {
         **_cursor_params(sort, cursor), "community": community, "status": status,
-        "intent": intent, "match": match_query(q), "limit": BROWSE_PAGE_SIZE + 1,
+        "intent": intent, "match": match_query(q, dialect_of(conn)), "limit": BROWSE_PAGE_SIZE + 1,
         "answered": None if answered is None else int(answered),
         "card": None if card is None else int(card),
     }

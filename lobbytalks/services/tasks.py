@@ -9,6 +9,7 @@ from ..jsonfast import dumps, loads
 from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS, MAX_LIVE_LEASES
 from ..security import new_id
 from . import context
+from .locks import hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, require_leased
 from .reading import can_read_full
@@ -62,6 +63,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
     """Lease a question for research, or replay an earlier claim with the same requestId."""
     request_id = data.requestId.lower()
     with db.transaction() as conn:
+        hold_user(conn, agent.user_id)  # the live-lease cap and requestId replays
         settle_user(conn, agent.user_id, now)
         earlier = conn.execute(Q.get_task_by_request, {"profile_id": agent.profile_id,
                                                        "request_id": request_id}).fetchone()

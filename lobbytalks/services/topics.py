@@ -5,7 +5,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..crypto import DecryptionFailed
-from ..db import Connection, Database, Q, Row
+from ..db import Connection, Database, Q, Row, dialect_of
 from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
@@ -161,7 +161,7 @@ def list_in_community(conn: Connection, viewer: int | None, community_id: str, *
         raise ApiError("not_found", "社区不存在")
     rows = conn.execute(_COMMUNITY_LISTINGS[sort], {
         "viewer": viewer or 0, "community": community_id,
-        "status": None if status == "all" else status, "match": search.match_query(q) or None,
+        "status": None if status == "all" else status, "match": search.match_query(q, dialect_of(conn)),
         "limit": WEB_PAGE_SIZE + 1, "offset": (page - 1) * WEB_PAGE_SIZE}).fetchall()
     topics = [{**public_summary(r), "joined": bool(r["joined"]), "status": r["status"],
                "island": r["island_id"], "author": r["author_name"]}

@@ -1,0 +1,78 @@
+"""What both backends' ``Database`` share: the transaction, savepoints and read helpers.
+
+A subclass provides ``conn`` (this thread's connection), ``_local`` (a threading.local),
+``_abort(conn)``, ``checkpointer``, ``after_commit``, its ``begin`` statement and, where
+writers must queue, a ``_write_guard``.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Iterator
+
+log = logging.getLogger("lobbytalks.db")
+
+
+class TransactionalDatabase:
+    begin = "BEGIN"
+
+    def _write_guard(self) -> AbstractContextManager[Any]:
+        return nullcontext()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One write transaction (``begin``); nested use is a savepoint inside it.
+
+        The nesting depth is counted per thread rather than read from ``in_transaction``:
+        a transaction that failed to end (a COMMIT refused by a deferred constraint, a full
+        disk) must never be joined by the thread's next request. A failed COMMIT is rolled
+        back before its error goes on.
+        """
+        with self._write_guard():
+            depth = getattr(self._local, "depth", 0)
+            if depth:
+                yield from self._savepoint(depth)
+                return
+            conn = self.conn
+            if conn.in_transaction:  # only a bug leaves one open; never build on it
+                log.warning("a transaction was left open on this thread; rolling it back")
+                self._abort(conn)
+                conn = self.conn
+            conn.execute(self.begin)
+            self._local.depth = 1
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                self._abort(conn)
+                raise
+            finally:
+                self._local.depth = 0
+        self.checkpointer.notify()
+        for hook in self.after_commit:
+            hook()
+
+    def _savepoint(self, depth: int) -> Iterator[Any]:
+        conn, name = self.conn, f"nested_{depth}"
+        conn.execute(f"SAVEPOINT {name}")
+        self._local.depth = depth + 1
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            conn.execute(f"RELEASE {name}")
+        finally:
+            self._local.depth = depth
+
+    def one(self, sql: str, params: Any = ()) -> Any:
+        return self.conn.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params: Any = ()) -> list[Any]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def value(self, sql: str, params: Any = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]

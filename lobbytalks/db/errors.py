@@ -1,0 +1,41 @@
+"""The database errors services catch, whichever driver raised them.
+
+SQLite's own classes are the seam's classes, so SQLite behaves exactly as before. The
+PostgreSQL wrapper translates each psycopg error into a subclass of the matching one
+(``PgIntegrityError`` is an ``IntegrityError``), keeping the original as ``__cause__`` and
+its SQLSTATE; psycopg is only imported when PostgreSQL is used.
+"""
+from __future__ import annotations
+
+import sqlite3
+
+IntegrityError = sqlite3.IntegrityError
+DatabaseError = sqlite3.Error
+OperationalError = sqlite3.OperationalError
+
+
+class PgDatabaseError(sqlite3.DatabaseError):
+    sqlstate: str | None = None
+
+
+class PgIntegrityError(PgDatabaseError, sqlite3.IntegrityError):
+    """A unique, foreign-key, check or not-null constraint refused the statement."""
+
+
+class PgOperationalError(PgDatabaseError, sqlite3.OperationalError):
+    """The server could not finish: deadlock, serialization failure, lost connection.
+    Nothing retries on its own; the caller's transaction was rolled back."""
+
+
+def translate_pg_error(exc: Exception) -> PgDatabaseError:
+    import psycopg
+
+    if isinstance(exc, psycopg.IntegrityError):
+        kind: type[PgDatabaseError] = PgIntegrityError
+    elif isinstance(exc, (psycopg.OperationalError, psycopg.errors.TransactionRollback)):
+        kind = PgOperationalError
+    else:
+        kind = PgDatabaseError
+    error = kind(str(exc).strip())
+    error.sqlstate = getattr(exc, "sqlstate", None)
+    return error

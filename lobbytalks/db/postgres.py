@@ -1,0 +1,122 @@
+"""PostgreSQL behind the same interface as the SQLite ``Database``.
+
+Each thread checks a connection out of a ``psycopg_pool.ConnectionPool`` when it first needs
+one and gives it back at the end of the request (``release_connection``, wired as a
+teardown hook) or of a background job. There is no process-wide write lock: transactions are
+READ COMMITTED, and the protocol's invariants take row locks (``Q.lock_user`` and friends,
+``FOR UPDATE`` here) so that processes on several hosts agree. Deadlocks and serialization
+failures are not retried here; they reach the caller as ``db.DatabaseError``.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable
+
+from .base import TransactionalDatabase
+from .pgsql import Connection, row_factory
+
+log = logging.getLogger("lobbytalks.db")
+
+
+def configure_connection(raw: Any) -> None:
+    """Every pooled connection: rows like sqlite3.Row, Python bools sent as the 0/1
+    integers the INTEGER columns hold, and parameters bound client-side.
+
+    Client-side binding sends ``NULL`` and ``'text'`` as literals whose type PostgreSQL
+    infers from where they stand, as SQLite's loose typing lets the shared queries assume:
+    ``(:community IS NULL OR community_id = :community)`` would otherwise fail with "could
+    not determine data type of parameter". psycopg still quotes every value itself.
+    """
+    import psycopg
+    from psycopg.adapt import Dumper
+    from psycopg.postgres import types
+
+    class BoolAsInt(Dumper):
+        oid = types["int8"].oid
+
+        def dump(self, obj: bool) -> bytes:
+            return b"1" if obj else b"0"
+
+    raw.cursor_factory = psycopg.ClientCursor
+    raw.row_factory = row_factory
+    raw.adapters.register_dumper(bool, BoolAsInt)
+
+
+class NoCheckpointer:
+    """PostgreSQL has no WAL file of ours to checkpoint; the interface stays."""
+
+    running = False
+    completed = 0
+
+    def notify(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class PostgresDatabase(TransactionalDatabase):
+    """Pooled connections, one per thread while in use; READ COMMITTED transactions."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8,
+                 timeout: float = 10.0) -> None:
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        self.path = ""  # no file: what reads .path to find one has nothing to do here
+        self.checkpointer = NoCheckpointer()
+        self.after_commit: list[Callable[[], None]] = []
+        self._local = threading.local()
+        self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout,
+                                   kwargs={"autocommit": True}, configure=configure_connection,
+                                   open=False, name="lobbytalks")
+        try:
+            self.pool.open(wait=True, timeout=timeout)
+        except Exception as exc:
+            self.pool.close()
+            from .errors import translate_pg_error
+            raise translate_pg_error(exc) from None
+
+    @property
+    def conn(self) -> Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = Connection(self._checkout())
+            self._local.conn = conn
+        return conn
+
+    def _checkout(self) -> Any:
+        try:
+            return self.pool.getconn()
+        except Exception as exc:  # PoolTimeout: every connection is busy or the server is down
+            from .errors import translate_pg_error
+            raise translate_pg_error(exc) from None
+
+    def release_connection(self) -> None:
+        """Give this thread's connection back to the pool (end of a request or a job). An
+        open transaction is rolled back first; the pool discards a broken connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None or getattr(self._local, "depth", 0):
+            return
+        self._local.conn = None
+        self.pool.putconn(conn.raw)
+
+    close_thread_connection = release_connection
+
+    def close(self) -> None:
+        self.release_connection()
+        self.pool.close()
+
+    def _abort(self, conn: Connection) -> None:
+        """Roll back whatever is open; a connection that cannot roll back is dropped (the
+        pool replaces it)."""
+        try:
+            if conn.in_transaction:
+                conn.raw.rollback()
+        except Exception:
+            log.exception("ROLLBACK failed; returning a broken connection to the pool")
+            self._local.conn = None
+            self.pool.putconn(conn.raw)

@@ -1,0 +1,78 @@
+"""Named SQL: ``sql/queries/*.sql`` (``-- name: get_user`` headers) for every dialect, plus
+``sql/postgresql/queries/*.sql`` overriding, by the same name, the few that must differ.
+
+``Q.name`` is always the common text: services pass it to whichever connection they hold,
+and the PostgreSQL connection swaps in the override (``Q.for_dialect``), so no service
+branches on the backend.
+"""
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+_QUERY_HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+DIALECTS = ("sqlite", "postgresql")
+
+
+def sql_dir(dialect: str, kind: str):
+    base = resources.files("lobbytalks").joinpath("sql")
+    return base.joinpath(kind) if dialect == "sqlite" else base.joinpath(dialect, kind)
+
+
+def _parse(filename: str, text: str, into: dict[str, str]) -> None:
+    parts = _QUERY_HEADER.split(text)
+    for name, body in zip(parts[1::2], parts[2::2]):
+        if name in into:
+            raise ValueError(f"duplicate query name {name!r} in {filename}")
+        into[name] = _statement(body)
+
+
+def _statement(body: str) -> str:
+    """A query's text without the comment lines that introduce the next query."""
+    lines = body.strip().splitlines()
+    while lines and lines[-1].lstrip().startswith("--"):
+        lines.pop()
+    return "\n".join(lines).strip().rstrip(";")
+
+
+def _load_dir(directory) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for entry in sorted(directory.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql"):
+            _parse(entry.name, entry.read_text("utf-8"), found)
+    return found
+
+
+class Queries:
+    def __init__(self) -> None:
+        self._sql = _load_dir(sql_dir("sqlite", "queries"))
+        self._overrides = {"postgresql": _load_dir(sql_dir("postgresql", "queries"))}
+        for dialect, overrides in self._overrides.items():
+            unknown = sorted(set(overrides) - set(self._sql))
+            if unknown:
+                raise ValueError(f"{dialect} overrides unknown queries: {', '.join(unknown)}")
+        self._name_of = {sql: name for name, sql in self._sql.items()}
+
+    def _load(self, filename: str, text: str) -> None:
+        _parse(filename, text, self._sql)
+
+    def __getattr__(self, name: str) -> str:
+        try:
+            return self._sql[name]
+        except KeyError:
+            raise AttributeError(f"no named query {name!r}") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._sql
+
+    def for_dialect(self, sql: str, dialect: str) -> str:
+        """The text to run on ``dialect`` for ``sql``: its override when ``sql`` is a named
+        query that has one, else ``sql`` itself."""
+        name = self._name_of.get(sql)
+        return self._overrides.get(dialect, {}).get(name, sql) if name else sql
+
+    def overridden(self, dialect: str) -> list[str]:
+        return sorted(self._overrides.get(dialect, {}))
+
+
+Q = Queries()

@@ -1,0 +1,140 @@
+"""Migrations: one version history, a file per version in each dialect's folder.
+
+``sql/migrations/NNNN_name.sql`` is SQLite; ``sql/postgresql/migrations/NNNN_name.sql`` is
+its PostgreSQL equivalent with the same number and name (a test holds the two lists equal).
+All pending migrations apply in one transaction together with their record rows.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from typing import Any
+
+from .queries import sql_dir
+
+# Two processes starting at once on one PostgreSQL: the second waits here, then finds
+# nothing left to do. Any fixed 64-bit number; this one spells "LobbyTlk".
+PG_MIGRATE_LOCK = 0x4C6F626279546C6B
+_RECORD_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                 " version {int} PRIMARY KEY, name TEXT NOT NULL, applied {int} NOT NULL)")
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer LobbyTalks than this one."""
+
+
+def dialect_of(conn: Any) -> str:
+    return getattr(conn, "dialect", "sqlite")
+
+
+def _bundled(dialect: str) -> list[tuple[int, str, str]]:
+    found = []
+    for entry in sql_dir(dialect, "migrations").iterdir():
+        match = re.fullmatch(r"(\d{4})_([a-z0-9_]+)\.sql", entry.name)
+        if match:
+            found.append((int(match.group(1)), match.group(2), entry.read_text("utf-8")))
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=None)
+def migrations(dialect: str = "sqlite") -> list[tuple[int, str, str]]:
+    """All migrations of a dialect as (version, name, sql), in order.
+
+    SQLite's list is the version history; every entry must have its PostgreSQL file of the
+    same number and name. A PostgreSQL file written ahead of its SQLite twin (another branch
+    adds that) is not applied until the twin exists.
+    """
+    history = _bundled("sqlite")
+    if dialect == "sqlite":
+        return history
+    files = {(version, name): sql for version, name, sql in _bundled(dialect)}
+    missing = [f"{v:04d}_{n}" for v, n, _ in history if (v, n) not in files]
+    if missing:
+        raise RuntimeError(f"no {dialect} migration for {', '.join(missing)}")
+    return [(v, n, files[(v, n)]) for v, n, _ in history]
+
+
+def latest_version() -> int:
+    return migrations()[-1][0]
+
+
+def schema_version(conn: Any) -> int:
+    """The highest applied migration, 0 for an empty database."""
+    if dialect_of(conn) == "postgresql":
+        exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+    else:
+        exists = conn.execute("SELECT 1 FROM sqlite_master "
+                              "WHERE type = 'table' AND name = 'schema_migrations'").fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return row[0] or 0
+
+
+def pending_migrations(conn: Any) -> list[tuple[int, str, str]]:
+    current = schema_version(conn)
+    if current > latest_version():
+        raise SchemaTooNew(
+            f"the database is at schema version {current}, newer than this LobbyTalks "
+            f"(knows up to {latest_version()}); run a newer release or restore a backup"
+        )
+    return [m for m in migrations(dialect_of(conn)) if m[0] > current]
+
+
+def migrate(conn: Any, now: int) -> list[int]:
+    """Apply every pending migration in one transaction, each with its record row."""
+    if dialect_of(conn) == "postgresql":
+        return _migrate_postgres(conn, now)
+    todo = pending_migrations(conn)
+    if not todo:
+        return []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_RECORD_TABLE.format(int="INTEGER"))
+        for version, name, sql in todo:
+            for statement in split_statements(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+                (version, name, now),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return [version for version, _, _ in todo]
+
+
+def _migrate_postgres(conn: Any, now: int) -> list[int]:
+    if not pending_migrations(conn):
+        return []
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
+        todo = pending_migrations(conn)  # again: another process may have just migrated
+        conn.execute(_RECORD_TABLE.format(int="BIGINT"))
+        for version, name, sql in todo:
+            conn.execute_script(sql)
+            conn.execute("INSERT INTO schema_migrations (version, name, applied) "
+                         "VALUES (:version, :name, :now)",
+                         {"version": version, "name": name, "now": now})
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return [version for version, _, _ in todo]
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a SQLite migration into statements; executescript would commit our transaction."""
+    statements, buffer = [], ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer)
+            buffer = ""
+    if buffer.strip() and not buffer.strip().startswith("--"):
+        statements.append(buffer)
+    return statements

@@ -1,0 +1,120 @@
+"""SQLite access: connections, pragmas and transactions.
+
+Reads use one connection per thread (reused across requests). Writes go through one
+process-wide lock and a ``BEGIN IMMEDIATE`` transaction, so concurrent writers queue in
+Python instead of spinning on SQLite's busy timeout, and "the first committed transaction
+wins" holds for every race the protocol cares about.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable
+
+from ..checkpoint import Checkpointer
+from .base import TransactionalDatabase
+
+BUSY_TIMEOUT_MS = 5000
+log = logging.getLogger("lobbytalks.db")
+
+
+# The names services annotate with. The PostgreSQL connection and rows behave like these
+# (db/postgres.py); the error classes services catch are in db/errors.py.
+Connection = sqlite3.Connection
+Row = sqlite3.Row
+
+
+def make_private_dir(path: Path) -> None:
+    """Create the data folder owner-only (0700); an existing folder keeps its mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+
+
+def _create_private_file(path: Path) -> None:
+    """Create a missing database file as 0600 before SQLite opens it: SQLite would create
+    it 0644 (under umask 022), and it gives its -wal and -shm the database file's mode."""
+    if path.exists() or str(path) == ":memory:":
+        return
+    make_private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # another process created it meanwhile; its mode stands
+        pass
+
+
+def connect(path: str | Path, *, autocheckpoint: bool = True) -> sqlite3.Connection:
+    """Open a connection with the pragmas every connection needs (busy timeout first).
+
+    ``autocheckpoint=False`` is for request connections, whose WAL is checkpointed by
+    ``checkpoint.Checkpointer`` outside the write lock.
+    """
+    _create_private_file(Path(path))
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not autocheckpoint:
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    return conn
+
+
+class Database(TransactionalDatabase):
+    """Per-thread read connections plus one serialised writer."""
+
+    dialect = "sqlite"
+    begin = "BEGIN IMMEDIATE"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self.checkpointer = Checkpointer(self.path)
+        # Called after every commit, outside the write lock (the mailer's wake-up); each
+        # must be cheap and must not raise.
+        self.after_commit: list[Callable[[], None]] = []
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, autocheckpoint=False)
+            self._local.conn = conn
+        return conn
+
+    def _write_guard(self) -> threading.RLock:
+        return self._write_lock
+
+    def release_connection(self) -> None:
+        """End of a request: the thread keeps its connection (the PostgreSQL pool's
+        counterpart returns it)."""
+
+    def close(self) -> None:
+        self.close_thread_connection()
+
+    def close_thread_connection(self) -> None:
+        """Let go of the file from this thread, and end the checkpoint thread too, so the
+        database can be copied over or removed (restore, tests)."""
+        self.checkpointer.stop()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _abort(self, conn: sqlite3.Connection) -> None:
+        """Roll back whatever is open; a connection that cannot roll back is replaced."""
+        if not conn.in_transaction:
+            return  # SQLite already rolled back (e.g. after SQLITE_FULL)
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("ROLLBACK failed; opening a new connection for this thread")
+            conn.close()
+            self._local.conn = None

@@ -1,0 +1,13 @@
+-- Row locks that keep a per-user, per-topic or per-task rule whole while several
+-- transactions run at once. On SQLite every write transaction is BEGIN IMMEDIATE under one
+-- process-wide lock, so these only read the row; PostgreSQL's versions take FOR UPDATE
+-- (sql/postgresql/queries/locks.sql). Call one first in the transaction that checks the rule.
+
+-- name: lock_user
+SELECT 1 FROM users WHERE id = :id;
+
+-- name: lock_topic
+SELECT 1 FROM topics WHERE id = :id;
+
+-- name: lock_task
+SELECT 1 FROM tasks WHERE id = :id;
