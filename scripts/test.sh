@@ -43,4 +43,45 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   fi
 fi
 
-exec "$VENV/bin/python" -m pytest "$@"
+# The suite runs twice: on SQLite (the default backend), then on a throwaway PostgreSQL with
+# the `once` tests (browser, single executable) left out, since they do not depend on the
+# database. LOBBYTALKS_TEST_BACKENDS picks one ("sqlite" or "postgresql"); a server named by
+# LOBBYTALKS_TEST_DATABASE_URL is used instead of a throwaway one. Both runs always happen,
+# and the script fails when either fails.
+BACKENDS="${LOBBYTALKS_TEST_BACKENDS:-sqlite postgresql}"
+PG_URL="${LOBBYTALKS_TEST_DATABASE_URL:-}"
+unset LOBBYTALKS_TEST_DATABASE_URL
+
+# The PostgreSQL run adds "not once" to a -m the caller gave, rather than replacing it.
+pg_args=()
+marker=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -m) marker="$2"; shift 2 ;;
+    -m*) marker="${1#-m}"; shift ;;
+    *) pg_args+=("$1"); shift ;;
+  esac
+done
+sqlite_args=("${pg_args[@]}")
+if [ -n "$marker" ]; then
+  sqlite_args+=(-m "$marker")
+  pg_args+=(-m "($marker) and not once")
+else
+  pg_args+=(-m "not once")
+fi
+
+failed=0
+case " $BACKENDS " in *" sqlite "*)
+  echo "== the suite on SQLite"
+  "$VENV/bin/python" -m pytest "${sqlite_args[@]}" || failed=1 ;;
+esac
+case " $BACKENDS " in *" postgresql "*)
+  if [ -z "$PG_URL" ]; then
+    PG_DIR="$(mktemp -d /tmp/lobbytalks-pg.XXXXXX)"
+    trap '"$VENV/bin/python" tests/pgserver.py stop "$PG_DIR" || true; rm -rf "$PG_DIR"' EXIT
+    PG_URL="$("$VENV/bin/python" tests/pgserver.py start "$PG_DIR")"
+  fi
+  echo "== the suite on PostgreSQL ($PG_URL)"
+  LOBBYTALKS_TEST_DATABASE_URL="$PG_URL" "$VENV/bin/python" -m pytest "${pg_args[@]}" || failed=1 ;;
+esac
+exit "$failed"
