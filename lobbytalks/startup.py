@@ -58,6 +58,26 @@ def open_database(settings: Settings) -> tuple[Database, "crypto.Keyring"]:
     return Database(db_path), keyring
 
 
+def open_migrated(settings: Settings) -> Database:
+    """The database the settings name, migrated, without the keyring: for commands that
+    only read or change rows (admin). On SQLite the file is copied before migrating."""
+    if not settings.uses_postgres:
+        db_path = Path(settings.db_path)
+        conn = connect(db_path)
+        try:
+            migrate_database(conn, db_path)
+        finally:
+            conn.close()
+        return Database(db_path)
+    db = open_configured(settings)
+    try:
+        migrate(db.conn, clock.now())
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 def open_keyring(conn: Connection, settings: Settings) -> "crypto.Keyring":
     """The keyring, checked against the rows it must open.
 

@@ -56,6 +56,15 @@ def settings_for(data_dir: str | Path, **overrides: Any) -> Settings:
     return Settings(data_dir=str(data_dir), **{**values, **overrides})
 
 
+def run_cli(argv: list[str], data_dir: str | Path) -> int:
+    """``lobbytalks`` in this process on the app's data folder, with the database the test
+    apps on that folder use (the command reads it from the environment, as in production)."""
+    from unittest import mock
+    from lobbytalks.cli import main
+    with mock.patch.dict(os.environ, pgtest.env_for(data_dir)):
+        return main([*argv, "--data-dir", str(data_dir)])
+
+
 @contextmanager
 def open_database(data_dir: str | Path) -> Iterator[Database]:
     """The database of the app on ``data_dir`` (a running server's too), for asserting what

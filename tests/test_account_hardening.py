@@ -9,7 +9,9 @@ import sys
 import pytest
 import requests
 
-from conftest import FAST_ARGON2_KIB, LiveServer, Person, count, open_database
+import pgtest
+
+from conftest import FAST_ARGON2_KIB, LiveServer, Person, count, open_database, run_cli
 from helpers import assert_web_error
 from lobbytalks.db import Row
 from test_passwords import legacy_scrypt_hash
@@ -142,9 +144,8 @@ def test_a_squatted_admin_name_refuses_to_start_and_changes_nothing(settings, db
 
 
 def test_a_granted_admin_gets_the_configured_password_and_loses_its_sessions(settings, db):
-    from lobbytalks.cli import main
     early = Person(create_app(settings), username="root_admin").register()
-    assert main(["admin", "grant", "root_admin", "--data-dir", settings.data_dir]) == 0
+    assert run_cli(["admin", "grant", "root_admin"], settings.data_dir) == 0
     app = create_app(settings, admin_username="root_admin", admin_password="admin password 1")
     assert sessions_of(db, "root_admin") == 0  # the password was reset: every session ended
     assert early.web_get(action="me").get_json()["user"] is None
@@ -165,7 +166,7 @@ def test_serve_refuses_a_squatted_admin_name(tmp_path):
             "action": "register", "username": "boss", "password": PASSWORD}).raise_for_status()
     finally:
         server.stop()
-    env = {"LOBBYTALKS_ADMIN_USERNAME": "boss", "LOBBYTALKS_ADMIN_PASSWORD": "admin password 1",
+    env = {**pgtest.env_for(data_dir), "LOBBYTALKS_ADMIN_USERNAME": "boss", "LOBBYTALKS_ADMIN_PASSWORD": "admin password 1",
            "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB)}
     done = subprocess.run([sys.executable, "-m", "lobbytalks", "serve", "--data-dir",
                            str(data_dir), "--port", "0"], env={**os.environ, **env}, capture_output=True,

@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from conftest import Person, count
+from conftest import Person, count, run_cli
 from helpers import assert_web_error
 
 
@@ -146,9 +146,8 @@ def test_admin_from_environment_is_upserted(settings):
 
 
 def test_admin_grant_command(app, db):
-    from lobbytalks.cli import main
     Person(app, username="henry").register()
     data_dir = app.config["LOBBYTALKS"].settings.data_dir
-    assert main(["admin", "grant", "henry", "--data-dir", data_dir]) == 0
+    assert run_cli(["admin", "grant", "henry"], data_dir) == 0
     assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 1
-    assert main(["admin", "grant", "nobody", "--data-dir", data_dir]) == 1
+    assert run_cli(["admin", "grant", "nobody"], data_dir) == 1

@@ -52,10 +52,9 @@ def test_database_is_wal_with_foreign_keys_and_migrations_recorded(app):
 
 def test_migrations_are_idempotent(settings):
     from lobbytalks import create_app
-    create_app(settings)
-    conn = dbmod.connect(settings.db_path)
-    assert dbmod.migrate(conn, 0) == []
-    assert conn.execute("SELECT COUNT(*) FROM communities WHERE id = 'lobby'").fetchone()[0] == 1
+    db = create_app(settings).config["LOBBYTALKS"].db
+    assert dbmod.migrate(db.conn, 0) == []
+    assert db.value("SELECT COUNT(*) FROM communities WHERE id = 'lobby'") == 1
 
 
 @pytest.mark.sqlite_only

@@ -19,9 +19,9 @@ def admin(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .. import clock, ops
-    from ..db import Database, SchemaTooNew, connect
+    from ..db import SchemaTooNew
     from ..services import accounts, audit
-    from ..startup import migrate_database
+    from ..startup import open_migrated
 
     if (args.change == "log") != (args.username is None):
         return fail("usage: admin grant|revoke USERNAME, or admin log [--limit N]")
@@ -29,23 +29,22 @@ def admin(args: argparse.Namespace) -> int:
         return fail("--limit must be between 1 and 10000")
 
     settings = settings_from(args)
-    if not Path(settings.db_path).exists():
+    if not settings.uses_postgres and not Path(settings.db_path).exists():
         return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
-    conn = connect(settings.db_path)
     try:
-        migrate_database(conn, Path(settings.db_path))
+        db = open_migrated(settings)
     except (SchemaTooNew, ops.OpsError) as exc:
         return fail(str(exc))
+    try:
+        if args.change == "log":
+            print_audit_log(audit.recent(db, args.limit))
+            return 0
+        with db.transaction() as conn:  # the change and its audit entry commit together
+            if not accounts.set_admin(db, args.username, args.change == "grant"):
+                return fail(f"no user named {args.username!r}")
+            audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
     finally:
-        conn.close()
-    db = Database(settings.db_path)
-    if args.change == "log":
-        print_audit_log(audit.recent(db, args.limit))
-        return 0
-    with db.transaction() as conn:  # the change and its audit entry commit together
-        if not accounts.set_admin(db, args.username, args.change == "grant"):
-            return fail(f"no user named {args.username!r}")
-        audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
+        db.close()
     print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
     return 0
 
