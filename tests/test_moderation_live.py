@@ -2,20 +2,27 @@
 while it serves."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import requests
 
+import pgtest
 from conftest import LiveServer, web_session
 
 ADMIN = {"LOBBYTALKS_ADMIN_USERNAME": "chief", "LOBBYTALKS_ADMIN_PASSWORD": "chief password 1"}
 
 
-def admin_log(server: LiveServer, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lobbytalks", "admin", "log", *extra,
-                           "--data-dir", str(server.data_dir)],
+def command(server: LiveServer, *argv: str) -> subprocess.CompletedProcess:
+    """`lobbytalks ARGV` in its own process on the server's data folder and database."""
+    return subprocess.run([sys.executable, "-m", "lobbytalks", *argv, "--data-dir", str(server.data_dir)],
+                          env={**os.environ, **pgtest.env_for(server.data_dir)},
                           capture_output=True, text=True, timeout=60)
+
+
+def admin_log(server: LiveServer, *extra: str) -> subprocess.CompletedProcess:
+    return command(server, "admin", "log", *extra)
 
 
 def test_suspension_over_http_and_the_audit_log_on_the_command_line(tmp_path):
@@ -35,9 +42,7 @@ def test_suspension_over_http_and_the_audit_log_on_the_command_line(tmp_path):
         assert "xia_session" not in login.cookies
         assert chief.get(base + "/admin").status_code == 200
 
-        empty_before = subprocess.run(
-            [sys.executable, "-m", "lobbytalks", "admin", "grant", "spammer",
-             "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=60)
+        empty_before = command(server, "admin", "grant", "spammer")
         assert empty_before.returncode == 0, empty_before.stderr
 
         out = admin_log(server)
@@ -54,8 +59,7 @@ def test_suspension_over_http_and_the_audit_log_on_the_command_line(tmp_path):
         cookie = chief.cookies.get("xia_session")
         assert cookie and cookie not in out.stdout and "chief password 1" not in out.stdout
         for bad in (["admin", "log", "someone"], ["admin", "grant"], ["admin", "log", "--limit", "0"]):
-            run = subprocess.run([sys.executable, "-m", "lobbytalks", *bad, "--data-dir",
-                                  str(server.data_dir)], capture_output=True, text=True, timeout=60)
+            run = command(server, *bad)
             assert run.returncode == 1 and run.stderr.startswith("lobbytalks: ")
     finally:
         server.stop()

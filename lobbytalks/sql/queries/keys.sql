@@ -4,7 +4,9 @@ WHERE private_context IS NOT NULL ORDER BY 1;
 
 -- name: get_first_row_sealed_with
 SELECT topic_id, version, private_key_id, private_context FROM question_versions
-WHERE private_context IS NOT NULL AND private_key_id IS :key_id LIMIT 1;
+WHERE private_context IS NOT NULL
+  AND (private_key_id = :key_id OR (private_key_id IS NULL AND CAST(:key_id AS TEXT) IS NULL))
+LIMIT 1;
 
 -- name: list_sealed_rows
 SELECT topic_id, version, private_key_id, private_context FROM question_versions
