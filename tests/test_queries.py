@@ -105,6 +105,7 @@ def test_services_blueprints_and_the_app_run_named_queries_only():
     assert inline == []
 
 
+# The index tests read SQLite's EXPLAIN QUERY PLAN and SQLite's migration history: sqlite_only.
 def _plan(conn: sqlite3.Connection, name: str, params: dict) -> str:
     return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))
 
@@ -116,6 +117,7 @@ def conn(app):
     connection.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("status, match", [(None, None), ("open", None)])
 def test_a_community_listing_walks_the_community_index(conn, status, match):
     plan = _plan(conn, "list_community_topics_new", {
@@ -124,6 +126,7 @@ def test_a_community_listing_walks_the_community_index(conn, status, match):
     assert "USING INDEX topics_community_created" in plan and "TEMP B-TREE" not in plan, plan
 
 
+@pytest.mark.sqlite_only
 def test_the_tasks_page_walks_the_users_task_index(conn):
     params = {"user": 1, "topic": None, "profile": None, "state": None}
     plan = _plan(conn, "list_managed_tasks", {**params, "limit": 21, "offset": 0})
@@ -132,6 +135,7 @@ def test_the_tasks_page_walks_the_users_task_index(conn):
     assert re.search(r"USING (COVERING )?INDEX tasks_user_", counted), counted
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("name", ["get_user_by_name", "get_person_by_name",
                                   "get_user_moderation_state"])
 def test_a_username_lookup_uses_the_lower_case_index(conn, name):
@@ -150,6 +154,7 @@ def test_usernames_stay_unique_regardless_of_case(app, db):
     assert login.status_code == 200, login.get_json()
 
 
+@pytest.mark.sqlite_only
 def test_a_database_from_before_the_lower_case_index_keeps_its_users(settings):
     """Migration 0010 on a database at version 9: the names are found in any case after it."""
     app = create_app(settings)

@@ -74,7 +74,7 @@ def rotate_key(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .. import crypto, key_rotation, keystore, serverlock
-    from ..db import connect
+    from ..db import open_database
 
     settings = settings_from(args)
     if settings.secret_key:
@@ -84,20 +84,22 @@ def rotate_key(args: argparse.Namespace) -> int:
     try:
         # A running server keeps the old keyring in memory and could not open rows re-sealed
         # under the new key, so rotation needs the server stopped (and keeps it stopped).
-        lock = serverlock.acquire(Path(settings.db_path))
+        # PostgreSQL has no file to lock: there the operator stops every server first.
+        lock = None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
     except serverlock.DatabaseInUse as exc:
         return fail(f"stop the server before rotating the key: {exc}")
-    conn = connect(settings.db_path)
+    db = open_database(settings)
     try:
         keyring = keystore.load_keyring(env_value="", key_path=settings.secret_key_path,
                                       create=False)
-        key_rotation.verify_keyring(conn, keyring)
-        new, count = key_rotation.rotate_key(conn, settings.secret_key_path, keyring)
+        key_rotation.verify_keyring(db.conn, keyring)
+        new, count = key_rotation.rotate_key(db.conn, settings.secret_key_path, keyring)
     except crypto.SecretKeyProblem as exc:
         return fail(str(exc))
     finally:
-        conn.close()
-        serverlock.release(lock)
+        db.close()
+        if lock:
+            serverlock.release(lock)
     print(f"re-encrypted {count} private context value(s) under key {new.current_id} "
           f"({new.fingerprint()}); key file: {settings.secret_key_path}")
     return 0
