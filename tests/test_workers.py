@@ -9,9 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 import requests
 
+import pgtest
 from lobbytalks.settings import Settings
 from lobbytalks.workers import refusal, supports_several_processes
 from tests.conftest import FAST_ARGON2_KIB, free_port
@@ -201,9 +203,24 @@ def test_a_crashing_child_is_restarted_ever_more_slowly(tmp_path):
     assert not any(d not in {"0.1 s", "0.2 s", "0.4 s", "0.8 s"} for d in delays)
 
 
-def test_the_token_limit_is_counted_over_two_workers_of_the_real_server(tmp_path, redis_url):
+@pytest.fixture
+def shared_database(request, tmp_path) -> str:
+    """A PostgreSQL database for several workers: the suite's own on a PostgreSQL run, else
+    one on the session's throwaway server (SQLite allows one process)."""
+    if pgtest.active():
+        return pgtest.url_for(tmp_path / "data")
+    server = request.getfixturevalue("pg_server")
+    url = pgtest.with_database(server.url, "t_workers")
+    with psycopg.connect(server.url, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS t_workers WITH (FORCE)")
+        admin.execute("CREATE DATABASE t_workers")
+    return url
+
+
+def test_the_token_limit_is_counted_over_two_workers_of_the_real_server(tmp_path, redis_url,
+                                                                         shared_database):
     running = Supervised(tmp_path / "data", "lobbytalks", path="/healthz", env={
-        "LOBBYTALKS_RATELIMIT_STORAGE": redis_url, "LOBBYTALKS_RATE_TOKEN": "6/minute",
+        "LOBBYTALKS_DATABASE_URL": shared_database, "LOBBYTALKS_RATELIMIT_STORAGE": redis_url, "LOBBYTALKS_RATE_TOKEN": "6/minute",
         "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB), "LOBBYTALKS_ACCESS_LOG": "false"})
     try:
         first, second = running.wait_for_children(2)
@@ -229,7 +246,7 @@ def test_the_token_limit_is_counted_over_two_workers_of_the_real_server(tmp_path
                 os.kill(paused, signal.SIGCONT)
         refused = list_topics()
         assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
-        with sqlite3.connect(tmp_path / "data" / "lobbytalks.db") as db:
+        with psycopg.connect(shared_database) as db:
             assert db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 1
         code, err = running.stop()
         assert code == 0, err

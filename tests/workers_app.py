@@ -27,7 +27,7 @@ def answer_with_pid(environ, start_response):
 
 def main(port: int, mode: str, folder: Path) -> int:
     if mode == "lobbytalks":
-        from lobbytalks.cli import _app_or_none
+        from lobbytalks.cli.server import _app_or_none
         return serve_several(Settings.load(port=port, data_dir=str(folder), workers=2),
                              _app_or_none)
     settings = Settings(port=port, threads=2)
