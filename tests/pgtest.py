@@ -62,11 +62,36 @@ def env_for(data_dir: str | Path) -> dict[str, str]:
     return {APP_ENV: url} if url else {}
 
 
+_pools: list = []  # every PostgresDatabase an app opened, to close before its database goes
+
+
+def track_pools() -> None:
+    """Remember each PostgresDatabase the apps open: a pool left open on a dropped database
+    keeps a thread reconnecting in the background for the rest of the session."""
+    from lobbytalks.db import postgres
+    real_init = postgres.PostgresDatabase.__init__
+
+    def recording_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        _pools.append(self)
+    postgres.PostgresDatabase.__init__ = recording_init
+
+
+def _close_pools_of(urls: set[str]) -> None:
+    for database in [d for d in _pools if d.url in urls]:
+        _pools.remove(database)
+        try:
+            database.pool.close(timeout=2)
+        except Exception:  # already closed by the test, or broken: the drop ends it anyway
+            pass
+
+
 def made() -> set[str]:
     return set(_made)
 
 
 def drop(keys: set[str]) -> None:
+    _close_pools_of({_made[key] for key in keys if key in _made})
     for key in keys:
         name = urlsplit(_made.pop(key)).path.lstrip("/")
         # FORCE: an app left open by the test still holds connections
@@ -81,6 +106,7 @@ def skip_sqlite_bound(items: list[pytest.Item]) -> None:
     if "database_url" not in Settings.__dataclass_fields__:
         raise pytest.UsageError(f"{ENV} is set but this build has no PostgreSQL backend "
                                 "(Settings has no database_url)")
+    track_pools()
     for item in items:
         for marker, reason in SKIP_REASONS.items():
             if item.get_closest_marker(marker):
