@@ -11,6 +11,7 @@ neither works the tests fail, never skip: CI installs PostgreSQL.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,6 +24,7 @@ import requests
 from conftest import LiveServer, good_result, web_session
 from tests import pgtest
 from tests.redisserver import redis_server  # noqa: F401 (fixture)
+from tests.test_mail import smtp  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.postgres
 
@@ -277,3 +279,93 @@ def test_the_token_limit_of_120_a_minute_is_counted_over_both_processes(
     assert {(r.status_code, r.json()["code"]) for r in refused} == {(429, "rate_limited")}
     assert all(int(r.headers["Retry-After"]) >= 1 for r in refused)
     assert pair.value("SELECT COUNT(*) FROM tokens") == 1
+
+
+# --- in-process apps on the same PostgreSQL: the mailer and a lock race that still happens ---
+
+@pytest.fixture
+def pg_settings(request, tmp_path):
+    from conftest import settings_for
+    data_dir = tmp_path / "app"
+    return settings_for(data_dir, database_url=database_url(request, data_dir))
+
+
+def test_two_mailers_on_one_database_send_each_mail_once(pg_settings, smtp):
+    from conftest import contributor, joined_person
+    from qa_helpers import answer
+
+    from lobbytalks import create_app
+    from lobbytalks.db import open_database
+    from lobbytalks.mailer import Mailer
+
+    settings = pg_settings.with_overrides(smtp_host="127.0.0.1", smtp_port=smtp.port,
+                                          smtp_security="none")
+    app = create_app(settings)
+    app.config["LOBBYTALKS"].mailer.stop()  # the two below do the sending
+    asker = joined_person(app)
+    assert asker.web_post("notify_settings", email="asker@example.org", emailNotify=True).status_code == 200
+    answer(contributor(app)[1], asker.ask(title="两个发信进程"))
+    with psycopg.connect(pg_settings.database_url) as conn:  # 40 mails due at once
+        conn.execute("INSERT INTO mail_outbox (notification_id, next_attempt, created) "
+                     "SELECT n.id, 0, 0 FROM notifications n, generate_series(1, 39)")
+        assert conn.execute("SELECT COUNT(*) FROM mail_outbox").fetchone()[0] == 40
+    databases = [open_database(settings) for _ in range(2)]
+    mailers = [Mailer(settings, database) for database in databases]
+    try:
+        for _ in range(4):  # up to 20 a batch each; until the outbox is empty
+            race([lambda m=m: m.drain() for m in mailers])
+    finally:
+        for database in databases:
+            database.close()
+    assert len(smtp.envelopes) == 40 == sum(m.sent for m in mailers)
+    assert all(m.sent for m in mailers)  # both took part
+    assert pair_value(pg_settings, "SELECT COUNT(*) FROM mail_outbox") == 0
+
+
+def pair_value(settings, sql: str, params: Any = ()) -> Any:
+    with psycopg.connect(settings.database_url) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def test_a_deadlock_that_still_happens_answers_503_and_writes_nothing(pg_settings):
+    from conftest import contributor, joined_person
+
+    from lobbytalks import create_app
+
+    app = create_app(pg_settings)
+    topic = joined_person(app).ask(title="死锁")
+    owner, agent = contributor(app)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    user = pair_value(pg_settings, "SELECT user_id FROM tasks WHERE id = %s", (task,))
+    answered: list[Any] = []
+    with psycopg.connect(pg_settings.database_url) as other:
+        # Another transaction takes the task, then the submit waits for it holding the
+        # user and topic, then the other one asks for the user: a circle PostgreSQL breaks
+        # by rolling back the submit, which waited first.
+        other.execute("SELECT 1 FROM tasks WHERE id = %s FOR UPDATE", (task,))
+        submitting = threading.Thread(target=lambda: answered.append(agent.post(
+            "submit_result", taskId=task, **good_result())))
+        submitting.start()
+        wait_for_a_lock_wait(pg_settings)
+        other.execute("SELECT 1 FROM users WHERE id = %s FOR UPDATE", (user,))
+        other.commit()
+        submitting.join(30)
+    [response] = answered
+    assert response.status_code == 503
+    assert response.get_json()["code"] == "service_unavailable"
+    assert response.headers["Retry-After"] == "1"
+    assert pair_value(pg_settings, "SELECT COUNT(*) FROM messages WHERE task_id = %s", (task,)) == 0
+    assert pair_value(pg_settings, "SELECT state FROM tasks WHERE id = %s", (task,)) == "leased"
+    again = agent.post("submit_result", taskId=task, **good_result())  # trying again works
+    assert again.status_code == 200, again.get_json()
+    assert pair_value(pg_settings, "SELECT COUNT(*) FROM messages WHERE task_id = %s", (task,)) == 1
+
+
+def wait_for_a_lock_wait(settings) -> None:
+    with psycopg.connect(settings.database_url, autocommit=True) as watcher:
+        for _ in range(200):
+            if watcher.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = "
+                               "current_database() AND wait_event_type = 'Lock'").fetchone()[0]:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the submit never waited for the task's lock")
