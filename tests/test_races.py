@@ -21,8 +21,8 @@ import psycopg
 import pytest
 import requests
 
+import pgtest
 from conftest import LiveServer, good_result, web_session
-from tests import pgtest
 from tests.redisserver import redis_server  # noqa: F401 (fixture)
 from tests.test_mail import smtp  # noqa: F401 (fixture)
 

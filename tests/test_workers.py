@@ -14,7 +14,7 @@ import requests
 
 from lobbytalks.settings import Settings
 from lobbytalks.workers import refusal, supports_several_processes
-from tests.conftest import FAST_ARGON2_KIB, free_port
+from tests.conftest import free_port
 from tests.processes import children, gone
 from tests.redisserver import redis_server, redis_url  # noqa: F401 (fixtures)
 
@@ -199,46 +199,6 @@ def test_a_crashing_child_is_restarted_ever_more_slowly(tmp_path):
     assert delays.count("0.1 s") == 2 and delays.count("0.2 s") == 2, err
     assert delays.count("0.4 s") == 2 and delays.count("0.8 s") >= 4, err
     assert not any(d not in {"0.1 s", "0.2 s", "0.4 s", "0.8 s"} for d in delays)
-
-
-def test_the_token_limit_is_counted_over_two_workers_of_the_real_server(tmp_path, redis_url):
-    running = Supervised(tmp_path / "data", "lobbytalks", path="/healthz", env={
-        "LOBBYTALKS_RATELIMIT_STORAGE": redis_url, "LOBBYTALKS_RATE_TOKEN": "6/minute",
-        "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB), "LOBBYTALKS_ACCESS_LOG": "false"})
-    try:
-        first, second = running.wait_for_children(2)
-        base = f"http://127.0.0.1:{running.port}"
-        web = requests.Session()
-        assert web.post(base + "/api/community", timeout=10, json={
-            "action": "register", "username": "wanda", "password": "correct horse 1"}).ok
-        made = web.post(base + "/api/external/manage", timeout=10, json={
-            "action": "register", "name": "查证虾", "perspective": "先给结论。", "client": "codex"})
-        assert made.status_code == 200, made.text
-        bearer = {"Authorization": f"Bearer {made.json()['token']}", "Connection": "close"}
-
-        def list_topics() -> requests.Response:
-            return requests.get(base + "/api/external", params={"action": "list_topics"},
-                                headers=bearer, timeout=10)
-
-        # Three requests served by each worker (the other one paused) spend the budget of 6.
-        for paused in (first, second):
-            os.kill(paused, signal.SIGSTOP)
-            try:
-                assert [list_topics().status_code for _ in range(3)] == [200] * 3
-            finally:
-                os.kill(paused, signal.SIGCONT)
-        refused = list_topics()
-        assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
-        with sqlite3.connect(tmp_path / "data" / "lobbytalks.db") as db:
-            assert db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 1
-        code, err = running.stop()
-        assert code == 0, err
-        assert all(gone(pid) for pid in (first, second))
-        assert running.out.splitlines() == [
-            f"LobbyTalks serving at http://127.0.0.1:{running.port} with 2 worker processes",
-            "LobbyTalks stopped"]
-    finally:
-        running.stop(signal.SIGKILL)
 
 
 def test_a_sqlite_url_names_the_database_file(tmp_path):
