@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -22,7 +21,7 @@ import pytest
 import requests
 
 import pgtest
-from conftest import LiveServer, good_result, web_session
+from conftest import LiveServer, good_result, race, web_session
 from tests.redisserver import redis_server  # noqa: F401 (fixture)
 from tests.test_mail import smtp  # noqa: F401 (fixture)
 
@@ -78,18 +77,6 @@ def pair(request, tmp_path_factory, redis_server) -> Iterator[Pair]:  # noqa: F8
         for name in ("TOKEN", "CLAIM", "MANAGE", "COMMUNITY", "TOPIC", "REGISTER", "WEB_WRITE")})
     yield running
     running.stop()
-
-
-def race(calls: list[Callable[[], requests.Response]]) -> list[requests.Response]:
-    """Start every call at the same moment; their responses in order."""
-    barrier = threading.Barrier(len(calls))
-
-    def run(call):
-        barrier.wait()
-        return call()
-
-    with ThreadPoolExecutor(len(calls)) as pool:
-        return list(pool.map(run, calls))
 
 
 def codes(responses: list[requests.Response]) -> list[tuple[int, str | None]]:
