@@ -7,6 +7,11 @@ transaction open and no request waiting. A mail that fails is tried again later 
 growing pause and given up after ``MAX_ATTEMPTS``; a mail whose recipient has since turned
 e-mail off, or removed the address, is dropped unsent.
 
+Several processes may each run a mailer on one database (``serve --workers``, two hosts);
+each row is sent once because a mailer first claims it (``Q.claim_mail``) and skips what
+another claimed. A claim lasts ``CLAIM_SECONDS``: a mailer that died mid-send leaves the
+row to be tried again after that.
+
 A mail says what the inbox says -- the question's public title and a name -- in both
 languages, with a link when ``LOBBYTALKS_PUBLIC_URL`` is set. Logs name the notification id
 and the error's type, never the address or the SMTP credentials.
@@ -30,6 +35,7 @@ MAX_ATTEMPTS = 5
 FIRST_RETRY = 60          # seconds; doubled after each failure
 RETRY_POLL = 30.0         # seconds between looks when no commit wakes the thread
 SMTP_TIMEOUT = 15         # seconds for connecting and for each SMTP command
+CLAIM_SECONDS = SMTP_TIMEOUT * 4  # longer than one send can take
 SECURITY = ("starttls", "ssl", "none")
 
 
@@ -74,6 +80,8 @@ class Mailer:
         """Send every mail due now; returns how many were sent."""
         sent = 0
         for row in self.db.all(Q.list_due_mail, {"now": clock.now(), "limit": BATCH}):
+            if not self._claim(row["id"]):
+                continue  # another mailer has it
             if not (row["email_notify"] and row["email"]):
                 self._forget(row["id"])
                 continue
@@ -87,6 +95,12 @@ class Mailer:
             sent += 1
         self.sent += sent
         return sent
+
+    def _claim(self, outbox_id: int) -> bool:
+        now = clock.now()
+        with self.db.transaction() as conn:
+            return conn.execute(Q.claim_mail, {"id": outbox_id, "now": now,
+                                               "until": now + CLAIM_SECONDS}).rowcount == 1
 
     def _forget(self, outbox_id: int) -> None:
         with self.db.transaction() as conn:

@@ -22,7 +22,9 @@ from .blueprints import (communities, community, community_account, community_ad
                          community_notifications, docs, external, health, manage, mcp, web,
                          web_admin, web_agents, web_base, web_browse, web_developers,
                          web_inbox, web_people, web_questions)
+from .db import ContentionError
 from .errors import ApiError
+from .services.locks import CONTENTION_RETRY_AFTER_SECONDS
 
 log = logging.getLogger("lobbytalks")
 
@@ -103,6 +105,14 @@ def _register_error_handlers(app: Flask) -> None:
         if code is None:
             return error
         return renderers.render_error(request, ApiError(code, status=status))
+
+    @app.errorhandler(ContentionError)
+    def contention(error: ContentionError):
+        # Rolled back, nothing written: the client may simply try again (services/locks.py).
+        log.warning("%s %s lost a lock race (SQLSTATE %s); answered 503",
+                    request.method, request.path, error.sqlstate)
+        return renderers.render_error(request, ApiError(
+            "service_unavailable", retry_after=CONTENTION_RETRY_AFTER_SECONDS))
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):

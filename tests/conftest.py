@@ -9,8 +9,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -337,6 +339,19 @@ def live_server(tmp_path):
     server = LiveServer(tmp_path / "live")
     yield server
     server.stop()
+
+
+def race(calls: list) -> list:
+    """Start every call at the same moment (a barrier, one thread each); their results in
+    order."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call):
+        barrier.wait()
+        return call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, calls))
 
 
 def web_session(server: LiveServer, username: str | None = None) -> requests.Session:

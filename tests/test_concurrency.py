@@ -1,25 +1,11 @@
 """Races against a real multi-threaded waitress server: the first committed write wins."""
 from __future__ import annotations
 
-import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from conftest import good_result, open_database, web_session
-
-
-def _race(calls):
-    """Start every call at the same moment; return their responses in order."""
-    barrier = threading.Barrier(len(calls))
-
-    def run(call):
-        barrier.wait()
-        return call()
-
-    with ThreadPoolExecutor(len(calls)) as pool:
-        return list(pool.map(run, calls))
+from conftest import good_result, open_database, race, web_session
 
 
 def _setup(server):
@@ -50,7 +36,7 @@ def test_four_claims_race_for_three_leases(live_server):
     calls = [lambda a=a, t=t: a.post(url, json={"action": "claim_task", "topic": t,
                                                 "requestId": str(uuid.uuid4())})
              for a, t in zip(agents, topics)]
-    responses = _race(calls)
+    responses = race(calls)
     statuses = sorted(r.status_code for r in responses)
     assert statuses[:3] == [200, 200, 200]
     assert statuses[3] in (409, 429)
@@ -67,7 +53,7 @@ def test_cancel_racing_submit_has_one_winner(live_server):
     for topic in topics[:3]:
         task = agent.post(url, json={"action": "claim_task", "topic": topic,
                                      "requestId": str(uuid.uuid4())}).json()["task"]["id"]
-        submit, cancel = _race([
+        submit, cancel = race([
             lambda: agent.post(url, json={"action": "submit_result", "taskId": task, **good_result()}),
             lambda: owner.post(live_server.url + "/api/external/manage",
                                json={"action": "cancel_task", "taskId": task}),
@@ -93,7 +79,7 @@ def test_parallel_registrations_stop_at_eight(live_server):
     calls = [lambda i=i: owner.post(url, json={"action": "register", "name": f"并发{i}",
                                                "perspective": "p", "client": "custom"})
              for i in range(6)]
-    responses = _race(calls)
+    responses = race(calls)
     assert sum(r.status_code == 200 for r in responses) == 3
     refused = [r for r in responses if r.status_code != 200]
     assert all(r.status_code in (400, 409) and r.json()["code"] == "profile_limit" for r in refused)

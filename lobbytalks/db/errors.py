@@ -27,11 +27,22 @@ class PgOperationalError(PgDatabaseError, sqlite3.OperationalError):
     Nothing retries on its own; the caller's transaction was rolled back."""
 
 
+class ContentionError(PgOperationalError):
+    """PostgreSQL gave up on the transaction because another one held what it needed: a
+    deadlock (40P01), a serialization failure (40001) or a lock wait past its timeout
+    (55P03). Nothing was written; the same request later succeeds (services/locks.py)."""
+
+
+CONTENTION_SQLSTATES = ("40001", "40P01", "55P03")
+
+
 def translate_pg_error(exc: Exception) -> PgDatabaseError:
     import psycopg
 
-    if isinstance(exc, psycopg.IntegrityError):
-        kind: type[PgDatabaseError] = PgIntegrityError
+    if getattr(exc, "sqlstate", None) in CONTENTION_SQLSTATES:
+        kind: type[PgDatabaseError] = ContentionError
+    elif isinstance(exc, psycopg.IntegrityError):
+        kind = PgIntegrityError
     elif isinstance(exc, (psycopg.OperationalError, psycopg.errors.TransactionRollback)):
         kind = PgOperationalError
     else:

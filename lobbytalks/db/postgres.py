@@ -5,7 +5,8 @@ one and gives it back at the end of the request (``release_connection``, wired a
 teardown hook) or of a background job. There is no process-wide write lock: transactions are
 READ COMMITTED, and the protocol's invariants take row locks (``Q.lock_user`` and friends,
 ``FOR UPDATE`` here) so that processes on several hosts agree. Deadlocks and serialization
-failures are not retried here; they reach the caller as ``db.DatabaseError``.
+failures are not retried here; they reach the caller as ``db.ContentionError``, which the
+app answers with 503 and Retry-After (services/locks.py says why).
 """
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..quotas import MAX_AGENTS, TOKEN_DAYS
 from ..security import new_agent_token, new_id, sha256_hex
+from .locks import hold_user
 from .settlement import AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_user
 
 
@@ -23,6 +24,7 @@ def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> d
 def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, Any]:
     """A new external agent and its first token; :raise 400 profile_limit: past eight."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)  # the cap of eight
         if conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0] >= MAX_AGENTS:
             raise ApiError("profile_limit", f"每个用户最多 {MAX_AGENTS} 只虾")
         profile_id = new_id("agt")
@@ -51,6 +53,7 @@ def _retire_tokens(conn: Connection, user_id: int, profile_id: str, reason: str,
 def rotate(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str, Any]:
     """Revoke every token of the agent, fail their leases, issue a new token."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)
         _live_profile(conn, user_id, profile_id)
         _retire_tokens(conn, user_id, profile_id, TOKEN_ROTATED, now)
         return _issue_token(conn, user_id, profile_id, now)
@@ -60,6 +63,7 @@ def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
     """Rename an agent or change its perspective (extension of §3). Answers already given
     keep the name they were submitted under. :raise 404: unknown or archived agent."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)
         _live_profile(conn, user_id, data.profile)
         conn.execute(Q.update_profile, {
             "id": data.profile, "user": user_id, "perspective": data.perspective,
@@ -78,6 +82,7 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
     :raise 404: not the user's agent.
     """
     with db.transaction() as conn:
+        hold_user(conn, user_id)
         row = conn.execute(Q.get_profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "外部虾不存在")
@@ -92,6 +97,7 @@ def archive(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[st
 def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, Any]:
     """Revoke one token (replays) and fail the leases it holds."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)
         token = conn.execute(Q.get_token_of_user, {"id": token_id, "user_id": user_id})
         if token.fetchone() is None:
             raise ApiError("not_found", "Token 不存在")

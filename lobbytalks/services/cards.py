@@ -40,6 +40,7 @@ from ..security import new_id
 from .card_build import build
 from .notifications import notify
 from .reading import get_topic
+from .locks import hold_topic
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -95,6 +96,7 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
             raise ApiError("not_found", "发言不存在")
         if message["user_id"] != user_id:
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
+        hold_topic(conn, message["topic_id"])  # the topic's cards, against publish
         was_shared = bool(message["share_public"])
         conn.execute(Q.set_message_share, {"share": int(allowed), "id": message_id,
                                            "user_id": user_id})
@@ -153,6 +155,7 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
     :raise 404: unknown topic; :raise 403: not the asker; :raise 409: no shared messages.
     """
     with db.transaction() as conn:
+        hold_topic(conn, topic_id)  # one draft, one published card
         topic = _asked_topic(conn, user_id, topic_id)
         version = topic["version"]
         messages = conn.execute(Q.list_shared_messages_of_version, {"topic_id": topic_id,
@@ -181,6 +184,7 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
         has a newer version than the draft, or a message of the draft is no longer shared.
     """
     with db.transaction() as conn:
+        hold_topic(conn, topic_id)  # one draft, one published card
         topic = _asked_topic(conn, user_id, topic_id)
         draft = conn.execute(Q.get_card_in_state, {
             "topic_id": topic_id, "state": "draft"}).fetchone()
@@ -206,6 +210,7 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
     :raise 404: unknown topic; :raise 403: not the asker.
     """
     with db.transaction() as conn:
+        hold_topic(conn, topic_id)
         _asked_topic(conn, user_id, topic_id)
         row = conn.execute(Q.get_card_in_state, {
             "topic_id": topic_id, "state": "published"}).fetchone()
@@ -240,6 +245,7 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
         one of its answers is still not shared, or the question has a newer version.
     """
     with db.transaction() as conn:
+        hold_topic(conn, topic_id)  # one draft, one published card
         topic = _asked_topic(conn, user_id, topic_id)
         card = withdrawn_card(conn, topic_id)
         if card is None:

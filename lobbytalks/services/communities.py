@@ -6,6 +6,7 @@ from typing import Any
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..security import new_id
+from .locks import hold_user
 
 PAGE_SIZE = 60
 MAX_OWNED = 5
@@ -48,6 +49,7 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
 def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
     """Create a community owned (and joined) by the user; :raise 409: past five owned."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)  # the cap of five
         if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:
             raise ApiError("forbidden", f"每个用户最多创建 {MAX_OWNED} 个社区", status=409)
         community_id = new_id("c")

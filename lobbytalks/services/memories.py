@@ -7,6 +7,7 @@ from ..db import Connection, Database, Q
 from ..errors import ApiError
 from ..quotas import MAX_MEMORIES
 from ..security import new_id
+from .locks import hold_user
 
 if TYPE_CHECKING:
     from ..auth import Agent
@@ -45,6 +46,7 @@ def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
 def change(db: Database, user_id: int, memory_id: str, action: str, *, now: int) -> dict[str, Any]:
     """Confirm (pending -> active), reject (drop a pending one) or delete any of one's own."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)  # the cap of thirty counts what this confirms or deletes
         row = conn.execute(Q.get_memory_of_user, {"id": memory_id, "user_id": user_id}).fetchone()
         if row is None:
             raise ApiError("not_found", "记忆不存在")

@@ -18,6 +18,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .audit import record
 from .cards import hide_cards_using
+from .locks import hold_topic, hold_user
 from .topics import get_topic
 
 SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
@@ -50,6 +51,7 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
     cards built on it are hidden in the same write. :raise 404: unknown answer."""
     with db.transaction() as conn:
         message = _message(conn, message_id)
+        hold_topic(conn, message["topic_id"])  # the published card of its topic
         if message["hidden_at"] is not None:
             return {"ok": True, "id": message_id, "hidden": True, "replayed": True}
         conn.execute(Q.hide_message, {"id": message_id, "reason": reason, "now": now,
@@ -83,6 +85,7 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
     all in one write. :raise 404: unknown user; :raise 403: an admin."""
     with db.transaction() as conn:
         person = _person(conn, username)
+        hold_user(conn, person["id"])  # their leases end against their agents' submits
         if person["is_admin"]:  # includes oneself; admins are answerable to the operator
             raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
         suspended = conn.execute(Q.suspend_user, {"now": now, "reason": reason,
@@ -115,6 +118,7 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
            now: int) -> dict[str, Any]:
     """Reopen a closed question; agents may claim it again. :raise 404: unknown topic."""
     with db.transaction() as conn:
+        hold_topic(conn, topic_id)
         get_topic(conn, topic_id)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}

@@ -26,11 +26,10 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
     if expired_now:  # a lease that ran out just now was leased: nothing to replay
         raise ApiError("submission_rejected", "租约已过期，成果未入库")
     with db.transaction() as conn:
-        task = owned_task(conn, agent, data.taskId)
         hold_user(conn, agent.user_id)  # cancel and submit are decided one after the other
+        task = owned_task(conn, agent, data.taskId)  # its topic never changes
         hold_topic(conn, task["topic_id"])  # the answer count and its cap
         hold_task(conn, task["id"])
-        task = owned_task(conn, agent, data.taskId)  # as the lock holder sees it
         if task["state"] == "done":
             return _replay(task, digest)
         require_leased(task)

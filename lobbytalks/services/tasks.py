@@ -110,6 +110,7 @@ def _replay_claim(conn, keyring, agent, task, data) -> dict[str, Any]:
 
 def status(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str, Any]:
     with db.transaction() as conn:
+        hold_user(conn, agent.user_id)
         owned_task(conn, agent, task_id)
         settle_task(conn, task_id, now)
         return {"task": task_view(_reload(conn, task_id))}
@@ -119,6 +120,7 @@ def settle_owned(db: Database, agent: "Agent", task_id: str, now: int) -> tuple[
     """Settle the task's expiry in its own transaction (see ``preconditions``: settle, then
     re-check); also say whether the lease ran out just now."""
     with db.transaction() as conn:
+        hold_user(conn, agent.user_id)
         owned_task(conn, agent, task_id)
         expired_now = settle_task(conn, task_id, now)
         return _reload(conn, task_id), expired_now
@@ -128,6 +130,7 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
     """Extend the lease to now + 30 min, never past claim + 2 h."""
     settle_owned(db, agent, task_id, now)
     with db.transaction() as conn:
+        hold_user(conn, agent.user_id)  # the lease's state, against submit, fail and cancel
         task = owned_task(conn, agent, task_id)
         require_leased(task)
         check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
@@ -144,6 +147,7 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
     refuse_secrets(error)
     settle_owned(db, agent, task_id, now)
     with db.transaction() as conn:
+        hold_user(conn, agent.user_id)  # one outcome per task, against submit and cancel
         task = owned_task(conn, agent, task_id)
         if task["state"] == "failed":
             if task["error"] == error:
@@ -170,6 +174,7 @@ def managed_view(row: Row) -> dict[str, Any]:
 def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[str, Any]:
     """The user's tasks, newest first, 20 a page, after settling what can no longer finish."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)
         settle_user(conn, user_id, now)
     params = {"user": user_id, "topic": filters.topic, "profile": filters.profile,
               "state": filters.state}
@@ -183,6 +188,7 @@ def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[
 def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, Any]:
     """Cancel a leased task; replays; other terminal states 409; not yours 404."""
     with db.transaction() as conn:
+        hold_user(conn, user_id)  # the first committed of cancel and submit wins
         task = conn.execute(Q.get_task, {"id": task_id}).fetchone()
         if task is None or task["user_id"] != user_id:
             raise ApiError("not_found", "任务不存在")

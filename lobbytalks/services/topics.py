@@ -10,6 +10,7 @@ from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
 from . import audit, communities, search
+from .locks import hold_topic
 from .reading import can_read_full, get_topic, latest_messages, message_view
 from ..screening import refuse_secrets
 
@@ -92,6 +93,7 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
     """
     refuse_secrets([data.title, data.description, data.privateContext, data.note])
     with db.transaction() as conn:
+        hold_topic(conn, data.topic)  # one new version number at a time
         topic = get_topic(conn, data.topic)
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以更新问题")
@@ -112,6 +114,7 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
 def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int) -> dict[str, Any]:
     """Close an open question (asker or admin); closing twice replays."""
     with db.transaction() as conn:
+        hold_topic(conn, topic_id)
         topic = get_topic(conn, topic_id)
         if topic["author_id"] != user_id and not is_admin:
             raise ApiError("forbidden", "只有题主或管理员可以结束问题")

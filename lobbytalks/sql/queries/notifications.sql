@@ -83,6 +83,12 @@ WHERE o.next_attempt <= :now
 ORDER BY o.next_attempt, o.id
 LIMIT :limit;
 
+-- Take a due row for this mailer: moving its next attempt past the send window hides it
+-- from every other mailer's list_due_mail. Under READ COMMITTED a second mailer's UPDATE
+-- waits for the first to commit, re-checks the WHERE and changes nothing.
+-- name: claim_mail
+UPDATE mail_outbox SET next_attempt = :until WHERE id = :id AND next_attempt <= :now;
+
 -- name: delete_mail
 DELETE FROM mail_outbox WHERE id = :id;
 
