@@ -1,0 +1,8 @@
+-- Each community's member and question counts, kept up to date by the statements that add
+-- or remove a membership or a question, in the same transaction, so that listing the
+-- communities no longer counts over memberships and topics for every row.
+ALTER TABLE communities ADD COLUMN member_count BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE communities ADD COLUMN topic_count BIGINT NOT NULL DEFAULT 0;
+UPDATE communities SET
+    member_count = (SELECT COUNT(*) FROM memberships m WHERE m.community_id = communities.id),
+    topic_count = (SELECT COUNT(*) FROM topics t WHERE t.community_id = communities.id);
