@@ -12,6 +12,7 @@ import pytest
 
 import lobbytalks
 from conftest import Person
+from helpers import UNDO_0011
 from lobbytalks import create_app
 from lobbytalks.db import Q, connect
 
@@ -159,10 +160,8 @@ def test_a_database_from_before_the_lower_case_index_keeps_its_users(settings):
     old.executescript("""
         DROP INDEX users_username;
         CREATE UNIQUE INDEX users_username ON users (username COLLATE NOCASE);
-        ALTER TABLE communities DROP COLUMN member_count;
-        ALTER TABLE communities DROP COLUMN topic_count;
         DELETE FROM schema_migrations WHERE version >= 10;
-    """)
+    """ + UNDO_0011)
     old.close()
     again = create_app(settings)
     conn = sqlite3.connect(settings.db_path)
