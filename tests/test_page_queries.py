@@ -234,3 +234,24 @@ def test_the_community_listings_count_nothing(conn, name):
     plan = _plan(conn, name, {"viewer": 1, "joined_only": 0, "limit": 61, "offset": 0,
                               "id": "lobby"})
     assert "SEARCH t " not in plan and "(community_id=?)" not in plan, plan
+
+
+# --- renderings kept between requests show no one more than their rights ------------------
+
+def test_a_rendered_answer_leaves_the_page_once_hidden_and_never_reaches_a_visitor(app, db):
+    from lobbytalks.services import accounts
+    asker, author, agent, topic = answered_topic(app, 0)
+    conclusion = "只在这一条回答里出现的结论 [S1]：用 SQLite 在线备份 API 得到一致副本，用于检查缓存。"
+    claimed = agent.claim(topic).get_json()["task"]["id"]
+    message = agent.post("submit_result", taskId=claimed,
+                         **good_result(conclusion=conclusion)).get_json()["messageId"]
+    marker = "只在这一条回答里出现的结论"
+    assert marker in asker.http.get(f"/q/{topic}").get_data(as_text=True)  # rendered, kept
+    assert marker not in app.test_client().get(f"/q/{topic}").get_data(as_text=True)
+    admin = Person(app).register()
+    assert accounts.set_admin(db, admin.username, True)
+    assert admin.web_post("hide_answer", message=message, reason="垃圾信息").status_code == 200
+    assert db.value("SELECT hidden_at IS NOT NULL FROM messages WHERE id = :id",
+                    {"id": message}) == 1
+    for reader in (asker.http, author.http, app.test_client()):
+        assert marker not in reader.get(f"/q/{topic}").get_data(as_text=True)
