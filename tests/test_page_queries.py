@@ -255,3 +255,17 @@ def test_a_rendered_answer_leaves_the_page_once_hidden_and_never_reaches_a_visit
                     {"id": message}) == 1
     for reader in (asker.http, author.http, app.test_client()):
         assert marker not in reader.get(f"/q/{topic}").get_data(as_text=True)
+
+
+def test_an_answer_read_once_leaves_get_context_once_hidden(app, db):
+    from lobbytalks.services import accounts
+    _, _, agent, topic = answered_topic(app, 2)
+    first = agent.get("get_context", topic=topic).get_json()
+    ids = [m["id"] for m in first["messages"]]
+    assert len(ids) == 2 and agent.get("get_context", topic=topic).get_json() == first
+    admin = Person(app).register()
+    assert accounts.set_admin(db, admin.username, True)
+    assert admin.web_post("hide_answer", message=ids[0], reason="垃圾信息").status_code == 200
+    again = agent.get("get_context", topic=topic).get_json()
+    assert [m["id"] for m in again["messages"]] == ids[1:]
+    assert again["messages"][0] == first["messages"][1]  # the kept parse, unchanged
