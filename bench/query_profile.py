@@ -29,7 +29,9 @@ from bench.seed import BENCH_PASSWORD, Manifest  # noqa: E402
 from lobbytalks import create_app  # noqa: E402
 from lobbytalks.settings import Settings  # noqa: E402
 
-SKIPPED = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "PRAGMA")
+# Transaction control, and the statements SQLite runs inside a virtual table (FTS5 reading
+# its shadow tables: traced with a leading "--"), which the app does not send.
+SKIPPED = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "PRAGMA", "--")
 BAD_PLAN = ("SCAN ", "TEMP B-TREE")
 
 
