@@ -21,7 +21,7 @@ import requests
 import pgtest
 from pgserver import PgServer
 from lobbytalks import create_app
-from lobbytalks.db import Database
+from lobbytalks.db import Database, Q, connect
 from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
 
@@ -86,6 +86,19 @@ def client(app):
 def db(app) -> Database:
     """The app's own Database, for asserting what it holds (``one``/``all``/``value``)."""
     return app.config["LOBBYTALKS"].db
+
+
+@pytest.fixture
+def conn(app):
+    """A plain SQLite connection to the app's database, for EXPLAIN QUERY PLAN."""
+    connection = connect(app.config["LOBBYTALKS"].db.path)
+    yield connection
+    connection.close()
+
+
+def query_plan(conn, name: str, params: dict) -> str:
+    """The plan SQLite picks for a named query, its lines joined by " | "."""
+    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))
 
 
 def count(db: Database, table: str, where: str = "1", params: dict | None = None) -> int:

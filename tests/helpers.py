@@ -32,6 +32,7 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 # tests that migrate an older database).
 UNDO_0011 = """
     DROP INDEX tasks_profile_created;
+    DROP INDEX agent_requests_user_created;
     ALTER TABLE communities DROP COLUMN member_count;
     ALTER TABLE communities DROP COLUMN topic_count;
 """

@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from conftest import Person, contributor, good_result, joined_person, settings_for
+from conftest import Person, contributor, good_result, joined_person, query_plan, settings_for
 from helpers import UNDO_0011
 from lobbytalks import create_app
 from lobbytalks.db import Q, connect
@@ -186,17 +186,6 @@ def test_the_migration_counts_what_an_older_database_holds(settings):
 
 # --- the plans behind the hot queries -------------------------------------------------------
 
-def _plan(conn: sqlite3.Connection, name: str, params: dict) -> str:
-    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))
-
-
-@pytest.fixture
-def conn(app):
-    connection = connect(app.config["LOBBYTALKS"].db.path)
-    yield connection
-    connection.close()
-
-
 def _walks_indexes_only(plan: str) -> bool:
     """No full scan of a table and no sort in a temporary B-tree (an FTS5 MATCH shows as a
     SCAN of its virtual table: that is its index)."""
@@ -213,6 +202,8 @@ HOT_QUERIES = [
     ("get_topic", {"id": "t_x"}, "sqlite_autoindex_topics_1"),
     ("list_open_topics_newest", {"viewer": 1, "community": None, "limit": 21},
      "topics_open_created"),
+    ("list_open_topics_requested", {"viewer": 1, "community": None, "limit": 21},
+     "agent_requests_user_created"),
     ("list_latest_messages", {"topic_id": "t_x", "limit": 200}, "messages_topic_created"),
     ("list_latest_message_ids", {"topic_id": "t_x", "limit": 200}, "messages_topic_created"),
     ("get_message_of_user_in_topic", {"topic_id": "t_x", "user_id": 1}, "messages_topic_user"),
@@ -226,13 +217,13 @@ HOT_QUERIES = [
 
 @pytest.mark.parametrize("name, params, index", HOT_QUERIES, ids=[q[0] for q in HOT_QUERIES])
 def test_a_hot_query_walks_its_index(conn, name, params, index):
-    plan = _plan(conn, name, params)
+    plan = query_plan(conn, name, params)
     assert index in plan and _walks_indexes_only(plan), plan
 
 
 @pytest.mark.parametrize("name", ["list_communities", "get_community"])
 def test_the_community_listings_count_nothing(conn, name):
-    plan = _plan(conn, name, {"viewer": 1, "joined_only": 0, "limit": 61, "offset": 0,
+    plan = query_plan(conn, name, {"viewer": 1, "joined_only": 0, "limit": 61, "offset": 0,
                               "id": "lobby"})
     assert "SEARCH t " not in plan and "(community_id=?)" not in plan, plan
 

@@ -10,3 +10,6 @@ UPDATE communities SET
 -- An agent's newest task (the "last outcome" on /agents) without reading all its user's
 -- tasks.
 CREATE INDEX tasks_profile_created ON tasks (profile_id, created DESC, id DESC);
+
+-- The questions a person asked their agents to take, oldest first (list_topics' "requested").
+CREATE INDEX agent_requests_user_created ON agent_requests (user_id, created, topic_id);
