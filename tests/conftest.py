@@ -21,9 +21,10 @@ import requests
 import pgtest
 from pgserver import PgServer
 from lobbytalks import create_app
-from lobbytalks.db import Database, Q, connect
+from lobbytalks.db import Database
 from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
+from lobbytalks.db import Q, connect
 
 _names = itertools.count(1)
 # Argon2id's smallest memory cost: tests hash in microseconds, the real cost is ~60 ms.
@@ -86,19 +87,6 @@ def client(app):
 def db(app) -> Database:
     """The app's own Database, for asserting what it holds (``one``/``all``/``value``)."""
     return app.config["LOBBYTALKS"].db
-
-
-@pytest.fixture
-def conn(app):
-    """A plain SQLite connection to the app's database, for EXPLAIN QUERY PLAN."""
-    connection = connect(app.config["LOBBYTALKS"].db.path)
-    yield connection
-    connection.close()
-
-
-def query_plan(conn, name: str, params: dict) -> str:
-    """The plan SQLite picks for a named query, its lines joined by " | "."""
-    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))
 
 
 def count(db: Database, table: str, where: str = "1", params: dict | None = None) -> int:
@@ -361,3 +349,18 @@ def live_usernames(server: LiveServer) -> set[str]:
 
 def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode()
+
+
+# --- query plans (SQLite) ----------------------------------------------------------------
+
+@pytest.fixture
+def conn(app):
+    """A plain SQLite connection to the app's database, for EXPLAIN QUERY PLAN."""
+    connection = connect(app.config["LOBBYTALKS"].db.path)
+    yield connection
+    connection.close()
+
+
+def query_plan(conn, name: str, params: dict) -> str:
+    """The plan SQLite picks for a named query, its lines joined by " | "."""
+    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))

@@ -14,7 +14,8 @@ from helpers import UNDO_0011
 from lobbytalks import create_app
 from lobbytalks.db import Q, connect
 
-pytestmark = pytest.mark.sqlite_only  # EXPLAIN QUERY PLAN and the trace callback are SQLite's
+# EXPLAIN QUERY PLAN, the trace callback and the file-level migration test are SQLite's.
+sqlite_only = pytest.mark.sqlite_only
 
 
 @pytest.fixture
@@ -73,6 +74,7 @@ def answered_topic(app, answers: int):
     return asker, author, agent, topic
 
 
+@sqlite_only
 @pytest.mark.parametrize("reader", ["visitor", "asker", "contributor"])
 def test_a_question_page_runs_as_many_statements_with_40_answers_as_with_5(app, db, reader):
     few = answered_topic(app, 5)
@@ -89,6 +91,7 @@ def test_a_question_page_runs_as_many_statements_with_40_answers_as_with_5(app, 
     assert len(page(many)) == len(page(few)) <= 20
 
 
+@sqlite_only
 def test_the_agent_calls_run_as_many_statements_with_40_answers_as_with_5(app):
     few, many = answered_topic(app, 5), answered_topic(app, 40)
     counts = []
@@ -102,6 +105,7 @@ def test_the_agent_calls_run_as_many_statements_with_40_answers_as_with_5(app):
     assert counts[0][0] <= 8 and counts[0][1] <= 4
 
 
+@sqlite_only
 @pytest.mark.parametrize("path", ["/", "/communities", "/c/lobby", "/questions"])
 def test_a_listing_runs_as_many_statements_with_30_questions_as_with_3(app, path):
     asker = joined_person(app)
@@ -168,6 +172,7 @@ def test_a_refused_question_or_leave_moves_no_count(app, db):
     assert _counts(db, community) == (1, 0) == _counted(db, community)
 
 
+@sqlite_only
 def test_the_migration_counts_what_an_older_database_holds(settings):
     """Migration 0011 on a database at version 10 fills the counts from the rows."""
     app = create_app(settings)
@@ -215,12 +220,14 @@ HOT_QUERIES = [
 ]
 
 
+@sqlite_only
 @pytest.mark.parametrize("name, params, index", HOT_QUERIES, ids=[q[0] for q in HOT_QUERIES])
 def test_a_hot_query_walks_its_index(conn, name, params, index):
     plan = query_plan(conn, name, params)
     assert index in plan and _walks_indexes_only(plan), plan
 
 
+@sqlite_only
 @pytest.mark.parametrize("name", ["list_communities", "get_community"])
 def test_the_community_listings_count_nothing(conn, name):
     plan = query_plan(conn, name, {"viewer": 1, "joined_only": 0, "limit": 61, "offset": 0,
