@@ -34,7 +34,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python bench/seed.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lobbytalks import crypto  # noqa: E402
+from lobbytalks import crypto, keystore  # noqa: E402
 from lobbytalks.db import connect, migrate  # noqa: E402
 from lobbytalks.passwords import hash_password  # noqa: E402
 from lobbytalks.services import search  # noqa: E402
@@ -290,7 +290,7 @@ def seed(data_dir: Path, *, questions: int = 10_000, messages: int = 100_000,
     if db_path.exists():
         raise FileExistsError(f"{db_path} exists; seed a fresh folder")
     now = int(time.time())
-    keyring = crypto.load_keyring(env_value="", key_path=data_dir / "secret.key", create=True)
+    keyring = keystore.load_keyring(env_value="", key_path=data_dir / "secret.key", create=True)
     conn = connect(db_path)
     try:
         migrate(conn, now)
@@ -304,10 +304,11 @@ def seed(data_dir: Path, *, questions: int = 10_000, messages: int = 100_000,
         seeder = Seeder(conn, random.Random(rng_seed), now, keyring)
         manifest = fill(seeder, questions, messages, users, communities, bench_users)
         seeder.flush()
-        # What the app keeps with every message and every question: the newest answer's
-        # time, and the search index.
+        # What the app keeps with every message, question and membership: the newest
+        # answer's time, each community's counts, and the search index.
         conn.execute("UPDATE topics SET last_answer_at = COALESCE((SELECT MAX(m.created) "
                      "FROM messages m WHERE m.topic_id = topics.id), 0)")
+        conn.execute(COMMUNITY_COUNTS)
         search.index_missing(conn)
         conn.execute("COMMIT")
         check(conn, questions, messages)
@@ -373,7 +374,13 @@ def fill(s: Seeder, questions: int, messages: int, users: int, communities: int,
 
 
 # The invariants the app relies on, each as a query counting what breaks it.
+COMMUNITY_COUNTS = ("UPDATE communities SET member_count = (SELECT COUNT(*) FROM memberships m"
+                    " WHERE m.community_id = communities.id), topic_count = (SELECT COUNT(*)"
+                    " FROM topics t WHERE t.community_id = communities.id)")
 INVARIANTS = {
+    "community counts": "SELECT COUNT(*) FROM communities c WHERE member_count != (SELECT"
+                        " COUNT(*) FROM memberships m WHERE m.community_id = c.id) OR topic_count"
+                        " != (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id)",
     "topic count": "SELECT (SELECT COUNT(*) FROM topics) != :questions",
     "message count": "SELECT (SELECT COUNT(*) FROM messages) != :messages",
     "message_count column": "SELECT COUNT(*) FROM topics t WHERE message_count !="

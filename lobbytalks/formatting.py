@@ -83,16 +83,27 @@ def _clean(html: str) -> Markup:
         link_rel=LINK_REL))
 
 
+# Rendering is a pure function of its arguments, and listings and question pages render the
+# same texts on every request: each rendering is kept, keyed by the text itself, so a cached
+# result is only ever handed to a caller that already holds that text (nothing about who may
+# read it is cached). The sizes bound the memory: answers up to a few KB, excerpts smaller.
+_RENDERED = 1024
+_EXCERPTS = 4096
+
+
+@lru_cache(maxsize=_RENDERED)
 def markdown(text: str, *, anchor: str | None = None, sources: int = 0) -> Markup:
     """Block Markdown (paragraphs, lists, quotes, code) as safe HTML."""
     return _clean(_parser().render(text, {"anchor": anchor, "sources": sources}))
 
 
+@lru_cache(maxsize=_RENDERED)
 def markdown_inline(text: str, *, anchor: str | None = None, sources: int = 0) -> Markup:
     """One line of Markdown (emphasis, code, links) for list items and short fields."""
     return _clean(_parser().renderInline(text, {"anchor": anchor, "sources": sources}))
 
 
+@lru_cache(maxsize=_EXCERPTS)
 def markdown_text(text: str) -> str:
     """The words of some Markdown without its marks, for one-line excerpts in listings."""
     html = _parser().render(text)

@@ -27,6 +27,7 @@ from lobbytalks.db import Database
 from lobbytalks.db import open_database as open_configured_database
 from lobbytalks.passwords import Argon2Cost
 from lobbytalks.settings import Settings
+from lobbytalks.db import Q, connect
 
 _names = itertools.count(1)
 # Argon2id's smallest memory cost: tests hash in microseconds, the real cost is ~60 ms.
@@ -372,3 +373,18 @@ def live_usernames(server: LiveServer) -> set[str]:
 
 def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode()
+
+
+# --- query plans (SQLite) ----------------------------------------------------------------
+
+@pytest.fixture
+def conn(app):
+    """A plain SQLite connection to the app's database, for EXPLAIN QUERY PLAN."""
+    connection = connect(app.config["LOBBYTALKS"].db.path)
+    yield connection
+    connection.close()
+
+
+def query_plan(conn, name: str, params: dict) -> str:
+    """The plan SQLite picks for a named query, its lines joined by " | "."""
+    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))

@@ -26,3 +26,13 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
         assert body["code"] == code, body
     assert response.headers.get("Cache-Control") == "no-store"
     return body
+
+
+# What migration 0011 added, taken away again: a database as version 10 left it (for the
+# tests that migrate an older database).
+UNDO_0011 = """
+    DROP INDEX tasks_profile_created;
+    DROP INDEX agent_requests_user_created;
+    ALTER TABLE communities DROP COLUMN member_count;
+    ALTER TABLE communities DROP COLUMN topic_count;
+"""

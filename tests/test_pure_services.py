@@ -100,9 +100,10 @@ def test_repeats_are_found_across_rewrapped_whitespace_in_every_text():
 
 
 def test_message_texts_are_what_a_card_may_publish_in_either_uncertainty_shape():
-    assert overlap.message_texts(message()) == [
+    assert overlap.message_texts(reading.message_view(message())) == [
         "用在线备份 API [S1]。", "官方文档说明 [S2] 备份逐页复制。", "库在运行", "大库耗时未测"]
-    assert overlap.message_texts(message(uncertainties="一句", conditions=[]))[-1] == "一句"
+    assert overlap.message_texts(reading.message_view(
+        message(uncertainties="一句", conditions=[])))[-1] == "一句"
 
 
 def test_card_texts_are_the_lines_and_their_conditions():
@@ -123,7 +124,8 @@ def test_message_view_and_delivery_decode_the_stored_json():
         "delivery": {"support": "官方文档说明 [S2] 备份逐页复制。", "conditions": ["库在运行"],
                      "uncertainties": ["大库耗时未测"],
                      "toolRuns": [{"name": "sqlite3", "status": "success"}]}}
-    assert reading.delivery(message(uncertainties="旧格式"))["uncertainties"] == "旧格式"
+    old_shape = reading.message_view(message(uncertainties="旧格式"))
+    assert old_shape["delivery"]["uncertainties"] == "旧格式"
 
 
 def test_public_summary_carries_only_public_fields():

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 import lobbytalks
-from conftest import Person
+from conftest import Person, query_plan
+from helpers import UNDO_0011
 from lobbytalks import create_app
-from lobbytalks.db import Q, connect
+from lobbytalks.db import Q
 
 PACKAGE = Path(lobbytalks.__file__).parent
 # SQLite file tools (backup, check, checkpoints, key rotation) and the seam itself.
@@ -106,21 +107,10 @@ def test_services_blueprints_and_the_app_run_named_queries_only():
 
 
 # The index tests read SQLite's EXPLAIN QUERY PLAN and SQLite's migration history: sqlite_only.
-def _plan(conn: sqlite3.Connection, name: str, params: dict) -> str:
-    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, name), params))
-
-
-@pytest.fixture
-def conn(app):
-    connection = connect(app.config["LOBBYTALKS"].db.path)
-    yield connection
-    connection.close()
-
-
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize("status, match", [(None, None), ("open", None)])
 def test_a_community_listing_walks_the_community_index(conn, status, match):
-    plan = _plan(conn, "list_community_topics_new", {
+    plan = query_plan(conn, "list_community_topics_new", {
         "viewer": 1, "community": "lobby", "status": status, "match": match,
         "limit": 21, "offset": 0})
     assert "USING INDEX topics_community_created" in plan and "TEMP B-TREE" not in plan, plan
@@ -129,9 +119,9 @@ def test_a_community_listing_walks_the_community_index(conn, status, match):
 @pytest.mark.sqlite_only
 def test_the_tasks_page_walks_the_users_task_index(conn):
     params = {"user": 1, "topic": None, "profile": None, "state": None}
-    plan = _plan(conn, "list_managed_tasks", {**params, "limit": 21, "offset": 0})
+    plan = query_plan(conn, "list_managed_tasks", {**params, "limit": 21, "offset": 0})
     assert "USING INDEX tasks_user_created" in plan and "TEMP B-TREE" not in plan, plan
-    counted = _plan(conn, "count_managed_tasks", params)
+    counted = query_plan(conn, "count_managed_tasks", params)
     assert re.search(r"USING (COVERING )?INDEX tasks_user_", counted), counted
 
 
@@ -139,7 +129,7 @@ def test_the_tasks_page_walks_the_users_task_index(conn):
 @pytest.mark.parametrize("name", ["get_user_by_name", "get_person_by_name",
                                   "get_user_moderation_state"])
 def test_a_username_lookup_uses_the_lower_case_index(conn, name):
-    plan = _plan(conn, name, {"username": "Alice"})
+    plan = query_plan(conn, name, {"username": "Alice"})
     assert "USING INDEX users_username" in plan, plan
 
 
@@ -164,8 +154,8 @@ def test_a_database_from_before_the_lower_case_index_keeps_its_users(settings):
     old.executescript("""
         DROP INDEX users_username;
         CREATE UNIQUE INDEX users_username ON users (username COLLATE NOCASE);
-        DELETE FROM schema_migrations WHERE version = 10;
-    """)
+        DELETE FROM schema_migrations WHERE version >= 10;
+    """ + UNDO_0011)
     old.close()
     again = create_app(settings)
     conn = sqlite3.connect(settings.db_path)

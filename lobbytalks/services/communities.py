@@ -56,8 +56,7 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int)
         conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(),
                                           "description": description, "owner_id": user_id,
                                           "now": now})
-        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
-                                           "now": now})
+        _add_member(conn, community_id, user_id, now)
     return {"ok": True, "id": community_id, "joined": True}
 
 
@@ -66,8 +65,7 @@ def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str
     with db.transaction() as conn:
         if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
-        conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
-                                           "now": now})
+        _add_member(conn, community_id, user_id, now)
     return {"ok": True, "id": community_id, "joined": True}
 
 
@@ -79,8 +77,18 @@ def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
             raise ApiError("not_found", "社区不存在")
         if row["owner_id"] == user_id:
             raise ApiError("forbidden", "创建者暂不能退出自己创建的社区", status=409)
-        conn.execute(Q.delete_membership, {"community_id": community_id, "user_id": user_id})
+        if conn.execute(Q.delete_membership, {"community_id": community_id,
+                                              "user_id": user_id}).rowcount:
+            conn.execute(Q.add_to_community_members, {"id": community_id, "delta": -1})
     return {"ok": True, "id": community_id, "joined": False}
+
+
+def _add_member(conn: Connection, community_id: str, user_id: int, now: int) -> None:
+    """The membership and the community's member count, in the caller's transaction; a
+    repeated join changes neither."""
+    if conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
+                                          "now": now}).rowcount:
+        conn.execute(Q.add_to_community_members, {"id": community_id, "delta": 1})
 
 
 def is_member(conn: Connection, community_id: str, user_id: int) -> bool:

@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..db import Connection, Q, Row
-from ..jsonfast import loads
+from ..db import Connection, Q
 from .topics import private_context
 
 if TYPE_CHECKING:
@@ -58,13 +57,14 @@ def repeats_in(texts: Iterable[str], private: str | None) -> list[str]:
     return [text[start:end] for text in texts for start, end in repeated_runs(text, private)]
 
 
-def message_texts(message: Row) -> list[str]:
-    """The parts of an answer an answer card may publish."""
-    uncertainties = loads(message["uncertainties"])
+def message_texts(message: dict[str, Any]) -> list[str]:
+    """The parts of an answer (as ``reading.message_view`` shows it) an answer card may
+    publish."""
+    delivery = message["delivery"]
+    uncertainties = delivery["uncertainties"]
     if isinstance(uncertainties, str):
         uncertainties = [uncertainties]
-    return [message["text"], message["reasoning_summary"], *loads(message["conditions"]),
-            *uncertainties]
+    return [message["text"], delivery["support"], *delivery["conditions"], *uncertainties]
 
 
 def card_texts(card: dict[str, Any]) -> list[str]:
@@ -72,10 +72,11 @@ def card_texts(card: dict[str, Any]) -> list[str]:
             for text in (line["text"], *line["conditions"])]
 
 
-def author_entitled(conn: Connection, message_id: str) -> bool:
-    """Whether the answer's task was given the private context (see the module docstring)."""
-    row = conn.execute(Q.get_message_task_private, {"id": message_id}).fetchone()
-    return bool(row and (row["private_included"] or row["by_asker"]))
+def entitled_answers(conn: Connection, topic_id: str, author: int) -> set[str]:
+    """The author's answers on the topic whose task was given the private context, or all
+    of them when the author is the asker (see the module docstring): one query per page."""
+    return {r["id"] for r in conn.execute(Q.list_answers_entitled_to_private, {
+        "topic_id": topic_id, "user_id": author}).fetchall()}
 
 
 class Guard:
@@ -97,9 +98,10 @@ class Guard:
     def card_repeats(self, card: dict[str, Any]) -> list[str]:
         return repeats_in(card_texts(card), self.private(card["version"]))
 
-    def author_repeats(self, message: dict[str, Any]) -> list[str]:
-        """Repeats in one's own answer, or [] when its task did not include private context."""
-        if not author_entitled(self._conn, message["id"]):
-            return []
-        row = self._conn.execute(Q.get_message, {"id": message["id"]}).fetchone()
-        return repeats_in(message_texts(row), self.private(row["question_version"]))
+    def author_repeats(self, messages: list[dict[str, Any]],
+                       author: int) -> dict[str, list[str]]:
+        """Repeats in each of the author's own ``messages``; [] for one whose task did not
+        include the private context."""
+        entitled = entitled_answers(self._conn, self._topic, author) if messages else set()
+        return {m["id"]: repeats_in(message_texts(m), self.private(m["questionVersion"]))
+                if m["id"] in entitled else [] for m in messages}

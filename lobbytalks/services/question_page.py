@@ -70,8 +70,9 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
         "shareable": shareable,
         "withdrawn": withdrawn,
         # only one's own unshared answers get the author's warning, and only when entitled
-        "author_repeats": {m["id"]: guard.author_repeats(m) for m in data["messages"]
-                           if m["id"] in mine and not m["sharePublic"]},
+        "author_repeats": guard.author_repeats(
+            [m for m in data["messages"] if m["id"] in mine and not m["sharePublic"]], reader)
+        if reader else {},
     }
     if data["topic"]["isAsker"]:
         draft = data.get("cardDraft")

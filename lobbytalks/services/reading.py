@@ -5,6 +5,7 @@ message on the topic. Membership, the admin role or seeing one's own task list n
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..db import Connection, Q, Row
@@ -29,24 +30,31 @@ def can_read_full(conn: Connection, user_id: int | None, topic: Row) -> bool:
         "topic_id": topic["id"], "user_id": user_id}).fetchone() is not None
 
 
-def delivery(row: Row) -> dict[str, Any]:
-    """What an answer delivers besides its conclusion: support, conditions, uncertainties."""
-    return {
-        "support": row["reasoning_summary"],
-        "conditions": loads(row["conditions"]),
-        "uncertainties": loads(row["uncertainties"]),
-        "toolRuns": loads(row["tool_runs"]),
-    }
+# An answer's JSON columns never change once written, and the same answers are read on
+# every question page and context. Their parsed values are kept, keyed by the stored text
+# itself, so only a caller that has just read that text from the database gets its parse
+# (who may read what is decided by the queries, never here). Shared between requests:
+# read-only to every caller. The size bounds the memory (about 10 KB per answer).
+_PARSED_ANSWERS = 1024
+
+
+@lru_cache(maxsize=_PARSED_ANSWERS)
+def _answer_json(sources: str, conditions: str, uncertainties: str, tool_runs: str) -> tuple:
+    return loads(sources), loads(conditions), loads(uncertainties), loads(tool_runs)
 
 
 def message_view(row: Row) -> dict[str, Any]:
+    sources, conditions, uncertainties, tool_runs = _answer_json(
+        row["sources"], row["conditions"], row["uncertainties"], row["tool_runs"])
     return {
         "id": row["id"], "name": row["name"], "model": row["model"], "text": row["text"],
         "replyTo": row["reply_to"], "created": row["created"],
-        "sources": loads(row["sources"]),
+        "sources": sources,
         "questionVersion": row["question_version"],
         "sharePublic": bool(row["share_public"]),
-        "delivery": delivery(row),
+        # what an answer delivers besides its conclusion: support, conditions, uncertainties
+        "delivery": {"support": row["reasoning_summary"], "conditions": conditions,
+                     "uncertainties": uncertainties, "toolRuns": tool_runs},
         "provenance": row["provenance"],
     }
 

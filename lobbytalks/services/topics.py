@@ -49,6 +49,7 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
             "original_title": (data.originalTitle or data.title).strip(),
             "title": data.title.strip(), "description": data.description, "now": now,
         })
+        conn.execute(Q.add_to_community_topics, {"id": data.community})
         _insert_version(conn, keyring, topic_id, 1, data.title.strip(), data.description,
                         data.privateContext, "", now)
         search.index_topic(conn, topic_id, data.title.strip(), data.description)

@@ -34,13 +34,14 @@ UPDATE tokens SET revoked = 1 WHERE id = :id;
 -- name: set_memory_enabled
 UPDATE profiles SET memory_enabled = :enabled WHERE id = :id AND user_id = :user_id;
 
--- Each of the user's agents' most recent task, for the "last outcome" on /agents.
+-- Each of the user's agents' most recent task, for the "last outcome" on /agents: one
+-- index step per agent (tasks_profile_created), however many tasks the user has run.
 -- name: list_last_task_per_profile
-SELECT profile_id, id, topic_id, state, error, updated FROM (
-    SELECT k.profile_id, k.id, k.topic_id, k.state, k.error, k.updated,
-           ROW_NUMBER() OVER (PARTITION BY k.profile_id ORDER BY k.created DESC, k.id DESC) AS n
-    FROM tasks k WHERE k.user_id = :user_id) AS ranked
-WHERE n = 1;
+SELECT p.id AS profile_id, k.id, k.topic_id, k.state, k.error, k.updated
+FROM profiles p JOIN tasks k ON k.id = (
+    SELECT l.id FROM tasks l WHERE l.profile_id = p.id
+    ORDER BY l.created DESC, l.id DESC LIMIT 1)
+WHERE p.user_id = :user_id;
 
 -- Rename or re-brief an agent; answers keep the name they were submitted under.
 -- name: update_profile

@@ -1,8 +1,8 @@
--- One page of communities with counts and the viewer's relation (viewer 0 = anonymous).
+-- One page of communities with their counts (kept by the statements below) and the
+-- viewer's relation (viewer 0 = anonymous).
 -- name: list_communities
 SELECT c.id, c.name, c.description,
-       (SELECT COUNT(*) FROM memberships m WHERE m.community_id = c.id) AS member_count,
-       (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id) AS topic_count,
+       c.member_count, c.topic_count,
        CASE WHEN EXISTS (SELECT 1 FROM memberships m
                          WHERE m.community_id = c.id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined,
@@ -15,8 +15,7 @@ LIMIT :limit OFFSET :offset;
 
 -- name: get_community
 SELECT c.id, c.name, c.description,
-       (SELECT COUNT(*) FROM memberships m WHERE m.community_id = c.id) AS member_count,
-       (SELECT COUNT(*) FROM topics t WHERE t.community_id = c.id) AS topic_count,
+       c.member_count, c.topic_count,
        CASE WHEN EXISTS (SELECT 1 FROM memberships m
                          WHERE m.community_id = c.id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined,
@@ -38,6 +37,14 @@ ON CONFLICT (community_id, user_id) DO NOTHING;
 
 -- name: delete_membership
 DELETE FROM memberships WHERE community_id = :community_id AND user_id = :user_id;
+
+-- The counts the listings show, moved in the transaction that adds or removes the row
+-- (:delta is +1 or -1).
+-- name: add_to_community_members
+UPDATE communities SET member_count = member_count + :delta WHERE id = :id;
+
+-- name: add_to_community_topics
+UPDATE communities SET topic_count = topic_count + 1 WHERE id = :id;
 
 -- name: get_membership
 SELECT 1 FROM memberships WHERE community_id = :community_id AND user_id = :user_id;

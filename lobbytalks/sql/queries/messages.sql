@@ -33,10 +33,10 @@ FROM messages WHERE id = :id;
 -- name: set_message_share
 UPDATE messages SET share_public = :share WHERE id = :id AND user_id = :user_id;
 
--- Whether the answer's author may be shown its private context: their task included it,
--- or they are the asker.
--- name: get_message_task_private
-SELECT COALESCE(k.private_included, 0) AS private_included,
-       CASE WHEN m.user_id = t.author_id THEN 1 ELSE 0 END AS by_asker
+-- The author's answers on a topic whose author may be shown its private context: their
+-- task included it, or they are the asker.
+-- name: list_answers_entitled_to_private
+SELECT m.id
 FROM messages m JOIN topics t ON t.id = m.topic_id LEFT JOIN tasks k ON k.id = m.task_id
-WHERE m.id = :id;
+WHERE m.topic_id = :topic_id AND m.user_id = :user_id
+  AND (k.private_included = 1 OR m.user_id = t.author_id);

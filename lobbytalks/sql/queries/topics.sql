@@ -58,7 +58,9 @@ WHERE t.status = 'open' AND t.kind = 'discussion'
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
 
--- The open discussions the viewer asked their agents to take, oldest request first.
+-- The open discussions the viewer asked their agents to take, oldest request first. Walks
+-- the viewer's requests (agent_requests_user_created), never the open topics: CROSS JOIN
+-- keeps SQLite from starting at topics, and is a plain join elsewhere.
 -- name: list_open_topics_requested
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        t.intent, t.version,
@@ -69,10 +71,10 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        1 AS requested_by_me,
        CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer)
             THEN 1 ELSE 0 END AS answered_by_mine
-FROM agent_requests r JOIN topics t ON t.id = r.topic_id
-WHERE r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
+FROM agent_requests r CROSS JOIN topics t
+WHERE t.id = r.topic_id AND r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
   AND (:community IS NULL OR t.community_id = :community)
-ORDER BY r.created, t.id
+ORDER BY r.created, r.topic_id
 LIMIT :limit;
 
 -- name: get_agent_request
