@@ -132,6 +132,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     pgtest.drop(pgtest.made())
+    pgtest.drop_template()
 
 
 class Person:

@@ -43,15 +43,39 @@ def _admin_execute(statement: str) -> None:
         conn.execute(statement)
 
 
+_template: list[str] = []  # the migrated database every test database is copied from
+
+
+def _migrated_template() -> str:
+    """A database migrated to the latest schema once per session: copying it is much
+    cheaper than running every migration for every test (the app's start then finds
+    nothing to migrate, as on any up-to-date database)."""
+    if not _template:
+        from lobbytalks import clock
+        from lobbytalks.db import migrate
+        from lobbytalks.db.postgres import PostgresDatabase
+
+        name = f"t_{os.getpid()}_template"
+        _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _admin_execute(f'CREATE DATABASE "{name}"')
+        database = PostgresDatabase(with_database(ADMIN_URL, name), max_size=1)
+        try:
+            migrate(database.conn, clock.now())
+        finally:
+            database.close()
+        _template.append(name)
+    return _template[0]
+
+
 def url_for(data_dir: str | Path) -> str | None:
     """The database URL for an app on this data folder: None on SQLite, else a database of
-    its own, created empty on first use."""
+    its own, created (migrated, holding no community data yet) on first use."""
     if not active():
         return None
     key = str(Path(data_dir).resolve())
     if key not in _made:
         name = f"t_{os.getpid()}_{next(_numbers)}"
-        _admin_execute(f'CREATE DATABASE "{name}"')
+        _admin_execute(f'CREATE DATABASE "{name}" TEMPLATE "{_migrated_template()}"')
         _made[key] = with_database(ADMIN_URL, name)
     return _made[key]
 
@@ -96,6 +120,11 @@ def drop(keys: set[str]) -> None:
         name = urlsplit(_made.pop(key)).path.lstrip("/")
         # FORCE: an app left open by the test still holds connections
         _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def drop_template() -> None:
+    while _template:
+        _admin_execute(f'DROP DATABASE IF EXISTS "{_template.pop()}" WITH (FORCE)')
 
 
 def skip_sqlite_bound(items: list[pytest.Item]) -> None:
