@@ -12,6 +12,23 @@ from importlib import resources
 
 _QUERY_HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 DIALECTS = ("sqlite", "postgresql")
+# Pieces of SQL that differ by dialect inside otherwise common queries, written
+# ``{{name}}`` in sql/queries: a whole override per query would repeat the rest of it.
+FRAGMENTS = {
+    "sqlite": {
+        "search_matches": "topic_search MATCH :match",  # FTS5, :match from search.match_query
+        "search_terms": ":terms",
+    },
+    "postgresql": {
+        "search_matches": "terms @@ to_tsquery('simple', :match)",  # a tsvector column
+        "search_terms": "to_tsvector('simple', :terms)",
+    },
+}
+_FRAGMENT = re.compile(r"\{\{([a-z_]+)\}\}")
+
+
+def _with_fragments(sql: str, dialect: str) -> str:
+    return _FRAGMENT.sub(lambda m: FRAGMENTS[dialect][m.group(1)], sql)
 
 
 def sql_dir(dialect: str, kind: str):
@@ -45,12 +62,16 @@ def _load_dir(directory) -> dict[str, str]:
 
 class Queries:
     def __init__(self) -> None:
-        self._sql = _load_dir(sql_dir("sqlite", "queries"))
+        written = _load_dir(sql_dir("sqlite", "queries"))
+        self._sql = {name: _with_fragments(sql, "sqlite") for name, sql in written.items()}
         self._overrides = {"postgresql": _load_dir(sql_dir("postgresql", "queries"))}
         for dialect, overrides in self._overrides.items():
             unknown = sorted(set(overrides) - set(self._sql))
             if unknown:
                 raise ValueError(f"{dialect} overrides unknown queries: {', '.join(unknown)}")
+            for name, sql in written.items():
+                if _FRAGMENT.search(sql) and name not in overrides:
+                    overrides[name] = _with_fragments(sql, dialect)
         self._name_of = {sql: name for name, sql in self._sql.items()}
 
     def _load(self, filename: str, text: str) -> None:

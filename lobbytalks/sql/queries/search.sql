@@ -2,7 +2,7 @@
 DELETE FROM topic_search WHERE rowid = (SELECT rowid FROM topics WHERE id = :id);
 
 -- name: search_index_topic
-INSERT INTO topic_search (rowid, terms) SELECT rowid, :terms FROM topics WHERE id = :id;
+INSERT INTO topic_search (rowid, terms) SELECT rowid, {{search_terms}} FROM topics WHERE id = :id;
 
 -- name: list_topics_missing_from_search
 SELECT t.id, t.title, t.description FROM topics t
@@ -23,7 +23,7 @@ WHERE (created, id) < (:before_created, :before_id)
   AND (:intent IS NULL OR intent = :intent)
   AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
-  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
 ORDER BY created DESC, id DESC
 LIMIT :limit;
 
@@ -38,7 +38,7 @@ WHERE (message_count, created, id) < (:before_count, :before_created, :before_id
   AND (:intent IS NULL OR intent = :intent)
   AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
-  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
 ORDER BY message_count DESC, created DESC, id DESC
 LIMIT :limit;
 
@@ -53,6 +53,6 @@ WHERE (last_answer_at, id) < (:before_answer, :before_id)
   AND (:intent IS NULL OR intent = :intent)
   AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
-  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
 ORDER BY last_answer_at DESC, id DESC
 LIMIT :limit;

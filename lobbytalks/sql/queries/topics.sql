@@ -102,7 +102,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.community_id = :community
   AND (:status IS NULL OR t.status = :status)
-  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit OFFSET :offset;
 
@@ -115,7 +115,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.community_id = :community
   AND (:status IS NULL OR t.status = :status)
-  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
 ORDER BY t.created ASC, t.id ASC
 LIMIT :limit OFFSET :offset;
 
@@ -128,6 +128,6 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.community_id = :community
   AND (:status IS NULL OR t.status = :status)
-  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE topic_search MATCH :match))
+  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
 ORDER BY t.message_count DESC, t.created DESC, t.id DESC
 LIMIT :limit OFFSET :offset;
