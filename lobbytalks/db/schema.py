@@ -111,18 +111,25 @@ def _migrate_postgres(conn: Any, now: int) -> list[int]:
         return []
     conn.execute("BEGIN")
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
-        todo = pending_migrations(conn)  # again: another process may have just migrated
-        conn.execute(_RECORD_TABLE.format(int="BIGINT"))
-        for version, name, sql in todo:
-            conn.execute_script(sql)
-            conn.execute("INSERT INTO schema_migrations (version, name, applied) "
-                         "VALUES (:version, :name, :now)",
-                         {"version": version, "name": name, "now": now})
+        applied = apply_postgres_migrations(conn, now)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return applied
+
+
+def apply_postgres_migrations(conn: Any, now: int) -> list[int]:
+    """The pending PostgreSQL migrations inside the caller's transaction (migrate-db fills
+    the new tables in that same transaction, so a failed copy leaves no schema behind)."""
+    conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
+    todo = pending_migrations(conn)  # again: another process may have just migrated
+    conn.execute(_RECORD_TABLE.format(int="BIGINT"))
+    for version, name, sql in todo:
+        conn.execute_script(sql)
+        conn.execute("INSERT INTO schema_migrations (version, name, applied) "
+                     "VALUES (:version, :name, :now)",
+                     {"version": version, "name": name, "now": now})
     return [version for version, _, _ in todo]
 
 
