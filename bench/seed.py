@@ -34,7 +34,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python bench/seed.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lobbytalks import crypto  # noqa: E402
+from lobbytalks import crypto, keystore  # noqa: E402
 from lobbytalks.db import connect, migrate  # noqa: E402
 from lobbytalks.passwords import hash_password  # noqa: E402
 from lobbytalks.services import search  # noqa: E402
@@ -290,7 +290,7 @@ def seed(data_dir: Path, *, questions: int = 10_000, messages: int = 100_000,
     if db_path.exists():
         raise FileExistsError(f"{db_path} exists; seed a fresh folder")
     now = int(time.time())
-    keyring = crypto.load_keyring(env_value="", key_path=data_dir / "secret.key", create=True)
+    keyring = keystore.load_keyring(env_value="", key_path=data_dir / "secret.key", create=True)
     conn = connect(db_path)
     try:
         migrate(conn, now)
