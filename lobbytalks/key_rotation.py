@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .crypto import ENV_NAME, DecryptionFailed, Keyring, SecretKeyProblem
 from .db import Connection, Q
+from .db.schema import write_begin
 from .keystore import save_keyring
 
 
@@ -36,13 +37,13 @@ def verify_keyring(conn: Connection, keyring: Keyring) -> None:
 
 
 def reencrypt_all(conn: Connection, old: Keyring, new: Keyring) -> int:
-    """Re-seal every private context with ``new.current_id`` in one BEGIN IMMEDIATE transaction.
+    """Re-seal every private context with ``new.current_id`` in one write transaction.
 
     ``old`` must hold every key id in use. Returns the number of rows. On any error (e.g.
     DecryptionFailed for a corrupt row) the transaction is rolled back, no row changes and
     the error propagates. ``conn`` must be in autocommit mode (isolation_level=None).
     """
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(write_begin(conn))
     try:
         rows = conn.execute(Q.list_sealed_rows).fetchall()
         for topic_id, version, key_id, blob in rows:

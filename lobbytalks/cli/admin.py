@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from .registry import command, fail, settings_from
+from .registry import command, fail, open_postgres, settings_from
 
 
 def _admin_setup(p: argparse.ArgumentParser) -> None:
@@ -16,12 +16,9 @@ def _admin_setup(p: argparse.ArgumentParser) -> None:
 @command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), or print "
                   "the audit log of admin actions (admin log [--limit N])", setup=_admin_setup)
 def admin(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .. import clock, ops
-    from ..db import Database, SchemaTooNew, connect
+    from ..db import DatabaseError, SchemaTooNew
     from ..services import accounts, audit
-    from ..startup import migrate_database
 
     if (args.change == "log") != (args.username is None):
         return fail("usage: admin grant|revoke USERNAME, or admin log [--limit N]")
@@ -29,25 +26,51 @@ def admin(args: argparse.Namespace) -> int:
         return fail("--limit must be between 1 and 10000")
 
     settings = settings_from(args)
+    try:
+        db = _migrated_database(settings)
+    except (SchemaTooNew, ops.OpsError, DatabaseError) as exc:
+        return fail(str(exc))
+    try:
+        if args.change == "log":
+            print_audit_log(audit.recent(db, args.limit))
+            return 0
+        with db.transaction() as conn:  # the change and its audit entry commit together
+            if not accounts.set_admin(db, args.username, args.change == "grant"):
+                return fail(f"no user named {args.username!r}")
+            audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
+    finally:
+        db.close()
+    print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
+    return 0
+
+
+def _migrated_database(settings):
+    """The configured database, migrated (SQLite: backed up first, as at start).
+
+    :raise SchemaTooNew, ops.OpsError, DatabaseError: why it cannot be used.
+    """
+    from pathlib import Path
+
+    from .. import clock, ops
+    from ..db import Database, connect, migrate
+    from ..startup import migrate_database
+
+    if settings.uses_postgres:
+        db = open_postgres(settings)
+        try:
+            migrate(db.conn, clock.now())  # under the advisory lock, as a starting server
+        except BaseException:
+            db.close()
+            raise
+        return db
     if not Path(settings.db_path).exists():
-        return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
+        raise ops.OpsError(f"no database at {settings.db_path} (lobbytalks init creates one)")
     conn = connect(settings.db_path)
     try:
         migrate_database(conn, Path(settings.db_path))
-    except (SchemaTooNew, ops.OpsError) as exc:
-        return fail(str(exc))
     finally:
         conn.close()
-    db = Database(settings.db_path)
-    if args.change == "log":
-        print_audit_log(audit.recent(db, args.limit))
-        return 0
-    with db.transaction() as conn:  # the change and its audit entry commit together
-        if not accounts.set_admin(db, args.username, args.change == "grant"):
-            return fail(f"no user named {args.username!r}")
-        audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
-    print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
-    return 0
+    return Database(settings.db_path)
 
 
 def print_audit_log(entries: list[dict]) -> None:
@@ -75,7 +98,7 @@ def rotate_key(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .. import crypto, key_rotation, keystore, serverlock
-    from ..db import connect
+    from ..db import DatabaseError
 
     settings = settings_from(args)
     if settings.secret_key:
@@ -83,12 +106,12 @@ def rotate_key(args: argparse.Namespace) -> int:
                     "add a new KEYID:BASE64 line as the last line, then run rotate-key with "
                     "--data-dir pointing to a key file, or re-encrypt via a key file")
     try:
+        opened = _opened_alone(settings)
+    except (serverlock.DatabaseInUse, DatabaseError) as exc:
         # A running server keeps the old keyring in memory and could not open rows re-sealed
-        # under the new key, so rotation needs the server stopped (and keeps it stopped).
-        lock = serverlock.acquire(Path(settings.db_path))
-    except serverlock.DatabaseInUse as exc:
+        # under the new key, so rotation needs every server stopped.
         return fail(f"stop the server before rotating the key: {exc}")
-    conn = connect(settings.db_path)
+    conn, let_go = opened
     try:
         keyring = keystore.load_keyring(env_value="", key_path=settings.secret_key_path,
                                       create=False)
@@ -97,8 +120,36 @@ def rotate_key(args: argparse.Namespace) -> int:
     except crypto.SecretKeyProblem as exc:
         return fail(str(exc))
     finally:
-        conn.close()
-        serverlock.release(lock)
+        let_go()
     print(f"re-encrypted {count} private context value(s) under key {new.current_id} "
           f"({new.fingerprint()}); key file: {settings.secret_key_path}")
     return 0
+
+
+def _opened_alone(settings):
+    """(connection, let go) on a database no server uses: SQLite holds the serving lock
+    meanwhile; PostgreSQL refuses while any other session is connected to the database.
+
+    :raise serverlock.DatabaseInUse: a server (or anything else) is using it.
+    """
+    from pathlib import Path
+
+    from .. import pgops, serverlock
+    from ..db import connect
+
+    if settings.uses_postgres:
+        db = open_postgres(settings)
+        others = pgops.other_sessions(db.conn)
+        if others:
+            db.close()
+            raise serverlock.DatabaseInUse(
+                f"{others} other session(s) are connected to {settings.database_shown} "
+                "(LobbyTalks servers, psql...); stop them first")
+        return db.conn, db.close
+    lock = serverlock.acquire(Path(settings.db_path))
+    conn = connect(settings.db_path)
+
+    def let_go() -> None:
+        conn.close()
+        serverlock.release(lock)
+    return conn, let_go

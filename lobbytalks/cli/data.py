@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .registry import command, fail, settings_from
+from .registry import command, fail, open_postgres, settings_from
 
 
 class ProgressBar:
@@ -58,6 +58,9 @@ def backup(args: argparse.Namespace) -> int:
     from .. import crypto, ops
 
     settings = settings_from(args)
+    if settings.uses_postgres:
+        from ..pgops import backup_instead
+        return fail(backup_instead(settings.database_shown, args.file, _key_source(settings)))
     dest = Path(args.file)
     key_dest = ops.key_file_for(dest)
     if args.with_key and key_dest.exists() and not args.force:
@@ -104,6 +107,9 @@ def restore(args: argparse.Namespace) -> int:
     from .. import clock, ops
 
     settings = settings_from(args)
+    if settings.uses_postgres:
+        from ..pgops import restore_instead
+        return fail(restore_instead(settings.database_shown, args.file, _key_source(settings)))
     source, db_path = Path(args.file), Path(settings.db_path)
     key_file = ops.key_file_for(source)
     if args.with_key:
@@ -155,12 +161,26 @@ def check(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     try:
-        report = ops.check(settings.db_path)
+        report = _check_postgres(settings) if settings.uses_postgres else ops.check(settings.db_path)
     except ops.OpsError as exc:
         return fail(str(exc))
     for line in report.lines():
         print(line)
     return 0 if report.ok else 1
+
+
+def _check_postgres(settings):
+    from .. import ops, pgops
+    from ..db import DatabaseError
+
+    try:
+        database = open_postgres(settings)
+    except DatabaseError as exc:
+        raise ops.OpsError(f"{settings.database_shown}: {exc}") from None
+    try:
+        return pgops.check(database.conn, settings.database_shown)
+    finally:
+        database.close()
 
 
 def _migrate_db_setup(p: argparse.ArgumentParser) -> None:

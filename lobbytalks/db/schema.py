@@ -28,6 +28,11 @@ def dialect_of(conn: Any) -> str:
     return getattr(conn, "dialect", "sqlite")
 
 
+def write_begin(conn: Any) -> str:
+    """The statement that opens a write transaction: SQLite takes its write lock at once."""
+    return "BEGIN" if dialect_of(conn) == "postgresql" else "BEGIN IMMEDIATE"
+
+
 def _bundled(dialect: str) -> list[tuple[int, str, str]]:
     found = []
     for entry in sql_dir(dialect, "migrations").iterdir():
@@ -89,7 +94,7 @@ def migrate(conn: Any, now: int) -> list[int]:
     todo = pending_migrations(conn)
     if not todo:
         return []
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(write_begin(conn))
     try:
         conn.execute(_RECORD_TABLE.format(int="INTEGER"))
         for version, name, sql in todo:
