@@ -222,3 +222,23 @@ def test_the_url_can_come_from_a_file(community, empty_target, tmp_path):
     assert done.returncode == 0, done.stderr
     assert PASSWORD not in done.stdout + done.stderr
     assert pg_tables(empty_target)["topics"] == 2
+
+
+def test_a_running_server_is_warned_about_and_its_snapshot_copied(community, empty_target):
+    server = LiveServer(community["data"])
+    try:
+        done = run_cli("migrate-db", "--data-dir", str(community["data"]), "--to", empty_target)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    assert "a LobbyTalks server is using" in done.stderr and "NOT moved" in done.stderr
+    assert pg_tables(empty_target)["topics"] == 2
+
+
+def test_the_checksum_ignores_row_order_but_not_types_or_values():
+    rows = [(1, "备份", b"\x00", None, 1.5), (2, "b", b"", 0, 0.0)]
+    assert migrate_db.checksum(rows) == migrate_db.checksum(list(reversed(rows)))
+    assert migrate_db.checksum(rows)[0] == 2
+    for changed in ([("1", "备份", b"\x00", None, 1.5)], [(1, "备份", "\x00", None, 1.5)],
+                    [(1, "备份", b"\x00", 0, 1.5)], [(1, "备份", b"\x00", None, 1)]):
+        assert migrate_db.checksum(changed + rows[1:]) != migrate_db.checksum(rows)
