@@ -2,10 +2,10 @@
 
 Every table is read inside one SQLite read transaction, so the copy is one consistent
 snapshot even if a server is still writing (stop it first anyway: what it writes after the
-snapshot would not be moved). The target is migrated to the same schema version, filled
-with COPY inside one PostgreSQL transaction, then read back inside that same transaction:
-each table's row count and content checksum must equal the source's before it commits. A
-failed check rolls everything back, so the target is either a verified copy or still empty.
+snapshot would not be moved). Inside one PostgreSQL transaction the target gets the schema,
+every table by COPY, and is then read back: each table's row count and content checksum
+must equal the source's before it commits. A failed check rolls everything back, schema
+included, so the target is either a verified copy or still empty.
 
 The checksum is independent of row order and of either engine's collation: the sum (mod
 2**256) of a SHA-256 per row over a typed rendering of its values. Both sides give the
