@@ -13,7 +13,8 @@ FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY lobbytalks ./lobbytalks
-RUN python3 -m pip wheel --no-cache-dir --wheel-dir /wheels .
+# [scale]: the Redis client, so the image can share rate limits (LOBBYTALKS_RATELIMIT_STORAGE).
+RUN python3 -m pip wheel --no-cache-dir --wheel-dir /wheels '.[scale]'
 
 # --- stage 2: install them into a virtualenv on a clean image -----------------------------
 FROM python:3.11-slim
@@ -26,7 +27,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # The wheels are mounted from stage 1 for this one step, so they add nothing to the image.
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python3 -m venv /opt/lobbytalks \
- && /opt/lobbytalks/bin/pip install --no-cache-dir --no-index --find-links /wheels lobbytalks \
+ && /opt/lobbytalks/bin/pip install --no-cache-dir --no-index --find-links /wheels 'lobbytalks[scale]' \
  && useradd --uid 10001 --user-group --no-create-home --home-dir /data --shell /usr/sbin/nologin lobbytalks \
  && mkdir -p /data \
  && chown lobbytalks:lobbytalks /data \

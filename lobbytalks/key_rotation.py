@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .crypto import ENV_NAME, DecryptionFailed, Keyring, SecretKeyProblem
 from .db import Connection, Q
+from .db.schema import write_begin
 from .keystore import save_keyring
 
 
@@ -42,7 +43,7 @@ def reencrypt_all(conn: Connection, old: Keyring, new: Keyring) -> int:
     DecryptionFailed for a corrupt row) the transaction is rolled back, no row changes and
     the error propagates. ``conn`` must be in autocommit mode (isolation_level=None).
     """
-    conn.execute(Q.begin_reseal)
+    conn.execute(write_begin(conn))
     try:
         rows = conn.execute(Q.list_sealed_rows).fetchall()
         for topic_id, version, key_id, blob in rows:

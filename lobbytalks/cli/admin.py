@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from .registry import command, fail, settings_from
+from .registry import command, fail, open_postgres, settings_from
 
 
 def _admin_setup(p: argparse.ArgumentParser) -> None:
@@ -16,10 +16,8 @@ def _admin_setup(p: argparse.ArgumentParser) -> None:
 @command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), or print "
                   "the audit log of admin actions (admin log [--limit N])", setup=_admin_setup)
 def admin(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .. import clock, ops
-    from ..db import SchemaTooNew
+    from ..db import DatabaseError, SchemaTooNew
     from ..services import accounts, audit
     from ..startup import open_migrated
 
@@ -33,7 +31,7 @@ def admin(args: argparse.Namespace) -> int:
         return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
     try:
         db = open_migrated(settings)
-    except (SchemaTooNew, ops.OpsError) as exc:
+    except (SchemaTooNew, ops.OpsError, DatabaseError) as exc:
         return fail(str(exc))
     try:
         if args.change == "log":
@@ -74,7 +72,7 @@ def rotate_key(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .. import crypto, key_rotation, keystore, serverlock
-    from ..db import open_database
+    from ..db import DatabaseError
 
     settings = settings_from(args)
     if settings.secret_key:
@@ -82,24 +80,50 @@ def rotate_key(args: argparse.Namespace) -> int:
                     "add a new KEYID:BASE64 line as the last line, then run rotate-key with "
                     "--data-dir pointing to a key file, or re-encrypt via a key file")
     try:
+        opened = _opened_alone(settings)
+    except (serverlock.DatabaseInUse, DatabaseError) as exc:
         # A running server keeps the old keyring in memory and could not open rows re-sealed
-        # under the new key, so rotation needs the server stopped (and keeps it stopped).
-        # PostgreSQL has no file to lock: there the operator stops every server first.
-        lock = None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
-    except serverlock.DatabaseInUse as exc:
+        # under the new key, so rotation needs every server stopped.
         return fail(f"stop the server before rotating the key: {exc}")
-    db = open_database(settings)
+    conn, let_go = opened
     try:
         keyring = keystore.load_keyring(env_value="", key_path=settings.secret_key_path,
                                       create=False)
-        key_rotation.verify_keyring(db.conn, keyring)
-        new, count = key_rotation.rotate_key(db.conn, settings.secret_key_path, keyring)
+        key_rotation.verify_keyring(conn, keyring)
+        new, count = key_rotation.rotate_key(conn, settings.secret_key_path, keyring)
     except crypto.SecretKeyProblem as exc:
         return fail(str(exc))
     finally:
-        db.close()
-        if lock:
-            serverlock.release(lock)
+        let_go()
     print(f"re-encrypted {count} private context value(s) under key {new.current_id} "
           f"({new.fingerprint()}); key file: {settings.secret_key_path}")
     return 0
+
+
+def _opened_alone(settings):
+    """(connection, let go) on a database no server uses: SQLite holds the serving lock
+    meanwhile; PostgreSQL refuses while any other session is connected to the database.
+
+    :raise serverlock.DatabaseInUse: a server (or anything else) is using it.
+    """
+    from pathlib import Path
+
+    from .. import pgops, serverlock
+    from ..db import connect
+
+    if settings.uses_postgres:
+        db = open_postgres(settings)
+        others = pgops.other_sessions(db.conn)
+        if others:
+            db.close()
+            raise serverlock.DatabaseInUse(
+                f"{others} other session(s) are connected to {settings.database_shown} "
+                "(LobbyTalks servers, psql...); stop them first")
+        return db.conn, db.close
+    lock = serverlock.acquire(Path(settings.db_path))
+    conn = connect(settings.db_path)
+
+    def let_go() -> None:
+        conn.close()
+        serverlock.release(lock)
+    return conn, let_go

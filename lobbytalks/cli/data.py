@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .registry import command, fail, settings_from
+from .registry import command, fail, open_postgres, settings_from
 
 
 class ProgressBar:
@@ -58,6 +58,9 @@ def backup(args: argparse.Namespace) -> int:
     from .. import crypto, ops
 
     settings = settings_from(args)
+    if settings.uses_postgres:
+        from ..pgops import backup_instead
+        return fail(backup_instead(settings.database_shown, args.file, _key_source(settings)))
     dest = Path(args.file)
     key_dest = ops.key_file_for(dest)
     if args.with_key and key_dest.exists() and not args.force:
@@ -104,6 +107,9 @@ def restore(args: argparse.Namespace) -> int:
     from .. import clock, ops
 
     settings = settings_from(args)
+    if settings.uses_postgres:
+        from ..pgops import restore_instead
+        return fail(restore_instead(settings.database_shown, args.file, _key_source(settings)))
     source, db_path = Path(args.file), Path(settings.db_path)
     key_file = ops.key_file_for(source)
     if args.with_key:
@@ -155,9 +161,91 @@ def check(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     try:
-        report = ops.check(settings.db_path)
+        report = _check_postgres(settings) if settings.uses_postgres else ops.check(settings.db_path)
     except ops.OpsError as exc:
         return fail(str(exc))
     for line in report.lines():
         print(line)
     return 0 if report.ok else 1
+
+
+def _check_postgres(settings):
+    from .. import ops, pgops
+    from ..db import DatabaseError
+
+    try:
+        database = open_postgres(settings)
+    except DatabaseError as exc:
+        raise ops.OpsError(f"{settings.database_shown}: {exc}") from None
+    try:
+        return pgops.check(database.conn, settings.database_shown)
+    finally:
+        database.close()
+
+
+def _migrate_db_setup(p: argparse.ArgumentParser) -> None:
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--to", metavar="URL",
+                        help="the empty PostgreSQL database, postgresql://user:pass@host/name "
+                             "(default: LOBBYTALKS_DATABASE_URL)")
+    target.add_argument("--to-file", metavar="PATH",
+                        help="read that URL from a file (keeps the password out of the "
+                             "command line and the shell history)")
+
+
+def _migration_target(args: argparse.Namespace, settings) -> str:
+    """The target URL from --to, --to-file or the configured database, or '' when none is
+    a PostgreSQL URL."""
+    from pathlib import Path
+
+    from ..settings import POSTGRESQL_URL_PREFIXES
+
+    if args.to_file:
+        url = Path(args.to_file).read_text("utf-8").strip()
+    else:
+        url = args.to or settings.database_url
+    return url if url.startswith(POSTGRESQL_URL_PREFIXES) else ""
+
+
+@command("migrate-db", "copy the SQLite database into an empty PostgreSQL one and verify "
+                       "the copy (row counts and a checksum per table)", setup=_migrate_db_setup)
+def migrate_db(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from .. import clock, migrate_db, serverlock
+    from ..db import DatabaseError
+    from ..settings import mask_uri_credentials
+
+    settings = settings_from(args)
+    try:
+        target = _migration_target(args, settings)
+    except OSError as exc:
+        return fail(f"--to-file: {exc.strerror or exc}: {args.to_file}")
+    if not target:
+        print("lobbytalks: migrate-db needs a postgresql:// target: --to URL, --to-file PATH "
+              "or LOBBYTALKS_DATABASE_URL", file=sys.stderr)
+        return 2
+    source, shown = Path(settings.db_path), mask_uri_credentials(target)
+    if source.is_file() and serverlock.in_use(source):
+        # The copy is one consistent snapshot anyway; what the server writes later is not.
+        print(f"WARNING: a LobbyTalks server is using {source}; the copy is a consistent "
+              "snapshot, but anything written after it is NOT moved. Stop the server first.",
+              file=sys.stderr)
+    print(f"copying {source} into {shown}")
+    started = time.monotonic()
+    try:
+        reports = migrate_db.migrate(source, target, clock.now())
+    except migrate_db.MigrationError as exc:
+        return fail(str(exc))
+    except DatabaseError as exc:
+        return fail(f"{shown}: {mask_uri_credentials(str(exc))}; nothing was kept")
+    width = max(len(r.name) for r in reports)
+    for r in reports:
+        print(f"{r.name:<{width}}  {r.rows:>9} rows  sha256-sum {r.checksum}")
+    print(f"verified {len(reports)} tables, {sum(r.rows for r in reports)} rows: the copy in "
+          f"{shown} matches {source} ({time.monotonic() - started:.1f} s)")
+    print(f"The secret key is not in the database and stays where it is ({_key_source(settings)}): "
+          f"every server on {shown} needs that same key to open private context.")
+    print(f"Next: set LOBBYTALKS_DATABASE_URL={shown} (or _FILE) and start the server.")
+    return 0

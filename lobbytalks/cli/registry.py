@@ -34,3 +34,10 @@ def settings_from(args: argparse.Namespace, **extra):
     from ..settings import Settings
     return Settings.load(db=getattr(args, "db", None), data_dir=getattr(args, "data_dir", None),
                          **extra)
+
+
+def open_postgres(settings):
+    """The configured PostgreSQL ``Database`` (the caller closes it); raises
+    ``db.DatabaseError`` when it cannot be reached."""
+    from ..db import open_database
+    return open_database(settings)

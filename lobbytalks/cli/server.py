@@ -80,7 +80,7 @@ def init(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if _app_or_none(settings) is None:
         return 1
-    print(f"database ready: {settings.db_path}")
+    print(f"database ready: {settings.database_shown}")
     return 0
 
 

@@ -28,6 +28,11 @@ def dialect_of(conn: Any) -> str:
     return getattr(conn, "dialect", "sqlite")
 
 
+def write_begin(conn: Any) -> str:
+    """The statement that opens a write transaction: SQLite takes its write lock at once."""
+    return "BEGIN" if dialect_of(conn) == "postgresql" else "BEGIN IMMEDIATE"
+
+
 def _bundled(dialect: str) -> list[tuple[int, str, str]]:
     found = []
     for entry in sql_dir(dialect, "migrations").iterdir():
@@ -89,7 +94,7 @@ def migrate(conn: Any, now: int) -> list[int]:
     todo = pending_migrations(conn)
     if not todo:
         return []
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(write_begin(conn))
     try:
         conn.execute(_RECORD_TABLE.format(int="INTEGER"))
         for version, name, sql in todo:
@@ -111,18 +116,25 @@ def _migrate_postgres(conn: Any, now: int) -> list[int]:
         return []
     conn.execute("BEGIN")
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
-        todo = pending_migrations(conn)  # again: another process may have just migrated
-        conn.execute(_RECORD_TABLE.format(int="BIGINT"))
-        for version, name, sql in todo:
-            conn.execute_script(sql)
-            conn.execute("INSERT INTO schema_migrations (version, name, applied) "
-                         "VALUES (:version, :name, :now)",
-                         {"version": version, "name": name, "now": now})
+        applied = apply_postgres_migrations(conn, now)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return applied
+
+
+def apply_postgres_migrations(conn: Any, now: int) -> list[int]:
+    """The pending PostgreSQL migrations inside the caller's transaction (migrate-db fills
+    the new tables in that same transaction, so a failed copy leaves no schema behind)."""
+    conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
+    todo = pending_migrations(conn)  # again: another process may have just migrated
+    conn.execute(_RECORD_TABLE.format(int="BIGINT"))
+    for version, name, sql in todo:
+        conn.execute_script(sql)
+        conn.execute("INSERT INTO schema_migrations (version, name, applied) "
+                     "VALUES (:version, :name, :now)",
+                     {"version": version, "name": name, "now": now})
     return [version for version, _, _ in todo]
 
 

@@ -15,6 +15,3 @@ WHERE private_context IS NOT NULL ORDER BY topic_id, version;
 -- name: reseal_private_context
 UPDATE question_versions SET private_key_id = :key_id, private_context = :sealed
 WHERE topic_id = :topic AND version = :version;
-
--- name: begin_reseal
-BEGIN IMMEDIATE;
