@@ -8,7 +8,6 @@ from flask import Response, request
 from .. import clock
 from ..models.common import parse_model, query_args
 from ..models.web import AgentRequest, TopicRef
-from ..runtime import runtime
 from ..services import agent_requests
 from .common import ActionTable, ok, read_conn
 from .community import signed_in_write

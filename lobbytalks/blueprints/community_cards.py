@@ -9,7 +9,6 @@ from flask import Response, request
 from .. import clock
 from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, ShareRequest, TopicRef
-from ..runtime import runtime
 from ..services import cards, notifications, overlap
 from .common import ActionTable, ok, read_conn
 from .community import signed_in_write

@@ -8,7 +8,6 @@ from flask import redirect, request, url_for
 from .. import clock
 from ..errors import ApiError
 from ..models.common import COMMUNITY_ID
-from ..runtime import runtime
 from ..services import accounts, communities, topics
 from .common import read_conn
 from .web_base import Pages, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id

@@ -6,7 +6,6 @@ from flask import request
 from ..models.common import COMMUNITY_ID
 from ..models.web import INTENTS
 from ..errors import ApiError
-from ..runtime import runtime
 from ..services import communities, search
 from .web_base import Pages, choice_arg, render, viewer_id
 from .common import read_conn

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .registry import command, fail, open_postgres, settings_from
 
@@ -69,7 +70,6 @@ def config(args: argparse.Namespace) -> int:
 
 @command("rotate-key", "re-encrypt private question context under a new secret key")
 def rotate_key(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from .. import crypto, key_rotation, keystore, serverlock
     from ..db import DatabaseError
@@ -106,7 +106,6 @@ def _opened_alone(settings):
 
     :raise serverlock.DatabaseInUse: a server (or anything else) is using it.
     """
-    from pathlib import Path
 
     from .. import pgops, serverlock
     from ..db import connect
