@@ -62,6 +62,28 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _cpu_of(pid: int) -> float | None:
+    fields = _stat(pid)
+    return None if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields is not None and fields[1] == str(pid):
+                found.append(int(entry.name))
+    return found
+
+
 class Server:
     """A server subprocess on a free port; its output goes to a log file."""
 
@@ -92,12 +114,14 @@ class Server:
         raise RuntimeError(f"{self.name} did not answer {path} within 60 s; see {self.log}")
 
     def cpu_seconds(self) -> float | None:
-        """User + system CPU time of the process so far (Linux), else None."""
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
+        """User + system CPU time so far of the process and of its worker processes
+        (``serve --workers``), Linux only, else None."""
+        total = _cpu_of(self.proc.pid)
+        if total is None:
             return None
+        for child in _children_of(self.proc.pid):
+            total += _cpu_of(child) or 0.0
+        return total
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -564,6 +588,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--server-command", metavar="CMD",
                    help="how to start LobbyTalks instead of 'python -m lobbytalks', e.g. the "
                         "single binary; 'serve --data-dir DIR --host --port' is appended")
+    p.add_argument("--database-url", metavar="URL",
+                   help="serve from this EMPTY PostgreSQL database: the seeded SQLite data is "
+                        "copied into it with `lobbytalks migrate-db` first (use a new database "
+                        "for every run: the claim cycle uses up questions)")
+    p.add_argument("--workers", type=int, help="server processes (`serve --workers N`; needs "
+                   "--database-url and --ratelimit-storage)")
+    p.add_argument("--ratelimit-storage", metavar="URI", help="e.g. redis://127.0.0.1:6379/0")
     p.add_argument("--json", type=Path, help="also write the results here (default "
                    "bench/results/<time>.json)")
     p.add_argument("--scale", type=Path, metavar="DIR",
@@ -593,8 +624,10 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
     try:
         command = shlex.split(args.server_command) if args.server_command \
             else [sys.executable, "-m", "lobbytalks"]
-        real = Server("lobbytalks", [*command, "serve", "--data-dir", str(data_dir)], setup.env,
-                      data_dir / "server.log", "/healthz")
+        serve = [*command, "serve", "--data-dir", str(data_dir)]
+        if args.workers:
+            serve += ["--workers", str(args.workers)]
+        real = Server("lobbytalks", serve, setup.env, data_dir / "server.log", "/healthz")
         servers.append(real)
         floor = Server("floor", [sys.executable, "-m", "bench.floor_app", "--threads",
                                  str(setup.threads), "--db", str(data_dir / "lobbytalks.db")],
@@ -707,12 +740,27 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
     env.update(RATE_ENV, PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
     if args.no_access_log:
         env["LOBBYTALKS_ACCESS_LOG"] = "false"
+    if args.database_url:
+        env["LOBBYTALKS_DATABASE_URL"] = args.database_url
+    if args.ratelimit_storage:
+        env["LOBBYTALKS_RATELIMIT_STORAGE"] = args.ratelimit_storage
     return env
+
+
+def copy_to_postgresql(data_dir: Path, url: str) -> None:
+    """The seeded community, moved into the (empty) PostgreSQL database the run serves from."""
+    print("copying the seeded data into PostgreSQL (lobbytalks migrate-db) ...", flush=True)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "lobbytalks", "migrate-db", "--data-dir", str(data_dir),
+                    "--to", url], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    print(f"copied in {time.perf_counter() - started:.1f} s", flush=True)
 
 
 def run_once(args: argparse.Namespace, data_dir: Path) -> tuple[Setup, list[Row]]:
     """Seed (when new), start, measure and report one data folder."""
     manifest = prepare(args, data_dir)
+    if args.database_url:
+        copy_to_postgresql(data_dir, args.database_url)
     env = environment(args)
     from lobbytalks.settings import Settings
     setup = Setup(args, data_dir, manifest, env, Settings.load(env=env).threads)
@@ -748,7 +796,12 @@ def print_sizes(small: list[Row], large: list[Row], top: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.database_url and args.scale:
+        parser.error("--database-url measures one size: use it with --data-dir, not --scale")
+    if args.workers and args.workers > 1 and not (args.database_url and args.ratelimit_storage):
+        parser.error("--workers needs --database-url and --ratelimit-storage (as serve does)")
     if args.scale:
         _, small = run_once(args, args.scale / "small")
         large_args = argparse.Namespace(**{**vars(args), **LARGE, "json": None})
