@@ -132,7 +132,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     pgtest.drop(pgtest.made())
-    pgtest.drop_template()
+    pgtest.drop_templates()
 
 
 class Person:

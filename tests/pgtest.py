@@ -37,20 +37,21 @@ def with_database(url: str, name: str) -> str:
     return urlunsplit(parts._replace(path="/" + name))
 
 
-def _admin_execute(statement: str) -> None:
+def _admin_execute(statement: str, admin_url: str | None = None) -> None:
     import psycopg  # only needed when the suite runs on PostgreSQL
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+    with psycopg.connect(admin_url or ADMIN_URL, autocommit=True) as conn:
         conn.execute(statement)
 
 
-_template: list[str] = []  # the migrated database every test database is copied from
+# server URL -> the migrated database every test database on that server is copied from
+_templates: dict[str, str] = {}
 
 
 def _migrated_template() -> str:
     """A database migrated to the latest schema once per session: copying it is much
     cheaper than running every migration for every test (the app's start then finds
     nothing to migrate, as on any up-to-date database)."""
-    if not _template:
+    if ADMIN_URL not in _templates:
         from lobbytalks import clock
         from lobbytalks.db import migrate
         from lobbytalks.db.postgres import PostgresDatabase
@@ -63,8 +64,8 @@ def _migrated_template() -> str:
             migrate(database.conn, clock.now())
         finally:
             database.close()
-        _template.append(name)
-    return _template[0]
+        _templates[ADMIN_URL] = name
+    return _templates[ADMIN_URL]
 
 
 def url_for(data_dir: str | Path) -> str | None:
@@ -122,9 +123,16 @@ def drop(keys: set[str]) -> None:
         _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def drop_template() -> None:
-    while _template:
-        _admin_execute(f'DROP DATABASE IF EXISTS "{_template.pop()}" WITH (FORCE)')
+def drop_templates() -> None:
+    """The template databases, from every server that is still up (a test's own throwaway
+    server takes its template with it)."""
+    import psycopg
+    while _templates:
+        admin_url, name = _templates.popitem()
+        try:
+            _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', admin_url)
+        except psycopg.OperationalError:
+            pass
 
 
 def skip_sqlite_bound(items: list[pytest.Item]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import pgtest
-from conftest import Person, ask_question, contributor, count, joined_person
+from conftest import Person, ask_question, contributor, count, joined_person, open_database
 from helpers import assert_external_error, assert_web_error
 from qa_helpers import answer, claim_ok, revise, submit_ok
 
@@ -277,6 +277,8 @@ def test_rotate_key_re_encrypts_and_a_restarted_app_still_reads(app, db, setting
     before = {r[0]: r[1] for r in db.all(
         "SELECT topic_id, private_context FROM question_versions")}
 
+    # rotate-key refuses while the database is in use (on PostgreSQL: any other session)
+    app.config["LOBBYTALKS"].db.close()
     done = subprocess.run([sys.executable, "-m", "lobbytalks", "rotate-key",
                            "--data-dir", settings.data_dir],
                           capture_output=True, text=True, timeout=60,
@@ -287,8 +289,9 @@ def test_rotate_key_re_encrypts_and_a_restarted_app_still_reads(app, db, setting
     assert "re-encrypted 2 private context value(s) under key k2" in done.stdout
     assert SECRET not in done.stdout + done.stderr
 
-    rows = db.all("SELECT topic_id, private_key_id, private_context FROM question_versions"
-                      " ORDER BY topic_id")
+    with open_database(settings.data_dir) as after:
+        rows = after.all("SELECT topic_id, private_key_id, private_context"
+                         " FROM question_versions ORDER BY topic_id")
     assert {r["private_key_id"] for r in rows} == {"k2"}
     assert all(r["private_context"] != before[r["topic_id"]] for r in rows)
     assert Keyring.parse(settings.secret_key_path.read_text()).ids == ("k1", "k2")
