@@ -38,6 +38,4 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     rt.db.release_connection()  # the start-up steps' connection, on PostgreSQL
 
     wiring.install(app, settings)
-    # PostgreSQL: hand the request's pooled connection back (SQLite keeps its per thread).
-    app.teardown_appcontext(lambda _exc: rt.db.release_connection())
     return app

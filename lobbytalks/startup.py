@@ -31,36 +31,24 @@ def migrate_database(conn: Connection, db_path: Path) -> None:
 
 
 def open_database(settings: Settings) -> tuple[Database, "crypto.Keyring"]:
-    """The database the settings name, created or migrated, and the keyring that opens it.
-
-    On SQLite the file is copied before migrating; PostgreSQL holds no file of ours (its
-    operator backs it up with pg_dump), and several processes may start at once, which
-    ``migrate`` serialises with an advisory lock.
-    """
+    """The database the settings name, created or migrated (``open_migrated``), and the
+    keyring that opens it."""
     make_private_dir(Path(settings.db_path).parent)  # the secret key's folder on PostgreSQL too
-    if settings.uses_postgres:
-        db = open_configured(settings)
-        try:
-            migrate(db.conn, clock.now())
-            return db, open_keyring(db.conn, settings)
-        except BaseException:
-            db.close()
-            raise
-        finally:
-            db.release_connection()
-    db_path = Path(settings.db_path)
-    conn = connect(db_path)
+    db = open_migrated(settings)
     try:
-        migrate_database(conn, db_path)
-        keyring = open_keyring(conn, settings)
+        return db, open_keyring(db.conn, settings)
+    except BaseException:
+        db.close()
+        raise
     finally:
-        conn.close()
-    return Database(db_path), keyring
+        db.release_connection()
 
 
 def open_migrated(settings: Settings) -> Database:
-    """The database the settings name, migrated, without the keyring: for commands that
-    only read or change rows (admin). On SQLite the file is copied before migrating."""
+    """The database the settings name, migrated, without the keyring (admin commands use it
+    as is). On SQLite the file is copied before migrating; PostgreSQL holds no file of ours
+    (its operator backs it up with pg_dump), and several processes may start at once, which
+    ``migrate`` serialises with an advisory lock."""
     if not settings.uses_postgres:
         db_path = Path(settings.db_path)
         conn = connect(db_path)

@@ -5,8 +5,8 @@ Flask runs ``before_request`` functions in the order they were added and ``after
 functions in the reverse order. Here each phase is one hook that calls its steps as
 listed, so the order reads top to bottom. Nothing is mounted by being imported, and
 nothing is optional: a surface that fails to import stops start-up with its error.
-There is no teardown step: request connections are per thread (``db.Database``), not per
-request.
+The one teardown step hands the request's database connection back (to PostgreSQL's pool;
+SQLite keeps one per thread).
 """
 from __future__ import annotations
 
@@ -72,6 +72,8 @@ def install(app: Flask, settings: Any) -> None:
     _register_error_handlers(app)
     app.before_request(_before_request(before_steps(settings)))
     app.after_request(_after_request(after_steps(settings)))
+    database = app.config["LOBBYTALKS"].db
+    app.teardown_appcontext(lambda _exc: database.release_connection())
 
 
 def _before_request(steps: tuple[Callable[[], None], ...]) -> Callable[[], None]:
