@@ -1,4 +1,5 @@
-"""What every web page shares: the blueprint, language, the signed-in user, rendering.
+"""What every web page shares: the blueprint, the signed-in user, rendering (its words and
+small pieces: ``page_text``).
 
 Pages read through the same services as the JSON APIs and render on the server; every
 change a person makes goes through the JSON APIs from ``static/app.js``. Each ``web_*``
@@ -14,19 +15,18 @@ from functools import wraps
 from typing import Any, Callable
 from urllib.parse import urlencode, urlsplit
 
-from flask import (Blueprint, Response, current_app, g, redirect, render_template, request,
-                   url_for)
+from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from jinja2.utils import htmlsafe_json_dumps
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from .. import i18n, prose
+from .. import i18n
 from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
 from ..models.common import plain_int
-from ..runtime import runtime
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
+from .page_text import lang, remembered, t, translator, when  # noqa: F401  (the same)
 
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
@@ -53,28 +53,6 @@ def blueprint(modules: tuple[Any, ...]) -> Blueprint:
         for rule, options, view in module.pages.routes:
             bp.add_url_rule(rule, view_func=view, methods=["GET"], **options)
     return bp
-
-
-def lang() -> str:
-    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese.
-
-    Decided once per request: a page asks for every string it translates."""
-    state = g._get_current_object()  # type: ignore[attr-defined]
-    code = getattr(state, "page_lang", None)
-    if code is None:
-        code = state.page_lang = (i18n.normalise_lang(request.args.get("lang"))
-                                  or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
-                                  or i18n.DEFAULT_LANG)
-    return code
-
-
-def t(key: str, **values: Any) -> str:
-    """Translate, with the numbers in force (``prose.numbers``) filled in; when a value is
-    already markup (a <time>), the result is markup too."""
-    values = {**prose.numbers(runtime().settings, lang()), **values}
-    if any(isinstance(v, Markup) for v in values.values()):
-        return Markup(escape(i18n.translate(lang(), key))).format(**values)
-    return i18n.translate(lang(), key, **values)
 
 
 def lang_url(code: str) -> str:
@@ -163,16 +141,6 @@ def choice_arg(name: str, choices: tuple[str, ...], default: str) -> str:
 
 # --- template helpers ----------------------------------------------------------------
 
-def when(ts: int | None) -> Markup:
-    """A <time> element: UTC on the server, turned into local time by the page script."""
-    if not ts:
-        return Markup(escape(t("common.never")))
-    moment = datetime.fromtimestamp(int(ts), tz=timezone.utc)
-    return Markup('<time datetime="{iso}" data-ts="{ts}">{text}</time>').format(
-        iso=moment.strftime("%Y-%m-%dT%H:%M:%SZ"), ts=int(ts),
-        text=moment.strftime("%Y-%m-%d %H:%M UTC"))
-
-
 def person_link(username: str) -> Markup:
     """A person's name linking to their public profile."""
     return Markup('<a class="person" href="/u/{0}">{0}</a>').format(username)
@@ -211,11 +179,11 @@ def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str
 def page_globals() -> dict[str, Any]:
     code = lang()
     return {
-        "t": t, "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
+        "t": translator(code), "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
         "page_strings": page_strings(code), "static_url": static_url, "when": when, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
-        "island_label": island_label,
+        "island_label": island_label, "remembered": remembered,
     }
 
 

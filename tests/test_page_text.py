@@ -1,0 +1,85 @@
+"""The words and kept pieces of a page (lobbytalks/blueprints/page_text.py): translators
+with the numbers filled in once, list items rendered once per arguments and language."""
+from __future__ import annotations
+
+from markupsafe import Markup
+
+from lobbytalks import i18n, prose
+from lobbytalks.blueprints import page_text
+
+
+class CountingMacro:
+    """Stands for a Jinja macro: a name, and a rendering that counts its calls."""
+
+    name = "item"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, *args) -> Markup:
+        self.calls += 1
+        return Markup("<li>{}</li>").format(repr(args))
+
+
+def test_an_item_is_rendered_once_per_arguments_and_language(app):
+    macro = CountingMacro()
+    row = {"id": "t1", "title": "备份", "messageCount": 3}
+    with app.test_request_context("/"):
+        first = page_text.remembered(macro, row, "大厅")
+        again = page_text.remembered(macro, dict(row), "大厅")  # equal, not the same object
+    assert first == again and macro.calls == 1
+    with app.test_request_context("/"):
+        page_text.remembered(macro, {**row, "messageCount": 4}, "大厅")  # the row changed
+    with app.test_request_context("/?lang=en"):
+        page_text.remembered(macro, row, "大厅")  # another language
+    assert macro.calls == 3
+
+
+def test_markup_and_text_with_the_same_characters_are_kept_apart(app):
+    class Inline(CountingMacro):
+        def __call__(self, value) -> Markup:
+            self.calls += 1
+            return Markup("<li>{}</li>").format(value)  # text is escaped, markup is not
+
+    macro = Inline()
+    with app.test_request_context("/"):
+        as_text = page_text.remembered(macro, "<b>x</b>")
+        as_markup = page_text.remembered(macro, Markup("<b>x</b>"))
+    assert macro.calls == 2
+    assert as_text == "<li>&lt;b&gt;x&lt;/b&gt;</li>" and as_markup == "<li><b>x</b></li>"
+
+
+def test_the_kept_renderings_are_bounded(app, monkeypatch):
+    monkeypatch.setattr(page_text, "FRAGMENTS_KEPT", 10)
+    macro = CountingMacro()
+    with app.test_request_context("/"):
+        for n in range(35):
+            page_text.remembered(macro, {"id": n})
+    assert len(app.extensions["lobbytalks.fragments"]) <= 10
+    assert macro.calls == 35
+
+
+def test_every_string_has_its_numbers_filled_in_once(app):
+    with app.test_request_context("/?lang=en"):
+        translate = page_text.translator("en")
+        assert page_text.translator("en") is translate  # one per settings and language
+        numbers = prose.numbers(app.config["LOBBYTALKS"].settings, "en")
+        for key in i18n.STRINGS:
+            assert translate(key) == i18n.translate("en", key, **numbers)
+        assert page_text.t("no.such.key") == "no.such.key"
+
+
+def test_a_listed_question_shows_its_new_title_and_count_at_once(app, client, asker):
+    topic = asker.ask("第一版标题")
+    assert "第一版标题" in client.get("/").get_data(as_text=True)
+    assert asker.web_post("revise", topic=topic, title="第二版标题", note="改").status_code == 200
+    for path in ("/", "/questions", "/c/lobby"):
+        page = client.get(path).get_data(as_text=True)
+        assert "第二版标题" in page and "第一版标题" not in page, path
+
+
+def test_a_closed_question_leaves_the_open_listing_at_once(app, client, asker):
+    topic = asker.ask("很快就关闭的问题")
+    assert "很快就关闭的问题" in client.get("/").get_data(as_text=True)
+    assert asker.web_post("close", topic=topic).status_code == 200
+    assert "很快就关闭的问题" not in client.get("/").get_data(as_text=True)
