@@ -11,6 +11,7 @@ from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from .common import read_conn
 from .web_base import Pages, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
+from .visitor_pages import kept_for_visitors
 
 pages = Pages()
 
@@ -19,6 +20,7 @@ HOME_COMMUNITIES = 8
 
 
 @pages.get("/")
+@kept_for_visitors
 def home():
     reader = viewer_id()
     listing = communities.list_page(read_conn(), reader, "all", 1)
@@ -36,6 +38,7 @@ def favicon():
 
 
 @pages.get("/communities")
+@kept_for_visitors
 def communities_page():
     user = viewer()
     scope = choice_arg("scope", ("all", "joined"), "all") if user else "all"
@@ -45,6 +48,7 @@ def communities_page():
 
 
 @pages.get("/c/<community_id>")
+@kept_for_visitors
 def community_page(community_id: str):
     if not COMMUNITY_ID.match(community_id):
         raise ApiError("not_found", "社区不存在")

@@ -1,0 +1,132 @@
+"""Kept visitor pages (lobbytalks/blueprints/visitor_pages.py): served again only while
+nothing changed, never to a signed-in person, never after a write that changes them."""
+from __future__ import annotations
+
+import html as htmllib
+import sqlite3
+
+import pytest
+from conftest import Person, asked_with_private
+from qa_helpers import answer
+
+from lobbytalks.blueprints import visitor_pages
+
+sqlite_only = pytest.mark.sqlite_only
+PRIVATE = "私密：生产库有 40 GB。"
+SHARED = "用 SQLite 在线备份 API 可以在服务运行时得到一致副本 [S1]，不要直接复制文件。"
+
+
+def visitor_page(app, path: str) -> str:
+    response = app.test_client().get(path)
+    assert response.status_code == 200
+    return htmllib.unescape(response.get_data(as_text=True))
+
+
+def ok(response):
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def statements_of(db, call) -> list[str]:
+    seen: list[str] = []
+    db.conn.set_trace_callback(seen.append)
+    try:
+        call()
+    finally:
+        db.conn.set_trace_callback(None)
+    return seen
+
+
+def test_pages_are_kept_only_where_one_process_sees_every_write(app, db):
+    assert (visitor_pages.EXTENSION in app.extensions) == (db.dialect == "sqlite")
+
+
+@sqlite_only
+@pytest.mark.parametrize("path", ["/", "/communities", "/c/lobby", "/questions",
+                                  "/questions?q=备份", "/q/{topic}", "/u/{asker}"])
+def test_a_visitor_is_served_the_kept_page_until_something_changes(app, db, asker, topic, path):
+    path = path.format(topic=topic, asker=asker.username)
+    first = visitor_page(app, path)
+    again: list[str] = []
+    assert statements_of(db, lambda: again.append(visitor_page(app, path))) == [
+        "PRAGMA data_version"]
+    assert again == [first]
+    asker.ask("又一个问题")  # any write: the next visitor's page is rendered afresh
+    assert len(statements_of(db, lambda: visitor_page(app, path))) > 1
+
+
+def test_a_signed_in_person_never_gets_the_visitors_page(app, asker):
+    visitor_page(app, "/")
+    page = htmllib.unescape(asker.http.get("/").get_data(as_text=True))
+    assert asker.username in page and "/inbox" in page
+    assert asker.username not in visitor_page(app, "/").split("<main")[0]
+
+
+def test_each_language_has_its_own_page(app):
+    assert 'lang="zh-CN"' in visitor_page(app, "/")
+    assert 'lang="en"' in visitor_page(app, "/?lang=en")
+    assert 'lang="zh-CN"' in visitor_page(app, "/")
+
+
+def test_a_closed_question_or_a_new_title_reaches_the_visitor_at_once(app, asker):
+    topic = asker.ask("第一版标题")
+    for path in ("/", f"/q/{topic}"):
+        assert "第一版标题" in visitor_page(app, path)
+    ok(asker.web_post("revise", topic=topic, title="第二版标题", note="改"))
+    assert "第二版标题" in visitor_page(app, f"/q/{topic}")
+    assert "第二版标题" in visitor_page(app, "/")
+    ok(asker.web_post("close", topic=topic))
+    assert "第二版标题" not in visitor_page(app, "/")
+
+
+def test_a_withdrawn_share_leaves_the_visitors_page_with_the_write(app):
+    asker, topic, author, agent = asked_with_private(app, "怎样备份运行中的 SQLite？", PRIVATE, "甲虾")
+    message = answer(agent, topic, conclusion=SHARED)
+    ok(author.web_post("share", message=message, sharePublic=True))
+    ok(asker.web_post("card_preview", topic=topic))
+    ok(asker.web_post("card_publish", topic=topic))
+    assert "在线备份 API" in visitor_page(app, f"/q/{topic}")
+    ok(author.web_post("share", message=message, sharePublic=False))
+    page = visitor_page(app, f"/q/{topic}")
+    assert "在线备份 API" not in page and PRIVATE not in page
+
+
+@sqlite_only
+def test_a_write_from_another_process_is_noticed(app, asker, settings):
+    topic = asker.ask("别的进程会改这个标题")
+    assert "别的进程会改这个标题" in visitor_page(app, f"/q/{topic}")
+    other = sqlite3.connect(settings.db_path)  # as `lobbytalks admin` would, from outside
+    with other:
+        other.execute("UPDATE topics SET title = '改过的标题' WHERE id = ?", (topic,))
+    other.close()
+    assert "改过的标题" in visitor_page(app, f"/q/{topic}")
+
+
+@sqlite_only
+def test_a_kept_page_lives_a_few_seconds_at_most(app, db, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(visitor_pages.time, "monotonic", lambda: now[0])
+    visitor_page(app, "/")
+    assert len(statements_of(db, lambda: visitor_page(app, "/"))) == 1
+    now[0] += visitor_pages.KEPT_SECONDS + 0.1
+    assert len(statements_of(db, lambda: visitor_page(app, "/"))) > 1
+
+
+def test_the_kept_pages_are_bounded(monkeypatch):
+    pages = visitor_pages.VisitorPages(kept_bytes=1000)
+
+    class Page:
+        headers: dict[str, str] = {}
+
+        def get_data(self) -> bytes:
+            return b"x" * 300
+
+    for n in range(10):
+        pages.keep((n,), Page())
+    assert pages._size <= 1000 and len(pages._pages) <= 3
+
+
+def test_an_error_page_is_not_kept(app, db):
+    assert app.test_client().get("/q/tpc_nope").status_code == 404
+    if db.dialect == "sqlite":
+        assert not app.extensions[visitor_pages.EXTENSION]._pages
