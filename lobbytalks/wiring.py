@@ -21,7 +21,7 @@ from .blueprints import (communities, community, community_account, community_ad
                          community_agents, community_cards, community_memories,
                          community_notifications, docs, external, health, manage, mcp, web,
                          web_admin, web_agents, web_base, web_browse, web_developers,
-                         web_inbox, web_people, web_questions, visitor_pages)
+                         web_inbox, web_people, web_questions, kept_pages)
 from .db import ContentionError
 from .errors import ApiError
 from .services.locks import CONTENTION_RETRY_AFTER_SECONDS
@@ -73,7 +73,7 @@ def install(app: Flask, settings: Any) -> None:
     app.before_request(_before_request(before_steps(settings)))
     app.after_request(_after_request(after_steps(settings)))
     database = app.config["LOBBYTALKS"].db
-    visitor_pages.install(app, database.dialect)
+    kept_pages.install(app, database.dialect)
     app.teardown_appcontext(lambda _exc: database.release_connection())
 
 

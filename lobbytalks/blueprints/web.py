@@ -11,7 +11,7 @@ from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from .common import read_conn
 from .web_base import Pages, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
-from .visitor_pages import kept_for_visitors
+from .kept_pages import kept_page
 
 pages = Pages()
 
@@ -20,7 +20,7 @@ HOME_COMMUNITIES = 8
 
 
 @pages.get("/")
-@kept_for_visitors
+@kept_page
 def home():
     reader = viewer_id()
     listing = communities.list_page(read_conn(), reader, "all", 1)
@@ -38,7 +38,7 @@ def favicon():
 
 
 @pages.get("/communities")
-@kept_for_visitors
+@kept_page
 def communities_page():
     user = viewer()
     scope = choice_arg("scope", ("all", "joined"), "all") if user else "all"
@@ -48,7 +48,7 @@ def communities_page():
 
 
 @pages.get("/c/<community_id>")
-@kept_for_visitors
+@kept_page
 def community_page(community_id: str):
     if not COMMUNITY_ID.match(community_id):
         raise ApiError("not_found", "社区不存在")

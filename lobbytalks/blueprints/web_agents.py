@@ -12,6 +12,7 @@ from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
 from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOKEN_ROTATED
 from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
+from .kept_pages import kept_page
 from .web_developers import ENV_SNIPPET, client_configs
 from .common import read_conn
 
@@ -20,6 +21,7 @@ pages = Pages()
 
 @pages.get("/agents")
 @login_required
+@kept_page
 def agents_page():
     user = viewer()
     now = clock.now()
@@ -35,6 +37,7 @@ def agents_page():
 
 @pages.get("/tasks")
 @login_required
+@kept_page
 def tasks_page():
     user = viewer()
     rt = runtime()

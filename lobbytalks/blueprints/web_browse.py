@@ -9,7 +9,7 @@ from ..errors import ApiError
 from ..services import communities, search
 from .web_base import Pages, choice_arg, render, viewer_id
 from .common import read_conn
-from .visitor_pages import kept_for_visitors
+from .kept_pages import kept_page
 
 pages = Pages()
 
@@ -34,7 +34,7 @@ def browse_filters() -> dict[str, str]:
 
 
 @pages.get("/questions")
-@kept_for_visitors
+@kept_page
 def questions():
     filters = browse_filters()
     after = request.args.get("after", "")[:120]

@@ -9,6 +9,7 @@ from ..auth import current_user
 from ..runtime import runtime
 from ..services import notifications
 from .web_base import Pages, lang, login_required, render, viewer
+from .kept_pages import kept_page
 from .common import read_conn
 
 pages = Pages()
@@ -16,6 +17,7 @@ pages = Pages()
 
 @pages.get("/inbox")
 @login_required
+@kept_page
 def inbox():
     user = viewer()
     before = notifications.cursor(request.args.get("before", ""))

@@ -11,7 +11,7 @@ from ..errors import ApiError
 from ..runtime import runtime
 from ..services import people
 from .web_base import Pages, login_required, render, viewer
-from .visitor_pages import kept_for_visitors
+from .kept_pages import kept_page
 from .common import read_conn
 
 pages = Pages()
@@ -20,7 +20,7 @@ USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
 
 
 @pages.get("/u/<username>")
-@kept_for_visitors
+@kept_page
 def profile_page(username: str):
     if not USERNAME.match(username):
         raise ApiError("not_found", "用户不存在")

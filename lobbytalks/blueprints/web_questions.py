@@ -17,7 +17,7 @@ from ..models.external import CLIENTS, SOURCE_KINDS
 from .common import read_conn
 from .web_base import (Pages, day, distinct_labels, int_arg, island_label, login_required,
                        page_url, render, t, viewer, viewer_id)
-from .visitor_pages import kept_for_visitors
+from .kept_pages import kept_page
 
 pages = Pages()
 
@@ -108,7 +108,7 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
 
 
 @pages.get("/q/<topic_id>")
-@kept_for_visitors
+@kept_page
 def question(topic_id: str):
     if not ID.match(topic_id):
         raise ApiError("not_found", "话题不存在")

@@ -1,13 +1,14 @@
-"""Public pages as a visitor (no session) sees them, kept until the database changes.
+"""Pages kept until the database changes, for visitors and for each signed-in reader.
 
-A visitor's page is the same for every visitor: it shows only what anyone may read. It is
-kept under the database's *generation*, a number that moves as soon as any thread of this
+A page is kept under its address, language and reader (a visitor's is the same for every
+visitor; a signed-in person's is served only to requests whose session says it is them,
+checked on every request as before) and under the database's *generation*, a number that moves as soon as any thread of this
 process notices a change: SQLite's ``data_version`` of the thread's connection moves when
 another connection (another thread, or another process such as ``lobbytalks admin``) has
 committed, ``total_changes`` when the thread's own connection wrote. Every lookup first
 looks, so a page kept before a commit is never served after it: a withdrawn share, a
-hidden answer or a closed question leaves the visitor's page with the write that did it.
-A short lifetime covers what changes with the clock alone (a lease running out).
+hidden answer, a closed question or a lost membership leaves the page with the write that
+did it. A short lifetime covers what changes with the clock alone (a lease running out).
 
 Only with SQLite, where one process serves the file. With PostgreSQL several processes
 write and none of them would see the others' commits; pages are rendered every time.
@@ -27,8 +28,8 @@ from ..auth import current_user
 from .common import read_conn
 from .page_text import lang
 
-EXTENSION = "lobbytalks.visitor_pages"
-KEPT_BYTES = 8 * 1024 * 1024  # about 300 pages
+EXTENSION = "lobbytalks.kept_pages"
+KEPT_BYTES = 16 * 1024 * 1024  # 300-800 pages
 KEPT_SECONDS = 5.0
 
 
@@ -39,7 +40,7 @@ class KeptPage:
     kept_until: float
 
 
-class VisitorPages:
+class KeptPages:
     def __init__(self, kept_bytes: int = KEPT_BYTES, kept_seconds: float = KEPT_SECONDS) -> None:
         self.kept_bytes, self.kept_seconds = kept_bytes, kept_seconds
         self._pages: dict[tuple[Any, ...], KeptPage] = {}
@@ -78,18 +79,20 @@ class VisitorPages:
 
 def install(app: Flask, dialect: str) -> None:
     if dialect == "sqlite":
-        app.extensions[EXTENSION] = VisitorPages()
+        app.extensions[EXTENSION] = KeptPages()
 
 
-def kept_for_visitors(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Serve a visitor the kept page of this address and language, or keep the one the
-    view renders (200 only). Signed-in people always get a page rendered for them."""
+def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Serve the kept page of this address, language and reader, or keep the one the view
+    renders (200 only). Inside ``login_required``, so a visitor is sent to log in first."""
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        pages: VisitorPages | None = current_app.extensions.get(EXTENSION)
-        if pages is None or current_user(request) is not None:
+        pages: KeptPages | None = current_app.extensions.get(EXTENSION)
+        if pages is None:
             return view(*args, **kwargs)
-        key = (request.url, lang(), pages.generation(read_conn()))
+        reader = current_user(request)
+        key = (request.url, lang(), reader.id if reader else None,
+               pages.generation(read_conn()))
         kept = pages.get(key)
         if kept is not None:
             return Response(kept.body, headers=kept.headers)

@@ -1,15 +1,17 @@
-"""Kept visitor pages (lobbytalks/blueprints/visitor_pages.py): served again only while
-nothing changed, never to a signed-in person, never after a write that changes them."""
+"""Kept pages (lobbytalks/blueprints/kept_pages.py): served again only while nothing
+changed, only to the reader they were made for, never after a write that changes them."""
 from __future__ import annotations
 
 import html as htmllib
+import json
+import re
 import sqlite3
 
 import pytest
 from conftest import Person, asked_with_private
 from qa_helpers import answer
 
-from lobbytalks.blueprints import visitor_pages
+from lobbytalks.blueprints import kept_pages
 
 sqlite_only = pytest.mark.sqlite_only
 PRIVATE = "私密：生产库有 40 GB。"
@@ -38,7 +40,7 @@ def statements_of(db, call) -> list[str]:
 
 
 def test_pages_are_kept_only_where_one_process_sees_every_write(app, db):
-    assert (visitor_pages.EXTENSION in app.extensions) == (db.dialect == "sqlite")
+    assert (kept_pages.EXTENSION in app.extensions) == (db.dialect == "sqlite")
 
 
 @sqlite_only
@@ -55,11 +57,54 @@ def test_a_visitor_is_served_the_kept_page_until_something_changes(app, db, aske
     assert len(statements_of(db, lambda: visitor_page(app, path))) > 1
 
 
+def reader_page(person, path: str) -> str:
+    response = person.http.get(path)
+    assert response.status_code == 200
+    return htmllib.unescape(response.get_data(as_text=True))
+
+
 def test_a_signed_in_person_never_gets_the_visitors_page(app, asker):
     visitor_page(app, "/")
-    page = htmllib.unescape(asker.http.get("/").get_data(as_text=True))
+    page = reader_page(asker, "/")
     assert asker.username in page and "/inbox" in page
     assert asker.username not in visitor_page(app, "/").split("<main")[0]
+
+
+@pytest.mark.parametrize("path", ["/", "/tasks", "/agents", "/inbox", "/c/lobby"])
+def test_each_reader_gets_their_own_page(app, asker, member, path):
+    asker.new_agent("题主的虾")
+    mine, theirs = reader_page(asker, path), reader_page(member, path)
+    assert asker.username in mine and asker.username not in theirs.split("<main")[0]
+    assert member.username in theirs and member.username not in mine.split("<main")[0]
+    assert reader_page(asker, path) == mine
+
+
+@sqlite_only
+def test_a_signed_in_readers_page_is_kept_until_something_changes(app, db, asker, topic):
+    first = reader_page(asker, f"/q/{topic}")
+    seen = statements_of(db, lambda: reader_page(asker, f"/q/{topic}"))
+    assert len(seen) == 2 and seen[1] == "PRAGMA data_version"  # the session, then the check
+    asker.ask("又一个问题")
+    assert len(statements_of(db, lambda: reader_page(asker, f"/q/{topic}"))) > 2
+    assert reader_page(asker, f"/q/{topic}") == first
+
+
+def actions(page: str) -> list[dict]:
+    return [json.loads(body) for body in re.findall(r"data-body='([^']*)'", page)]
+
+
+def test_leaving_a_community_shows_at_once(app, member):
+    leave, join = {"action": "leave", "community": "lobby"}, {"action": "join", "community": "lobby"}
+    assert leave in actions(reader_page(member, "/c/lobby"))
+    ok(member.communities_post("leave", community="lobby"))
+    page = actions(reader_page(member, "/c/lobby"))
+    assert join in page and leave not in page
+
+
+def test_a_logged_out_session_gets_the_visitors_page(app, asker):
+    assert asker.username in reader_page(asker, "/")
+    ok(asker.web_post("logout"))
+    assert asker.username not in reader_page(asker, "/").split("<main")[0]
 
 
 def test_each_language_has_its_own_page(app):
@@ -105,15 +150,15 @@ def test_a_write_from_another_process_is_noticed(app, asker, settings):
 @sqlite_only
 def test_a_kept_page_lives_a_few_seconds_at_most(app, db, monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr(visitor_pages.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(kept_pages.time, "monotonic", lambda: now[0])
     visitor_page(app, "/")
     assert len(statements_of(db, lambda: visitor_page(app, "/"))) == 1
-    now[0] += visitor_pages.KEPT_SECONDS + 0.1
+    now[0] += kept_pages.KEPT_SECONDS + 0.1
     assert len(statements_of(db, lambda: visitor_page(app, "/"))) > 1
 
 
 def test_the_kept_pages_are_bounded(monkeypatch):
-    pages = visitor_pages.VisitorPages(kept_bytes=1000)
+    pages = kept_pages.KeptPages(kept_bytes=1000)
 
     class Page:
         headers: dict[str, str] = {}
@@ -129,4 +174,4 @@ def test_the_kept_pages_are_bounded(monkeypatch):
 def test_an_error_page_is_not_kept(app, db):
     assert app.test_client().get("/q/tpc_nope").status_code == 404
     if db.dialect == "sqlite":
-        assert not app.extensions[visitor_pages.EXTENSION]._pages
+        assert not app.extensions[kept_pages.EXTENSION]._pages
