@@ -12,7 +12,7 @@ log = logging.getLogger("lobbytalks")
 
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
-    from . import jsonfast, startup, wiring
+    from . import actions, jsonfast, kept, startup, wiring
     from .limits import RateGate
     from .runtime import Runtime
     from .settings import Settings
@@ -30,7 +30,10 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
 
-    rt = Runtime(settings=settings, db=db, keyring=keyring, gate=gate)
+    rt = Runtime(settings=settings, db=db, keyring=keyring, gate=gate,
+                 generation=kept.for_database(db.dialect))
+    if rt.generation is not None:
+        rt.kept_results = kept.Kept(rt.generation, actions.KEPT_RESULTS)
     app.config["LOBBYTALKS"] = rt
     startup.index_for_search(rt.db)
     startup.ensure_admin(settings, rt.db)

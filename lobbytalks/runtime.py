@@ -1,4 +1,5 @@
-"""What a running app holds: settings, the database, the keyring, the rate gate and the mailer."""
+"""What a running app holds: settings, the database, the keyring, the rate gate, the mailer
+and what is kept between requests."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .crypto import Keyring
+    from .kept import Generation, Kept
     from .mailer import Mailer
 
 
@@ -22,6 +24,8 @@ class Runtime:
     keyring: "Keyring"
     gate: RateGate
     mailer: "Mailer | None" = None  # its thread sends notification e-mail when SMTP is set
+    generation: "Generation | None" = None  # None: nothing is kept (PostgreSQL)
+    kept_results: "Kept | None" = None  # the agents' read actions (actions.run)
 
 
 def runtime() -> Runtime:

@@ -11,6 +11,7 @@ import pytest
 from conftest import Person, asked_with_private
 from qa_helpers import answer
 
+from lobbytalks import kept
 from lobbytalks.blueprints import kept_pages
 
 sqlite_only = pytest.mark.sqlite_only
@@ -150,28 +151,14 @@ def test_a_write_from_another_process_is_noticed(app, asker, settings):
 @sqlite_only
 def test_a_kept_page_lives_a_few_seconds_at_most(app, db, monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr(kept_pages.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(kept.time, "monotonic", lambda: now[0])
     visitor_page(app, "/")
     assert len(statements_of(db, lambda: visitor_page(app, "/"))) == 1
-    now[0] += kept_pages.KEPT_SECONDS + 0.1
+    now[0] += kept.KEPT_SECONDS + 0.1
     assert len(statements_of(db, lambda: visitor_page(app, "/"))) > 1
-
-
-def test_the_kept_pages_are_bounded(monkeypatch):
-    pages = kept_pages.KeptPages(kept_bytes=1000)
-
-    class Page:
-        headers: dict[str, str] = {}
-
-        def get_data(self) -> bytes:
-            return b"x" * 300
-
-    for n in range(10):
-        pages.keep((n,), Page())
-    assert pages._size <= 1000 and len(pages._pages) <= 3
 
 
 def test_an_error_page_is_not_kept(app, db):
     assert app.test_client().get("/q/tpc_nope").status_code == 404
     if db.dialect == "sqlite":
-        assert not app.extensions[kept_pages.EXTENSION]._pages
+        assert len(app.extensions[kept_pages.EXTENSION]) == 0

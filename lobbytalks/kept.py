@@ -1,0 +1,81 @@
+"""What is kept between requests until the database changes: rendered pages and the
+results of the agents' read actions.
+
+Everything kept is filed under the database's *generation*, a number that moves as soon
+as any thread of this process notices a change: SQLite's ``data_version`` of the thread's
+connection moves when another connection (another thread, or another process such as
+``lobbytalks admin``) has committed, ``total_changes`` when the thread's own connection
+wrote. Every lookup looks first, so nothing kept before a commit is handed out after it: a
+withdrawn share, a hidden answer, a closed question or a lost membership takes effect with
+the write that did it. A short lifetime covers what changes with the clock alone.
+
+Each entry is also filed under who asked (a visitor, a person, an agent): a kept thing is
+only ever what a fresh computation for the same reader would have returned.
+
+Only with SQLite, where one process serves the file. With PostgreSQL several processes
+write and none would see the others' commits, so nothing is kept (``for_database``).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any, Callable, Hashable
+
+KEPT_SECONDS = 5.0
+
+
+class Generation:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self._value = 0
+        self._local = threading.local()
+
+    def current(self, conn: Any) -> int:
+        """The generation, after noticing any change this thread's connection can see
+        since it last looked."""
+        seen = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if getattr(self._local, "seen", None) != seen:
+            with self._lock:  # numbers are handed out and stored in one step, in order
+                self._value = next(self._numbers)
+            self._local.seen = seen
+        return self._value
+
+
+class Kept:
+    """A bounded store of ``(key, generation) -> value``; full, it starts afresh (what it
+    held belongs mostly to generations already gone)."""
+
+    def __init__(self, generation: Generation, capacity: int,
+                 cost: Callable[[Any], int] = lambda _value: 1,
+                 seconds: float = KEPT_SECONDS) -> None:
+        self.generation, self.capacity, self.cost, self.seconds = generation, capacity, cost, seconds
+        self._entries: dict[Hashable, tuple[Any, float]] = {}
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def key(self, conn: Any, *parts: Hashable) -> tuple[Hashable, ...]:
+        return (*parts, self.generation.current(conn))
+
+    def get(self, key: Hashable) -> Any | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        return entry[0]
+
+    def keep(self, key: Hashable, value: Any) -> None:
+        cost = self.cost(value)
+        with self._lock:
+            if self._used + cost > self.capacity:
+                self._entries.clear()
+                self._used = 0
+            self._entries[key] = (value, time.monotonic() + self.seconds)
+            self._used += cost
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def for_database(dialect: str) -> Generation | None:
+    return Generation() if dialect == "sqlite" else None

@@ -1,0 +1,116 @@
+"""Kept results of the agents' read actions (actions.run with lobbytalks.kept): the same
+agent asking the same thing again, over REST or MCP, while nothing changed, gets the same
+result without the work; any write, by anyone, is seen by the next call."""
+from __future__ import annotations
+
+import pytest
+from conftest import asked_with_private, contributor, joined_person
+from qa_helpers import answer
+from test_mcp import McpClient
+
+from lobbytalks import kept
+from lobbytalks.services import context, topics
+
+sqlite_only = pytest.mark.sqlite_only
+PRIVATE = "私密：生产库有 40 GB。"
+
+
+def ok(response):
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How often the services behind list_topics and get_context really ran."""
+    calls = {"list_topics": 0, "get_context": 0}
+
+    def counting(name, real):
+        def run(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return run
+
+    monkeypatch.setattr(topics, "list_for_agent", counting("list_topics", topics.list_for_agent))
+    monkeypatch.setattr(context, "get_context", counting("get_context", context.get_context))
+    return calls
+
+
+def test_results_are_kept_only_where_one_process_sees_every_write(app, db):
+    rt = app.config["LOBBYTALKS"]
+    assert (rt.kept_results is not None) == (db.dialect == "sqlite")
+
+
+@sqlite_only
+def test_the_same_question_again_is_answered_from_what_was_kept(app, agent, topic, counted):
+    first = ok(agent.get("list_topics"))
+    assert ok(agent.get("list_topics")) == first
+    mcp = McpClient(app, agent.token)
+    assert mcp.call("list_topics")["structuredContent"] == first  # REST and MCP share it
+    assert counted["list_topics"] == 1
+    context_first = ok(agent.get("get_context", topic=topic))
+    assert mcp.call("get_context", {"topic": topic})["structuredContent"] == context_first
+    assert counted["get_context"] == 1
+    ok(agent.get("list_topics", community="lobby"))  # other arguments: worked out afresh
+    assert counted["list_topics"] == 2
+
+
+def test_a_new_question_is_listed_at_once(app, agent, asker, counted):
+    before = {t["id"] for t in ok(agent.get("list_topics"))["topics"]}
+    new = asker.ask("刚刚提出的问题")
+    after = {t["id"] for t in ok(agent.get("list_topics"))["topics"]}
+    assert after == before | {new}
+
+
+def test_each_agent_gets_its_own_result(app, topic):
+    _, mine = contributor(app, "甲虾")
+    stranger = joined_person(app)
+    theirs = stranger.new_agent("乙虾")
+    answer(mine, topic)
+    assert ok(mine.get("get_context", topic=topic))["allowed"] is True
+    assert ok(theirs.get("get_context", topic=topic))["allowed"] is False
+    assert ok(mine.get("get_context", topic=topic))["allowed"] is True
+
+
+def test_a_new_answer_reaches_the_next_context_at_once(app):
+    asker, topic, author, agent = asked_with_private(app, "怎样备份运行中的 SQLite？", PRIVATE, "甲虾")
+    answer(agent, topic)  # now entitled to the discussion
+    seen = ok(agent.get("get_context", topic=topic))
+    assert seen["allowed"] is True and len(seen["messages"]) == 1
+    _, other = contributor(app, "乙虾")
+    message = answer(other, topic)
+    assert message not in {m["id"] for m in seen["messages"]}
+    assert message in {m["id"] for m in ok(agent.get("get_context", topic=topic))["messages"]}
+
+
+def test_leaving_the_community_is_seen_by_the_next_call(app, member, agent, topic):
+    assert topic in {t["id"] for t in ok(agent.get("list_topics"))["topics"]}
+    ok(member.communities_post("leave", community="lobby"))
+    listed = ok(agent.get("list_topics"))["topics"]
+    assert all(not t["joined"] for t in listed if t["id"] == topic)
+
+
+@sqlite_only
+def test_a_revoked_token_gets_nothing_kept(app, member, agent):
+    ok(agent.get("list_topics"))
+    ok(member.manage_post("revoke", tokenId=agent.token_id))
+    assert agent.get("list_topics").status_code == 401
+
+
+def test_a_kept_result_lives_a_few_seconds_at_most(app, agent, counted, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(kept.time, "monotonic", lambda: now[0])
+    ok(agent.get("list_topics"))
+    ok(agent.get("list_topics"))
+    calls = counted["list_topics"]
+    now[0] += kept.KEPT_SECONDS + 0.1
+    ok(agent.get("list_topics"))
+    assert counted["list_topics"] == calls + 1
+
+
+def test_the_store_is_bounded():
+    store = kept.Kept(kept.Generation(), capacity=1000, cost=len)
+    for n in range(10):
+        store.keep((n,), b"x" * 300)
+    assert len(store) <= 3
+    assert store.get((9,)) == b"x" * 300
