@@ -123,6 +123,18 @@ class Server:
             total += _cpu_of(child) or 0.0
         return total
 
+    peak_rss = 0  # bytes, the most the process and its workers held at any sample
+
+    def note_rss(self) -> None:
+        """Sample the resident memory of the process and its workers (Linux only)."""
+        total = 0
+        for pid in (self.proc.pid, *_children_of(self.proc.pid)):
+            try:
+                total += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+            except (OSError, IndexError, ValueError):
+                return
+        self.peak_rss = max(self.peak_rss, total * os.sysconf("SC_PAGE_SIZE"))
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -258,6 +270,9 @@ def measure(concurrency: int, warmup: float, duration: float, worker: Worker,
         t.start()
     time.sleep(max(0.0, window.start - time.perf_counter()))
     before = cpu_counters(server)
+    while any(t.is_alive() for t in threads):
+        server.note_rss()
+        threads[0].join(RSS_EVERY)
     for t in threads:
         t.join()
     after = cpu_counters(server)
@@ -611,6 +626,7 @@ class Setup:
     manifest: Manifest
     env: dict[str, str]
     threads: int
+    peak_rss: int = 0  # bytes, LobbyTalks' resident memory at its highest sample
 
 
 def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
@@ -692,6 +708,7 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 r.ratio = r.rate / reference if reference else 0.0
             rows += floor_rows[:1] + level_rows + floor_rows[1:]
     finally:
+        setup.peak_rss = max((s.peak_rss for s in servers if s.name == "lobbytalks"), default=0)
         for server in servers:
             server.stop()
     return rows
@@ -706,6 +723,9 @@ def report(setup: Setup, rows: list[Row], load_before, exhausted: bool) -> None:
           f"start {load_before[0]:.2f}, at end {load_after[0]:.2f} (1 min)")
     for line in verdict(rows, max(args.concurrency)):
         print(line)
+    peak_mb = setup.peak_rss / 2**20
+    print(f"{'ok  ' if peak_mb <= RSS_AIM_MB else 'MISS'} server RSS peaked at {peak_mb:.0f} MB "
+          f"(aim <= {RSS_AIM_MB} MB through the run)")
     busy = [r for r in rows if r.cpu and r.cpu.other is not None and r.cpu.other > NOISY]
     if busy:
         print(f"WARNING: other processes used more than {NOISY} of a core during "
@@ -724,11 +744,14 @@ def report(setup: Setup, rows: list[Row], load_before, exhausted: bool) -> None:
         "load_before": load_before, "load_after": load_after,
         "duration": args.duration, "warmup": args.warmup, "rates": RATE_ENV,
         "access_log": not args.no_access_log, "questions": setup.manifest.questions,
-        "messages": setup.manifest.messages, "rows": [r.as_dict() for r in rows],
+        "messages": setup.manifest.messages, "peak_rss_mb": round(setup.peak_rss / 2**20),
+        "rows": [r.as_dict() for r in rows],
     }, indent=1), "utf-8")
     print(f"results written to {out}")
 
 
+RSS_EVERY = 0.25  # seconds between samples of the server's resident memory
+RSS_AIM_MB = 150
 LARGE = {"questions": 100_000, "messages": 1_000_000}
 P99_GROWTH_AIM = 1.3  # p99 at the large size within 1.3x of the small one
 

@@ -139,7 +139,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
 
 # Results of the ``kept`` actions held per app (``lobbytalks.kept``); a context with its 40
 # answers is ~0.3 MB as Python objects.
-KEPT_RESULTS = 64
+KEPT_RESULTS = 32
 
 
 def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any]) -> dict[str, Any]:

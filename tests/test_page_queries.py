@@ -13,9 +13,18 @@ from conftest import Person, contributor, good_result, joined_person, query_plan
 from helpers import UNDO_0011
 from lobbytalks import create_app
 from lobbytalks.db import Q, connect
+from lobbytalks.blueprints import kept_pages
 
 # EXPLAIN QUERY PLAN, the trace callback and the file-level migration test are SQLite's.
 sqlite_only = pytest.mark.sqlite_only
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept(app):
+    """These tests count what answering costs: a kept page or result would answer instead
+    (tests/test_kept_pages.py and test_kept_results.py test those)."""
+    app.extensions.pop(kept_pages.EXTENSION, None)
+    app.config["LOBBYTALKS"].kept_results = None
 
 
 @pytest.fixture

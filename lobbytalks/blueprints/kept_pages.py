@@ -19,7 +19,7 @@ from .common import read_conn
 from .page_text import lang
 
 EXTENSION = "lobbytalks.kept_pages"
-KEPT_BYTES = 16 * 1024 * 1024  # 300-800 pages
+KEPT_BYTES = 8 * 1024 * 1024  # 150-400 pages
 
 
 @dataclass(frozen=True)
