@@ -121,3 +121,21 @@ def test_the_time_field_is_the_current_utc_second():
     stamp = accesslog._utc_stamp()
     after = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     assert stamp in (before, after)
+
+
+def test_a_handler_added_to_the_logger_gets_each_line_as_a_record(logged, capsys):
+    import logging
+
+    app = logged()
+    records: list[logging.LogRecord] = []
+    catcher = logging.Handler()
+    catcher.emit = records.append  # type: ignore[method-assign]
+    accesslog.logger.addHandler(catcher)
+    try:
+        app.test_client().get("/healthz")
+    finally:
+        accesslog.logger.removeHandler(catcher)
+    assert [r.getMessage().split()[2:5] for r in records] == [["GET", "/healthz", "200"]]
+    assert "GET /healthz 200" in capsys.readouterr().err  # and stderr still has it
+    app.test_client().get("/healthz")
+    assert len(records) == 1  # back to the direct write once it is gone

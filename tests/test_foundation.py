@@ -108,7 +108,16 @@ def test_health_is_503_when_schema_is_behind(app):
     conn.execute("DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)")
     conn.commit()
     r = app.test_client().get("/healthz")
-    assert r.status_code == 503 and r.get_json()["ok"] is False
+    assert r.status_code == 503 and r.get_json() == {"ok": False, "error": "schema not migrated"}
+
+
+@pytest.mark.sqlite_only
+def test_health_is_503_when_the_version_table_is_gone(app):
+    conn = sqlite3.connect(app.config["LOBBYTALKS"].db.path)
+    conn.execute("DROP TABLE schema_migrations")
+    conn.commit()
+    r = app.test_client().get("/healthz")
+    assert r.status_code == 503 and r.get_json() == {"ok": False, "error": "database unavailable"}
 
 
 def test_unknown_api_path_uses_the_surface_envelope(client):

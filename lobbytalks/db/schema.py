@@ -77,6 +77,12 @@ def schema_version(conn: Any) -> int:
     return row[0] or 0
 
 
+def applied_version(conn: Any) -> int:
+    """``schema_version`` in one statement, for a database known to have been migrated
+    (the health check); raises ``DatabaseError`` where the version table is missing."""
+    return conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
+
+
 def pending_migrations(conn: Any) -> list[tuple[int, str, str]]:
     current = schema_version(conn)
     if current > latest_version():
