@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from . import clock
 from .auth import Agent
+from .jsonfast import Encoded
 from .models import external as m
 from .models import responses as r
 from .models.common import parse_model
@@ -153,6 +154,6 @@ def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any]) -> dict
                               data.model_dump_json())
     result = rt.kept_results.get(key)
     if result is None:
-        result = action.handler(rt, agent, data)
+        result = Encoded(action.handler(rt, agent, data))
         rt.kept_results.keep(key, result)
     return result

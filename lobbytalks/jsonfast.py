@@ -8,7 +8,7 @@ Chinese text) and keeps key order, as the API's documents expect.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 from flask import Flask, Response
@@ -24,6 +24,22 @@ def loads(text: str | bytes) -> Any:
     return orjson.loads(text)
 
 
+class Encoded(dict):
+    """A result that no longer changes (one kept between requests, ``lobbytalks.kept``):
+    each JSON form of it is written once and spliced into every response that carries it."""
+
+    def encoded(self, form: str, write: Callable[["Encoded"], bytes]) -> orjson.Fragment:
+        forms = self.__dict__.setdefault("_forms", {})
+        if form not in forms:
+            forms[form] = orjson.Fragment(write(self))
+        return forms[form]
+
+
+def as_json(value: Any) -> Any:
+    """``value`` as orjson should write it: an ``Encoded`` result by its kept encoding."""
+    return value.encoded("json", orjson.dumps) if isinstance(value, Encoded) else value
+
+
 class OrjsonProvider(JSONProvider):
     def dumps(self, obj: Any, **kwargs: Any) -> str:
         return orjson.dumps(obj).decode("utf-8")
@@ -33,7 +49,7 @@ class OrjsonProvider(JSONProvider):
 
     def response(self, *args: Any, **kwargs: Any) -> Response:
         data = self._prepare_response_obj(args, kwargs)
-        return self._app.response_class(orjson.dumps(data), mimetype="application/json")
+        return self._app.response_class(orjson.dumps(as_json(data)), mimetype="application/json")
 
 
 def install(app: Flask) -> None:

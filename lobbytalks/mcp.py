@@ -18,6 +18,7 @@ from typing import Any, Callable
 from . import __version__
 from .actions import ACTIONS, Action
 from .errors import ApiError
+from .jsonfast import Encoded
 from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
@@ -163,7 +164,13 @@ def _tool(action: Action, stated: dict[str, Any], *, with_output: bool) -> dict[
     return tool
 
 
-def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
+def tool_result(payload: dict[str, Any], *, is_error: bool) -> Any:
+    if isinstance(payload, Encoded):  # a kept result: this whole answer is written once
+        return payload.encoded("mcp", lambda kept: orjson.dumps(_tool_result(kept, is_error)))
+    return _tool_result(payload, is_error)
+
+
+def _tool_result(payload: dict[str, Any], is_error: bool) -> dict[str, Any]:
     # The same compact UTF-8 JSON the standard library would write, several times faster
     # (get_context's text is about 70 KB).
     text = orjson.dumps(payload).decode("utf-8")

@@ -3,6 +3,8 @@ agent asking the same thing again, over REST or MCP, while nothing changed, gets
 result without the work; any write, by anyone, is seen by the next call."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import asked_with_private, contributor, joined_person
 from qa_helpers import answer
@@ -114,3 +116,17 @@ def test_the_store_is_bounded():
         store.keep((n,), b"x" * 300)
     assert len(store) <= 3
     assert store.get((9,)) == b"x" * 300
+
+
+def test_a_kept_result_is_written_as_a_fresh_one_would_be(app, agent, topic):
+    mcp = McpClient(app, agent.token)
+    rest = [agent.get("get_context", topic=topic).get_data() for _ in range(2)]
+    calls = [mcp.call("get_context", {"topic": topic}) for _ in range(2)]
+    assert rest[0] == rest[1]
+    assert calls[0] == calls[1]
+    [text] = calls[0]["content"]
+    assert text["type"] == "text" and json.loads(text["text"]) == calls[0]["structuredContent"]
+    assert json.loads(rest[0]) == calls[0]["structuredContent"] and calls[0]["isError"] is False
+    # The same bytes as the result written out by the standard library, compactly.
+    assert rest[0] == json.dumps(json.loads(rest[0]), ensure_ascii=False,
+                                 separators=(",", ":")).encode()
