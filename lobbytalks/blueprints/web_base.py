@@ -206,11 +206,10 @@ def static_url(filename: str) -> str:
 
 
 def remember_language(response: Response) -> Response:
-    if not request.query_string:
-        return response  # no ?lang= to remember (most requests: skip parsing the query)
+    if not request.query_string or request.path.startswith("/api/"):
+        return response  # no ?lang= to remember, or not a page
     chosen = i18n.normalise_lang(request.args.get("lang"))
-    if chosen and not request.path.startswith("/api/") \
-            and chosen != request.cookies.get(i18n.LANG_COOKIE):
+    if chosen and chosen != request.cookies.get(i18n.LANG_COOKIE):
         response.set_cookie(i18n.LANG_COOKIE, chosen, max_age=LANG_COOKIE_DAYS * 86400,
                             samesite="Lax", path="/")
     return response
