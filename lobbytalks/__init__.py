@@ -33,7 +33,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     rt = Runtime(settings=settings, db=db, keyring=keyring, gate=gate,
                  generation=kept.for_database(db.dialect))
     if rt.generation is not None:
-        rt.kept_results = kept.Kept(rt.generation, actions.KEPT_RESULTS)
+        rt.kept_results = kept.Kept(actions.KEPT_RESULTS)
     app.config["LOBBYTALKS"] = rt
     startup.index_for_search(rt.db)
     startup.ensure_admin(settings, rt.db)

@@ -148,10 +148,10 @@ def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any]) -> dict
     action's result is reused for the same agent and arguments while the database has
     not changed; callers only read it."""
     data = action.parse({**args, "action": action.name})
-    if not action.kept or rt.kept_results is None:
+    if not action.kept or rt.kept_results is None or rt.generation is None:
         return action.handler(rt, agent, data)
-    key = rt.kept_results.key(rt.db.conn, action.name, agent.user_id, agent.profile_id,
-                              data.model_dump_json())
+    key = (action.name, agent.user_id, agent.profile_id, data.model_dump_json(),
+           rt.generation.current(rt.db.conn))
     result = rt.kept_results.get(key)
     if result is None:
         result = Encoded(action.handler(rt, agent, data))

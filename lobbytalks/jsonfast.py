@@ -28,11 +28,16 @@ class Encoded(dict):
     """A result that no longer changes (one kept between requests, ``lobbytalks.kept``):
     each JSON form of it is written once and spliced into every response that carries it."""
 
+    __slots__ = ("_forms",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._forms: dict[str, orjson.Fragment] = {}
+
     def encoded(self, form: str, write: Callable[["Encoded"], bytes]) -> orjson.Fragment:
-        forms = self.__dict__.setdefault("_forms", {})
-        if form not in forms:
-            forms[form] = orjson.Fragment(write(self))
-        return forms[form]
+        if form not in self._forms:
+            self._forms[form] = orjson.Fragment(write(self))
+        return self._forms[form]
 
 
 def as_json(value: Any) -> Any:

@@ -1,7 +1,7 @@
 """What is kept between requests until the database changes: rendered pages and the
 results of the agents' read actions.
 
-Everything kept is filed under the database's *generation*, a number that moves as soon
+Pages and results are filed under the database's *generation*, a number that moves as soon
 as any thread of this process notices a change: SQLite's ``data_version`` of the thread's
 connection moves when another connection (another thread, or another process such as
 ``lobbytalks admin``) has committed, ``total_changes`` when the thread's own connection
@@ -44,19 +44,16 @@ class Generation:
 
 
 class Kept:
-    """A bounded store of ``(key, generation) -> value``; full, it starts afresh (what it
-    held belongs mostly to generations already gone)."""
+    """A bounded store of ``key -> value``, each entry for ``seconds`` at most; full, it
+    starts afresh (what it held belongs mostly to generations already gone). Callers that
+    keep what the database says put ``Generation.current`` into the key."""
 
-    def __init__(self, generation: Generation, capacity: int,
-                 cost: Callable[[Any], int] = lambda _value: 1,
+    def __init__(self, capacity: int, cost: Callable[[Any], int] = lambda _value: 1,
                  seconds: float = KEPT_SECONDS) -> None:
-        self.generation, self.capacity, self.cost, self.seconds = generation, capacity, cost, seconds
+        self.capacity, self.cost, self.seconds = capacity, cost, seconds
         self._entries: dict[Hashable, tuple[Any, float]] = {}
         self._used = 0
         self._lock = threading.Lock()
-
-    def key(self, conn: Any, *parts: Hashable) -> tuple[Hashable, ...]:
-        return (*parts, self.generation.current(conn))
 
     def get(self, key: Hashable) -> Any | None:
         entry = self._entries.get(key)

@@ -111,7 +111,7 @@ def test_a_kept_result_lives_a_few_seconds_at_most(app, agent, counted, monkeypa
 
 
 def test_the_store_is_bounded():
-    store = kept.Kept(kept.Generation(), capacity=1000, cost=len)
+    store = kept.Kept(capacity=1000, cost=len)
     for n in range(10):
         store.keep((n,), b"x" * 300)
     assert len(store) <= 3

@@ -15,6 +15,7 @@ from flask import Flask, Response, current_app, request
 
 from ..auth import current_user
 from ..kept import Generation, Kept
+from ..runtime import runtime
 from .common import read_conn
 from .page_text import lang
 
@@ -30,7 +31,7 @@ class KeptPage:
 
 def install(app: Flask, generation: Generation | None) -> None:
     if generation is not None:
-        app.extensions[EXTENSION] = Kept(generation, KEPT_BYTES, cost=lambda page: len(page.body))
+        app.extensions[EXTENSION] = Kept(KEPT_BYTES, cost=lambda page: len(page.body))
 
 
 def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -39,10 +40,12 @@ def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         pages: Kept | None = current_app.extensions.get(EXTENSION)
-        if pages is None:
+        generation = runtime().generation
+        if pages is None or generation is None:
             return view(*args, **kwargs)
         reader = current_user(request)
-        key = pages.key(read_conn(), request.url, lang(), reader.id if reader else None)
+        key = (request.url, lang(), reader.id if reader else None,
+               generation.current(read_conn()))
         kept = pages.get(key)
         if kept is not None:
             return Response(kept.body, headers=kept.headers)

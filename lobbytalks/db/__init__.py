@@ -14,8 +14,8 @@ from .schema import (SchemaTooNew, applied_version, dialect_of, latest_version, 
 from .sqlite import BUSY_TIMEOUT_MS, Connection, Database, Row, connect, make_private_dir
 
 __all__ = [
-    "BUSY_TIMEOUT_MS", "Connection", "applied_version", "ContentionError", "Database", "DatabaseError", "IntegrityError", "Q",
-    "Queries", "Row", "SchemaTooNew", "connect", "dialect_of", "latest_version",
+    "BUSY_TIMEOUT_MS", "Connection", "ContentionError", "Database", "DatabaseError", "IntegrityError", "Q",
+    "Queries", "Row", "SchemaTooNew", "applied_version", "connect", "dialect_of", "latest_version",
     "make_private_dir", "migrate", "migrations", "open_database", "pending_migrations",
     "schema_version",
 ]
