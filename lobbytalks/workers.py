@@ -76,6 +76,11 @@ def bind(settings: Settings) -> list[socket.socket]:
     return sockets
 
 
+def listen_refusal(settings: Settings, error: OSError) -> str:
+    """What ``serve`` says, in one line, when ``bind`` fails (the port is taken)."""
+    return f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}"
+
+
 @dataclass
 class _Child:
     slot: int
@@ -247,8 +252,7 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
     try:
         sockets = bind(settings)
     except OSError as exc:
-        print(f"lobbytalks: cannot listen on {settings.host}:{settings.port}: {exc}",
-              file=sys.stderr)
+        print(f"lobbytalks: {listen_refusal(settings, exc)}", file=sys.stderr)
         return 1
 
     def child_main(ready: Callable[[], None]) -> None:

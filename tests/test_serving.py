@@ -296,3 +296,18 @@ def test_a_path_cannot_forge_access_log_fields(tmp_path):
     assert fields[6:] == ["user=-", "agent=-"], line
     (line,) = [line for line in out.splitlines() if " /x" in line]
     assert line.split(" ")[3:5] == ["/x%09200%0Bok%C3%A4", "404"], line
+
+
+def test_a_taken_port_is_one_line_and_exit_1(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "lobbytalks", "serve", "--port", str(port),
+             "--data-dir", str(tmp_path / "data")],
+            env={**os.environ, "LOBBYTALKS_ACCESS_LOG": "false"}, capture_output=True,
+            text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"lobbytalks: cannot listen on 127.0.0.1:{port}: " in done.stderr
+    assert "Traceback" not in done.stderr and "serving" not in done.stdout

@@ -23,12 +23,11 @@ def serve(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
-    from .. import serverlock, serving
+    from .. import serverlock, serving, workers
     from ..db import make_private_dir
 
     settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
     if settings.workers != 1:
-        from .. import workers
         refused = workers.refusal(settings)
         if refused:
             fail(refused)
@@ -44,13 +43,17 @@ def serve(args: argparse.Namespace) -> int:
         app = _app_or_none(settings)
         if app is None:
             return 1
+        try:
+            sockets = workers.bind(settings)
+        except OSError as exc:  # the port is taken: one line, not a traceback
+            return fail(workers.listen_refusal(settings, exc))
         shown = settings.public_url or f"http://{settings.host}:{settings.port}"
         print(f"LobbyTalks {__version__} serving {settings.database_shown} at {shown}", flush=True)
         # waitress leaves its loop on SystemExit/KeyboardInterrupt, lets the worker threads
         # finish (up to 5 s) and returns; turning SIGTERM (docker stop, systemd) into
         # SystemExit gives the same clean stop as Ctrl-C, and the lock is released below.
         signal.signal(signal.SIGTERM, _stop_on_signal)
-        serving.serve(app, settings)
+        serving.serve(app, settings, sockets)
         print("LobbyTalks stopped", flush=True)
     finally:
         if lock is not None:
