@@ -43,9 +43,13 @@ class _Format(NamedTuple):
     pattern: re.Pattern[str]
     check: Callable[[re.Match[str]], bool] | None = None  # a further test of each match
 
-    def found_in(self, folded: str, lowered: str) -> bool:
+    def may_be_in(self, folded: str, lowered: str) -> bool:
+        """Whether one of the keywords occurs: a match is impossible without one."""
         haystack = lowered if self.pattern.flags & _IGNORE_CASE else folded
-        if not any(keyword in haystack for keyword in self.keywords):
+        return any(keyword in haystack for keyword in self.keywords)
+
+    def found_in(self, folded: str, lowered: str) -> bool:
+        if not self.may_be_in(folded, lowered):
             return False
         if self.check is None:
             return self.pattern.search(folded) is not None
@@ -110,6 +114,8 @@ _FORMATS: tuple[_Format, ...] = (
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@[^\s/?#@]")),
 )
 SECRET_LABELS = tuple(kind.label for kind in _FORMATS)
+_SEPARATOR = "\x00"
+assert not any(_SEPARATOR in keyword for kind in _FORMATS for keyword in kind.keywords)
 
 
 def find_secret(text: str) -> str | None:
@@ -147,8 +153,18 @@ def find_secret_in(values: Any) -> str | None:
     """:func:`find_secret` over every string (dict keys included) in nested dicts, lists
     and tuples, in document order; the first label found, or None. Other types are
     ignored; never raises."""
-    for text in _strings_in(values):
-        label = find_secret(text)
-        if label is not None:
-            return label
+    folded = [fold_for_scanning(text) for text in _strings_in(values)]
+    # The keywords are looked for once in all the strings together (a result holds dozens
+    # of short ones, most with no keyword at all); only the kinds whose keyword occurs are
+    # then tried string by string. No keyword holds the separator, so none is found across
+    # two strings, and each string is still judged on its own.
+    joined = _SEPARATOR.join(folded)
+    candidates = [kind for kind in _FORMATS if kind.may_be_in(joined, joined.lower())]
+    if not candidates:
+        return None
+    for text in folded:
+        lowered = text.lower()
+        for kind in candidates:
+            if kind.found_in(text, lowered):
+                return kind.label
     return None

@@ -22,8 +22,11 @@ def js_length(text: str) -> int:
 
     Limits are shared with browser forms, which count this way. Never raises for a str.
     """
-    # Code points above the BMP take a surrogate pair in UTF-16.
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    # Code points above the BMP take a surrogate pair in UTF-16 (four bytes); a lone
+    # surrogate, which JSON can carry, counts as the one unit it is in JavaScript.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 _NEWLINES_AND_TAB = frozenset("\n\r\t")

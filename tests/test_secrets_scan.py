@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lobbytalks.secrets_scan import SECRET_LABELS, find_secret, find_secret_in
 from lobbytalks.security import new_agent_token
@@ -134,6 +136,26 @@ def test_find_secret_is_fast_on_long_input():
 ])
 def test_find_secret_in(values, label):
     assert find_secret_in(values) == label
+
+
+def test_find_secret_in_never_joins_two_strings():
+    # The keywords are looked for across all strings at once: a keyword or a secret split
+    # over two strings is neither.
+    assert find_secret_in(["AK", "IA" + "B" * 16]) is None
+    assert find_secret_in(["ghp", "_" + "A" * 36]) is None
+    assert find_secret_in(["sk-" + "x" * 10, "x" * 10]) is None
+    assert find_secret_in(["a\x00sk-", "x" * 20]) is None
+
+
+_PIECES = [case for case, _ in SECRET_CASES] + ["", "plain words", "我们讨论一下", "sk-", "AKIA",
+                                                "https://example.com/a?b=c", "\x00", "Bearer"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=40)), max_size=8))
+def test_find_secret_in_is_find_secret_on_each_string_in_order(texts):
+    expected = next((label for label in map(find_secret, texts) if label), None)
+    assert find_secret_in(texts) == expected
 
 
 def test_find_secret_in_handles_deep_nesting():

@@ -3,6 +3,8 @@ the folded form scanners read. One parametrized table per rule."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lobbytalks.textrules import (
     check_display_text,
@@ -26,9 +28,16 @@ from lobbytalks.textrules import (
     ("é", 1),
     ("e\u0301", 2),        # combining accent counts separately, as in JS
     ("\U0010ffff", 2),
+    ("\ud800", 1),         # a lone surrogate (JSON can carry one): one unit, as in JS
+    ("a\udfff😀", 4),
 ])
 def test_js_length_counts_utf16_units(text, expected):
     assert js_length(text) == expected
+
+
+@given(st.text(st.characters(blacklist_categories=())))
+def test_js_length_is_one_unit_per_bmp_code_point_and_two_above(text):
+    assert js_length(text) == sum(2 if ord(char) > 0xFFFF else 1 for char in text)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
