@@ -42,6 +42,16 @@ def test_heartbeat_after_expiry_is_refused_and_settles(world, clock_file, db):
     assert db.value("SELECT state FROM tasks") == "expired"
 
 
+def test_fail_after_expiry_is_refused_and_settles(world, clock_file, db):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    advance(clock_file, 1801)
+    assert_external_error(agent.post("fail_task", taskId=task, error="工具超时"), 409,
+                          "task_terminal")
+    assert db.value("SELECT state FROM tasks") == "expired"
+    assert db.value("SELECT kind FROM notifications") == "task_expired"
+
+
 def test_heartbeat_requires_membership_and_open_topic(world, db):
     asker, helper, agent = world
     topic = asker.ask()

@@ -5,11 +5,11 @@ The same fact (the question closed, the person left its community, it holds its
 claim and heartbeat say what is wrong (``topic_unavailable``, ``forbidden``), submit says the
 result was not stored (``submission_rejected``).
 
-Settle, then re-check: an action on an existing task first settles the task's expiry in a
-transaction of its own (``tasks.settle_owned``), so a lease that ran out is recorded as
-expired even when the action is then refused; it then reads the task again inside its
-write transaction, because another request may have finished or failed it in between, and
-checks that row.
+Settle first, refuse after the commit: an action on an existing task first settles the
+task's expiry inside its write transaction (``tasks.with_expiry_settled``). When the lease
+ran out just then, the action stops there, lets the transaction commit and only then
+refuses, so the expiry is recorded although the action is not done; otherwise nothing was
+written yet, and any refusal further on may roll the whole transaction back.
 """
 from __future__ import annotations
 

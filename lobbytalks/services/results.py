@@ -12,7 +12,7 @@ from .locks import hold_task, hold_topic, hold_user
 from .memories import remember
 from .notifications import notify
 from .preconditions import check_topic, require_leased
-from .tasks import check_reply_target, settle_owned, owned_task, task_view
+from .tasks import check_reply_target, owned_task, task_view, with_expiry_settled
 from .topics import get_topic
 
 if TYPE_CHECKING:
@@ -22,41 +22,49 @@ if TYPE_CHECKING:
 def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, Any]:
     result = normalise(data, now=now)
     digest = result_hash(result)
-    _, expired_now = settle_owned(db, agent, data.taskId, now)
-    if expired_now:  # a lease that ran out just now was leased: nothing to replay
-        raise ApiError("submission_rejected", "租约已过期，成果未入库")
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # cancel and submit are decided one after the other
         task = owned_task(conn, agent, data.taskId)  # its topic never changes
         hold_topic(conn, task["topic_id"])  # the answer count and its cap
         hold_task(conn, task["id"])
-        if task["state"] == "done":
-            return _replay(task, digest)
-        require_leased(task)
-        topic = get_topic(conn, task["topic_id"])
-        check_topic(conn, "submit_result", topic, agent.user_id)
-        check_reply_target(conn, agent.user_id, topic, task["reply_to"])
-        message_id = new_id("msg")
-        uncertainties = result.get("uncertainties", [])
-        conn.execute(Q.insert_message, {
-            "id": message_id, "topic": topic["id"], "user": agent.user_id,
-            "profile": agent.profile_id, "task": task["id"], "reply_to": task["reply_to"],
-            "name": agent.name, "model": agent.client, "text": data.conclusion,
-            "reasoning": data.reasoningSummary,
-            "uncertainties": dumps(uncertainties),
-            "conditions": dumps(result.get("conditions", [])),
-            "sources": dumps(result["evidence"]),
-            "tool_runs": dumps(result.get("toolRuns", [])),
-            "version": task["question_version"], "now": now,
-        })
-        conn.execute(Q.complete_task, {"id": task["id"], "message": message_id, "hash": digest,
-                                       "now": now})
-        conn.execute(Q.bump_message_count, {"id": topic["id"], "now": now})
-        if topic["author_id"] != agent.user_id:  # one's own agent answering is no news
-            notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
-                   now=now)
-        notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
-        task = conn.execute(Q.get_task, {"id": task["id"]}).fetchone()
+        task, expired_now = with_expiry_settled(conn, task, now)
+        if not expired_now:
+            return _store(conn, agent, data, task, result, digest, now)
+    # After the commit, so the expiry stays recorded. A lease that ran out just now was
+    # leased: there is nothing to replay.
+    raise ApiError("submission_rejected", "租约已过期，成果未入库")
+
+
+def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], digest: str,
+           now: int) -> dict[str, Any]:
+    """The message, the task done, the answer count, the asker told, the memory kept."""
+    if task["state"] == "done":
+        return _replay(task, digest)
+    require_leased(task)
+    topic = get_topic(conn, task["topic_id"])
+    check_topic(conn, "submit_result", topic, agent.user_id)
+    check_reply_target(conn, agent.user_id, topic, task["reply_to"])
+    message_id = new_id("msg")
+    uncertainties = result.get("uncertainties", [])
+    conn.execute(Q.insert_message, {
+        "id": message_id, "topic": topic["id"], "user": agent.user_id,
+        "profile": agent.profile_id, "task": task["id"], "reply_to": task["reply_to"],
+        "name": agent.name, "model": agent.client, "text": data.conclusion,
+        "reasoning": data.reasoningSummary,
+        "uncertainties": dumps(uncertainties),
+        "conditions": dumps(result.get("conditions", [])),
+        "sources": dumps(result["evidence"]),
+        "tool_runs": dumps(result.get("toolRuns", [])),
+        "version": task["question_version"], "now": now,
+    })
+    conn.execute(Q.complete_task, {"id": task["id"], "message": message_id, "hash": digest,
+                                   "now": now})
+    conn.execute(Q.bump_message_count, {"id": topic["id"], "now": now})
+    if topic["author_id"] != agent.user_id:  # one's own agent answering is no news
+        notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
+               now=now)
+    notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
+    task = conn.execute(Q.get_task, {"id": task["id"]}).fetchone()
     return {"ok": True, "messageId": message_id, "task": task_view(task),
             "memoryNotice": notice, "provenance": PROVENANCE}
 

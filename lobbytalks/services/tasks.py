@@ -116,27 +116,26 @@ def status(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str,
         return {"task": task_view(_reload(conn, task_id))}
 
 
-def settle_owned(db: Database, agent: "Agent", task_id: str, now: int) -> tuple[Row, bool]:
-    """Settle the task's expiry in its own transaction (see ``preconditions``: settle, then
-    re-check); also say whether the lease ran out just now."""
-    with db.transaction() as conn:
-        hold_user(conn, agent.user_id)
-        owned_task(conn, agent, task_id)
-        expired_now = settle_task(conn, task_id, now)
-        return _reload(conn, task_id), expired_now
+def with_expiry_settled(conn: Connection, task: Row, now: int) -> tuple[Row, bool]:
+    """The task with its expiry settled in the caller's write transaction, and whether the
+    lease ran out just now (see ``preconditions``: the caller then commits and refuses)."""
+    if not settle_task(conn, task["id"], now):
+        return task, False
+    return _reload(conn, task["id"]), True
 
 
 def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str, Any]:
     """Extend the lease to now + 30 min, never past claim + 2 h."""
-    settle_owned(db, agent, task_id, now)
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # the lease's state, against submit, fail and cancel
-        task = owned_task(conn, agent, task_id)
-        require_leased(task)
-        check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
-        expires = max(task["expires"], min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
-        conn.execute(Q.extend_lease, {"id": task_id, "expires": expires, "now": now})
-        return {"task": task_view(_reload(conn, task_id))}
+        task, _ = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
+        if task["state"] == "leased":
+            check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
+            expires = max(task["expires"],
+                          min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
+            conn.execute(Q.extend_lease, {"id": task_id, "expires": expires, "now": now})
+            return {"task": task_view(_reload(conn, task_id))}
+    raise ApiError("task_terminal")  # after the commit: an expiry just recorded stays
 
 
 def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) -> dict[str, Any]:
@@ -145,18 +144,18 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
     :raise 400 sensitive_content: when the error text holds a secret.
     """
     refuse_secrets(error)
-    settle_owned(db, agent, task_id, now)
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # one outcome per task, against submit and cancel
-        task = owned_task(conn, agent, task_id)
+        task, _ = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
         if task["state"] == "failed":
             if task["error"] == error:
                 return {"ok": True, "task": task_view(task), "replayed": True}
             raise ApiError("idempotency_conflict", "任务已用不同的说明报告失败")
-        require_leased(task)
-        conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
-        notify_tasks_ended(conn, [task], "task_failed", now=now)
-        return {"ok": True, "task": task_view(_reload(conn, task_id))}
+        if task["state"] == "leased":
+            conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
+            notify_tasks_ended(conn, [task], "task_failed", now=now)
+            return {"ok": True, "task": task_view(_reload(conn, task_id))}
+    raise ApiError("task_terminal")  # after the commit: an expiry just recorded stays
 
 
 # --- the owner's view (cookie) ---------------------------------------------------------
