@@ -8,7 +8,7 @@ import pytest
 from conftest import count, open_database
 from helpers import assert_web_error
 
-# SQLite's own transaction machinery: deferred foreign keys, its error classes, the thread's
+# SQLite's own transaction machinery: deferred foreign keys, its error classes, the write
 # connection swapped out.
 pytestmark = pytest.mark.sqlite_only
 
@@ -26,7 +26,7 @@ def add_community(conn: sqlite3.Connection, community_id: str) -> None:
 
 
 class FailingCommit:
-    """The thread's connection, except that its next COMMIT fails as a full disk would."""
+    """The write connection, except that its next COMMIT fails as a full disk would."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.real, self.failures = conn, 1
@@ -68,7 +68,7 @@ def test_deferred_constraint_at_commit_rolls_back_and_the_next_write_commits(dat
 
 
 def test_commit_failing_with_an_io_error_rolls_back(database, db):
-    database._local.conn = FailingCommit(database.conn)
+    database._write_conn = FailingCommit(database._writer())
     with pytest.raises(sqlite3.OperationalError):
         with database.transaction() as conn:
             add_community(conn, "lost")
@@ -82,7 +82,7 @@ def test_failed_commit_during_a_request_does_not_poison_the_next_one(app, person
     database = app.config["LOBBYTALKS"].db
     r = person.communities_post("create", name="第一个社区")  # opens this thread's connection
     assert r.status_code == 200
-    database._local.conn = FailingCommit(database.conn)
+    database._write_conn = FailingCommit(database._writer())
     r = person.communities_post("create", name="写不进去")
     assert_web_error(r, 503)
     r = person.communities_post("create", name="第二个社区")
@@ -129,12 +129,12 @@ def test_a_connection_that_cannot_roll_back_is_replaced(database, db):
                 raise sqlite3.OperationalError("disk I/O error")
             return super().execute(sql, *args)
 
-    broken = BrokenRollback(database.conn)
-    database._local.conn = broken
+    broken = BrokenRollback(database._writer())
+    database._write_conn = broken
     with pytest.raises(sqlite3.OperationalError):
         with database.transaction() as conn:
             add_community(conn, "lost")
-    assert database.conn is not broken
+    assert database._writer() is not broken
     with database.transaction() as conn:
         add_community(conn, "kept")
     assert count(db, "communities", "id = 'kept'") == 1

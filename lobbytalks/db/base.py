@@ -2,7 +2,7 @@
 
 A subclass provides ``conn`` (this thread's connection), ``_local`` (a threading.local),
 ``_abort(conn)``, ``checkpointer``, ``after_commit``, its ``begin`` statement and, where
-writers must queue, a ``_write_guard``.
+writers must queue, a ``_write_guard`` and maybe a ``_writer`` of their own.
 """
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ class TransactionalDatabase:
     def _write_guard(self) -> AbstractContextManager[Any]:
         return nullcontext()
 
+    def _writer(self) -> Any:
+        """The connection a write transaction runs on (under ``_write_guard``)."""
+        return self.conn
+
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         """One write transaction (``begin``); nested use is a savepoint inside it.
@@ -33,11 +37,13 @@ class TransactionalDatabase:
             if depth:
                 yield from self._savepoint(depth)
                 return
-            conn = self.conn
-            if conn.in_transaction:  # only a bug leaves one open; never build on it
-                log.warning("a transaction was left open on this thread; rolling it back")
-                self._abort(conn)
-                conn = self.conn
+            # Only a bug leaves a transaction open, on this thread's connection or the
+            # writer's; never build on it, nor wait behind its locks.
+            for leftover in dict.fromkeys((self.conn, self._writer())):
+                if leftover.in_transaction:
+                    log.warning("a transaction was left open; rolling it back")
+                    self._abort(leftover)
+            conn = self._writer()
             conn.execute(self.begin)
             self._local.depth = 1
             try:

@@ -3,7 +3,10 @@
 Reads use one connection per thread (reused across requests). Writes go through one
 process-wide lock and a ``BEGIN IMMEDIATE`` transaction, so concurrent writers queue in
 Python instead of spinning on SQLite's busy timeout, and "the first committed transaction
-wins" holds for every race the protocol cares about.
+wins" holds for every race the protocol cares about. Every write transaction runs on one
+connection of its own, whichever thread holds the lock: a connection that finds the
+database changed by another connection since it last looked drops its whole page cache, so
+per-thread writers would read each page of every index they touch again on each write.
 """
 from __future__ import annotations
 
@@ -76,6 +79,7 @@ class Database(TransactionalDatabase):
         self.path = str(path)
         self._local = threading.local()
         self._write_lock = threading.RLock()
+        self._write_conn: sqlite3.Connection | None = None  # opened by the first write
         self.checkpointer = Checkpointer(self.path)
         # Called after every commit, outside the write lock (the mailer's wake-up); each
         # must be cheap and must not raise.
@@ -83,6 +87,9 @@ class Database(TransactionalDatabase):
 
     @property
     def conn(self) -> sqlite3.Connection:
+        """This thread's connection; the writer's while the thread holds a transaction."""
+        if getattr(self._local, "depth", 0):
+            return self._writer()
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = connect(self.path, autocheckpoint=False)
@@ -91,6 +98,11 @@ class Database(TransactionalDatabase):
 
     def _write_guard(self) -> threading.RLock:
         return self._write_lock
+
+    def _writer(self) -> sqlite3.Connection:
+        if self._write_conn is None:
+            self._write_conn = connect(self.path, autocheckpoint=False)
+        return self._write_conn
 
     def release_connection(self) -> None:
         """End of a request: the thread keeps its connection (the PostgreSQL pool's
@@ -107,6 +119,10 @@ class Database(TransactionalDatabase):
         if conn is not None:
             conn.close()
             self._local.conn = None
+        with self._write_lock:
+            if self._write_conn is not None:
+                self._write_conn.close()
+                self._write_conn = None
 
     def _abort(self, conn: sqlite3.Connection) -> None:
         """Roll back whatever is open; a connection that cannot roll back is replaced."""
@@ -115,6 +131,9 @@ class Database(TransactionalDatabase):
         try:
             conn.execute("ROLLBACK")
         except sqlite3.Error:
-            log.exception("ROLLBACK failed; opening a new connection for this thread")
+            log.exception("ROLLBACK failed; opening a new connection in its place")
             conn.close()
-            self._local.conn = None
+            if conn is self._write_conn:
+                self._write_conn = None
+            else:
+                self._local.conn = None
