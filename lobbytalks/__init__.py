@@ -12,7 +12,7 @@ log = logging.getLogger("lobbytalks")
 
 def create_app(settings: Any = None, **overrides: Any) -> Flask:
     """Build the app: settings, database (migrated), keyring, rate gate, surfaces."""
-    from . import actions, jsonfast, kept, startup, wiring
+    from . import actions, auth, jsonfast, kept, startup, wiring
     from .limits import RateGate
     from .runtime import Runtime
     from .settings import Settings
@@ -34,6 +34,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
                  generation=kept.for_database(db.dialect))
     if rt.generation is not None:
         rt.kept_results = kept.Kept(actions.KEPT_RESULTS)
+        rt.kept_tokens = kept.Kept(auth.KEPT_TOKENS)
     app.config["LOBBYTALKS"] = rt
     startup.index_for_search(rt.db)
     startup.ensure_admin(settings, rt.db)

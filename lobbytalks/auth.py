@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flask import Request, Response, g
 
@@ -12,7 +13,11 @@ from .runtime import runtime
 from .security import new_session_secret, sha256_hex
 from .services import moderation
 
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
 SESSION_COOKIE = "xia_session"
+KEPT_TOKENS = 4096  # tokens looked up while the database has not changed (kept.Kept)
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,7 @@ def authenticate_agent(request: Request) -> Agent:
         raise ApiError("unauthorized", "缺少 Agent Token")
     rt = runtime()
     now = clock.now()
-    row = rt.db.one(Q.get_agent_by_token_digest, {"digest": sha256_hex(token)})
+    row = _token_row(rt, sha256_hex(token))
     if row is None or row["revoked"] or row["expires"] <= now:
         raise _token_refusal(row)
     agent = Agent(row["user_id"], row["profile_id"], row["token_id"], row["name"],
@@ -130,6 +135,21 @@ def authenticate_agent(request: Request) -> Agent:
             conn.execute(Q.touch_token, {"now": now, "id": agent.token_id})
     g.agent = agent
     return agent
+
+
+def _token_row(rt: "Runtime", digest: str):
+    """The token's row with its agent, kept under the database's generation: revoking,
+    rotating or archiving is a write, after which the next lookup reads afresh; the expiry
+    is compared with the clock at every use. Unknown digests are not kept."""
+    if rt.kept_tokens is None or rt.generation is None:
+        return rt.db.one(Q.get_agent_by_token_digest, {"digest": digest})
+    key = (digest, rt.generation.current(rt.db.conn))
+    row = rt.kept_tokens.get(key)
+    if row is None:
+        row = rt.db.one(Q.get_agent_by_token_digest, {"digest": digest})
+        if row is not None:
+            rt.kept_tokens.keep(key, row)
+    return row
 
 
 def _token_refusal(row) -> ApiError:

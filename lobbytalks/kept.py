@@ -1,11 +1,11 @@
-"""What is kept between requests until the database changes: rendered pages and the
-results of the agents' read actions.
+"""What is kept between requests until the database changes: rendered pages, the results
+of the agents' read actions and the rows behind their tokens.
 
 Pages and results are filed under the database's *generation*, a number that moves as soon
 as any thread of this process notices a change: SQLite's ``data_version`` of the thread's
-connection moves when another connection (another thread, or another process such as
-``lobbytalks admin``) has committed, ``total_changes`` when the thread's own connection
-wrote. Every lookup looks first, so nothing kept before a commit is handed out after it: a
+connection moves when another connection has committed (the one every write transaction of
+this process runs on, see ``db.sqlite``, or another process such as ``lobbytalks admin``),
+``total_changes`` when the thread's own connection wrote. Every lookup looks first, so nothing kept before a commit is handed out after it: a
 withdrawn share, a hidden answer, a closed question or a lost membership takes effect with
 the write that did it. A short lifetime covers what changes with the clock alone.
 

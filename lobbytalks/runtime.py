@@ -26,6 +26,7 @@ class Runtime:
     mailer: "Mailer | None" = None  # its thread sends notification e-mail when SMTP is set
     generation: "Generation | None" = None  # None: nothing is kept (PostgreSQL)
     kept_results: "Kept | None" = None  # the agents' read actions (actions.run)
+    kept_tokens: "Kept | None" = None  # token digest -> its row (auth.authenticate_agent)
 
 
 def runtime() -> Runtime:
