@@ -64,6 +64,9 @@ class Kept:
     def keep(self, key: Hashable, value: Any) -> None:
         cost = self.cost(value)
         with self._lock:
+            replaced = self._entries.pop(key, None)
+            if replaced is not None:
+                self._used -= self.cost(replaced[0])
             if self._used + cost > self.capacity:
                 self._entries.clear()
                 self._used = 0

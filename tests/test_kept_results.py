@@ -118,6 +118,16 @@ def test_the_store_is_bounded():
     assert store.get((9,)) == b"x" * 300
 
 
+def test_keeping_a_key_again_replaces_its_entry_and_frees_its_room():
+    store = kept.Kept(capacity=1000, cost=len)
+    store.keep(("other",), b"y" * 300)
+    for n in range(10):
+        store.keep(("same",), b"x" * (300 + n))
+    assert len(store) == 2
+    assert store.get(("other",)) == b"y" * 300  # never pushed out by the same key
+    assert store.get(("same",)) == b"x" * 309
+
+
 def test_a_kept_result_is_written_as_a_fresh_one_would_be(app, agent, topic):
     mcp = McpClient(app, agent.token)
     rest = [agent.get("get_context", topic=topic).get_data() for _ in range(2)]

@@ -9,6 +9,7 @@ import hashlib
 import re
 import string
 import zlib
+from collections import Counter
 
 import pytest
 
@@ -226,3 +227,16 @@ def test_parse_retrieved_at_uses_given_now():
     assert parse_retrieved_at("2030-01-01", now=1893456000) == 1893456000
     with pytest.raises(ValueError):
         parse_retrieved_at("2030-01-01", now=1893456000 - 301)
+
+
+def test_random_strings_use_every_character_in_every_place_evenly():
+    alphabet, length, draws = "abcdef", 5, 12_000
+    seen = [Counter() for _ in range(length)]
+    for _ in range(draws):
+        text = security._random_string(alphabet, length)
+        assert len(text) == length
+        for place, char in enumerate(text):
+            seen[place][char] += 1
+    expected = draws / len(alphabet)  # 2,000; the bounds are some 20 standard deviations out
+    assert all(set(counts) == set(alphabet) for counts in seen)
+    assert all(0.6 * expected < n < 1.4 * expected for counts in seen for n in counts.values())
