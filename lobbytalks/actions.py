@@ -150,10 +150,10 @@ def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any]) -> dict
     data = action.parse({**args, "action": action.name})
     if not action.kept or rt.kept_results is None or rt.generation is None:
         return action.handler(rt, agent, data)
-    key = (action.name, agent.user_id, agent.profile_id, data.model_dump_json(),
-           rt.generation.current(rt.db.conn))
-    result = rt.kept_results.get(key)
+    key = (action.name, agent.user_id, agent.profile_id, data.model_dump_json())
+    generation = rt.generation.current(rt.db.conn)
+    result = rt.kept_results.get(key, generation)
     if result is None:
         result = Encoded(action.handler(rt, agent, data))
-        rt.kept_results.keep(key, result)
+        rt.kept_results.keep(key, result, generation)
     return result

@@ -138,19 +138,17 @@ def authenticate_agent(request: Request) -> Agent:
 
 
 def _token_row(rt: "Runtime", digest: str):
-    """The token's row with its agent, kept with the database's generation it was read in:
-    revoking, rotating or archiving is a write, after which the next lookup reads afresh;
-    the expiry is compared with the clock at every use. One entry per token (a newer read
-    replaces it); unknown digests are not kept."""
+    """The token's row with its agent, kept under the database's generation: revoking,
+    rotating or archiving is a write, after which the next lookup reads afresh; the expiry
+    is compared with the clock at every use. Unknown digests are not kept."""
     if rt.kept_tokens is None or rt.generation is None:
         return rt.db.one(Q.get_agent_by_token_digest, {"digest": digest})
     generation = rt.generation.current(rt.db.conn)
-    kept = rt.kept_tokens.get(digest)
-    if kept is not None and kept[0] == generation:
-        return kept[1]
-    row = rt.db.one(Q.get_agent_by_token_digest, {"digest": digest})
-    if row is not None:
-        rt.kept_tokens.keep(digest, (generation, row))
+    row = rt.kept_tokens.get(digest, generation)
+    if row is None:
+        row = rt.db.one(Q.get_agent_by_token_digest, {"digest": digest})
+        if row is not None:
+            rt.kept_tokens.keep(digest, row, generation)
     return row
 
 

@@ -1,13 +1,15 @@
 """What is kept between requests until the database changes: rendered pages, the results
 of the agents' read actions and the rows behind their tokens.
 
-Pages and results are filed under the database's *generation*, a number that moves as soon
+Each is kept with the database's *generation* it was made in, a number that moves as soon
 as any thread of this process notices a change: SQLite's ``data_version`` of the thread's
 connection moves when another connection has committed (the one every write transaction of
 this process runs on, see ``db.sqlite``, or another process such as ``lobbytalks admin``),
-``total_changes`` when the thread's own connection wrote. Every lookup looks first, so nothing kept before a commit is handed out after it: a
-withdrawn share, a hidden answer, a closed question or a lost membership takes effect with
-the write that did it. A short lifetime covers what changes with the clock alone.
+``total_changes`` when the thread's own connection wrote. Every lookup looks first and
+takes only what was made in the current generation, so nothing kept before a commit is
+handed out after it: a withdrawn share, a hidden answer, a closed question or a lost
+membership takes effect with the write that did it. A short lifetime covers what changes
+with the clock alone.
 
 Each entry is also filed under who asked (a visitor, a person, an agent): a kept thing is
 only ever what a fresh computation for the same reader would have returned.
@@ -44,24 +46,25 @@ class Generation:
 
 
 class Kept:
-    """A bounded store of ``key -> value``, each entry for ``seconds`` at most; full, it
-    starts afresh (what it held belongs mostly to generations already gone). Callers that
-    keep what the database says put ``Generation.current`` into the key."""
+    """A bounded store of ``key -> value``, each entry for ``seconds`` at most and only for
+    the generation it was kept in (``Generation.current``; None for what the database does
+    not decide). One entry per key: keeping it again, in a newer generation, replaces it.
+    Full, it starts afresh."""
 
     def __init__(self, capacity: int, cost: Callable[[Any], int] = lambda _value: 1,
                  seconds: float = KEPT_SECONDS) -> None:
         self.capacity, self.cost, self.seconds = capacity, cost, seconds
-        self._entries: dict[Hashable, tuple[Any, float]] = {}
+        self._entries: dict[Hashable, tuple[Any, int | None, float]] = {}
         self._used = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> Any | None:
+    def get(self, key: Hashable, generation: int | None = None) -> Any | None:
         entry = self._entries.get(key)
-        if entry is None or entry[1] < time.monotonic():
+        if entry is None or entry[1] != generation or entry[2] < time.monotonic():
             return None
         return entry[0]
 
-    def keep(self, key: Hashable, value: Any) -> None:
+    def keep(self, key: Hashable, value: Any, generation: int | None = None) -> None:
         cost = self.cost(value)
         with self._lock:
             replaced = self._entries.pop(key, None)
@@ -70,7 +73,7 @@ class Kept:
             if self._used + cost > self.capacity:
                 self._entries.clear()
                 self._used = 0
-            self._entries[key] = (value, time.monotonic() + self.seconds)
+            self._entries[key] = (value, generation, time.monotonic() + self.seconds)
             self._used += cost
 
     def __len__(self) -> int:

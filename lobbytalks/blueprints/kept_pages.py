@@ -44,13 +44,14 @@ def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
         if pages is None or generation is None:
             return view(*args, **kwargs)
         reader = current_user(request)
-        key = (request.url, lang(), reader.id if reader else None,
-               generation.current(read_conn()))
-        kept = pages.get(key)
+        key = (request.url, lang(), reader.id if reader else None)
+        current = generation.current(read_conn())
+        kept = pages.get(key, current)
         if kept is not None:
             return Response(kept.body, headers=kept.headers)
         response = view(*args, **kwargs)
         if response.status_code == 200:
-            pages.keep(key, KeptPage(response.get_data(), list(response.headers.items())))
+            page = KeptPage(response.get_data(), list(response.headers.items()))
+            pages.keep(key, page, current)
         return response
     return wrapper

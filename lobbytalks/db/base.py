@@ -2,7 +2,8 @@
 
 A subclass provides ``conn`` (this thread's connection), ``_local`` (a threading.local),
 ``_abort(conn)``, ``checkpointer``, ``after_commit``, its ``begin`` statement and, where
-writers must queue, a ``_write_guard`` and maybe a ``_writer`` of their own.
+writers must queue, a ``_write_guard``; one with a connection of its own for writes
+provides ``_writer`` and ``_opened`` too.
 """
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ class TransactionalDatabase:
         """The connection a write transaction runs on (under ``_write_guard``)."""
         return self.conn
 
+    def _opened(self) -> tuple[Any, ...]:
+        """The connections this thread may have left a transaction open on."""
+        return (self._writer(),)
+
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         """One write transaction (``begin``); nested use is a savepoint inside it.
@@ -37,9 +42,9 @@ class TransactionalDatabase:
             if depth:
                 yield from self._savepoint(depth)
                 return
-            # Only a bug leaves a transaction open, on this thread's connection or the
-            # writer's; never build on it, nor wait behind its locks.
-            for leftover in dict.fromkeys((self.conn, self._writer())):
+            # Only a bug leaves a transaction open; never build on it, nor wait behind
+            # its locks.
+            for leftover in self._opened():
                 if leftover.in_transaction:
                     log.warning("a transaction was left open; rolling it back")
                     self._abort(leftover)

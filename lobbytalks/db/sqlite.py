@@ -104,6 +104,10 @@ class Database(TransactionalDatabase):
             self._write_conn = connect(self.path, autocheckpoint=False)
         return self._write_conn
 
+    def _opened(self) -> tuple[sqlite3.Connection, ...]:
+        own = getattr(self._local, "conn", None)  # not opened just to be looked at
+        return (self._writer(),) if own is None else (own, self._writer())
+
     def release_connection(self) -> None:
         """End of a request: the thread keeps its connection (the PostgreSQL pool's
         counterpart returns it)."""

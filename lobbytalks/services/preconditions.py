@@ -50,6 +50,22 @@ def check_topic(conn: Connection, action: str, topic: Row, user_id: int) -> None
             raise ApiError(code, message)
 
 
+# action -> what it answers, after the commit, when the lease ran out just as it came
+# (a heartbeat or failure finds the task over; a result was not stored)
+LEASE_RAN_OUT: dict[str, tuple[str, str | None]] = {
+    "heartbeat": ("task_terminal", None),
+    "fail_task": ("task_terminal", None),
+    "submit_result": ("submission_rejected", "租约已过期，成果未入库"),
+}
+
+
+def lease_ran_out(action: str) -> ApiError:
+    """The refusal for ``action`` on a lease that ``tasks.with_expiry_settled`` has just
+    expired; raised once the transaction that recorded the expiry has committed."""
+    code, message = LEASE_RAN_OUT[action]
+    return ApiError(code, message)
+
+
 def require_leased(task: Row) -> None:
     """A task that is no longer leased cannot be changed (its replays are handled before)."""
     if task["state"] != "leased":

@@ -11,7 +11,7 @@ from ..security import new_id
 from .locks import hold_task, hold_topic, hold_user
 from .memories import remember
 from .notifications import notify
-from .preconditions import check_topic, require_leased
+from .preconditions import check_topic, lease_ran_out, require_leased
 from .tasks import check_reply_target, owned_task, task_view, with_expiry_settled
 from .topics import get_topic
 
@@ -30,9 +30,7 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
         task, expired_now = with_expiry_settled(conn, task, now)
         if not expired_now:
             return _store(conn, agent, data, task, result, digest, now)
-    # After the commit, so the expiry stays recorded. A lease that ran out just now was
-    # leased: there is nothing to replay.
-    raise ApiError("submission_rejected", "租约已过期，成果未入库")
+    raise lease_ran_out("submit_result")  # it was leased until now: nothing to replay
 
 
 def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], digest: str,

@@ -11,7 +11,7 @@ from ..security import new_id
 from . import context
 from .locks import hold_user
 from .notifications import notify_tasks_ended
-from .preconditions import check_topic, require_leased
+from .preconditions import check_topic, lease_ran_out, require_leased
 from .reading import can_read_full
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_task, settle_user
@@ -128,14 +128,15 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
     """Extend the lease to now + 30 min, never past claim + 2 h."""
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # the lease's state, against submit, fail and cancel
-        task, _ = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
-        if task["state"] == "leased":
+        task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
+        if not expired_now:
+            require_leased(task)
             check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
             expires = max(task["expires"],
                           min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
             conn.execute(Q.extend_lease, {"id": task_id, "expires": expires, "now": now})
             return {"task": task_view(_reload(conn, task_id))}
-    raise ApiError("task_terminal")  # after the commit: an expiry just recorded stays
+    raise lease_ran_out("heartbeat")
 
 
 def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) -> dict[str, Any]:
@@ -146,16 +147,17 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
     refuse_secrets(error)
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # one outcome per task, against submit and cancel
-        task, _ = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
-        if task["state"] == "failed":
+        task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
+        if task["state"] == "failed":  # never one that expired just now
             if task["error"] == error:
                 return {"ok": True, "task": task_view(task), "replayed": True}
             raise ApiError("idempotency_conflict", "任务已用不同的说明报告失败")
-        if task["state"] == "leased":
+        if not expired_now:
+            require_leased(task)
             conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
             notify_tasks_ended(conn, [task], "task_failed", now=now)
             return {"ok": True, "task": task_view(_reload(conn, task_id))}
-    raise ApiError("task_terminal")  # after the commit: an expiry just recorded stays
+    raise lease_ran_out("fail_task")
 
 
 # --- the owner's view (cookie) ---------------------------------------------------------
