@@ -38,6 +38,7 @@ from limits.strategies import MovingWindowRateLimiter
 
 from .errors import ApiError
 from .settings import mask_uri_credentials
+from .turns import set_aside
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,8 @@ class SharedWindow:
     @contextlib.contextmanager
     def _failing_closed(self):
         try:
-            yield
+            with set_aside():  # a network round trip, up to the timeout: others go on
+                yield
         except StorageError as exc:
             # The storage's own message names host and port, never the password.
             log.warning("rate-limit storage %s failed: %s: %s", self._shown,

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
+from .turns import set_aside
+
 __all__ = ["Argon2Cost", "hash_password", "verify_password", "verify_password_timing_safe",
            "needs_rehash"]
 
@@ -71,8 +73,9 @@ def _unb64(text: str) -> bytes:
 
 
 def _argon2(password: str, salt: bytes, cost: Argon2Cost, key_bytes: int) -> bytes:
-    return Argon2id(salt=salt, length=key_bytes, iterations=cost.iterations, lanes=cost.lanes,
-                    memory_cost=cost.memory_kib).derive(_utf8(password))
+    with set_aside():  # tens of milliseconds outside the interpreter lock: others go on
+        return Argon2id(salt=salt, length=key_bytes, iterations=cost.iterations,
+                        lanes=cost.lanes, memory_cost=cost.memory_kib).derive(_utf8(password))
 
 
 def hash_password(password: str, cost: Argon2Cost = DEFAULT_COST) -> str:
@@ -123,8 +126,9 @@ def _parse_scrypt(stored: str) -> tuple[int, int, int, bytes, bytes] | None:
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, key_bytes: int) -> bytes:
     # OpenSSL needs about 128*r*(n+p+2) bytes and by default refuses more than 32 MiB.
     maxmem = max(_MIN_MAXMEM, 128 * r * (n + p + 2) + 1024 * 1024)
-    return hashlib.scrypt(_utf8(password), salt=salt, n=n, r=r, p=p, maxmem=maxmem,
-                          dklen=key_bytes)
+    with set_aside():
+        return hashlib.scrypt(_utf8(password), salt=salt, n=n, r=r, p=p, maxmem=maxmem,
+                              dklen=key_bytes)
 
 
 # --- verifying ----------------------------------------------------------------------------

@@ -13,7 +13,9 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
   (``guards.BODY_REFUSED``), so each surface answers 413 ``payload_too_large`` in its own
   envelope, and the connection closes (the unread rest of the body is never parsed);
 - proxies: ``X-Forwarded-*`` reach the app only when ``trusted_proxies`` is set; the app's
-  ``ProxyFix`` (``create_app``) is the one place that interprets them.
+  ``ProxyFix`` (``create_app``) is the one place that interprets them;
+- threads: on SQLite the worker threads take turns (``lobbytalks.turns``), one serving at
+  a time, the others going on only while it waits for something else than the interpreter.
 """
 from __future__ import annotations
 
@@ -29,8 +31,8 @@ from waitress.server import MultiSocketServer, TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher, WSGITask
 from waitress.utilities import RequestEntityTooLarge
 
-from .guards import LARGEST_BODY_LIMIT
-from .guards import BODY_REFUSED
+from . import turns
+from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ def serve(app: Any, settings: Any, sockets: list[socket.socket] | None = None) -
         del options["host"], options["port"]
         options["sockets"] = sockets
     adj = Adjustments(**options)
-    tasks = _Dispatcher()
+    tasks = _TurnTakingDispatcher() if turns.wanted(settings) else _Dispatcher()
     tasks.set_thread_count(adj.threads)
     channels: dict = {}
     # What waitress.create_server does, with the hardened server class: one listener per
@@ -115,6 +117,8 @@ class _Dispatcher(ThreadedTaskDispatcher):
     in that warning than in the app). The news is the same, so it is summed up instead.
     """
 
+    capacity = "LOBBYTALKS_THREADS or --workers add capacity"
+
     def __init__(self) -> None:
         super().__init__()
         self._waits = 0
@@ -123,10 +127,13 @@ class _Dispatcher(ThreadedTaskDispatcher):
     def add_task(self, task: Any) -> None:
         with self.lock:
             self.queue.append(task)
-            self.queue_cv.notify()
+            self._wake_for(task)
             idle = len(self.threads) - self.stop_count - self.active_count
             if len(self.queue) > idle:
                 self._note_wait(len(self.queue) - idle)
+
+    def _wake_for(self, task: Any) -> None:
+        self.queue_cv.notify()
 
     def _note_wait(self, depth: int) -> None:
         self._waits += 1
@@ -134,9 +141,82 @@ class _Dispatcher(ThreadedTaskDispatcher):
         if now - self._warned_at >= QUEUE_WARNING_SECONDS:
             self.queue_logger.warning(
                 "requests are waiting for a worker thread: queue depth %d, %d requests waited "
-                "since the last such line (LOBBYTALKS_THREADS or --workers add capacity)",
-                depth, self._waits)
+                "since the last such line (%s)", depth, self._waits, self.capacity)
             self._warned_at, self._waits = now, 0
+
+
+class _TurnTakingDispatcher(_Dispatcher):
+    """The task queue served by one worker at a time (``lobbytalks.turns``).
+
+    The worker holding the turn takes task after task; the others sleep until it runs out
+    of work or sets its turn aside, and then one of them serves instead. A worker that wants
+    its turn back has it before any further task is started. All counts are kept under the
+    queue's lock, where every wake-up is decided:
+
+    * ``_serving``: workers holding the turn, or about to, to serve the queue (0 or 1);
+    * ``_returning``: workers waiting to take back a turn they set aside.
+    """
+
+    capacity = "the process is busy: PostgreSQL with --workers adds capacity"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turn = turns.Turn(self)
+        self._serving = 0
+        self._returning = 0
+
+    def _wake_for(self, task: Any) -> None:
+        if not self._serving and not self._returning:
+            self.queue_cv.notify()
+
+    def handler_thread(self, thread_no: int) -> None:
+        while True:
+            with self.lock:
+                while self.stop_count == 0 and not self._may_serve():
+                    self.active_count -= 1
+                    self.queue_cv.wait()
+                    self.active_count += 1
+                if self.stop_count > 0:
+                    self.active_count -= 1
+                    self.stop_count -= 1
+                    self.threads.discard(thread_no)
+                    self.thread_exit_cv.notify()
+                    return
+                self._serving += 1
+            with self.turn.taken():
+                self._serve()
+
+    def _may_serve(self) -> bool:
+        return bool(self.queue) and not self._serving and not self._returning
+
+    def _serve(self) -> None:
+        """Tasks until none is left, someone wants their turn back, or the server stops."""
+        while True:
+            with self.lock:
+                if not self.queue or self._returning or self.stop_count:
+                    self._serving -= 1
+                    return
+                task = self.queue.popleft()
+            try:
+                task.service()
+            except BaseException:
+                self.logger.exception("Exception when servicing %r", task)
+
+    # turns.Keeper
+    def turn_set_aside(self) -> None:
+        with self.lock:
+            self._serving -= 1
+            if self._may_serve():
+                self.queue_cv.notify()
+
+    def turn_wanted_back(self) -> None:
+        with self.lock:
+            self._returning += 1
+
+    def turn_taken_back(self) -> None:
+        with self.lock:
+            self._returning -= 1
+            self._serving += 1
 
 
 class _BoundedRequest(HTTPRequestParser):

@@ -52,7 +52,7 @@ class Settings:
     workers: int = _setting(
         1, "Server processes sharing the listening socket (more than 1 needs PostgreSQL and "
         "a shared RATELIMIT_STORAGE)")
-    threads: int = _setting(4, "Waitress worker threads (more threads contend for the GIL on SQLite calls)")
+    threads: int = _setting(4, "Waitress worker threads (on SQLite they take turns: lobbytalks.turns)")
     connection_limit: int = _setting(
         1000, "Open client connections at most; idle and slow ones only hold a socket, "
         "never a worker thread")

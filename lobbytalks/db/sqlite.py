@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from .. import turns
 from ..checkpoint import Checkpointer
 from .base import TransactionalDatabase
 
@@ -96,8 +97,11 @@ class Database(TransactionalDatabase):
             self._local.conn = conn
         return conn
 
-    def _write_guard(self) -> threading.RLock:
-        return self._write_lock
+    def _write_guard(self):
+        # Waited for with the request's turn set aside (lobbytalks.turns); only a thread
+        # that is not taking turns (the mailer, a command) ever holds it when a request
+        # comes for it, the turn holder's own transaction being over by then.
+        return turns.waiting(self._write_lock)
 
     def _writer(self) -> sqlite3.Connection:
         if self._write_conn is None:
