@@ -53,6 +53,8 @@ class Settings:
         1, "Server processes sharing the listening socket (more than 1 needs PostgreSQL and "
         "a shared RATELIMIT_STORAGE)")
     threads: int = _setting(4, "Waitress worker threads (on SQLite they take turns: lobbytalks.turns)")
+    take_turns: bool = _setting(True, "On SQLite, worker threads take turns instead of competing "
+                                "for the interpreter (off: a database far larger than memory)")
     connection_limit: int = _setting(
         1000, "Open client connections at most; idle and slow ones only hold a socket, "
         "never a worker thread")

@@ -24,7 +24,9 @@ the short locks around in-memory structures, whose holders never wait for the tu
 thread without the turn (a background thread, a command, a test's client) passes through
 ``waiting`` and ``set_aside`` unchanged. SQLite's own write lock is waited for holding the
 turn: only another process holds it, for the milliseconds a ``lobbytalks admin`` command
-writes.
+writes. So is the disk, when SQLite reads a page the operating system has not cached: on a
+database far larger than memory those reads would queue one behind another, and
+``LOBBYTALKS_TAKE_TURNS=false`` lets the threads overlap them instead.
 
 With PostgreSQL every query waits on the network, and the workers overlap those waits, so
 nothing takes turns (``wanted``).
@@ -105,5 +107,5 @@ def waiting(lock: Any) -> Iterator[None]:
 
 
 def wanted(settings: Any) -> bool:
-    """Whether the server's worker threads take turns: on SQLite."""
-    return not settings.uses_postgres
+    """Whether the server's worker threads take turns: on SQLite, unless turned off."""
+    return settings.take_turns and not settings.uses_postgres

@@ -193,6 +193,8 @@ def test_only_sqlite_takes_turns(tmp_path):
     assert not turns.wanted(Settings.load(env={
         "LOBBYTALKS_DATA_DIR": str(tmp_path),
         "LOBBYTALKS_DATABASE_URL": "postgresql://lobbytalks@localhost/lobbytalks"}))
+    assert not turns.wanted(Settings.load(env={
+        "LOBBYTALKS_DATA_DIR": str(tmp_path), "LOBBYTALKS_TAKE_TURNS": "false"}))
     assert not hasattr(_Dispatcher(), "turn")
 
 
