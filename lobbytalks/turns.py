@@ -24,9 +24,11 @@ the short locks around in-memory structures, whose holders never wait for the tu
 thread without the turn (a background thread, a command, a test's client) passes through
 ``waiting`` and ``set_aside`` unchanged. SQLite's own write lock is waited for holding the
 turn: only another process holds it, for the milliseconds a ``lobbytalks admin`` command
-writes. So is the disk, when SQLite reads a page the operating system has not cached: on a
-database far larger than memory those reads would queue one behind another, and
-``LOBBYTALKS_TAKE_TURNS=false`` lets the threads overlap them instead.
+writes. So is everything SQLite does inside one call: a page read from a disk the operating
+system has not cached, a long query. Competing threads would overlap those on the other
+core; taking turns, they queue one behind another. Nothing here is that slow on a database
+that fits in memory; for one that does not, ``LOBBYTALKS_TAKE_TURNS=false`` lets the
+threads overlap them again.
 
 With PostgreSQL every query waits on the network, and the workers overlap those waits, so
 nothing takes turns (``wanted``).

@@ -3,6 +3,7 @@ runs at a time, every task runs, a task waiting outside the interpreter lets the
 on and gets its turn back before any further task starts, and the server still stops."""
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -186,6 +187,15 @@ def test_stopping_ends_every_thread_with_work_still_queued():
     tasks.shutdown(timeout=WAIT)
     assert not tasks.threads
     assert not recorder.overlapped
+
+
+def test_queued_requests_are_reported_with_what_adds_capacity_there(caplog):
+    with caplog.at_level(logging.WARNING, logger="waitress.queue"):
+        _TurnTakingDispatcher().add_task(Recorder().task("queued"))  # no threads: it waits
+        _Dispatcher().add_task(Recorder().task("queued"))
+    turn_taking, competing = (record.getMessage() for record in caplog.records)
+    assert "the process is busy: PostgreSQL with --workers adds capacity" in turn_taking
+    assert "LOBBYTALKS_THREADS or --workers add capacity" in competing
 
 
 def test_only_sqlite_takes_turns(tmp_path):
