@@ -127,12 +127,12 @@ class _Dispatcher(ThreadedTaskDispatcher):
     def add_task(self, task: Any) -> None:
         with self.lock:
             self.queue.append(task)
-            self._wake_for(task)
+            self._wake_a_worker()
             idle = len(self.threads) - self.stop_count - self.active_count
             if len(self.queue) > idle:
                 self._note_wait(len(self.queue) - idle)
 
-    def _wake_for(self, task: Any) -> None:
+    def _wake_a_worker(self) -> None:
         self.queue_cv.notify()
 
     def _note_wait(self, depth: int) -> None:
@@ -165,7 +165,7 @@ class _TurnTakingDispatcher(_Dispatcher):
         self._serving = 0
         self._returning = 0
 
-    def _wake_for(self, task: Any) -> None:
+    def _wake_a_worker(self) -> None:
         if not self._serving and not self._returning:
             self.queue_cv.notify()
 

@@ -72,6 +72,17 @@ class Turn:
         finally:
             self.give_up()
 
+    @contextmanager
+    def set_aside(self) -> Iterator[None]:
+        self._keeper.turn_set_aside()
+        self.give_up()
+        try:
+            yield
+        finally:
+            self._keeper.turn_wanted_back()
+            self.take()
+            self._keeper.turn_taken_back()
+
 
 def held() -> bool:
     """Whether this thread holds a turn."""
@@ -86,14 +97,8 @@ def set_aside() -> Iterator[None]:
     if turn is None:
         yield
         return
-    turn._keeper.turn_set_aside()
-    turn.give_up()
-    try:
+    with turn.set_aside():
         yield
-    finally:
-        turn._keeper.turn_wanted_back()
-        turn.take()
-        turn._keeper.turn_taken_back()
 
 
 @contextmanager
