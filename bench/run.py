@@ -11,7 +11,8 @@ connections, one per worker thread, each worker with its own user, agent and tok
 * list_topics; get_context on a 150-message topic with the full-text right (40 messages
   returned) and without it;
 * claim_task -> heartbeat -> submit_result cycles on fresh open topics, each request timed;
-* the same reads and the same cycle as MCP tools/call on /api/external/mcp;
+* the same reads and the same cycle as MCP tools/call on /api/external/mcp (each MCP read
+  measured alternately with its REST read, in PAIR_SLICES windows each);
 * the pages: home, communities, a community, all questions, a search, a question as a
   visitor and as a reader of its 150 answers, and a bench user's /tasks and /agents.
 
@@ -286,6 +287,34 @@ def measure(concurrency: int, warmup: float, duration: float, worker: Worker,
     return merged, cpu_share(before, after)
 
 
+def measure_alternating(concurrency: int, warmup: float, duration: float,
+                        workers: tuple[Worker, Worker], server: Server, slices: int
+                        ) -> list[tuple[dict[str, Samples], Cpu]]:
+    """Two workers measured in turn, ``slices`` windows each (A B A B ...), adding up to
+    ``duration`` apiece: a machine whose speed wanders during the run then slows both alike,
+    which two windows one after the other do not ensure."""
+    merged: list[dict[str, Samples]] = [{}, {}]
+    cpus: list[list[Cpu]] = [[], []]
+    for _ in range(slices):
+        for side, worker in enumerate(workers):
+            samples, cpu = measure(concurrency, warmup, duration / slices, worker, server)
+            for step, s in samples.items():
+                m = merged[side].setdefault(step, Samples())
+                m.latencies += s.latencies
+                m.errors += s.errors
+                m.first_error = m.first_error or s.first_error
+            cpus[side].append(cpu)
+    return [(merged[side], mean_cpu(cpus[side])) for side in (0, 1)]
+
+
+def mean_cpu(cpus: list[Cpu]) -> Cpu:
+    """The mean of equally long windows' CPU shares (None when any is unknown)."""
+    def mean(values: list[float | None]) -> float | None:
+        return None if None in values else sum(values) / len(values)  # type: ignore[arg-type]
+    return Cpu(mean([c.server for c in cpus]), mean([c.client for c in cpus]) or 0.0,
+               mean([c.other for c in cpus]))
+
+
 def cpu_share(before, after) -> Cpu:
     elapsed = after[0] - before[0]
     server = None if None in (before[1], after[1]) else (after[1] - before[1]) / elapsed
@@ -547,6 +576,9 @@ AIMS = {"healthz": 0.8, "list_topics": 0.6, "get_context (no right)": 0.6,
         "get_context (allowed, 40 msgs)": 0.3, **{step: WRITE_AIM for step in CYCLE}}
 PAGE_AIM = 0.3
 MCP_WITHIN = 0.10  # an MCP call within 10 % of the same REST call
+# An MCP read and its REST read are measured in turn, this many windows each: the machine's
+# speed wanders by more than 10 % within a minute, more than the difference being judged.
+PAIR_SLICES = 4
 MCP_PAIRS = {"mcp list_topics": "list_topics",
              "mcp get_context (allowed)": "get_context (allowed, 40 msgs)",
              "mcp get_context (no right)": "get_context (no right)",
@@ -656,14 +688,15 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
         mcp = Mcp.extra
         reads = [  # --only key, label, path, tokens, session cookies, body, extra headers
             ("healthz", "healthz", "/healthz", [None], None, None, None),
+            # An MCP read and the same REST read are measured alternately (PAIR_SLICES).
             ("list_topics", "list_topics", f"{EXTERNAL}?action=list_topics", tokens, None, None, None),
+            ("mcp", "mcp list_topics", Mcp.path, tokens, None, Mcp.body("list_topics", {}), mcp),
             ("get_context", "get_context (allowed, 40 msgs)", context + manifest.hot_read,
              tokens, None, None, None),
-            ("get_context_denied", "get_context (no right)", context + manifest.hot_noread,
-             tokens, None, None, None),
-            ("mcp", "mcp list_topics", Mcp.path, tokens, None, Mcp.body("list_topics", {}), mcp),
             ("mcp", "mcp get_context (allowed)", Mcp.path, tokens, None,
              Mcp.body("get_context", {"topic": manifest.hot_read}), mcp),
+            ("get_context_denied", "get_context (no right)", context + manifest.hot_noread,
+             tokens, None, None, None),
             ("mcp", "mcp get_context (no right)", Mcp.path, tokens, None,
              Mcp.body("get_context", {"topic": manifest.hot_noread}), mcp),
             *[("pages", f"page {label}", path, [None], who, None, None) for label, path, who in (
@@ -691,10 +724,25 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                     floor.port, f"/read?id={manifest.hot_read}", [None]))
                 level_rows += run("ref: bare write transaction", floor, http_worker(
                     floor.port, "/write", [None], json.dumps({"id": manifest.hot_read}).encode()))
-            for key, label, path, who, jar, body, extra in reads:
-                if only is None or key in only:
-                    level_rows += run(label, real, http_worker(real.port, path, who, body,
-                                                               cookies=jar, extra=extra))
+            chosen = [(label, http_worker(real.port, path, who, body, cookies=jar, extra=extra))
+                      for key, label, path, who, jar, body, extra in reads
+                      if only is None or key in only]
+            labels = [label for label, _ in chosen]
+            for index, (label, worker) in enumerate(chosen):
+                if MCP_PAIRS.get(label) in labels:
+                    continue  # measured with its REST call
+                pair = next((mcp for mcp, rest in MCP_PAIRS.items()
+                             if rest == label and mcp in labels), None)
+                if pair is None:
+                    level_rows += run(label, real, worker)
+                    continue
+                print(f"  c={level:<2} {label} / {pair} (alternating) ...", end="", flush=True)
+                measured = measure_alternating(level, args.warmup, args.duration,
+                                               (worker, chosen[labels.index(pair)][1]),
+                                               real, PAIR_SLICES)
+                print(" done", flush=True)
+                for name, (samples, cpu) in zip((label, pair), measured):
+                    level_rows += to_rows(name, level, args.duration, samples, cpu)
             if only is None or "cycle" in only:
                 level_rows += run("cycle", real, cycle_worker(real.port, manifest.agents, supply,
                                                               exhausted), derived=True)

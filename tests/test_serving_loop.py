@@ -1,5 +1,6 @@
 """The event loop under load: it waits while a task writes, and says that requests queue
-once a minute instead of once per request (lobbytalks/serving.py)."""
+once a minute instead of once per request, and sends each response's header with its body
+(lobbytalks/serving.py, lobbytalks/dispatchers.py)."""
 from __future__ import annotations
 
 import logging
@@ -11,8 +12,9 @@ import time
 import pytest
 import requests
 
-from lobbytalks import serving
-from lobbytalks.serving import _BoundedChannel, _Dispatcher
+from lobbytalks import dispatchers
+from lobbytalks.dispatchers import Dispatcher
+from lobbytalks.serving import _BoundedChannel, _BoundedTask
 from waitress.adjustments import Adjustments
 
 from conftest import LiveServer, free_port
@@ -47,12 +49,12 @@ def test_the_loop_still_writes_when_it_has_to():
 
 def test_queued_requests_are_reported_once_a_minute_with_their_count(caplog, monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr(serving.time, "monotonic", lambda: clock[0])
-    dispatcher = _Dispatcher()  # no threads: every task queues
+    monkeypatch.setattr(dispatchers.time, "monotonic", lambda: clock[0])
+    dispatcher = Dispatcher()  # no threads: every task queues
     with caplog.at_level(logging.WARNING, logger="waitress.queue"):
         for _ in range(50):
             dispatcher.add_task(object())
-        clock[0] += serving.QUEUE_WARNING_SECONDS - 1
+        clock[0] += dispatchers.QUEUE_WARNING_SECONDS - 1
         dispatcher.add_task(object())
         assert len(caplog.records) == 1
         assert "queue depth 1," in caplog.records[0].getMessage()
@@ -125,3 +127,86 @@ def test_keep_alive_requests_are_answered_one_after_another(server):
     with requests.Session() as session:
         bodies = [session.get(server.url + "/healthz", timeout=5).json() for _ in range(200)]
     assert bodies == [{"ok": True}] * 200
+
+
+class RecordingChannel:
+    """What a task writes, one entry per ``write_soon``."""
+
+    def __init__(self) -> None:
+        self.adj = Adjustments()
+        self.server = type("Server", (), {"adj": self.adj})()
+        self.writes: list[bytes] = []
+
+    def write_soon(self, data: bytes) -> int:
+        self.writes.append(bytes(data))
+        return len(data)
+
+
+def started_task(headers: list[tuple[str, str]], status: str = "200 OK",
+                 content_length: int | None = None) -> tuple[_BoundedTask, RecordingChannel]:
+    """A task whose app has called start_response, as WSGITask.execute leaves it."""
+    request = type("Request", (), {"version": "1.1", "headers": {}, "command": "GET"})()
+    channel = RecordingChannel()
+    task = _BoundedTask(channel, request)
+    task.complete, task.status = True, status
+    task.response_headers = list(headers)
+    task.content_length = content_length
+    return task, channel
+
+
+def test_the_header_is_sent_with_the_body_in_one_write():
+    task, channel = started_task([("Content-Length", "11")], content_length=11)
+    task.write(b'{"ok":true}')
+    task.finish()
+    assert len(channel.writes) == 1
+    head, body = channel.writes[0].split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"Content-Length: 11" in head
+    assert body == b'{"ok":true}' and task.content_bytes_written == 11
+
+
+def test_a_later_piece_of_the_body_follows_on_its_own():
+    task, channel = started_task([("Content-Length", "6")], content_length=6)
+    task.write(b"abc")
+    task.write(b"def")
+    assert [w.split(b"\r\n\r\n", 1)[-1] for w in channel.writes] == [b"abc", b"def"]
+
+
+def test_what_passes_content_length_is_dropped_as_waitress_does():
+    task, channel = started_task([("Content-Length", "3")], content_length=3)
+    task.write(b"abcdef")
+    assert len(channel.writes) == 1 and channel.writes[0].endswith(b"\r\n\r\nabc")
+    assert task.logged_write_excess  # waitress' warning about the extra bytes
+
+
+def test_a_body_of_unknown_length_a_bodiless_status_and_a_huge_body_keep_waitress_path():
+    chunked, channel = started_task([])  # no Content-Length: chunked by waitress
+    chunked.write(b"abc")
+    assert len(channel.writes) == 2 and channel.writes[1] == b"3\r\nabc\r\n"
+    assert b"Transfer-Encoding: chunked" in channel.writes[0]
+
+    not_modified, channel = started_task([], status="304 Not Modified", content_length=0)
+    not_modified.finish()
+    assert len(channel.writes) == 1 and channel.writes[0].startswith(b"HTTP/1.1 304")
+
+    huge = Adjustments().outbuf_overflow + 1  # joining would copy it once more
+    task, channel = started_task([("Content-Length", str(huge))], content_length=huge)
+    task.write(b"x" * huge)
+    assert [len(w) for w in channel.writes][1:] == [huge]
+    assert channel.writes[0].endswith(b"\r\n\r\n")
+
+
+def test_a_live_server_answers_get_and_head_on_one_connection(server):
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    with sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+                     b"HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+                     b"GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    responses = received.split(b"HTTP/1.1 ")[1:]
+    assert len(responses) == 3, received
+    for response, has_body in zip(responses, (True, False, True)):
+        head, body = response.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"200 OK") and b"Content-Length: 11" in head
+        assert body == (b'{"ok":true}' if has_body else b"")

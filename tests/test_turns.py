@@ -1,4 +1,4 @@
-"""Worker threads taking turns (lobbytalks/turns.py, serving._TurnTakingDispatcher): one task
+"""Worker threads taking turns (lobbytalks/turns.py, dispatchers.TurnTakingDispatcher): one task
 runs at a time, every task runs, a task waiting outside the interpreter lets the others go
 on and gets its turn back before any further task starts, and the server still stops."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from lobbytalks import turns
-from lobbytalks.serving import _Dispatcher, _TurnTakingDispatcher
+from lobbytalks.dispatchers import Dispatcher, TurnTakingDispatcher
 from lobbytalks.settings import Settings
 
 from conftest import LiveServer
@@ -62,7 +62,7 @@ class Recorder:
 
 @pytest.fixture
 def dispatcher():
-    tasks = _TurnTakingDispatcher()
+    tasks = TurnTakingDispatcher()
     tasks.set_thread_count(4)
     yield tasks
     tasks.shutdown(timeout=WAIT)
@@ -179,7 +179,7 @@ def test_without_a_turn_set_aside_and_waiting_change_nothing():
 
 
 def test_stopping_ends_every_thread_with_work_still_queued():
-    tasks = _TurnTakingDispatcher()
+    tasks = TurnTakingDispatcher()
     tasks.set_thread_count(3)
     recorder = Recorder()
     for n in range(50):
@@ -191,8 +191,8 @@ def test_stopping_ends_every_thread_with_work_still_queued():
 
 def test_queued_requests_are_reported_with_what_adds_capacity_there(caplog):
     with caplog.at_level(logging.WARNING, logger="waitress.queue"):
-        _TurnTakingDispatcher().add_task(Recorder().task("queued"))  # no threads: it waits
-        _Dispatcher().add_task(Recorder().task("queued"))
+        TurnTakingDispatcher().add_task(Recorder().task("queued"))  # no threads: it waits
+        Dispatcher().add_task(Recorder().task("queued"))
     turn_taking, competing = (record.getMessage() for record in caplog.records)
     assert "the process is busy: PostgreSQL with --workers adds capacity" in turn_taking
     assert "LOBBYTALKS_THREADS or --workers add capacity" in competing
@@ -205,7 +205,7 @@ def test_only_sqlite_takes_turns(tmp_path):
         "LOBBYTALKS_DATABASE_URL": "postgresql://lobbytalks@localhost/lobbytalks"}))
     assert not turns.wanted(Settings.load(env={
         "LOBBYTALKS_DATA_DIR": str(tmp_path), "LOBBYTALKS_TAKE_TURNS": "false"}))
-    assert not hasattr(_Dispatcher(), "turn")
+    assert not hasattr(Dispatcher(), "turn")
 
 
 def test_a_served_app_answers_logins_and_reads_side_by_side(tmp_path):
