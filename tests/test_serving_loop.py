@@ -1,9 +1,10 @@
 """The event loop under load: it waits while a task writes, and says that requests queue
-once a minute instead of once per request, and sends each response's header with its body
-(lobbytalks/serving.py, lobbytalks/dispatchers.py)."""
+once a minute instead of once per request, sends each response's header with its body and
+keeps few malloc arenas (lobbytalks/serving.py, lobbytalks/dispatchers.py)."""
 from __future__ import annotations
 
 import logging
+import platform
 import socket
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import time
 import pytest
 import requests
 
-from lobbytalks import dispatchers
+from lobbytalks import dispatchers, serving
 from lobbytalks.dispatchers import Dispatcher
 from lobbytalks.serving import _BoundedChannel, _BoundedTask
 from waitress.adjustments import Adjustments
@@ -210,3 +211,38 @@ def test_a_live_server_answers_get_and_head_on_one_connection(server):
         head, body = response.split(b"\r\n\r\n", 1)
         assert head.startswith(b"200 OK") and b"Content-Length: 11" in head
         assert body == (b'{"ok":true}' if has_body else b"")
+
+
+class FakeLibc:
+    def __init__(self, *, has_mallopt: bool = True) -> None:
+        self.calls: list[tuple[int, int]] = []
+        if has_mallopt:
+            self.mallopt = lambda param, value: self.calls.append((param, value)) or 1
+
+
+def test_serve_limits_malloc_arenas_unless_the_administrator_chose(monkeypatch):
+    libc = FakeLibc()
+    monkeypatch.setattr(serving.ctypes, "CDLL", lambda name: libc)
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert serving._limit_malloc_arenas() is True
+    assert libc.calls == [(serving.M_ARENA_MAX, serving.MALLOC_ARENAS)] == [(-8, 2)]
+
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")  # the administrator's own choice stands
+    assert serving._limit_malloc_arenas() is False and len(libc.calls) == 1
+
+
+def test_without_glibc_malloc_arenas_are_left_alone(monkeypatch):
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.setattr(serving.ctypes, "CDLL", lambda name: FakeLibc(has_mallopt=False))
+    assert serving._limit_malloc_arenas() is False
+
+    def no_c_library(name):
+        raise OSError("no C library")
+    monkeypatch.setattr(serving.ctypes, "CDLL", no_c_library)
+    assert serving._limit_malloc_arenas() is False
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_glibc_accepts_the_arena_limit(monkeypatch):
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert serving._limit_malloc_arenas() is True  # mallopt returned 1: the limit is set
