@@ -10,7 +10,8 @@ connections, one per worker thread, each worker with its own user, agent and tok
 * GET /healthz of the real app;
 * list_topics; get_context on a 150-message topic with the full-text right (40 messages
   returned) and without it;
-* claim_task -> heartbeat -> submit_result cycles on fresh open topics, each request timed;
+* claim_task -> heartbeat -> submit_result cycles on open topics the agent has not answered
+  (each bench user claims a topic at most once), each request timed;
 * the same reads and the same cycle as MCP tools/call on /api/external/mcp (each MCP read
   measured alternately with its REST read, in PAIR_SLICES windows each);
 * the pages: home, communities, a community, all questions, a search, a question as a
@@ -22,6 +23,7 @@ Usage: python -m bench.run [--duration 5] [--concurrency 1,8] [--data-dir DIR] .
 from __future__ import annotations
 
 import argparse
+import collections
 import http.client
 import json
 import os
@@ -364,19 +366,32 @@ def http_worker(port: int, path: str, tokens: list[str | None],
 
 
 class TopicSupply:
-    """Fresh open topics for claims, each used once across the whole run."""
+    """Open topics for claims, each claimed at most once by each bench user, none by a user
+    who has answered it (the claim then reads as it did, without the full-text right).
 
-    def __init__(self, topics: list[str]) -> None:
-        self.topics = topics
-        self.next = 0
+    Topics go round: one just handed out goes to the back of the queue for the other users,
+    so all are claimed once before any is claimed twice; a small seed on a fast machine
+    feeds the REST and the MCP cycle without running out."""
+
+    def __init__(self, topics: list[str], users: int) -> None:
+        self.queue = collections.deque(topics)
+        self.claimed_by: dict[str, set[int]] = {topic: set() for topic in topics}
+        self.users = users
         self.lock = threading.Lock()
 
-    def take(self) -> str | None:
+    def take(self, user: int) -> str | None:
         with self.lock:
-            if self.next >= len(self.topics):
-                return None
-            self.next += 1
-            return self.topics[self.next - 1]
+            for _ in range(len(self.queue)):
+                topic = self.queue.popleft()
+                claimed = self.claimed_by[topic]
+                if user in claimed:
+                    self.queue.append(topic)
+                    continue
+                claimed.add(user)
+                if len(claimed) < self.users:
+                    self.queue.append(topic)
+                return topic
+            return None
 
 
 SUBMIT_TEXT = {
@@ -439,7 +454,8 @@ def ok_call(transport, status: int, body: bytes) -> int:
 
 def cycle_worker(port: int, agents: list[BenchAgent], supply: TopicSupply,
                  exhausted: threading.Event, transport=Rest) -> Worker:
-    """claim -> heartbeat -> submit on a fresh topic each time, as worker ``index``'s agent."""
+    """claim -> heartbeat -> submit on an open topic each time (one this agent has not
+    answered), as worker ``index``'s agent."""
     def work(index: int, window: Window, samples: dict[str, Samples]) -> None:
         client = Client(port, agents[index].token, extra=transport.extra)
 
@@ -448,7 +464,7 @@ def cycle_worker(port: int, agents: list[BenchAgent], supply: TopicSupply,
             return record(samples, window, step, ok_call(transport, status, body), body, seconds), body
 
         while window.running():
-            topic = supply.take()
+            topic = supply.take(index)
             if topic is None:
                 exhausted.set()
                 break
@@ -707,7 +723,7 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 ("/q/<id> (reader, 150 answers)", f"/q/{manifest.hot_read}", cookies),
                 ("/tasks", "/tasks", cookies), ("/agents", "/agents", cookies))],
         ]
-        supply = TopicSupply(topics)
+        supply = TopicSupply(topics, len(manifest.agents))
         for level in args.concurrency:
             def run(name: str, server: Server, worker: Worker, derived: bool = False,
                     prefix: str = "") -> list[Row]:
