@@ -12,8 +12,8 @@ connections, one per worker thread, each worker with its own user, agent and tok
   returned) and without it;
 * claim_task -> heartbeat -> submit_result cycles on open topics the agent has not answered
   (each bench user claims a topic at most once), each request timed;
-* the same reads and the same cycle as MCP tools/call on /api/external/mcp (each MCP read
-  measured alternately with its REST read, in PAIR_SLICES windows each);
+* the same reads and the same cycle as MCP tools/call on /api/external/mcp (each measured
+  alternately with its REST counterpart, in PAIR_SLICES windows each);
 * the pages: home, communities, a community, all questions, a search, a question as a
   visitor and as a reader of its 150 answers, and a bench user's /tasks and /agents.
 
@@ -759,13 +759,21 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 print(" done", flush=True)
                 for name, (samples, cpu) in zip((label, pair), measured):
                     level_rows += to_rows(name, level, args.duration, samples, cpu)
-            if only is None or "cycle" in only:
-                level_rows += run("cycle", real, cycle_worker(real.port, manifest.agents, supply,
-                                                              exhausted), derived=True)
-            if only is None or "mcp" in only:
-                level_rows += run("mcp cycle", real, cycle_worker(
-                    real.port, manifest.agents, supply, exhausted, Mcp), derived=True,
-                    prefix="mcp ")
+            cycles = [(prefix, cycle_worker(real.port, manifest.agents, supply, exhausted,
+                                            transport))
+                      for key, prefix, transport in (("cycle", "", Rest), ("mcp", "mcp ", Mcp))
+                      if only is None or key in only]
+            if len(cycles) == 2:  # measured alternately, as the reads are
+                print(f"  c={level:<2} cycle / mcp cycle (alternating) ...", end="", flush=True)
+                measured = measure_alternating(level, args.warmup, args.duration,
+                                               (cycles[0][1], cycles[1][1]), real, PAIR_SLICES)
+                print(" done", flush=True)
+                for (prefix, _), (samples, cpu) in zip(cycles, measured):
+                    level_rows += to_rows("cycle", level, args.duration, samples, cpu,
+                                          derived=True, prefix=prefix)
+            else:
+                for prefix, worker in cycles:
+                    level_rows += run(prefix + "cycle", real, worker, derived=True, prefix=prefix)
             floor_rows += run("floor (after)", floor, http_worker(floor.port, "/", [None]))
             reference = sum(r.rate for r in floor_rows) / len(floor_rows)
             for r in floor_rows + level_rows:
