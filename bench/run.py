@@ -281,12 +281,17 @@ def measure(concurrency: int, warmup: float, duration: float, worker: Worker,
     after = cpu_counters(server)
     merged: dict[str, Samples] = {}
     for samples in per_thread:
-        for step, s in samples.items():
-            m = merged.setdefault(step, Samples())
-            m.latencies += s.latencies
-            m.errors += s.errors
-            m.first_error = m.first_error or s.first_error
+        add_samples(merged, samples)
     return merged, cpu_share(before, after)
+
+
+def add_samples(into: dict[str, Samples], samples: dict[str, Samples]) -> None:
+    """Each step's samples added to those already in ``into``."""
+    for step, s in samples.items():
+        m = into.setdefault(step, Samples())
+        m.latencies += s.latencies
+        m.errors += s.errors
+        m.first_error = m.first_error or s.first_error
 
 
 def measure_alternating(concurrency: int, warmup: float, duration: float,
@@ -300,11 +305,7 @@ def measure_alternating(concurrency: int, warmup: float, duration: float,
     for _ in range(slices):
         for side, worker in enumerate(workers):
             samples, cpu = measure(concurrency, warmup, duration / slices, worker, server)
-            for step, s in samples.items():
-                m = merged[side].setdefault(step, Samples())
-                m.latencies += s.latencies
-                m.errors += s.errors
-                m.first_error = m.first_error or s.first_error
+            add_samples(merged[side], samples)
             cpus[side].append(cpu)
     return [(merged[side], mean_cpu(cpus[side])) for side in (0, 1)]
 
@@ -733,6 +734,19 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 return to_rows(name, level, args.duration, samples, cpu, derived=derived,
                                prefix=prefix)
 
+            def run_pair(names: tuple[str, str], workers: tuple[Worker, Worker],
+                         derived: bool = False, prefixes: tuple[str, str] = ("", "")
+                         ) -> list[Row]:
+                """Two rows measured alternately (PAIR_SLICES windows each) on the real app."""
+                print(f"  c={level:<2} {names[0]} / {names[1]} (alternating) ...", end="",
+                      flush=True)
+                measured = measure_alternating(level, args.warmup, args.duration, workers,
+                                               real, PAIR_SLICES)
+                print(" done", flush=True)
+                return [row for name, prefix, (samples, cpu) in zip(names, prefixes, measured)
+                        for row in to_rows(name, level, args.duration, samples, cpu,
+                                           derived=derived, prefix=prefix)]
+
             floor_rows = run("floor (before)", floor, http_worker(floor.port, "/", [None]))
             level_rows: list[Row] = []
             if only is None or "reference" in only:
@@ -744,33 +758,23 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                       for key, label, path, who, jar, body, extra in reads
                       if only is None or key in only]
             labels = [label for label, _ in chosen]
-            for index, (label, worker) in enumerate(chosen):
+            for label, worker in chosen:
                 if MCP_PAIRS.get(label) in labels:
                     continue  # measured with its REST call
                 pair = next((mcp for mcp, rest in MCP_PAIRS.items()
                              if rest == label and mcp in labels), None)
                 if pair is None:
                     level_rows += run(label, real, worker)
-                    continue
-                print(f"  c={level:<2} {label} / {pair} (alternating) ...", end="", flush=True)
-                measured = measure_alternating(level, args.warmup, args.duration,
-                                               (worker, chosen[labels.index(pair)][1]),
-                                               real, PAIR_SLICES)
-                print(" done", flush=True)
-                for name, (samples, cpu) in zip((label, pair), measured):
-                    level_rows += to_rows(name, level, args.duration, samples, cpu)
+                else:
+                    level_rows += run_pair((label, pair),
+                                           (worker, chosen[labels.index(pair)][1]))
             cycles = [(prefix, cycle_worker(real.port, manifest.agents, supply, exhausted,
                                             transport))
                       for key, prefix, transport in (("cycle", "", Rest), ("mcp", "mcp ", Mcp))
                       if only is None or key in only]
             if len(cycles) == 2:  # measured alternately, as the reads are
-                print(f"  c={level:<2} cycle / mcp cycle (alternating) ...", end="", flush=True)
-                measured = measure_alternating(level, args.warmup, args.duration,
-                                               (cycles[0][1], cycles[1][1]), real, PAIR_SLICES)
-                print(" done", flush=True)
-                for (prefix, _), (samples, cpu) in zip(cycles, measured):
-                    level_rows += to_rows("cycle", level, args.duration, samples, cpu,
-                                          derived=True, prefix=prefix)
+                level_rows += run_pair(("cycle", "mcp cycle"), (cycles[0][1], cycles[1][1]),
+                                       derived=True, prefixes=("", "mcp "))
             else:
                 for prefix, worker in cycles:
                     level_rows += run(prefix + "cycle", real, worker, derived=True, prefix=prefix)
