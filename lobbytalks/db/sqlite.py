@@ -81,7 +81,7 @@ class Database(TransactionalDatabase):
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._write_conn: sqlite3.Connection | None = None  # opened by the first write
-        self.checkpointer = Checkpointer(self.path)
+        self.checkpointer = Checkpointer(self.path, self._write_lock)
         # Called after every commit, outside the write lock (the mailer's wake-up); each
         # must be cheap and must not raise.
         self.after_commit: list[Callable[[], None]] = []
