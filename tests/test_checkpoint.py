@@ -1,6 +1,7 @@
 """The WAL is checkpointed off the request path, by a thread that ends when writes stop."""
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -49,26 +50,6 @@ def test_commits_are_checkpointed_by_a_thread_that_ends_when_idle(app, monkeypat
 
 
 
-class _Probe:
-    """A checkpoint connection noting, for each checkpoint, whether the write lock was
-    held (another thread could not take it)."""
-
-    def __init__(self, conn, write_lock, held):
-        self._conn, self._lock, self._held = conn, write_lock, held
-
-    def execute(self, sql, *args):
-        if "wal_checkpoint" in sql:
-            free = []
-            probe = threading.Thread(target=lambda: free.append(
-                self._lock.acquire(blocking=False) and (self._lock.release() or True)))
-            probe.start()
-            probe.join()
-            self._held.append(not free[0])
-        return self._conn.execute(sql, *args)
-
-    def close(self):
-        self._conn.close()
-
 
 def _filled_database(tmp_path, transactions: int) -> Database:
     db = Database(tmp_path / "wal.db")
@@ -81,35 +62,77 @@ def _filled_database(tmp_path, transactions: int) -> Database:
     return db
 
 
-def _checkpoints_holding_lock(db: Database, monkeypatch) -> list[bool]:
-    import lobbytalks.db as db_package
-    held: list[bool] = []
-    real_connect = db_package.connect
-    monkeypatch.setattr(db_package, "connect",
-                        lambda path: _Probe(real_connect(path), db._write_lock, held))
-    db.checkpointer._checkpoint()
-    monkeypatch.setattr(db_package, "connect", real_connect)
-    return held
+def _statements_of_a_write(db: Database) -> list[tuple[str, bool]]:
+    """What the writer's connection runs for one write transaction, each with whether
+    another thread could have taken the write lock meanwhile."""
+    seen: list[tuple[str, bool]] = []
+
+    def note(sql: str) -> None:
+        free = []
+        probe = threading.Thread(target=lambda: free.append(
+            db._write_lock.acquire(blocking=False) and (db._write_lock.release() or True)))
+        probe.start()
+        probe.join()
+        seen.append((sql, free[0]))
+
+    writer = db._writer()
+    writer.set_trace_callback(note)
+    try:
+        with db.transaction() as conn:
+            conn.execute("INSERT INTO filler (v) VALUES (-1)")
+    finally:
+        writer.set_trace_callback(None)
+    return seen
 
 
-def test_a_long_wal_is_caught_up_with_under_the_write_lock(tmp_path, monkeypatch):
+def test_after_a_long_wal_the_next_writer_catches_up_holding_the_write_lock(tmp_path, monkeypatch):
     monkeypatch.setattr(Checkpointer, "restart_frames", 10)
     db = _filled_database(tmp_path, transactions=30)
-    # The bulk is copied with writers going on, what they added meanwhile without them.
-    assert _checkpoints_holding_lock(db, monkeypatch) == [False, True]
+    db.checkpointer._checkpoint()  # the bulk, with writers going on; it finds 30+ frames
+    statements = _statements_of_a_write(db)
+    assert [sql for sql, _ in statements][-2:] == ["COMMIT", "PRAGMA wal_checkpoint(PASSIVE)"]
+    assert not any(free for _, free in statements)  # all of it under the write lock
+    # Once: the writer after it just commits.
+    assert [sql for sql, _ in _statements_of_a_write(db)][-1] == "COMMIT"
     db.close()
 
 
-def test_a_short_wal_never_holds_writers_off(tmp_path, monkeypatch):
+def test_a_short_wal_is_left_for_a_pause_in_the_writes(tmp_path, monkeypatch):
     monkeypatch.setattr(Checkpointer, "restart_frames", 10)
     db = _filled_database(tmp_path, transactions=3)
-    assert _checkpoints_holding_lock(db, monkeypatch) == [False]
+    db.checkpointer._checkpoint()
+    assert [sql for sql, _ in _statements_of_a_write(db)][-1] == "COMMIT"
+    db.close()
+
+
+def test_a_failed_catch_up_leaves_the_commit_standing(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(Checkpointer, "restart_frames", 10)
+    db = _filled_database(tmp_path, transactions=30)
+    db.checkpointer._checkpoint()
+
+    class Refusing:
+        """The writer's connection, refusing the checkpoint as a full disk would."""
+
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, sql, *args):
+            if "wal_checkpoint" in sql:
+                raise sqlite3.OperationalError("database or disk is full")
+            return self.conn.execute(sql, *args)
+
+    db.checkpointer.catch_up(Refusing(db._writer()))
+    assert "catching up with the WAL failed" in caplog.text
+    with db.transaction() as conn:
+        conn.execute("INSERT INTO filler (v) VALUES (-2)")
+    assert db.value("SELECT COUNT(*) FROM filler WHERE v = -2") == 1
     db.close()
 
 
 def test_under_steady_writes_the_wal_starts_again_instead_of_growing(tmp_path, monkeypatch):
     """A writer that keeps committing: a checkpoint alone never finds the WAL all copied,
-    so without the catch-up the WAL would hold every frame of the 2,000 commits."""
+    so without the catch-up the WAL would hold every frame of the 2,000 commits (25 MB,
+    seen before it existed)."""
     monkeypatch.setattr(Checkpointer, "interval", 0.01)
     monkeypatch.setattr(Checkpointer, "restart_frames", 50)
     db = _filled_database(tmp_path, transactions=0)

@@ -81,7 +81,7 @@ class Database(TransactionalDatabase):
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._write_conn: sqlite3.Connection | None = None  # opened by the first write
-        self.checkpointer = Checkpointer(self.path, self._write_lock)
+        self.checkpointer = Checkpointer(self.path)
         # Called after every commit, outside the write lock (the mailer's wake-up); each
         # must be cheap and must not raise.
         self.after_commit: list[Callable[[], None]] = []
@@ -102,6 +102,9 @@ class Database(TransactionalDatabase):
         # that is not taking turns (the mailer, a command) ever holds it when a request
         # comes for it, the turn holder's own transaction being over by then.
         return turns.waiting(self._write_lock)
+
+    def _committed(self, conn: sqlite3.Connection) -> None:
+        self.checkpointer.catch_up(conn)
 
     def _writer(self) -> sqlite3.Connection:
         if self._write_conn is None:
