@@ -15,14 +15,12 @@ were always newer frames, so it never started again: the bench's claim cycle gre
 zeroing each one) and every page read searched a longer WAL index. So when a checkpoint
 here found more than ``restart_frames``, it copies again what came in while it ran, twice
 (each pass shorter than the one before), and then the next write transaction, right after
-its COMMIT and
-still holding the write lock, copies the few frames committed meanwhile (``catch_up``:
-3-4 ms at the bench's rate, against 35-45 ms without the two passes), and the commit after
-it starts the WAL afresh.
-That is done by the writer rather than by this thread holding the lock: every time this
-thread comes back from SQLite it waits for the interpreter behind the busy workers (up to
-5 ms each time), which kept the writers waiting 22-33 ms. A shorter WAL waits for a pause
-in the writes.
+its COMMIT and still holding the write lock, copies the few frames committed meanwhile
+(``catch_up``: 3-4 ms at the bench's rate, against 35-45 ms on its 3 GB database without
+the two passes); the commit after it starts the WAL afresh. That is done by the writer
+rather than by this thread holding the lock: every time this thread comes back from SQLite
+it waits for the interpreter behind the busy workers (up to 5 ms each time), which kept the
+writers waiting 22-33 ms. A shorter WAL waits for a pause in the writes.
 """
 from __future__ import annotations
 
