@@ -29,6 +29,7 @@ import sqlite3
 import threading
 
 log = logging.getLogger("lobbytalks")
+PASSIVE = "PRAGMA wal_checkpoint(PASSIVE)"  # never waits for readers or writers
 
 
 class Checkpointer:
@@ -103,10 +104,10 @@ class Checkpointer:
 
         conn = connect(self.path)
         try:
-            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            _, frames, _ = conn.execute(PASSIVE).fetchone()
             if frames > self.restart_frames:
                 for _ in range(self.shortening_passes):
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    conn.execute(PASSIVE).fetchall()
                 self._catch_up_wanted = True
             self.completed += 1
         finally:
@@ -120,7 +121,7 @@ class Checkpointer:
             return
         self._catch_up_wanted = False
         try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            conn.execute(PASSIVE).fetchall()
         except sqlite3.Error:
             log.warning("catching up with the WAL failed; the next checkpoint tries again",
                         exc_info=True)

@@ -49,8 +49,6 @@ def test_commits_are_checkpointed_by_a_thread_that_ends_when_idle(app, monkeypat
     assert _wait(lambda: not db.checkpointer.running)
 
 
-
-
 def _filled_database(tmp_path, transactions: int) -> Database:
     db = Database(tmp_path / "wal.db")
     with db.transaction() as conn:

@@ -20,9 +20,6 @@ class TransactionalDatabase:
     def _write_guard(self) -> AbstractContextManager[Any]:
         return nullcontext()
 
-    def _committed(self, conn: Any) -> None:
-        """After each COMMIT, still under ``_write_guard`` (SQLite: the WAL's catch-up)."""
-
     def _writer(self) -> Any:
         """The connection a write transaction runs on (under ``_write_guard``)."""
         return self.conn
@@ -62,7 +59,7 @@ class TransactionalDatabase:
                 raise
             finally:
                 self._local.depth = 0
-            self._committed(conn)
+            self.checkpointer.catch_up(conn)  # still under the write guard
         self.checkpointer.notify()
         for hook in self.after_commit:
             hook()

@@ -53,6 +53,9 @@ class NoCheckpointer:
     def notify(self) -> None:
         pass
 
+    def catch_up(self, conn: Any) -> None:
+        pass
+
     def stop(self) -> None:
         pass
 

@@ -103,9 +103,6 @@ class Database(TransactionalDatabase):
         # comes for it, the turn holder's own transaction being over by then.
         return turns.waiting(self._write_lock)
 
-    def _committed(self, conn: sqlite3.Connection) -> None:
-        self.checkpointer.catch_up(conn)
-
     def _writer(self) -> sqlite3.Connection:
         if self._write_conn is None:
             self._write_conn = connect(self.path, autocheckpoint=False)
