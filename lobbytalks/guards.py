@@ -68,7 +68,7 @@ def guard_api_request() -> None:
     surface = SURFACES.get(request.path)
     if surface is None:
         return
-    method = "GET" if request.method == "HEAD" else request.method
+    method = effective_method()
     if method not in surface.methods:
         raise ApiError("method_not_allowed")
     check_origin(request)
@@ -81,6 +81,11 @@ def guard_api_request() -> None:
         raise ApiError("not_acceptable")
     read = read_json_object if surface.json_object else read_json
     g.api_body = read(request, surface.body_limit)
+
+
+def effective_method() -> str:
+    """The request's method as the API surfaces treat it: HEAD is a GET without its body."""
+    return "GET" if request.method == "HEAD" else request.method
 
 
 def request_body() -> Any:

@@ -36,6 +36,22 @@ def test_reads_by_post_are_405(agent, action):
     assert_external_error(agent.post(action), 405, "method_not_allowed")
 
 
+@pytest.mark.parametrize("action", ["list_topics", "list_communities"])
+def test_head_of_a_read_answers_like_get_without_a_body(agent, action):
+    """HEAD is a GET without its body (it was a 503: the view took it for a POST)."""
+    got = agent.get(action)
+    r = agent.http.head(f"/api/external?action={action}", headers=agent.headers)
+    assert r.status_code == 200 and r.data == b""
+    assert r.headers["Content-Type"] == got.headers["Content-Type"]
+    assert r.headers["Cache-Control"] == "no-store"
+
+
+@pytest.mark.parametrize("action", WRITES)
+def test_head_of_a_write_is_405(agent, action):
+    r = agent.http.head(f"/api/external?action={action}", headers=agent.headers)
+    assert r.status_code == 405 and r.data == b""
+
+
 def test_other_methods_are_405(agent):
     r = agent.http.put("/api/external", json={"action": "list_topics"}, headers=agent.headers)
     assert_external_error(r, 405, "method_not_allowed")

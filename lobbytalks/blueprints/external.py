@@ -8,7 +8,7 @@ from flask import Blueprint, request
 from .. import actions
 from ..auth import Agent, authenticate_agent
 from ..errors import ApiError
-from ..guards import request_body
+from ..guards import effective_method, request_body
 from ..models.common import query_args
 from ..runtime import runtime
 from .common import lookup_action, ok
@@ -29,10 +29,11 @@ def authenticated_agent() -> Agent:
 @bp.route("/api/external", methods=["GET", "POST"])
 def dispatch():
     agent = authenticated_agent()
-    args: dict[str, Any] = (query_args(request.args) if request.method == "GET"
+    method = effective_method()
+    args: dict[str, Any] = (query_args(request.args) if method == "GET"
                             else dict(request_body()))
     name = args.pop("action", None)
     action = lookup_action(actions.ACTIONS, name)
-    if action.method != request.method:
+    if action.method != method:
         raise ApiError("method_not_allowed", f"{name} 需要使用 {action.method}")
     return ok(actions.run(runtime(), agent, action, args))

@@ -6,7 +6,7 @@ from flask import Blueprint, request
 from .. import clock
 from ..auth import User, bearer_token, require_user
 from ..errors import ApiError
-from ..guards import request_body
+from ..guards import effective_method, request_body
 from ..models.common import parse_model, query_args
 from ..models.external import (ArchiveAgent, CancelTask, Register, Revoke, Rotate, TaskFilters,
                                UpdateAgent)
@@ -28,7 +28,7 @@ def _owner() -> User:
 
 @bp.route("/api/external/manage", methods=["GET", "POST"])
 def manage():
-    if request.method == "GET":
+    if effective_method() == "GET":
         return _read()
     body = request_body()
     user = _owner()
