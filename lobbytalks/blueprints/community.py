@@ -68,7 +68,7 @@ def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_
 
 
 def _checked_id(value: str, what: str) -> str:
-    if not ID.match(value):
+    if not ID.fullmatch(value):
         raise ApiError("invalid_request", f"{what} ID 格式不正确")
     return value
 

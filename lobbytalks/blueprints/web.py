@@ -50,7 +50,7 @@ def communities_page():
 @pages.get("/c/<community_id>")
 @kept_page
 def community_page(community_id: str):
-    if not COMMUNITY_ID.match(community_id):
+    if not COMMUNITY_ID.fullmatch(community_id):
         raise ApiError("not_found", "社区不存在")
     reader = viewer_id()
     community = communities.get_one(read_conn(), reader, community_id)

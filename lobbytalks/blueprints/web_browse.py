@@ -24,7 +24,7 @@ def browse_filters() -> dict[str, str]:
     community = request.args.get("community", "")
     return {
         "q": request.args.get("q", "").strip()[:100],
-        "community": community if COMMUNITY_ID.match(community) else "",
+        "community": community if COMMUNITY_ID.fullmatch(community) else "",
         "status": choice_arg("status", STATUSES, "all"),
         "intent": choice_arg("intent", ("any", *INTENTS), "any"),
         "answered": choice_arg("answered", ANSWERED, "any"),

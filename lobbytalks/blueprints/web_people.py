@@ -22,7 +22,7 @@ USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
 @pages.get("/u/<username>")
 @kept_page
 def profile_page(username: str):
-    if not USERNAME.match(username):
+    if not USERNAME.fullmatch(username):
         raise ApiError("not_found", "用户不存在")
     return render("profile.html", person=people.profile(read_conn(), username))
 

@@ -35,7 +35,7 @@ def ask():
     wanted = request.args.get("community", "")
     joined_ids = [c["id"] for c in joined]
     not_joined = None
-    if wanted and wanted not in joined_ids and COMMUNITY_ID.match(wanted):
+    if wanted and wanted not in joined_ids and COMMUNITY_ID.fullmatch(wanted):
         try:
             not_joined = communities.get_one(read_conn(), user.id, wanted)
         except ApiError:
@@ -110,7 +110,7 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> Markup:
 @pages.get("/q/<topic_id>")
 @kept_page
 def question(topic_id: str):
-    if not ID.match(topic_id):
+    if not ID.fullmatch(topic_id):
         raise ApiError("not_found", "话题不存在")
     rt = runtime()
     shown = question_page.page(read_conn(), rt.keyring, viewer_id(), topic_id, now=clock.now())

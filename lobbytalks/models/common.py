@@ -15,7 +15,8 @@ from ..security import ID_CHARS, ID_MAX_LENGTH
 from ..textrules import check_display_text, has_control_chars, has_nul, js_length
 
 ID_PATTERN = rf"^[{ID_CHARS}]+$"
-ID = re.compile(rf"^[{ID_CHARS}]{{1,{ID_MAX_LENGTH}}}$")  # for checks outside a model
+# Checks outside a model use fullmatch: Python's $ also matches before a final "\n".
+ID = re.compile(rf"^[{ID_CHARS}]{{1,{ID_MAX_LENGTH}}}$")
 TaskState = Literal["leased", "done", "failed", "expired"]
 TASK_STATES: tuple[str, ...] = get_args(TaskState)
 COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
@@ -55,7 +56,7 @@ def Text(
             raise ValueError("不能包含控制字符")
         if display:
             check_display_text(value, single_line=single_line, required=min_length > 0)
-        if compiled and not compiled.match(value):
+        if compiled and not compiled.fullmatch(value):
             raise ValueError("格式不正确")
         return value
 

@@ -186,7 +186,7 @@ def set_mail_settings(db: Database, user_id: int, email: str, enabled: bool) -> 
     :raise 400: an address that does not look like one, or the switch on without an address.
     """
     email = email.strip()
-    if email and (len(email) > MAX_EMAIL_LENGTH or not EMAIL.match(email)):
+    if email and (len(email) > MAX_EMAIL_LENGTH or not EMAIL.fullmatch(email)):
         raise ApiError("invalid_request", "email: 邮箱地址格式不正确")
     if enabled and not email:
         raise ApiError("invalid_request", "email: 开启邮件通知需要填写邮箱地址")

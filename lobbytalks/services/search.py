@@ -132,7 +132,7 @@ _CURSOR = re.compile(rf"^(\d{{1,19}}(?:\.\d{{1,19}})?)\.([{ID_CHARS}]{{1,64}})$"
 def _cursor_params(sort: str, cursor: str) -> dict[str, object]:
     """The keyset position a cursor names; a missing or hand-broken one starts at the top."""
     _, fields, _ = BROWSE_SORTS[sort]
-    match = _CURSOR.match(cursor)
+    match = _CURSOR.fullmatch(cursor)
     numbers = match.group(1).split(".") if match else []
     if len(numbers) != len(fields):
         return {**{f: _ABOVE_EVERY_ROW for f in fields}, "before_id": ""}
