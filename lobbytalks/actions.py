@@ -44,9 +44,12 @@ class Action:
         """The description with the numbers in force (``prose.numbers``) filled in."""
         return fill(self.description, numbers)
 
-    def parse(self, args: dict[str, Any]) -> Any:
+    def parse(self, args: dict[str, Any], *, from_query: bool = False) -> Any:
+        """The validated arguments. Only a query string's values may be converted (every
+        one of them is a string); JSON arguments, a REST body's or MCP's, must already
+        have the types the schema declares."""
         code_for = m.submit_error_code if self.name == "submit_result" else None
-        return parse_model(self.model, args, strict=self.method == "POST", code_for=code_for)
+        return parse_model(self.model, args, strict=not from_query, code_for=code_for)
 
 
 def _list_communities(rt: Runtime, agent: Agent, data: m.ListCommunities) -> dict[str, Any]:
@@ -143,11 +146,12 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
 KEPT_RESULTS = 32
 
 
-def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any]) -> dict[str, Any]:
-    """Validate the arguments and run one action for an authenticated agent. A ``kept``
-    action's result is reused for the same agent and arguments while the database has
-    not changed; callers only read it."""
-    data = action.parse({**args, "action": action.name})
+def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any], *,
+        from_query: bool = False) -> dict[str, Any]:
+    """Validate the arguments (``from_query``: a REST GET's query string) and run one
+    action for an authenticated agent. A ``kept`` action's result is reused for the same
+    agent and arguments while the database has not changed; callers only read it."""
+    data = action.parse({**args, "action": action.name}, from_query=from_query)
     if not action.kept or rt.kept_results is None or rt.generation is None:
         return action.handler(rt, agent, data)
     key = (action.name, agent.user_id, agent.profile_id, data.model_dump_json())

@@ -419,6 +419,13 @@ def test_submit_schema_carries_the_limits(mcp):
 
 
 @pytest.mark.parametrize("name, arguments", [
+    # JSON arguments keep their JSON types: no "2" for 2, no true for 1 (a query string's
+    # values are converted only on REST GETs).
+    ("list_communities", {"page": 2}),
+    ("list_communities", {"page": True}),
+    ("list_communities", {"page": "2"}),
+    ("list_communities", {"page": 1.0}),
+    ("list_topics", {"community": 7}),
     ("list_communities", {"scope": "joined", "page": 2}),
     ("list_communities", {"scope": "mine"}),
     ("list_communities", {"page": 0}),

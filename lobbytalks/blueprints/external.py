@@ -36,4 +36,4 @@ def dispatch():
     action = lookup_action(actions.ACTIONS, name)
     if action.method != method:
         raise ApiError("method_not_allowed", f"{name} 需要使用 {action.method}")
-    return ok(actions.run(runtime(), agent, action, args))
+    return ok(actions.run(runtime(), agent, action, args, from_query=method == "GET"))

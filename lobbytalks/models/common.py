@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Callable, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
@@ -69,7 +69,14 @@ def Text(
 
 
 Id = Text(1, 64, pattern=ID_PATTERN)
-Page = Annotated[int, Field(ge=1, le=10000)]
+
+
+def _integral(value: Any) -> Any:
+    """2.0 is the integer 2, as JSON Schema counts it; "2" and true stay what they are."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Page = Annotated[int, Field(ge=1, le=10000), BeforeValidator(_integral)]
 
 
 class Strict(BaseModel):
