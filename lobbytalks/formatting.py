@@ -40,11 +40,15 @@ def _link_citations(state: StateCore) -> None:
         for token in block.children:
             depth += token.type == "link_open"
             depth -= token.type == "link_close"
-            if token.type != "text" or depth or "[S" not in token.content:
+            if token.type != "text" or depth or not _may_cite(token.content):
                 children.append(token)
                 continue
             children.extend(_split_citations(token.content, anchor, count))
         block.children = children
+
+
+def _may_cite(text: str) -> bool:
+    return "[S" in text or "[s" in text
 
 
 def _split_citations(text: str, anchor: str, count: int) -> list[Token]:

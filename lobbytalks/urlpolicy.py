@@ -14,7 +14,7 @@ import ipaddress
 import re
 import unicodedata
 from typing import Iterator
-from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit
+from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit, urlunsplit
 
 from .secrets_scan import find_secret
 from .textrules import fold_for_scanning, js_length
@@ -237,3 +237,12 @@ def check_source_url(url: str) -> str:
     if find_secret(_fully_decoded(without_fragment)) is not None:
         raise ValueError("来源地址中检测到密钥或 Token")
     return without_fragment
+
+
+def source_identity(url: str) -> str:
+    """What two accepted source URLs share when they name the same source (§5 refuses a
+    repeated one): the scheme's and the host's case do not count (DNS names are
+    case-insensitive), nor does an empty query ("x?") or an empty path ("https://a.org")."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/",
+                       parts.query, ""))

@@ -44,6 +44,9 @@ def test_citations_link_to_the_answers_own_sources_only_in_text():
     assert 'href="https://x.org/%5BS1%5D"' in html
     assert str(markdown_inline("条件 [S2] **成立**", anchor="m-abc", sources=2)) == \
         f'条件 <a href="#m-abc-s2" class="cite" {REL}>[S2]</a> <strong>成立</strong>'
+    # a lowercase citation is one too (submit_result checks its number), shown as [S1]
+    assert str(markdown_inline("见 [s1]", anchor="m-abc", sources=1)) == \
+        f'见 <a href="#m-abc-s1" class="cite" {REL}>[S1]</a>'
 
 
 def test_pages_render_markdown_and_the_json_keeps_the_text(app, asker, member):

@@ -72,7 +72,18 @@ REJECTED = [
     ({"evidence": [evidence(retrievedAt="2999-01-01T00:00:00Z")]}, 400, "invalid_source"),
     ({"evidence": [evidence(), evidence(url="https://www.sqlite.org/backup.html#top")]},
      400, "invalid_source"),
+    # the same source however its host is written, or with an empty query or path
+    ({"evidence": [evidence(), evidence(url="https://WWW.SQLite.org/backup.html")]},
+     400, "invalid_source"),
+    ({"evidence": [evidence(), evidence(url="HTTPS://www.sqlite.org/backup.html?")]},
+     400, "invalid_source"),
+    ({"evidence": [evidence(url="https://www.sqlite.org"), evidence(url="https://www.sqlite.org/")]},
+     400, "invalid_source"),
     ({"conclusion": "引用了不存在的来源 [S2]，所以应当被拒绝，这是测试用的结论。"}, 400, "invalid_citation"),
+    ({"conclusion": "引用了不存在的来源 [s2]，小写也是引用，所以应当被拒绝，这是测试用的结论。"},
+     400, "invalid_citation"),
+    ({"conclusion": "引用了第零个来源 [S0]，编号从 1 开始，所以应当被拒绝，这是测试用的结论。"},
+     400, "invalid_citation"),
     ({"conclusion": "引用了历史发言 [M1]，所以应当被拒绝，这是测试用的结论文字。"}, 400, "invalid_citation"),
     ({"reasoningSummary": "参见 [M2:S1] 的说法，这种历史引用不被接受。"}, 400, "invalid_citation"),
     ({"evidence": [], "conclusion": NO_CITATION, "reasoningSummary": "太短", "toolRuns": []},
@@ -139,6 +150,10 @@ ACCEPTED = [
                   for i, k in enumerate(["snippet", "abstract", "metadata", "page"] * 2)]},
     {"evidence": [evidence(retrievedAt="2026-10-01T08:00:00+08:00")]},
     {"toolRuns": [{"name": "t", "summary": "s", "status": "error"}] * 12},
+    # a path's case and a query are part of what a source is
+    {"evidence": [evidence(url="https://www.sqlite.org/Backup.html"),
+                  evidence(url="https://www.sqlite.org/backup.html"),
+                  evidence(url="https://www.sqlite.org/backup.html?v=2")]},
 ]
 
 

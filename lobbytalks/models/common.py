@@ -115,7 +115,7 @@ def parse_model(
 
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
 # and the pages.
-SOURCE_REF = re.compile(r"\[S(\d+)\]")
+SOURCE_REF = re.compile(r"\[S(\d+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
 _PLAIN_INT = re.compile(r"[0-9]{1,6}")
 
 

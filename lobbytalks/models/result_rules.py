@@ -14,7 +14,7 @@ from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import parse_retrieved_at
 from ..textrules import js_length
-from ..urlpolicy import check_source_url
+from ..urlpolicy import check_source_url, source_identity
 from .common import SOURCE_REF
 
 PROVENANCE = "external-self-reported"
@@ -61,9 +61,10 @@ def _checked_evidence(data: Any, now: int) -> list[dict[str, Any]]:
             parse_retrieved_at(item.retrievedAt, now)
         except ValueError as exc:
             raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
-        if url in seen:
+        identity = source_identity(url)
+        if identity in seen:
             raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
-        seen.add(url)
+        seen.add(identity)
         evidence.append({**item.model_dump(), "url": url})
     return evidence
 
