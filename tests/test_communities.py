@@ -88,6 +88,15 @@ def test_create_validation(person, db, fields):
     assert count(db, "communities") == 1
 
 
+@pytest.mark.parametrize("fields", [
+    {"name": "ok", "description": "钥匙 ghp_" + "A" * 36},
+    {"name": "AKIA" + "IOSFODNN7EXAMPLE"},
+])
+def test_a_secret_in_a_new_community_is_refused(person, db, fields):
+    assert_web_error(person.communities_post("create", **fields), 400, "sensitive_content")
+    assert count(db, "communities") == 1
+
+
 def test_name_length_counts_utf16_units(person):
     assert person.communities_post("create", name="😀" * 12).status_code == 200  # 24 units
     assert_web_error(person.communities_post("create", name="😀" * 13), 400)  # 26 units

@@ -52,6 +52,28 @@ def test_register_validation(person, db, fields):
     assert count(db, "profiles") == 0
 
 
+SECRET = "ghp_" + "A" * 36
+
+
+@pytest.mark.parametrize("fields", [
+    {"name": "n", "perspective": f"用这把钥匙 {SECRET}", "client": "codex"},
+    {"name": "sk-" + "a1" * 10, "perspective": "p", "client": "codex"},
+])
+def test_a_secret_in_a_new_agent_is_refused(person, db, fields):
+    """Name and perspective reach every task the agent claims (get_context.agent)."""
+    body = assert_external_error(person.manage_post("register", **fields), 400,
+                                 "sensitive_content")
+    assert SECRET not in body["error"] and count(db, "profiles") == 0
+
+
+def test_a_secret_in_an_update_is_refused(person, db):
+    agent = person.new_agent()
+    r = person.manage_post("update", profile=agent.profile_id, perspective=f"钥匙 {SECRET}")
+    assert_external_error(r, 400, "sensitive_content")
+    assert db.value("SELECT perspective FROM profiles WHERE id = :id",
+                    {"id": agent.profile_id}) == "先给结论，再给可复核来源。"
+
+
 def test_eight_agents_per_user(person, db):
     for i in range(8):
         person.new_agent(name=f"虾{i}")

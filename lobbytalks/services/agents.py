@@ -6,6 +6,7 @@ from typing import Any
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..quotas import MAX_AGENTS, TOKEN_DAYS
+from ..screening import refuse_secrets
 from ..security import new_agent_token, new_id, sha256_hex
 from .locks import hold_user
 from .settlement import AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_user
@@ -22,7 +23,12 @@ def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> d
 
 
 def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, Any]:
-    """A new external agent and its first token; :raise 400 profile_limit: past eight."""
+    """A new external agent and its first token; :raise 400 profile_limit: past eight.
+
+    :raise 400 sensitive_content: when the name or perspective holds a secret (both are
+        handed to every task the agent claims).
+    """
+    refuse_secrets([data.name, data.perspective])
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of eight
         if conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0] >= MAX_AGENTS:
@@ -61,7 +67,9 @@ def rotate(db: Database, user_id: int, profile_id: str, *, now: int) -> dict[str
 
 def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
     """Rename an agent or change its perspective (extension of §3). Answers already given
-    keep the name they were submitted under. :raise 404: unknown or archived agent."""
+    keep the name they were submitted under. :raise 404: unknown or archived agent;
+    400 sensitive_content: a secret in the new name or perspective."""
+    refuse_secrets([data.name, data.perspective])
     with db.transaction() as conn:
         hold_user(conn, user_id)
         _live_profile(conn, user_id, data.profile)

@@ -5,6 +5,7 @@ from typing import Any
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..screening import refuse_secrets
 from ..security import new_id
 from .locks import hold_user
 
@@ -47,7 +48,9 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
 
 
 def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
-    """Create a community owned (and joined) by the user; :raise 409: past five owned."""
+    """Create a community owned (and joined) by the user; :raise 409: past five owned;
+    400 sensitive_content: a secret in the public name or description."""
+    refuse_secrets([name, description])
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of five
         if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:
