@@ -25,6 +25,12 @@ def _web(error: ApiError) -> Response:
     return jsonify(error.web_body())
 
 
+# The surfaces an agent's Bearer token opens: a 401 there names the scheme (RFC 6750 §3).
+# No resource_metadata is offered: there is no OAuth here, the token comes from the web page.
+BEARER_PATHS = ("/api/external", "/api/external/mcp")
+BEARER_CHALLENGE = 'Bearer realm="lobbytalks"'
+
+
 # Exact paths whose surface has its own error format (MCP answers in JSON-RPC), registered
 # by that surface's blueprint so that errors escaping its view are rendered the same way.
 _OWN_RENDERERS: dict[str, Callable[[ApiError], Response]] = {}
@@ -63,4 +69,6 @@ def render_error(request: Request, error: ApiError) -> Response:
         response.headers[name] = value
     if error.code == "method_not_allowed":
         response.headers.setdefault("Allow", "GET, POST")
+    if error.code == "unauthorized" and request.path in BEARER_PATHS:
+        response.headers["WWW-Authenticate"] = BEARER_CHALLENGE
     return response

@@ -160,7 +160,9 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 # (method, path, request options, status, every header the response carries)
 HEADER_ROWS = [
     ("GET", "/healthz", {}, 200, API_JSON),
-    ("GET", "/api/external?action=list_topics", {}, 401, API_JSON),
+    ("GET", "/api/external?action=list_topics", {}, 401,
+     {**API_JSON, "WWW-Authenticate": 'Bearer realm="lobbytalks"'}),
+    ("GET", "/api/external/manage", {}, 401, API_JSON),  # the cookie's surface: no challenge
     ("POST", "/api/external/mcp", {"json": PING, "headers": {"Accept": ACCEPT}}, 401,
      {**API_JSON, "WWW-Authenticate": 'Bearer realm="lobbytalks"'}),
     ("PUT", "/api/communities", {}, 405, {**API_JSON, "Allow": "GET, POST"}),

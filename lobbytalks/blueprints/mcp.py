@@ -29,11 +29,7 @@ def render_transport_error(error: ApiError) -> Response:
     response = jsonify(protocol.transport_error_body(protocol.request_id(request_body()), error))
     if error.code == "method_not_allowed":
         response.headers["Allow"] = "POST"
-    if error.code == "unauthorized":
-        # RFC 6750: a 401 names its scheme. No resource_metadata is offered: there is no
-        # OAuth here, the token comes from the web page.
-        response.headers["WWW-Authenticate"] = 'Bearer realm="lobbytalks"'
-    return response
+    return response  # render_error adds the Bearer challenge to a 401
 
 
 register_renderer(PATH, render_transport_error)
