@@ -17,7 +17,9 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
 - threads: on SQLite the worker threads take turns (``lobbytalks.turns``, the queue in
   ``lobbytalks.dispatchers``), one serving at a time, the others going on only while it
   waits for something else than the interpreter;
-- responses: a response's header leaves in one send with its body;
+- responses: a response's header leaves in one send with its body, and what waitress
+  refuses before the app sees it (a malformed request line or header) is answered in the
+  API's JSON envelope;
 - memory: at most ``MALLOC_ARENAS`` glibc malloc arenas.
 """
 from __future__ import annotations
@@ -29,16 +31,18 @@ import socket
 import time
 from typing import Any
 
+import orjson
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.server import MultiSocketServer, TcpWSGIServer
-from waitress.task import WSGITask
+from waitress.task import ErrorTask, WSGITask
 from waitress.utilities import RequestEntityTooLarge
 
 from . import turns
 from .dispatchers import Dispatcher, TurnTakingDispatcher
-from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
+from .errors import ApiError
+from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT, SECURITY_HEADERS
 
 log = logging.getLogger(__name__)
 
@@ -184,9 +188,30 @@ class _BoundedTask(WSGITask):
         super().write(data)
 
 
+class _JsonErrorTask(ErrorTask):
+    """What waitress refuses before the app sees a request (a malformed request line or
+    header, a Content-Length of -1, headers past their limit, an unknown
+    Transfer-Encoding) is answered in the API's JSON envelope, with waitress' status and
+    the security headers every response carries, instead of waitress' plain text."""
+
+    def execute(self) -> None:
+        status = self.request.error.code
+        error = ApiError("payload_too_large" if status == 413 else "invalid_request",
+                         f"HTTP 请求无法解析：{self.request.error.reason}", status=status)
+        body = orjson.dumps(error.external_body())
+        self.status = f"{status} {self.request.error.reason}"
+        self.response_headers.extend([
+            ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
+            *SECURITY_HEADERS.items()])
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
 class _BoundedChannel(HTTPChannel):
     parser_class = _BoundedRequest
     task_class = _BoundedTask
+    error_task_class = _JsonErrorTask
 
     def writable(self) -> bool:
         """Not while a task runs: its thread sends what it writes itself (waitress'

@@ -202,6 +202,30 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
         assert took < 2, (path, took)  # and the server closed the connection after it
 
 
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"POST /api/external HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
+    (b"GET /api/external HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400),
+    (b"GET /api/external HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 431),
+    (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+])
+def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status):
+    """A request waitress cannot parse never reaches the app; its answer is still the API's
+    JSON envelope with the security headers, and the connection closes after it."""
+    with open_socket(server) as sock:
+        sock.sendall(request_bytes)
+        raw = read_response(sock, 5)
+    head, _, payload = raw.partition(b"\r\n\r\n")
+    head = head.decode("latin-1").lower()
+    # HTTP/1.0 where the request line never parsed: waitress does not know the version
+    assert head.startswith(("http/1.1 ", "http/1.0 ")), raw[:200]
+    got, body = int(head.split()[1]), json.loads(payload)
+    assert got == status and set(body) == {"error", "code"}, (got, body)
+    assert body["code"] == "invalid_request" and body["error"]
+    for header in ("content-type: application/json", "cache-control: no-store",
+                   "x-content-type-options: nosniff", "connection: close"):
+        assert header in head, (header, head)
+
+
 def test_the_limit_itself_is_exact_and_nothing_is_written(server):
     def register(name: str, size: int) -> requests.Response:
         body = json.dumps({"action": "register", "username": name,
