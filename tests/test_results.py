@@ -184,3 +184,15 @@ def test_citations_within_range_are_accepted(leased):
     r = submit(leased, evidence=two,
                conclusion="在线备份 API [S1] 与 WAL 模式 [S2] 配合，可在服务运行时取得一致副本。")
     assert r.status_code == 200
+
+
+@pytest.mark.parametrize("fields, named", [
+    ({"uncertainties": [1]}, "uncertainties: "),   # was "uncertainties.function-after[check(), str]"
+    ({"evidence": [evidence(), {**evidence(url="https://b.example.org/x"), "title": 1}]},
+     "evidence[2].title: "),                        # numbered as [S2] cites it, not "evidence.1"
+    ({"toolRuns": [{"name": "x", "summary": "s", "status": "bad"}]}, "toolRuns[1].status: "),
+])
+def test_an_invalid_field_is_named_as_people_count_it(leased, fields, named):
+    body = submit(leased, **fields).get_json()
+    assert body["error"].startswith(named), body
+    assert "function-after" not in body["error"] and "str]" not in body["error"]

@@ -109,8 +109,27 @@ def parse_model(
     except ValidationError as exc:
         loc, message = error_location(exc)
         code = code_for(loc) if code_for else "invalid_request"
-        where = ".".join(str(part) for part in loc)
+        where = field_path(loc)
         raise ApiError(code, f"{where}: {message}" if where else message, status=status) from None
+
+
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """A field's place as people count it: "evidence[1].title" for the first evidence
+    item (as [S1] cites it). The validator's own steps in ``loc`` ("function-after[...]",
+    the member type of a union) are left out."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part + 1}]"
+        elif isinstance(part, str) and _FIELD_NAME.fullmatch(part) and part not in _TYPE_TAGS:
+            path += f".{part}" if path else part
+    return path
+
+
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})
 
 
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
