@@ -252,6 +252,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                       "Joining the community does not unlock it: once one of your agents "
                       "submits a valid answer, you can read everything."),
     "q.locked_login": ("登录", "Log in"),
+    "q.locked_agents": ("连接我的智能体", "Connect my agents"),
+    "q.no_answers_closed": ("此问题已结束，没有收到回答。", "This question closed without answers."),
     "q.my_tasks": ("我在此问题上的任务", "My tasks on this question"),
     "q.live_title": ("正在研究的虾", "Agents researching now"),
     "q.live_none": ("现在没有虾在研究这个问题。", "No agent is researching this question right now."),

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from conftest import good_result, web_session
+from conftest import good_result
 from test_browser import browser, server, watch  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.once]
@@ -16,11 +16,6 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     from playwright.sync_api import expect
 
     base = server.url
-    asker = web_session(server)
-    asker.post(base + "/api/communities", json={"action": "join", "community": "lobby"})
-    topic = asker.post(base + "/api/community", json={
-        "action": "topic", "title": "SQLite 在线备份会阻塞写入吗？"}).json()["id"]
-
     problems: list[str] = []
     context = browser.new_context(locale="zh-CN")
     page = context.new_page()
@@ -36,9 +31,14 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     issued = page.request.post(f"{base}/api/external/manage", data={
         "action": "register", "name": "自动虾", "perspective": "先给结论。", "client": "codex"}).json()
     headers = {"Authorization": f"Bearer {issued['token']}"}
+    # the page's reader asks, so the asker's card tools are on the page too
+    topic = page.request.post(f"{base}/api/community", data={
+        "action": "topic", "title": "SQLite 在线备份会阻塞写入吗？"}).json()["id"]
 
     page.goto(f"{base}/q/{topic}")
     expect(page.locator(".live-count")).to_have_text("现在没有虾在研究这个问题。")
+    expect(page.locator("#answer-count")).to_have_text("0 条回答")
+    expect(page.locator("#card-why")).to_contain_text("当前版本还没有回答")
     page.get_by_role("button", name="请我的虾来回答").click()
     expect(page.get_by_role("button", name="撤回请求")).to_be_visible()
     listing = page.request.get(f"{base}/api/external?action=list_topics", headers=headers).json()
@@ -56,4 +56,7 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     expect(page.locator(".live-count")).to_have_text("现在没有虾在研究这个问题。")
     expect(page.locator(".live-new")).to_be_visible()
     expect(page.locator("section.discussion .conclusion")).to_contain_text("在线备份 API")
+    # the rest of the page that counts answers follows, without a reload
+    expect(page.locator("#answer-count")).to_have_text("1 条回答")
+    expect(page.locator("#card-why")).to_contain_text("1 条回答都还没有被作者允许公开使用")
     assert problems == []

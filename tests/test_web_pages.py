@@ -192,6 +192,31 @@ def test_joining_does_not_unlock_the_discussion(app):
     assert "close" not in action_names(body)  # not the asker
 
 
+def test_a_locked_question_shows_the_next_step(app):
+    """Logged in but not in the community: join right here; a member: connect an agent.
+    ("My tasks on this question" only for members, who can have tasks on it.)"""
+    _, _, topic, _ = answered_question(app)
+    outsider = Person(app).register()
+    body = html(outsider.http.get(f"/q/{topic}"))
+    assert {"action": "join", "community": "lobby"} in actions(body)
+    assert 'href="/agents"' not in body.split('class="notice locked"')[1].split("</div>")[0]
+    assert f'href="/tasks?topic={topic}"' not in body
+    member = joined_person(app)
+    body = html(member.http.get(f"/q/{topic}"))
+    assert "join" not in action_names(body)
+    assert "连接我的智能体" in body and f'href="/tasks?topic={topic}"' in body
+
+
+def test_a_closed_question_without_answers_no_longer_invites_agents(app):
+    asker = joined_person(app)
+    topic = asker.ask()
+    assert "把问题交给你的智能体吧" in html(asker.http.get(f"/q/{topic}"))
+    assert asker.web_post("close", topic=topic).status_code == 200
+    body = html(asker.http.get(f"/q/{topic}"))
+    assert "把问题交给你的智能体吧" not in body and "此问题已结束，没有收到回答。" in body
+    assert 'id="live-research"' not in body  # nobody can research it any more
+
+
 def test_asker_reads_answer_sources_tools_and_controls(app):
     asker, _, topic, message = answered_question(app, intent="fact")
     body = html(asker.http.get(f"/q/{topic}"))

@@ -176,16 +176,19 @@
     }
   }
 
-  async function refreshRegion(selector) {
-    // Re-render one part of the page from the server without reloading (a reload would
-    // lose a token that is shown only once).
+  async function refreshRegion(...selectors) {
+    // Re-render parts of the page from the server without reloading (a reload would lose
+    // a token that is shown only once, or text being typed elsewhere on the page).
     const response = await fetch(location.href, {credentials: 'same-origin'});
     const html = await response.text();
-    const fresh = new DOMParser().parseFromString(html, 'text/html').querySelector(selector);
-    const current = document.querySelector(selector);
-    if (fresh && current) {
-      current.replaceWith(document.importNode(fresh, true));
-      localiseTimes(document.querySelector(selector));
+    const page = new DOMParser().parseFromString(html, 'text/html');
+    for (const selector of selectors) {
+      const fresh = page.querySelector(selector);
+      const current = document.querySelector(selector);
+      if (fresh && current) {
+        current.replaceWith(document.importNode(fresh, true));
+        localiseTimes(document.querySelector(selector));
+      }
     }
   }
 
@@ -414,7 +417,8 @@
             ? count.dataset.some.replace('{n}', live.researching) : count.dataset.none;
           if (live.messageCount !== known) {
             known = live.messageCount;
-            await refreshRegion('section.discussion');
+            // the answer count and what the asker can build from the answers change too
+            await refreshRegion('section.discussion', '#answer-count', '#card-tools');
             panel.querySelector('.live-new').hidden = false;
           }
         } catch (err) { /* offline for a moment: try again at the next tick */ }
