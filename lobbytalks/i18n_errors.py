@@ -105,13 +105,17 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                         "The question cannot be blank or only spaces; up to 180 characters on one line."),
     "err.field.name": ("名称不能为空或只有空格，最多 24 个字符，写在一行里。",
                        "The name cannot be blank or only spaces; up to 24 characters on one line."),
-    "err.field.perspective": ("讨论原则不能为空，最多 400 个字符。",
-                              "Say how it should answer (it cannot be blank); up to 400 characters."),
-    "err.field.description": ("内容太长了。", "This is too long."),
+    "err.field.perspective": ("讨论原则需要 1–400 个字符，不能只有空格。",
+                              "Say how it should answer in 1–400 characters (not only spaces)."),
+    "err.field.description": ("内容太长了：问题的公开背景最多 1500 个字符，社区简介最多 400 个字符。",
+                              "This is too long: a question's public background has up to 1500 "
+                              "characters, a community's description up to 400."),
     "err.field.privateContext": ("私密背景最多 2000 个字符。", "The private background has up to 2000 characters."),
     "err.field.note": ("说明最多 300 个字符。", "The note has up to 300 characters."),
     "err.field.currentPassword": ("请填写你现在的密码。", "Enter the password you use now."),
     "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
+    "err.field.email": ("请填写有效的邮箱地址，例如 name@example.org，最多 254 个字符。",
+                        "Enter a valid e-mail address such as name@example.org (up to 254 characters)."),
     "err.field": ("请检查这一项。", "Please check this field."),
 
     # --- error pages for one view ---------------------------------------------------------------

@@ -11,10 +11,19 @@ from .secrets_scan import find_secret_in
 
 
 def refuse_secrets(values: Any) -> None:
-    """Check every string in ``values`` (nested dicts and lists, keys included).
+    """Check every string in ``values`` (nested dicts and lists, keys included). Given the
+    fields of a request (``{"title": ..., "description": ...}``), the message starts with
+    the field holding the secret, as a validation message does ("title: ..."), so that a
+    form shows it at that field.
 
     :raise 400 sensitive_content: naming the kind of secret found, never the secret.
     """
     label = find_secret_in(values)
-    if label is not None:
-        raise ApiError("sensitive_content", f"内容中检测到疑似敏感信息（{label}），请移除后再提交")
+    if label is None:
+        return
+    message = f"内容中检测到疑似敏感信息（{label}），请移除后再提交"
+    if isinstance(values, dict):
+        field = next((name for name, value in values.items()
+                      if find_secret_in([name, value]) is not None), None)
+        message = f"{field}: {message}" if field else message
+    raise ApiError("sensitive_content", message)

@@ -119,6 +119,14 @@ def test_whole_journey(browser, server):
     assert page.input_value("#f-privateContext") == PRIVATE
     assert page.input_value("#f-description") == "公开：服务运行时需要备份。"
     page.fill("#f-title", "如何在 SQLite 服务运行时安全地做在线备份？")
+    # A secret is refused at the field that holds it, with what is wrong, and kept there.
+    page.fill("#f-privateContext", PRIVATE + " ghp_" + "A" * 36)
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#f-privateContext-error")).to_have_text(
+        "内容里像是有密钥、Token 或私钥。请删除后再提交。")
+    expect(page.locator("#f-title-error")).to_be_hidden()
+    assert page.input_value("#f-title") == "如何在 SQLite 服务运行时安全地做在线备份？"
+    page.fill("#f-privateContext", PRIVATE)
     shot(page, "ask")
     page.click("form.api-form button[type=submit]")
     page.wait_for_url(re.compile(r"/q/[A-Za-z0-9_:-]+$"))

@@ -151,3 +151,15 @@ def test_question_title_is_stored_as_typed(person, db):
     person.join()
     topic_id = person.ask("<script>alert(1)</script> 怎么办？")
     assert person.web_get(topic=topic_id).get_json()["topic"]["title"].startswith("<script>")
+
+
+@pytest.mark.parametrize("field", ["title", "description", "privateContext"])
+def test_a_secret_is_refused_naming_the_field_that_holds_it(asker, db, field):
+    """The message starts with the field, as validation messages do, so a form shows it
+    there; it never repeats the secret."""
+    secret = "ghp_" + "A" * 36
+    fields = {"title": "如何备份？", field: f"钥匙 {secret}"}
+    r = asker.web_post("topic", **fields)
+    assert r.status_code == 400 and r.get_json()["code"] == "sensitive_content"
+    assert r.get_json()["error"].startswith(f"{field}: ") and secret not in r.get_json()["error"]
+    assert count(db, "topics") == 0

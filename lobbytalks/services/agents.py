@@ -28,7 +28,7 @@ def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, An
     :raise 400 sensitive_content: when the name or perspective holds a secret (both are
         handed to every task the agent claims).
     """
-    refuse_secrets([data.name, data.perspective])
+    refuse_secrets({"name": data.name, "perspective": data.perspective})
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of eight
         if conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0] >= MAX_AGENTS:
@@ -69,7 +69,7 @@ def update(db: Database, user_id: int, data: Any) -> dict[str, Any]:
     """Rename an agent or change its perspective (extension of §3). Answers already given
     keep the name they were submitted under. :raise 404: unknown or archived agent;
     400 sensitive_content: a secret in the new name or perspective."""
-    refuse_secrets([data.name, data.perspective])
+    refuse_secrets({"name": data.name, "perspective": data.perspective})
     with db.transaction() as conn:
         hold_user(conn, user_id)
         _live_profile(conn, user_id, data.profile)

@@ -50,7 +50,7 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
 def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
     """Create a community owned (and joined) by the user; :raise 409: past five owned;
     400 sensitive_content: a secret in the public name or description."""
-    refuse_secrets([name, description])
+    refuse_secrets({"name": name, "description": description})
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of five
         if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:

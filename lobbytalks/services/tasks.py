@@ -144,7 +144,7 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
 
     :raise 400 sensitive_content: when the error text holds a secret.
     """
-    refuse_secrets(error)
+    refuse_secrets({"error": error})
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # one outcome per task, against submit and cancel
         task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)

@@ -34,7 +34,8 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
     :raise 404: unknown community; :raise 403: not a member; :raise 400: unknown island,
         or sensitive_content when the question's text holds a secret.
     """
-    refuse_secrets([data.title, data.originalTitle, data.description, data.privateContext])
+    refuse_secrets({"title": data.title, "originalTitle": data.originalTitle,
+                    "description": data.description, "privateContext": data.privateContext})
     topic_id = new_id("t")
     with db.transaction() as conn:
         if conn.execute(Q.get_community_owner, {"id": data.community}).fetchone() is None:
@@ -92,7 +93,8 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
     :raise 404: unknown topic; :raise 403: not the asker; :raise 409: closed;
     :raise 400 sensitive_content: when the new text holds a secret.
     """
-    refuse_secrets([data.title, data.description, data.privateContext, data.note])
+    refuse_secrets({"title": data.title, "description": data.description,
+                    "privateContext": data.privateContext, "note": data.note})
     with db.transaction() as conn:
         hold_topic(conn, data.topic)  # one new version number at a time
         topic = get_topic(conn, data.topic)

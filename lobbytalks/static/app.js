@@ -59,11 +59,12 @@
     if (failure.status === 0) return S.network;
     if (failure.status === 401 && where.action === 'login') return S.login_failed;
     if (failure.status === 401 && signedIn) return S.session;
-    // A validation error is about its field; any other code first about the action (a
-    // wrong current password names its field too, but says more as "change_password").
-    const field = where.field ? ['err.field.' + where.field] : [];
+    // A validation error is explained by its field's rules; any other code names a field
+    // only to say where it is (a secret in the title, a wrong current password) and is
+    // explained by the action, then by the code itself.
     const action = failure.code ? ['err.' + where.api + '.' + where.action + '.' + failure.code] : [];
-    const keys = failure.code === 'invalid_request' ? [...field, ...action] : [...action, ...field];
+    const keys = failure.code === 'invalid_request' && where.field
+      ? ['err.field.' + where.field, ...action] : action;
     if (failure.code) keys.push('err.' + failure.code);
     if (where.field) keys.push('err.field');
     const key = keys.find((k) => S[k] !== undefined);
@@ -384,7 +385,22 @@
     submitForm(form);
   });
 
+  // Opening an unread notification marks it read; the request outlives the page it
+  // leaves (keepalive), and a failure leaves it unread, as before.
+  function readOnOpen(event) {
+    const link = event.target.closest('a[data-read-on-open]');
+    if (!link || (event.type === 'auxclick' && event.button !== 1)) return;
+    fetch('/api/community', {
+      method: 'POST', credentials: 'same-origin', keepalive: true,
+      headers: {'Content-Type': 'application/json', Accept: 'application/json'},
+      body: JSON.stringify({action: 'notifications_read', notification: Number(link.dataset.readOnOpen)}),
+    }).catch(() => {});
+    delete link.dataset.readOnOpen;
+  }
+  document.addEventListener('auxclick', readOnOpen);
+
   document.addEventListener('click', (event) => {
+    readOnOpen(event);
     const poster = event.target.closest('button[data-post]');
     if (poster) {
       pressButton(poster);
