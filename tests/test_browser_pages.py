@@ -355,8 +355,9 @@ def test_register_and_logout_confirm_and_explain(browser, site, shots, width, la
     page.fill("#f-username", "bob_owner")
     page.fill("#f-password", PASSWORD)
     page.click("form.api-form button[type=submit]")
-    error = page.locator(".form-error")
+    error = page.locator("#f-username-error")  # at the name, which is what to change
     expect(error).to_have_text(TEXT["taken"][lang])
+    expect(page.locator("#f-username")).to_have_attribute("aria-invalid", "true")
     assert "冲突" not in error.inner_text() and "reload" not in error.inner_text()
     assert query(site, "SELECT COUNT(*) FROM users WHERE username = 'bob_owner'") == [(1,)]
     page.fill("#f-username", name)

@@ -25,7 +25,7 @@ def register(db: Database, username: str, password: str, *, now: int,
                                                 "password_hash": password_hash, "is_admin": 0,
                                                 "now": now}).fetchone()[0]
     except IntegrityError:
-        raise ApiError("invalid_request", "用户名已被使用", status=409) from None
+        raise ApiError("invalid_request", "username: 用户名已被使用", status=409) from None
 
 
 def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost) -> int | None:

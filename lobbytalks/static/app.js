@@ -63,7 +63,8 @@
     // only to say where it is (a secret in the title, a wrong current password) and is
     // explained by the action, then by the code itself.
     const action = failure.code ? ['err.' + where.api + '.' + where.action + '.' + failure.code] : [];
-    const keys = failure.code === 'invalid_request' && where.field
+    // (A 409 is a clash with what is stored, such as a taken username: the action says it.)
+    const keys = failure.code === 'invalid_request' && where.field && failure.status !== 409
       ? ['err.field.' + where.field, ...action] : action;
     if (failure.code) keys.push('err.' + failure.code);
     if (where.field) keys.push('err.field');
