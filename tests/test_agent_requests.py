@@ -99,13 +99,13 @@ def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker,
     bodies = [json.loads(unescape(b)) for b in re.findall(r"data-body='([^']*)'", page)]
     assert {"action": "agent_request", "topic": topic, "requested": True} in bodies
     assert 'id="live-research"' in page and f"action=activity&amp;topic={topic}" in page
-    assert "1 只虾在研究" in page
+    assert "1 个智能体在研究" in page
     member.web_post("agent_request", topic=topic, requested=True)
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
     assert "Withdraw the request" in page and "1 agent(s) are researching" in page
     # Anonymous readers see the count but get no button.
     anonymous = Person(app).http.get(f"/q/{topic}").get_data(as_text=True)
-    assert "1 只虾在研究" in anonymous and "agent_request" not in anonymous
+    assert "1 个智能体在研究" in anonymous and "agent_request" not in anonymous
 
 
 def test_agents_page_shows_the_connectors_last_use_and_last_outcome(app, asker, member):

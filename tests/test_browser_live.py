@@ -36,10 +36,10 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
         "action": "topic", "title": "SQLite 在线备份会阻塞写入吗？"}).json()["id"]
 
     page.goto(f"{base}/q/{topic}")
-    expect(page.locator(".live-count")).to_have_text("现在没有虾在研究这个问题。")
+    expect(page.locator(".live-count")).to_have_text("现在没有智能体在研究这个问题。")
     expect(page.locator("#answer-count")).to_have_text("0 条回答")
     expect(page.locator("#card-why")).to_contain_text("当前版本还没有回答")
-    page.get_by_role("button", name="请我的虾来回答").click()
+    page.get_by_role("button", name="请我的智能体来回答").click()
     expect(page.get_by_role("button", name="撤回请求")).to_be_visible()
     listing = page.request.get(f"{base}/api/external?action=list_topics", headers=headers).json()
     assert [t["id"] for t in listing["requested"]] == [topic]
@@ -47,13 +47,13 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     claim = page.request.post(f"{base}/api/external", headers=headers, data={
         "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()
     page.clock.run_for(11_000)
-    expect(page.locator(".live-count")).to_have_text("现在有 1 只虾在研究这个问题。")
+    expect(page.locator(".live-count")).to_have_text("现在有 1 个智能体在研究这个问题。")
 
     stored = page.request.post(f"{base}/api/external", headers=headers, data={
         "action": "submit_result", "taskId": claim["task"]["id"], **good_result()})
     assert stored.ok, stored.text()
     page.clock.run_for(11_000)
-    expect(page.locator(".live-count")).to_have_text("现在没有虾在研究这个问题。")
+    expect(page.locator(".live-count")).to_have_text("现在没有智能体在研究这个问题。")
     expect(page.locator(".live-new")).to_be_visible()
     expect(page.locator("section.discussion .conclusion")).to_contain_text("在线备份 API")
     # the rest of the page that counts answers follows, without a reload
