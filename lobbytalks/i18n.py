@@ -424,6 +424,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "auth.password_hint": ("10–128 个字符。", "10–128 characters."),
     "auth.login_button": ("登录", "Log in"),
     "auth.register_button": ("注册", "Register"),
+    "auth.needed_for_next": ("这一页需要先登录。登录或注册后会回到你刚才要去的地方。",
+                             "That page needs you to log in. After you log in or register, "
+                             "you go straight back to it."),
     "auth.no_account": ("还没有账号？", "No account yet?"),
     "auth.have_account": ("已经有账号？", "Already registered?"),
     "auth.logout_title": ("退出登录", "Log out"),

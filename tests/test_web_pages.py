@@ -87,6 +87,9 @@ def test_personal_pages_send_visitors_to_login_and_back(client, path):
     assert r.status_code == 302
     location = urlsplit(r.headers["Location"])
     assert location.path == "/login" and parse_qs(location.query) == {"next": [path]}
+    # and the login page says why it is there; one opened on its own does not
+    assert "这一页需要先登录" in html(client.get(r.headers["Location"]))
+    assert "这一页需要先登录" not in html(client.get("/login"))
 
 
 def test_login_returns_only_to_local_pages(app, client):
