@@ -114,8 +114,8 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.field.note": ("说明最多 300 个字符。", "The note has up to 300 characters."),
     "err.field.currentPassword": ("请填写你现在的密码。", "Enter the password you use now."),
     "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
-    "err.field.email": ("请填写有效的邮箱地址，例如 name@example.org，最多 254 个字符。",
-                        "Enter a valid e-mail address such as name@example.org (up to 254 characters)."),
+    "err.field.email": ("请填写有效的邮箱地址，例如 someone@example.net，最多 254 个字符。",
+                        "Enter a valid e-mail address such as someone@example.net (up to 254 characters)."),
     "err.field": ("请检查这一项。", "Please check this field."),
 
     # --- error pages for one view ---------------------------------------------------------------
