@@ -24,6 +24,6 @@ def refuse_secrets(values: Any) -> None:
     message = f"内容中检测到疑似敏感信息（{label}），请移除后再提交"
     if isinstance(values, dict):
         field = next((name for name, value in values.items()
-                      if find_secret_in([name, value]) is not None), None)
+                      if find_secret_in(value) is not None), None)
         message = f"{field}: {message}" if field else message
     raise ApiError("sensitive_content", message)

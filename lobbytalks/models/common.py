@@ -114,6 +114,7 @@ def parse_model(
 
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})  # union members
 
 
 def field_path(loc: tuple[Any, ...]) -> str:
@@ -127,9 +128,6 @@ def field_path(loc: tuple[Any, ...]) -> str:
         elif isinstance(part, str) and _FIELD_NAME.fullmatch(part) and part not in _TYPE_TAGS:
             path += f".{part}" if path else part
     return path
-
-
-_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})
 
 
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
