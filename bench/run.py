@@ -15,7 +15,8 @@ connections, one per worker thread, each worker with its own user, agent and tok
 * the same reads and the same cycle as MCP tools/call on /api/external/mcp (each measured
   alternately with its REST counterpart, in PAIR_SLICES windows each);
 * the pages: home, communities, a community, all questions, a search, a question as a
-  visitor and as a reader of its 150 answers, and a bench user's /tasks and /agents.
+  visitor and as a reader of its 150 answers, and a bench user's /tasks, /agents
+  and /inbox.
 
 Usage: python -m bench.run [--duration 5] [--concurrency 1,8] [--data-dir DIR] ...
        python -m bench.run --scale DIR   (both sizes side by side; seeds each once)
@@ -47,6 +48,7 @@ if __package__ in (None, ""):  # run as `python bench/run.py`
     sys.path.insert(0, str(ROOT))
 
 from bench.seed import BENCH_PASSWORD, MANIFEST, BenchAgent, Manifest, seed  # noqa: E402
+from lobbytalks.services.notifications import INBOX_PAGE_SIZE  # noqa: E402
 
 # Generous limits so rate limiting never refuses a benchmark request. A one-second window
 # keeps the limiter's per-token bookkeeping about as small as the default 120/minute does.
@@ -548,6 +550,13 @@ def sessions(port: int, manifest: Manifest) -> list[str]:
         if response.status != 200 or not cookie:
             raise RuntimeError(f"cannot log in as {agent.username}: {response.status}")
         cookies.append(cookie.split(";", 1)[0])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/inbox", headers={"Cookie": cookies[0]})
+    shown = conn.getresponse().read().count(b'class="item notification')
+    conn.close()
+    if shown != INBOX_PAGE_SIZE:  # a folder seeded before bench users asked questions
+        raise RuntimeError(f"/inbox shows {shown} notifications, not {INBOX_PAGE_SIZE}: "
+                           "seed a new folder")
     return cookies
 
 
@@ -722,7 +731,8 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 ("/questions?q= (search)", "/questions?q=%E5%A4%87%E4%BB%BD", None),
                 ("/q/<id> (visitor)", f"/q/{manifest.hot_read}", None),
                 ("/q/<id> (reader, 150 answers)", f"/q/{manifest.hot_read}", cookies),
-                ("/tasks", "/tasks", cookies), ("/agents", "/agents", cookies))],
+                ("/tasks", "/tasks", cookies), ("/agents", "/agents", cookies),
+                ("/inbox", "/inbox", cookies))],
         ]
         supply = TopicSupply(topics, len(manifest.agents))
         for level in args.concurrency:

@@ -10,6 +10,7 @@ That makes this module responsible for the invariants the app keeps itself:
   mirrored on the topic); some carry private context sealed with the data folder's key;
 * every message comes from a ``done`` task of the same user, agent profile and token,
   written by a member of the topic's community, on question version 1;
+* every message told its question's asker: an ``answer`` notification, read unless recent;
 * ids come from ``lobbytalks.security.new_id``; token digests are ``sha256_hex(token)``.
 
 The bench users (``bench1`` … ``benchN``, one agent and one live token each) are what
@@ -50,6 +51,9 @@ MESSAGE_CAP = 200                # the app refuses claims and submissions at 200
 HOT_MESSAGES = 150               # the two topics get_context is measured on
 ACTIVE_MEMORIES = 20             # get_context returns at most 20 confirmed memories
 PENDING_MEMORIES = 5
+BENCH_QUESTIONS = 10             # asked by each bench user, so their inbox has answers to show
+BENCH_QUESTION_ANSWERS = 8
+UNREAD_SECONDS = 2 * DAY         # notifications of answers newer than this are still unread
 
 # Phrases recombined into question and answer text, so rows have realistic sizes and mixed
 # Chinese/ASCII content without shipping a corpus.
@@ -116,6 +120,7 @@ class Seeder:
         # user -> [(profile id, token id, agent name, client)]
         self.profiles_of: dict[int, list[tuple[str, str, str, str]]] = {}
         self.members_of: dict[str, list[int]] = {}
+        self.asker_of: dict[str, int] = {}  # topic -> its author, told of every answer
 
     def add(self, table: str, *rows: tuple) -> None:
         self.rows[table].extend(rows)
@@ -191,6 +196,7 @@ class Seeder:
         topic_id = new_id("t")
         created = self.now - self.rng.randint(3600, 60 * DAY)
         author = author or self.rng.choice(self.members_of[community])
+        self.asker_of[topic_id] = author
         title = self.text(8, 60)
         description = self.text(40, 600)
         closed = None if open_ else created + self.rng.randint(DAY, 5 * DAY)
@@ -229,6 +235,9 @@ class Seeder:
             reasoning, json.dumps(uncertainties, ensure_ascii=False),
             json.dumps(conditions, ensure_ascii=False), json.dumps(evidence, ensure_ascii=False),
             "[]", "external-self-reported", 1, int(self.rng.random() < 0.3), created))
+        read_at = None if created > self.now - UNREAD_SECONDS else created + self.rng.randint(60, DAY)
+        self.add("notifications", (self.asker_of[topic_id], "answer", topic_id, message_id,
+                                   task_id, created, read_at))
 
     def memory(self, user_id: int, profile_id: str, state: str) -> None:
         created = self.now - self.rng.randint(60, 20 * DAY)
@@ -276,6 +285,8 @@ INSERTS = {
                 " model, text, reasoning_summary, uncertainties, conditions, sources, tool_runs,"
                 " provenance, question_version, share_public, created)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "notifications": "INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id,"
+                     " created, read_at) VALUES (?,?,?,?,?,?,?)",
     "memories": "INSERT INTO memories (id, user_id, profile_id, message_id, text, state, created,"
                 " updated) VALUES (?,?,?,?,?,?,?,?)",
 }
@@ -358,8 +369,19 @@ def fill(s: Seeder, questions: int, messages: int, users: int, communities: int,
                   bench_ids[index] if index < len(bench_ids) else rng.choice(user_ids))
         s.message(manifest.hot_noread, hot_noread_created, rng.choice(user_ids))
 
+    # The bench users' own questions in the default community, answered by others: what
+    # their inbox shows. (No bench user claims them: see bench/run.py claimable_topics.)
+    for user_id in bench_ids:
+        for _ in range(BENCH_QUESTIONS):
+            topic_id, created = s.topic("lobby", BENCH_QUESTION_ANSWERS, author=user_id)
+            for _ in range(BENCH_QUESTION_ANSWERS):
+                s.message(topic_id, created, rng.choice(user_ids))
+    bench_questions = len(bench_ids) * BENCH_QUESTIONS
+
     # The rest: 60% in the default community, 90% open, 15% with private context.
-    for count in message_counts(rng, questions - 2, messages - 2 * HOT_MESSAGES):
+    for count in message_counts(rng, questions - 2 - bench_questions,
+                                messages - 2 * HOT_MESSAGES
+                                - bench_questions * BENCH_QUESTION_ANSWERS):
         community = "lobby" if rng.random() < 0.6 else rng.choice(community_ids)
         topic_id, created = s.topic(community, count, open_=rng.random() < 0.9,
                                     private=rng.random() < 0.15)
@@ -396,6 +418,9 @@ INVARIANTS = {
     "author membership": "SELECT COUNT(*) FROM messages m JOIN topics t ON t.id = m.topic_id"
                          " WHERE NOT EXISTS (SELECT 1 FROM memberships b"
                          " WHERE b.community_id = t.community_id AND b.user_id = m.user_id)",
+    "answer notifications": "SELECT COUNT(*) FROM messages m JOIN topics t ON t.id = m.topic_id"
+                            " WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE"
+                            " n.message_id = m.id AND n.kind = 'answer' AND n.user_id = t.author_id)",
     "agents per user": "SELECT COUNT(*) FROM (SELECT user_id FROM profiles GROUP BY user_id"
                        " HAVING COUNT(*) > 8)",
     "foreign keys": "SELECT COUNT(*) FROM pragma_foreign_key_check",
