@@ -98,7 +98,11 @@ def test_the_header_count_stops_at_99_plus(app, db, asked, monkeypatch):
         answer(contributor(app, f"虾{n}")[1], topic)
     assert re.search(r'class="badge unread-count"[^>]*>2\+</span>',
                      asker.http.get("/").get_data(as_text=True))
-    assert inbox(asker)["unread"] == 3  # the inbox itself counts exactly
+    assert inbox(asker)["unread"] == 3  # the API counts exactly
+    # The inbox page says what the header says: counting a large inbox stops at the cap.
+    page = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    assert 'id="inbox-unread">Unread: 2+</p>' in page
+    assert "notifications_read" in page  # "mark all read" is offered
 
 
 def test_visitors_get_no_inbox(app, asked):
@@ -121,6 +125,9 @@ def test_mark_one_then_all_read(app, db, asked):
     assert r.get_json() == {"ok": True, "unread": 0}
     assert all(r["read_at"] is not None for r in rows(db))
     assert "unread-count" not in asker.http.get("/").get_data(as_text=True)
+    page = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    assert 'id="inbox-unread">Unread: 0</p>' in page
+    assert '"action": "notifications_read"}' not in page and "Mark all read" not in page
 
 
 def test_nobody_marks_or_reads_another_persons_notifications(app, db, asked):

@@ -21,7 +21,7 @@ pages = Pages()
 def inbox():
     user = viewer()
     before = notifications.cursor(request.args.get("before", ""))
-    page = notifications.inbox(read_conn(), user.id, before)
+    page = notifications.inbox_page(read_conn(), user.id, before)
     for item in page["notifications"]:
         item["text"] = notifications.describe(item, lang())
     return render("inbox.html", page=page, mail=notifications.mail_settings(read_conn(), user.id),

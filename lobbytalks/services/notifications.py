@@ -109,14 +109,19 @@ def cursor(value: str) -> int | None:
     return int(value) if value.isdigit() and len(value) <= 15 else None
 
 
-def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
+def inbox_page(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
     """The user's notifications, newest first, a page at a time (keyset on the id)."""
     rows = conn.execute(Q.list_notifications_before, {"user": user_id, "before": before or 2**62,
                                                  "limit": INBOX_PAGE_SIZE + 1}).fetchall()
     items = [view(r) for r in rows[:INBOX_PAGE_SIZE]]
     more = len(rows) > INBOX_PAGE_SIZE
-    return {"notifications": items, "unread": unread_count(conn, user_id),
-            "next": items[-1]["id"] if more else None}
+    return {"notifications": items, "next": items[-1]["id"] if more else None}
+
+
+def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
+    """A page of the inbox with the exact number unread (the API's answer; the inbox page
+    shows the header's capped count instead)."""
+    return {**inbox_page(conn, user_id, before), "unread": unread_count(conn, user_id)}
 
 
 # --- changing ----------------------------------------------------------------------------
