@@ -66,6 +66,12 @@ def lease_ran_out(action: str) -> ApiError:
     return ApiError(code, message)
 
 
+def lease_running(task: Row, now: int) -> bool:
+    """Whether the task is leased and its lease has time left (``Q.expire_task_if_due``
+    expires exactly the leased tasks for which this is False)."""
+    return task["state"] == "leased" and task["expires"] > now
+
+
 def require_leased(task: Row) -> None:
     """A task that is no longer leased cannot be changed (its replays are handled before)."""
     if task["state"] != "leased":

@@ -55,15 +55,14 @@ def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], d
         "tool_runs": dumps(result.get("toolRuns", [])),
         "version": task["question_version"], "now": now,
     })
-    conn.execute(Q.complete_task, {"id": task["id"], "message": message_id, "hash": digest,
-                                   "now": now})
+    done = conn.execute(Q.complete_task, {"id": task["id"], "message": message_id,
+                                          "hash": digest, "now": now}).fetchone()
     conn.execute(Q.bump_message_count, {"id": topic["id"], "now": now})
     if topic["author_id"] != agent.user_id:  # one's own agent answering is no news
         notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
                now=now)
     notice = remember(conn, agent, message_id, topic["title"], data.conclusion, now=now)
-    task = conn.execute(Q.get_task, {"id": task["id"]}).fetchone()
-    return {"ok": True, "messageId": message_id, "task": task_view(task),
+    return {"ok": True, "messageId": message_id, "task": task_view(done),
             "memoryNotice": notice, "provenance": PROVENANCE}
 
 

@@ -11,7 +11,7 @@ from ..security import new_id
 from . import context
 from .locks import hold_user
 from .notifications import notify_tasks_ended
-from .preconditions import check_topic, lease_ran_out, require_leased
+from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
 from .reading import can_read_full
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_task, settle_user
@@ -79,14 +79,12 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
         frozen = [r["id"] for r in conn.execute(
             Q.list_latest_message_ids, {"topic_id": topic["id"],
                                         "limit": context.AGENT_MESSAGE_LIMIT})] if allowed else []
-        task_id = new_id("task")
-        conn.execute(Q.insert_task, {
-            "id": task_id, "user": agent.user_id, "profile": agent.profile_id,
+        task = conn.execute(Q.insert_task, {
+            "id": new_id("task"), "user": agent.user_id, "profile": agent.profile_id,
             "token": agent.token_id, "topic": topic["id"], "request": request_id,
             "reply_to": data.replyTo, "now": now, "expires": now + LEASE_SECONDS,
             "version": topic["version"], "private": int(allowed), "frozen": dumps(frozen),
-        })
-        task = _reload(conn, task_id)
+        }).fetchone()
         return {"task": task_view(task),
                 "context": frozen_context(conn, keyring, agent, task, topic)}
 
@@ -111,15 +109,17 @@ def _replay_claim(conn, keyring, agent, task, data) -> dict[str, Any]:
 def status(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[str, Any]:
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)
-        owned_task(conn, agent, task_id)
-        settle_task(conn, task_id, now)
-        return {"task": task_view(_reload(conn, task_id))}
+        task, _ = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
+        return {"task": task_view(task)}
 
 
 def with_expiry_settled(conn: Connection, task: Row, now: int) -> tuple[Row, bool]:
     """The task with its expiry settled in the caller's write transaction, and whether the
-    lease ran out just now (see ``preconditions``: the caller then commits and refuses)."""
-    if not settle_task(conn, task["id"], now):
+    lease ran out just now (see ``preconditions``: the caller then commits and refuses).
+
+    The row was read after ``hold_user``, so it is current: a lease it shows running needs
+    no UPDATE to find that out."""
+    if lease_running(task, now) or not settle_task(conn, task["id"], now):
         return task, False
     return _reload(conn, task["id"]), True
 
@@ -134,8 +134,9 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
             check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
             expires = max(task["expires"],
                           min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
-            conn.execute(Q.extend_lease, {"id": task_id, "expires": expires, "now": now})
-            return {"task": task_view(_reload(conn, task_id))}
+            extended = conn.execute(Q.extend_lease, {"id": task_id, "expires": expires,
+                                                     "now": now}).fetchone()
+            return {"task": task_view(extended)}
     raise lease_ran_out("heartbeat")
 
 

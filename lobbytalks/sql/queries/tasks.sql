@@ -43,10 +43,16 @@ SELECT COUNT(*) FROM tasks WHERE user_id = :user_id AND state = 'leased' AND exp
 INSERT INTO tasks (id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state,
                    created, updated, expires, question_version, private_included, frozen_messages)
 VALUES (:id, :user, :profile, :token, :topic, :request, :reply_to, 'leased',
-        :now, :now, :expires, :version, :private, :frozen);
+        :now, :now, :expires, :version, :private, :frozen)
+RETURNING id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
+          updated, expires, message_id, error, question_version, private_included,
+          frozen_messages, result_hash;
 
 -- name: extend_lease
-UPDATE tasks SET expires = :expires, updated = :now WHERE id = :id AND state = 'leased';
+UPDATE tasks SET expires = :expires, updated = :now WHERE id = :id AND state = 'leased'
+RETURNING id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
+          updated, expires, message_id, error, question_version, private_included,
+          frozen_messages, result_hash;
 
 -- name: fail_task
 UPDATE tasks SET state = 'failed', error = :error, updated = :now
@@ -54,7 +60,10 @@ WHERE id = :id AND state = 'leased';
 
 -- name: complete_task
 UPDATE tasks SET state = 'done', message_id = :message, result_hash = :hash, updated = :now
-WHERE id = :id AND state = 'leased';
+WHERE id = :id AND state = 'leased'
+RETURNING id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
+          updated, expires, message_id, error, question_version, private_included,
+          frozen_messages, result_hash;
 
 -- The ManagedTask projection, joined with its topic and agent.
 -- name: get_managed_task
