@@ -24,11 +24,21 @@ FRAGMENTS = {
         "search_terms": "to_tsvector('simple', :terms)",
     },
 }
+# And pieces the same in every dialect, written once for the queries that share them.
+SHARED_FRAGMENTS = {
+    # A task row as services read it: selected, and returned by the writes that change it.
+    "task_columns": "id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state,"
+                    " created, updated, expires, message_id, error, question_version,"
+                    " private_included, frozen_messages, result_hash",
+}
 _FRAGMENT = re.compile(r"\{\{([a-z_]+)\}\}")
 
 
 def _with_fragments(sql: str, dialect: str) -> str:
-    return _FRAGMENT.sub(lambda m: FRAGMENTS[dialect][m.group(1)], sql)
+    def piece(match: re.Match) -> str:
+        name = match.group(1)
+        return SHARED_FRAGMENTS[name] if name in SHARED_FRAGMENTS else FRAGMENTS[dialect][name]
+    return _FRAGMENT.sub(piece, sql)
 
 
 def sql_dir(dialect: str, kind: str):

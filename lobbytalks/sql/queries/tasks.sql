@@ -25,15 +25,11 @@ WHERE id = :id AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
 -- name: get_task_by_request
-SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
-       updated, expires, message_id, error, question_version, private_included,
-       frozen_messages, result_hash
+SELECT {{task_columns}}
 FROM tasks WHERE profile_id = :profile_id AND request_id = :request_id;
 
 -- name: get_task
-SELECT id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
-       updated, expires, message_id, error, question_version, private_included,
-       frozen_messages, result_hash
+SELECT {{task_columns}}
 FROM tasks WHERE id = :id;
 
 -- name: count_live_leases
@@ -44,15 +40,11 @@ INSERT INTO tasks (id, user_id, profile_id, token_id, topic_id, request_id, repl
                    created, updated, expires, question_version, private_included, frozen_messages)
 VALUES (:id, :user, :profile, :token, :topic, :request, :reply_to, 'leased',
         :now, :now, :expires, :version, :private, :frozen)
-RETURNING id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
-          updated, expires, message_id, error, question_version, private_included,
-          frozen_messages, result_hash;
+RETURNING {{task_columns}};
 
 -- name: extend_lease
 UPDATE tasks SET expires = :expires, updated = :now WHERE id = :id AND state = 'leased'
-RETURNING id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
-          updated, expires, message_id, error, question_version, private_included,
-          frozen_messages, result_hash;
+RETURNING {{task_columns}};
 
 -- name: fail_task
 UPDATE tasks SET state = 'failed', error = :error, updated = :now
@@ -61,9 +53,7 @@ WHERE id = :id AND state = 'leased';
 -- name: complete_task
 UPDATE tasks SET state = 'done', message_id = :message, result_hash = :hash, updated = :now
 WHERE id = :id AND state = 'leased'
-RETURNING id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state, created,
-          updated, expires, message_id, error, question_version, private_included,
-          frozen_messages, result_hash;
+RETURNING {{task_columns}};
 
 -- The ManagedTask projection, joined with its topic and agent.
 -- name: get_managed_task
