@@ -178,6 +178,14 @@ def test_json_nested_to_the_limit_is_still_read(actors):
     assert_external_error(r, 400, "invalid_request")
 
 
+def test_many_brackets_without_depth_are_still_read(actors):
+    """Brackets in strings and side by side count towards no depth: the body is read and
+    validated (refused for its unknown field, not as invalid JSON)."""
+    r = post(actors, "/api/external", None, raw=b'{"action": "join_community", "community": "'
+             + b"[{" * 8 + b'", "x": [' + b"[], " * 40 + b"[]]}")
+    assert "x:" in assert_external_error(r, 400, "invalid_request")["error"]
+
+
 # --- MCP ids -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("ident", [2**64, -(2**63) - 1, 10**30])
