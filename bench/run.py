@@ -747,6 +747,9 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
     only = set(args.only.split(",")) if args.only else None
     topics = claimable_topics(data_dir / "lobbytalks.db", manifest)
     print(f"{len(topics)} claimable topics", flush=True)
+    if not topics and (only is None or {"cycle", "mcp"} & only):
+        raise SystemExit(f"no claimable topics left in {data_dir}: earlier runs have answered "
+                         "them all; seed a new folder")
     servers: list[Server] = []
     rows: list[Row] = []
     try:
