@@ -689,6 +689,11 @@ class Setup:
     peak_rss: int = 0  # bytes, LobbyTalks' resident memory at its highest sample
 
 
+def selected(args: argparse.Namespace) -> set[str] | None:
+    """The ``--only`` keys, or None for everything."""
+    return set(args.only.split(",")) if args.only else None
+
+
 def serve_command(args: argparse.Namespace, data_dir: Path) -> list[str]:
     command = shlex.split(args.server_command) if args.server_command \
         else [sys.executable, "-m", "lobbytalks"]
@@ -741,13 +746,17 @@ def read_endpoints(manifest: Manifest, cookies: list[str]) -> list[tuple[str, st
     ]
 
 
+# --only key, row prefix and transport of each claim cycle
+CYCLES = (("cycle", "", Rest), ("mcp", "mcp ", Mcp))
+
+
 def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
     """Start both servers, check the reads, measure every endpoint at every level."""
     args, manifest, data_dir = setup.args, setup.manifest, setup.data_dir
-    only = set(args.only.split(",")) if args.only else None
+    only = selected(args)
     topics = claimable_topics(data_dir / "lobbytalks.db", manifest)
     print(f"{len(topics)} claimable topics", flush=True)
-    if not topics and (only is None or {"cycle", "mcp"} & only):
+    if not topics and (only is None or {key for key, _, _ in CYCLES} & only):
         raise SystemExit(f"no claimable topics left in {data_dir}: earlier runs have answered "
                          "them all; seed a new folder")
     servers: list[Server] = []
@@ -807,7 +816,7 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                                            (worker, chosen[labels.index(pair)][1]))
             cycles = [(prefix, cycle_worker(real.port, manifest.agents, supply, exhausted,
                                             transport))
-                      for key, prefix, transport in (("cycle", "", Rest), ("mcp", "mcp ", Mcp))
+                      for key, prefix, transport in CYCLES
                       if only is None or key in only]
             if len(cycles) == 2:  # measured alternately, as the reads are
                 level_rows += run_pair(("cycle", "mcp cycle"), (cycles[0][1], cycles[1][1]),
@@ -921,7 +930,7 @@ def measure_growth(args: argparse.Namespace, dirs: tuple[Path, Path]
     see the machine at different speeds (a 1.3x swing between them is common here); taken
     in turn, both sizes meet the same drift, and the growth aim compares these p99s."""
     env = environment(args)
-    only = set(args.only.split(",")) if args.only else None
+    only = selected(args)
     level = max(args.concurrency)
     servers: list[Server] = []
     p99s: dict[str, tuple[float, float]] = {}
