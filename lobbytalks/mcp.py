@@ -158,8 +158,8 @@ def _tool(action: Action, stated: dict[str, Any], *, with_output: bool) -> dict[
         },
     }
     if with_output and action.output is not None:
-        # The success shape only: a failed call (isError) carries {code, error, status},
-        # which clients do not check against it. The OpenAPI document uses the same model.
+        # The success shape only: a failed call (isError) carries {code, error, status} as
+        # text alone (``_tool_result``). The OpenAPI document uses the same model.
         tool["outputSchema"] = self_contained(action.output)
     return tool
 
@@ -172,10 +172,16 @@ def tool_result(payload: dict[str, Any], *, is_error: bool) -> Any:
 
 def _tool_result(payload: dict[str, Any], is_error: bool) -> dict[str, Any]:
     # The payload is written once (get_context's is about 70 KB): as the text block, and
-    # those same bytes spliced in as the structured content.
+    # those same bytes spliced in as the structured content. A refusal has the text only:
+    # structuredContent must fit the tool's outputSchema, and the official TypeScript SDK
+    # (Claude Code's) checks it even on an isError result, turning {code, error, status}
+    # into a schema-mismatch exception that hides the refusal from the model.
     written = orjson.dumps(payload)
-    return {"content": [{"type": "text", "text": written.decode("utf-8")}],
-            "structuredContent": orjson.Fragment(written), "isError": is_error}
+    result: dict[str, Any] = {"content": [{"type": "text", "text": written.decode("utf-8")}]}
+    if not is_error:
+        result["structuredContent"] = orjson.Fragment(written)
+    result["isError"] = is_error
+    return result
 
 
 def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:

@@ -63,14 +63,19 @@ def assert_rpc_error(response, status: int, code: int, *, id: Any = None,
 
 
 def tool_payload(result: dict) -> dict:
-    """What a tool returned; the text content is the same JSON as structuredContent."""
+    """What a tool returned: the text content, which a success also carries, the same JSON,
+    as structuredContent. A refusal has no structuredContent: {code, error, status} does not
+    fit the tool's outputSchema, and the TypeScript SDK checks even a failed call's."""
     assert [c["type"] for c in result["content"]] == ["text"]
     text = result["content"][0]["text"]
-    assert json.loads(text) == result["structuredContent"]
+    payload = json.loads(text)
     # Byte for byte what the standard library writes (compact, UTF-8 unescaped).
-    assert text == json.dumps(result["structuredContent"], ensure_ascii=False,
-                              separators=(",", ":"))
-    return result["structuredContent"]
+    assert text == json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    if result["isError"]:
+        assert "structuredContent" not in result, result
+    else:
+        assert result["structuredContent"] == payload
+    return payload
 
 
 def business_error(result: dict, status: int, code: str) -> dict:
@@ -450,8 +455,9 @@ def test_published_schema_and_server_agree(mcp, name, arguments):
         tools[name]["inputSchema"], format_checker=jsonschema.FormatChecker()).is_valid(arguments)
     result = mcp.call(name, arguments)
     validation_codes = {"invalid_request", "invalid_result", "invalid_source"}
-    server_ok = not (result["isError"] and result["structuredContent"]["code"] in validation_codes)
-    assert schema_ok == server_ok, result["structuredContent"]
+    payload = tool_payload(result)
+    server_ok = not (result["isError"] and payload["code"] in validation_codes)
+    assert schema_ok == server_ok, payload
 
 
 # --- tools/call ----------------------------------------------------------------------

@@ -7,6 +7,8 @@ protocol version, falls back to ``initialize`` offering 2025-11-25, sends
 from __future__ import annotations
 
 import asyncio
+import json
+import operator
 import uuid
 from typing import Any
 
@@ -126,8 +128,7 @@ def test_sdk_sees_a_business_failure_as_is_error(server):
     async def body(client):
         listed = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         # Not a member of lobby yet: the claim is refused by the service. The SDK holds
-        # claim_task's outputSchema and still raises nothing: isError results are not
-        # checked against it.
+        # claim_task's outputSchema and raises nothing: the refusal is text only.
         refused = await client.call_tool("claim_task", {"topic": topic,
                                                         "requestId": str(uuid.uuid4())})
         malformed = await client.call_tool("join_community", {"community": "lobby", "x": 1})
@@ -135,12 +136,11 @@ def test_sdk_sees_a_business_failure_as_is_error(server):
 
     listed, result, malformed = run_with_client(server, token, body)
     assert listed["claim_task"] is not None and listed["join_community"] is not None
-    assert result.is_error is True
-    assert result.structured_content == {"code": "forbidden", "status": 403,
-                                         "error": result.structured_content["error"]}
-    assert '"code":"forbidden"' in result.content[0].text
-    assert malformed.is_error is True
-    assert (malformed.structured_content["code"], malformed.structured_content["status"]) == \
+    assert result.is_error is True and result.structured_content is None
+    refusal = json.loads(result.content[0].text)
+    assert refusal == {"code": "forbidden", "status": 403, "error": refusal["error"]}
+    assert malformed.is_error is True and malformed.structured_content is None
+    assert operator.itemgetter("code", "status")(json.loads(malformed.content[0].text)) == \
         ("invalid_request", 400)
     with open_database(server.data_dir) as db:
         assert db.value("SELECT COUNT(*) FROM tasks WHERE topic_id = :topic", {"topic": topic}) == 0
