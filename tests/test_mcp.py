@@ -227,9 +227,21 @@ def test_accept_lists_both_types(mcp, accept):
 ])
 def test_accept_without_both_types_is_406(mcp, accept, db):
     r = mcp.rpc("tools/call", {"name": "join_community", "arguments": {"community": "lobby"}},
-                Accept=accept)
-    assert_rpc_error(r, 406, -32000, data_code="not_acceptable")
+                Accept=accept, id=21)
+    # The id is echoed although the body was refused unread: clients pair errors by id.
+    assert_rpc_error(r, 406, -32000, id=21, data_code="not_acceptable")
     assert count(db, "memberships", "community_id = 'lobby'") == 0   # the tool never ran
+
+
+@pytest.mark.parametrize("body, content_type", [
+    (b'{"jsonrpc": "2.0", "id": 22,', "application/json"),           # unparseable
+    (b'{"jsonrpc": "2.0", "id": 22, "method": "ping"}', "text/plain"),  # not declared JSON
+    (b'[{"jsonrpc": "2.0", "id": 22, "method": "ping"}]', "application/json"),
+])
+def test_a_406_echoes_no_id_it_cannot_read(mcp, body, content_type):
+    r = mcp.http.post(PATH, data=body, content_type=content_type,
+                      headers=mcp.headers(Accept="application/json"))
+    assert_rpc_error(r, 406, -32000, id=None, data_code="not_acceptable")
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
@@ -306,8 +318,11 @@ def test_revoked_token_is_401(helper, agent, mcp):
 
 @pytest.mark.parametrize("headers", [{"Origin": "https://evil.example"},
                                      {"Sec-Fetch-Site": "cross-site"}])
-def test_cross_site_requests_are_403(mcp, headers):
-    assert_rpc_error(mcp.rpc("ping", **headers), 403, -32000, data_code="forbidden_origin")
+def test_cross_site_requests_are_403(mcp, headers, db):
+    r = mcp.rpc("tools/call", {"name": "join_community", "arguments": {"community": "lobby"}},
+                id="o-1", **headers)
+    assert_rpc_error(r, 403, -32000, id="o-1", data_code="forbidden_origin")
+    assert count(db, "memberships", "community_id = 'lobby'") == 0
 
 
 def test_same_origin_browser_request_is_fine(mcp):

@@ -13,7 +13,7 @@ from flask import Blueprint, Response, jsonify, request
 from .. import actions
 from .. import mcp as protocol
 from ..errors import ApiError
-from ..guards import request_body
+from ..guards import SURFACES, read_json, request_body
 from ..renderers import register_renderer
 from ..runtime import runtime
 from .common import ok
@@ -23,10 +23,25 @@ PATH = "/api/external/mcp"
 bp = Blueprint("mcp", __name__)
 
 
+def id_to_echo() -> str | int | None:
+    """The request's id for its error: a client pairs answers with requests by id (rmcp,
+    Codex's client, drops an error without one, and the call waits for its timeout). From
+    the body the guards read or, when they refused the request before reading it (an Accept
+    without both types, a foreign Origin), from the body read now under the same rules; null
+    when there is none to read (not JSON, too large, unparseable)."""
+    payload = request_body()
+    if payload is None and request.method == "POST":
+        try:
+            payload = read_json(request, SURFACES[PATH].body_limit)
+        except ApiError:
+            return None
+    return protocol.request_id(payload)
+
+
 def render_transport_error(error: ApiError) -> Response:
     """JSON-RPC error for anything refused before a tool runs (also for errors escaping
     the view, e.g. an HTTP method the guards refuse)."""
-    response = jsonify(protocol.transport_error_body(protocol.request_id(request_body()), error))
+    response = jsonify(protocol.transport_error_body(id_to_echo(), error))
     if error.code == "method_not_allowed":
         response.headers["Allow"] = "POST"
     return response  # render_error adds the Bearer challenge to a 401
