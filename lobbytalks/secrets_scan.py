@@ -118,25 +118,14 @@ _FORMATS: tuple[_Format, ...] = (
 SECRET_LABELS = tuple(kind.label for kind in _FORMATS)
 _SEPARATOR = "\x00"
 assert not any(_SEPARATOR in keyword for kind in _FORMATS for keyword in kind.keywords)
-# Every (keyword, kind) in one flat table, split by the text it is looked for in: a loop of
-# ``in`` tests costs a fraction of a method call and a generator per kind.
-_CASED_KEYWORDS = tuple((keyword, kind) for kind in _FORMATS
-                        if not kind.pattern.flags & _IGNORE_CASE for keyword in kind.keywords)
-_LOWER_KEYWORDS = tuple((keyword, kind) for kind in _FORMATS
-                        if kind.pattern.flags & _IGNORE_CASE for keyword in kind.keywords)
 
 
-def _kinds_with_keyword_in(folded: str, lowered: str) -> list[_Format]:
-    """The kinds, in ``_FORMATS`` order, one of whose keywords occurs: a match is
-    impossible without one. ``lowered`` is ``folded.lower()``, for the kinds ignoring case."""
-    found = {kind for keyword, kind in _CASED_KEYWORDS if keyword in folded}
-    found.update(kind for keyword, kind in _LOWER_KEYWORDS if keyword in lowered)
-    return [kind for kind in _FORMATS if kind in found] if found else []
-
-
-def _first_found(folded: str, kinds: list[_Format]) -> str | None:
+def _first_found(folded: str, lowered: str, kinds: tuple[_Format, ...] | list[_Format]
+                 ) -> str | None:
+    """The label of the first of ``kinds`` that matches ``folded`` (``lowered`` is
+    ``folded.lower()``, made once for all the kinds that ignore case)."""
     for kind in kinds:
-        if kind.found_in(folded):
+        if kind.may_be_in(folded, lowered) and kind.found_in(folded):
             return kind.label
     return None
 
@@ -151,7 +140,7 @@ def find_secret(text: str) -> str | None:
     if not isinstance(text, str):
         return None
     folded = fold_for_scanning(text)
-    return _first_found(folded, _kinds_with_keyword_in(folded, folded.lower()))
+    return _first_found(folded, folded.lower(), _FORMATS)
 
 
 def _strings_in(values: Any) -> Iterator[str]:
@@ -178,13 +167,10 @@ def find_secret_in(values: Any) -> str | None:
     # then tried string by string. No keyword holds the separator, so none is found across
     # two strings, and each string is still judged on its own.
     joined = _SEPARATOR.join(folded)
-    candidates = _kinds_with_keyword_in(joined, joined.lower())
-    if not candidates:
-        return None
-    any_ignoring_case = any(kind.pattern.flags & _IGNORE_CASE for kind in candidates)
-    for text in folded:
-        lowered = text.lower() if any_ignoring_case else text
-        for kind in candidates:
-            if kind.may_be_in(text, lowered) and kind.found_in(text):
-                return kind.label
+    joined_lower = joined.lower()
+    candidates = [kind for kind in _FORMATS if kind.may_be_in(joined, joined_lower)]
+    for text in folded if candidates else ():
+        label = _first_found(text, text.lower(), candidates)
+        if label is not None:
+            return label
     return None
