@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import __version__
-from .actions import ACTIONS
+from .actions import ACTIONS, READ_ACTIONS
 from .mcp import SUPPORTED_VERSIONS
 from .models import external as ext
 from .models import jsonrpc as rpc
@@ -100,7 +100,7 @@ def _register(c: Components) -> dict[str, Any]:
 
 
 def _external_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:
-    reads = [a for a in ACTIONS.values() if a.method == "GET"]
+    reads = READ_ACTIONS
     answers = responses(refs["external_response"], refs["external_error"], EXTERNAL_ERRORS)
     return {
         "get": {

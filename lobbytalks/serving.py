@@ -192,14 +192,18 @@ class _JsonErrorTask(ErrorTask):
     """What waitress refuses before the app sees a request (a malformed request line or
     header, a Content-Length of -1, headers past their limit, an unknown
     Transfer-Encoding) is answered in the API's JSON envelope, with waitress' status and
-    the security headers every response carries, instead of waitress' plain text."""
+    the security headers every response carries, instead of waitress' plain text. No input
+    earns a 5xx: waitress' 501 for a transfer coding it does not know becomes the contract's
+    400 invalid_request."""
 
     def execute(self) -> None:
-        status = self.request.error.code
+        status, reason = self.request.error.code, self.request.error.reason
+        if status >= 500:  # an unknown Transfer-Encoding (501): the request is at fault
+            status, reason = 400, "Bad Request"
         error = ApiError("payload_too_large" if status == 413 else "invalid_request",
                          f"HTTP 请求无法解析：{self.request.error.reason}", status=status)
         body = orjson.dumps(error.external_body())
-        self.status = f"{status} {self.request.error.reason}"
+        self.status = f"{status} {reason}"
         self.response_headers.extend([
             ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
             *SECURITY_HEADERS.items()])

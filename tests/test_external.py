@@ -64,6 +64,42 @@ def test_unknown_fields_are_invalid_request(agent, db):
     assert_external_error(r, 400, "invalid_request")
 
 
+
+def _declared_query(client) -> dict[str, dict]:
+    """The query parameters the served contract lists for GET /api/external, by name."""
+    doc = client.get("/docs/external-agents-openapi.json").get_json()
+    return {p["name"]: p for p in doc["paths"]["/api/external"]["get"]["parameters"]}
+
+
+# A valid value for each parameter the contract declares for the GET operation.
+VALID_QUERY = {"community": "lobby", "scope": "joined", "page": "2", "topic": "t_none",
+               "taskId": "task_none"}
+
+
+@pytest.mark.parametrize("action", ["list_communities", "list_topics"])
+def test_a_read_takes_every_parameter_the_get_operation_declares(client, agent, action):
+    """The contract lists one set of query parameters for the whole GET operation: one that
+    another action uses is checked and then left out, never a reason to refuse the call."""
+    declared = _declared_query(client)
+    assert set(declared) == {"action", *VALID_QUERY}
+    r = agent.get(action, **VALID_QUERY)
+    assert r.status_code == 200, r.get_json()
+    # the action's own parameters still count: scope=joined, page=2 (past the only page)
+    if action == "list_communities":
+        assert r.get_json()["scope"] == "joined" and r.get_json()["page"] == 2
+
+
+@pytest.mark.parametrize("name, bad", [("page", "0"), ("page", "x"), ("scope", "mine"),
+                                       ("topic", ""), ("taskId", "t" * 65),
+                                       ("community", "c" * 65)])
+def test_a_parameter_the_action_does_not_use_is_still_checked(agent, name, bad):
+    for action in ("list_topics", "get_task_status"):
+        fields = {"taskId": "task_none"} if action == "get_task_status" and name != "taskId" else {}
+        body = assert_external_error(agent.get(action, **fields, **{name: bad}), 400,
+                                     "invalid_request")
+        assert body["error"].startswith(f"{name}:"), body
+
+
 def test_list_communities(agent, app):
     body = agent.get("list_communities").get_json()
     assert body["scope"] == "all" and body["page"] == 1 and body["hasMore"] is False

@@ -255,6 +255,17 @@ def test_manage_wrong_method_and_unknown_action(person):
     assert_external_error(person.manage_get(action="secrets"), 400, "unknown_action")
 
 
+def test_manage_listing_checks_the_task_filters_it_does_not_use(person):
+    """GET /api/external/manage declares the task filters for the operation: the agent
+    listing takes them (checked, then left out) and refuses anything else."""
+    person.new_agent()
+    for query in ({}, {"action": "agents", "page": "3", "state": "done"}):
+        r = person.manage_get(**query)
+        assert r.status_code == 200 and len(r.get_json()["agents"]) == 1, query
+    for query in ({"action": "agents", "page": "0"}, {"state": "sleeping"},
+                  {"action": "agents", "sneaky": "1"}):
+        assert_external_error(person.manage_get(**query), 400, "invalid_request")
+
 @pytest.mark.parametrize("query", ["", "?action=tasks"])
 def test_head_of_a_listing_answers_like_get_without_a_body(person, query):
     """HEAD is a GET without its body (with a cookie it was a 503: the view took it for a

@@ -206,7 +206,8 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
     (b"GET /api/external HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400),
     (b"GET /api/external HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 431),
-    (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+    (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+    (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 400),
 ])
 def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status):
     """A request waitress cannot parse never reaches the app; its answer is still the API's

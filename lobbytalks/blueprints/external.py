@@ -9,7 +9,7 @@ from .. import actions
 from ..auth import Agent, authenticate_agent
 from ..errors import ApiError
 from ..guards import effective_method, request_body
-from ..models.common import query_args
+from ..models.common import operation_query, query_args
 from ..runtime import runtime
 from .common import lookup_action, ok
 
@@ -36,4 +36,6 @@ def dispatch():
     action = lookup_action(actions.ACTIONS, name)
     if action.method != method:
         raise ApiError("method_not_allowed", f"{name} 需要使用 {action.method}")
+    if method == "GET":
+        args = operation_query(args, action.model, (a.model for a in actions.READ_ACTIONS))
     return ok(actions.run(runtime(), agent, action, args, from_query=method == "GET"))

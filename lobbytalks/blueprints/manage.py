@@ -7,9 +7,9 @@ from .. import clock
 from ..auth import User, bearer_token, require_user
 from ..errors import ApiError
 from ..guards import effective_method, request_body
-from ..models.common import parse_model, query_args
-from ..models.external import (ArchiveAgent, CancelTask, Register, Revoke, Rotate, TaskFilters,
-                               UpdateAgent)
+from ..models.common import operation_query, parse_model, query_args
+from ..models.external import (AgentsQuery, ArchiveAgent, CancelTask, Register, Revoke, Rotate,
+                               TaskFilters, UpdateAgent)
 from ..runtime import runtime
 from ..services import agents, tasks
 from .common import lookup_action, ok
@@ -55,6 +55,7 @@ def _read():
     action = args.get("action", "agents")
     rt = runtime()
     if action == "agents":
+        parse_model(AgentsQuery, operation_query(args, AgentsQuery, [TaskFilters]), strict=False)
         return ok(agents.manage_view(agents.list_agents(rt.db, user.id, now=clock.now())))
     if action == "tasks":
         filters = parse_model(TaskFilters, args, strict=False)

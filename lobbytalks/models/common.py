@@ -6,9 +6,11 @@ limits are checked by our own validator and published as ``minLength``/``maxLeng
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable, Literal, get_args
+from functools import cache
+from typing import Annotated, Any, Callable, Iterable, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
+                      ValidationError)
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
@@ -112,6 +114,36 @@ def parse_model(
         where = field_path(loc)
         raise ApiError(code, f"{where}: {message}" if where else message, status=status) from None
 
+
+
+def operation_query(args: dict[str, Any], own: type[BaseModel],
+                    declared: Iterable[type[BaseModel]]) -> dict[str, Any]:
+    """A GET's query string as ``own`` (the model of the action asked for) takes it.
+
+    The contract lists one set of query parameters for the whole GET operation, the fields
+    of all its actions' models (``declared``, what the served OpenAPI lists). A parameter
+    ``own`` lacks but another of them declares is checked by that model's rule (a wrong
+    value is a 400 naming it) and then left out: a query the contract allows is never
+    refused for it. A parameter nobody declares stays, for ``own`` to refuse."""
+    declared, wanted = tuple(declared), {}
+    for name, value in args.items():
+        declaring = None if name in own.model_fields else next(
+            (model for model in declared if name in model.model_fields), None)
+        if declaring is None:
+            wanted[name] = value
+            continue
+        try:
+            _field_rule(declaring, name).validate_python(value)
+        except ValidationError as exc:
+            raise ApiError("invalid_request", f"{name}: {error_location(exc)[1]}") from None
+    return wanted
+
+
+@cache
+def _field_rule(model: type[BaseModel], name: str) -> TypeAdapter:
+    field = model.model_fields[name]
+    rule = Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+    return TypeAdapter(rule)
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TYPE_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})  # union members

@@ -153,6 +153,11 @@ class CancelTask(Strict):
     taskId: Text(1, 64, pattern=ID_PATTERN)
 
 
+class AgentsQuery(Strict):
+    """GET /api/external/manage without ``action``, or with ``action=agents``."""
+    action: Literal["agents"] = "agents"
+
+
 class TaskFilters(Strict):
     action: Literal["tasks"]
     topic: Text(1, 64, pattern=ID_PATTERN) | None = None
