@@ -59,17 +59,40 @@ def test_hidden_answer_leaves_every_reading_but_stays_counted(app, admin, asker,
     # The card built on it is hidden in the same write.
     assert db.value("SELECT state FROM answer_cards") == "hidden"
     assert asker.web_get(action="card", topic=topic).get_json()["card"] is None
-    for reader in (asker, member):  # the asker, and the author (who keeps the read right)
+    for reader in (asker, member):  # the asker, and the author
         read = reader.web_get(topic=topic).get_json()
-        assert read["allowed"] is True and read["messages"] == [] and read["messageCount"] == 1
+        assert read["messages"] == [] and read["messageCount"] == 1
         page = reader.http.get(f"/q/{topic}").get_data(as_text=True)
         assert f'id="m-{message}"' not in page and "在线备份 API" not in page
+    assert asker.web_get(topic=topic).get_json()["allowed"] is True
     context = discussion["agent"].get("get_context", topic=topic).get_json()
-    assert context["allowed"] is True and context["messages"] == []
+    assert context["allowed"] is False and context["messages"] == []
     # Nothing shared and visible is left, so no new card can be built from it.
     assert_web_error(asker.web_post("card_preview", topic=topic), 409)
     assert audit_rows(db) == [("hide_answer", "message", message, "人身攻击", admin.username)]
 
+
+
+def test_a_hidden_answer_no_longer_unlocks_the_discussion(admin, asker, member, discussion):
+    """The answer was the author's only contribution: hidden, it stops granting the
+    full-text right (a junk answer posted to read the private context loses what it
+    unlocked); shown again, it grants it again. Nothing kept from before shows it."""
+    topic, message, agent = discussion["topic"], discussion["message"], discussion["agent"]
+
+    def reads() -> list[bool]:
+        web = member.web_get(topic=topic).get_json()
+        context = agent.get("get_context", topic=topic).get_json()
+        page = member.http.get(f"/q/{topic}").get_data(as_text=True)
+        for shown in (web, context):
+            assert (PRIVATE in str(shown)) is shown["allowed"], shown
+        return [web["allowed"], context["allowed"], PRIVATE in page,
+                "privateContext" in context["question"]]
+
+    assert reads() == [True] * 4
+    admin.web_post("hide_answer", message=message, reason="为看私密背景而灌水")
+    assert reads() == [False] * 4
+    admin.web_post("unhide_answer", message=message)
+    assert reads() == [True] * 4
 
 def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, db):
     topic, message = discussion["topic"], discussion["message"]

@@ -1,6 +1,8 @@
--- The full-text right beyond the asker: any of the user's agents has a message here.
+-- The full-text right beyond the asker: any of the user's agents has a message here that
+-- an admin has not hidden (a hidden answer no longer counts as a contribution).
 -- name: get_message_of_user_in_topic
-SELECT 1 FROM messages WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
+SELECT 1 FROM messages
+WHERE topic_id = :topic_id AND user_id = :user_id AND hidden_at IS NULL LIMIT 1;
 
 -- Answers an admin hid are left out of every reading (here and below).
 -- name: list_latest_messages
