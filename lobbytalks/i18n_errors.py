@@ -57,6 +57,10 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                             "try again at {when}."),
     "err.community.login.rate_limited": ("登录失败次数太多。{when} 之后可以再试。",
                                          "Too many failed logins. You can try again at {when}."),
+    # the only refusal of a right password: the account is suspended
+    "err.community.login.forbidden": ("这个账号已被管理员停用，不能登录。如有疑问，请联系本站管理员。",
+                                      "An administrator has suspended this account, so it "
+                                      "cannot log in. Ask this site's administrators why."),
     "err.community.topic.rate_limited": ("你已达到每日提问上限（按最近 24 小时计算）。{when} 之后可以再提问。",
                                          "You have reached the daily question limit (counted "
                                          "over the last 24 hours). You can ask again at {when}."),

@@ -213,8 +213,8 @@ def _split_url(url: str) -> SplitResult:
 
 
 def check_source_url(url: str) -> str:
-    """Check a citation source URL and return it without its ``#fragment``, otherwise
-    unchanged.
+    """Check a citation source URL and return it without its ``#fragment`` and with its
+    scheme in lower case ("HTTPS://" is the same scheme), otherwise unchanged.
 
     Accepted: https to a public DNS name with no port, no userinfo, no sensitive
     parameters or secrets (judged after repeated percent-decoding), at most 1500 UTF-16
@@ -236,7 +236,7 @@ def check_source_url(url: str) -> str:
     # Path segments can carry keys too (e.g. webhook URLs with a token in the path).
     if find_secret(_fully_decoded(without_fragment)) is not None:
         raise ValueError("来源地址中检测到密钥或 Token")
-    return without_fragment
+    return "https" + without_fragment[len("https"):]
 
 
 def source_identity(url: str) -> str:

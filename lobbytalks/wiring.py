@@ -14,7 +14,7 @@ import logging
 from typing import Any, Callable
 
 from flask import Flask, Response, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from . import accesslog, guards, renderers
 from .blueprints import (communities, community, community_account, community_admin,
@@ -107,7 +107,10 @@ def _register_error_handlers(app: Flask) -> None:
             code = code or ("invalid_request" if status < 500 else "service_unavailable")
         if code is None:
             return error
-        return renderers.render_error(request, ApiError(code, status=status))
+        response = renderers.render_error(request, ApiError(code, status=status))
+        if isinstance(error, MethodNotAllowed) and error.valid_methods:
+            response.headers["Allow"] = ", ".join(error.valid_methods)  # this route's own
+        return response
 
     @app.errorhandler(ContentionError)
     def contention(error: ContentionError):

@@ -52,6 +52,9 @@ OFF_SITE = [
     "///evil.example.com", "https://evil.example.com/", "https:evil.example.com",
     "javascript:alert(1)", "java%09script:alert(1)", "evil.example.com", "",
     "/%C2%85/evil.example.com",
+    # dot segments a browser removes before it reads the path: "/.//x" is "//x"
+    "/.//evil.example.com", "/..//evil.example.com", "/x/..//evil.example.com",
+    "/%252e//evil.example.com", "/x/%252E%252e//evil.example.com",
 ]
 # (the value of ``next``, where the login goes)
 SAME_SITE = [("/q/t_abc?x=1", "/q/t_abc?x=1"), ("/c/lobby", "/c/lobby"),

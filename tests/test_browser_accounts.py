@@ -17,7 +17,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.once]
 PASSWORD = "correct horse 1"
 # Targets that read as local to a naive check but are another site to a browser's parser.
 OFF_SITE = ["/\t/evil.example.com/", "/\n/evil.example.com/", "\\\\evil.example.com/",
-            "/\\evil.example.com/", " //evil.example.com/", "https://evil.example.com/"]
+            "/\\evil.example.com/", " //evil.example.com/", "https://evil.example.com/",
+            # dot segments the parser removes: "/.//evil.example.com/" has the path
+            # "//evil.example.com/", which read again is that host
+            "/.//evil.example.com/", "/..//evil.example.com/", "/x/..//evil.example.com/"]
 
 
 @pytest.fixture
@@ -74,3 +77,25 @@ def test_in_page_login_stays_on_the_site_and_settings_work(browser, server):  # 
     expect(page.get_by_role("link", name="Log in")).to_be_visible()
     context.close()
     assert problems == []
+
+
+@pytest.mark.parametrize("path, fields", [
+    ("/login", {"#f-username": "roamer", "#f-password": PASSWORD}),
+    ("/register", {"#f-username": "newcomer", "#f-password": PASSWORD}),
+])
+def test_a_form_sent_before_the_script_runs_keeps_the_password_out_of_the_url(
+        browser, server, path, fields):  # noqa: F811
+    """Without JavaScript (or before app.js has loaded) the browser sends the form itself:
+    by POST, so the password is never in the address, the history or a proxy's log."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.url + path)
+    for selector, value in fields.items():
+        page.fill(selector, value)
+    with page.expect_request(lambda r: r.url.startswith(server.url + path)) as sent:
+        page.click("form.api-form button[type=submit]")
+    assert sent.value.method == "POST", sent.value.url
+    assert PASSWORD.replace(" ", "+") not in sent.value.url and "password" not in sent.value.url
+    page.wait_for_load_state()
+    assert "password" not in page.url
+    context.close()

@@ -24,7 +24,8 @@ GITHUB_TOKEN = "ghp_" + "A" * 36
      "https://zh.wikipedia.org/wiki/%E4%B8%AD%E6%96%87"),
     ("https://xn--fiqs8s.xn--55qx5d/path", "https://xn--fiqs8s.xn--55qx5d/path"),
     ("https://Example.COM/Path", "https://Example.COM/Path"),
-    ("HTTPS://example.com/", "HTTPS://example.com/"),
+    ("HTTPS://example.com/", "https://example.com/"),  # the page links only "https://"
+    ("hTtPs://Example.com/A", "https://Example.com/A"),
     ("https://a-b.c-d.example.org/x", "https://a-b.c-d.example.org/x"),
     ("https://1.2.3.example.com/", "https://1.2.3.example.com/"),
     ("https://example.com/search?q=token&page=2", "https://example.com/search?q=token&page=2"),

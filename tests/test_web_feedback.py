@@ -46,6 +46,16 @@ def test_html_errors_use_the_site_page_in_the_readers_language(client, path, sta
     assert r.headers["Cache-Control"] == "no-store" and "Content-Security-Policy" in r.headers
 
 
+
+@pytest.mark.parametrize("method, path", [("PUT", "/"), ("POST", "/"), ("POST", "/login"),
+                                          ("DELETE", "/static/app.js"), ("PUT", "/healthz")])
+def test_a_405_names_the_methods_that_path_takes(client, method, path):
+    """``Allow`` lists what the resource supports (RFC 9110), not the API's GET, POST."""
+    r = client.open(path, method=method)
+    assert r.status_code == 405
+    allowed = {m.strip() for m in r.headers["Allow"].split(",")}
+    assert "GET" in allowed and "POST" not in allowed and method not in allowed
+
 @pytest.mark.parametrize("path, key", [("/c/missing", "err.page.community_page.not_found"),
                                        ("/q/t_missing", "err.page.question.not_found")])
 def test_error_page_details_come_from_the_catalogue(client, path, key):
@@ -98,6 +108,9 @@ def test_every_code_has_a_page_message_in_both_languages():
     js = i18n.js_strings("en")
     assert js["err.community.register.invalid_request"] == "This username is taken; choose another."
     assert "{when}" in js["err.community.topic.rate_limited"]
+    # a right password refused: the person is told their account is suspended, not that
+    # they "are not allowed to do this"
+    assert "suspended" in js["err.community.login.forbidden"]
 
 
 def test_every_catalogue_key_names_a_real_code_or_field():

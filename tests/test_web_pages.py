@@ -238,6 +238,22 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
     assert 'data-action="revise"' in body
 
 
+
+def test_a_source_written_with_a_capital_scheme_still_links(app, db):
+    """"HTTPS://" is accepted as https; it is stored in lower case, and one stored before
+    that (or any other case) still links instead of pointing at "#"."""
+    asker = joined_person(app)
+    topic = asker.ask()
+    agent = joined_person(app).new_agent("大写虾")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    evidence = {**good_result()["evidence"][0], "url": "HTTPS://www.SQLite.org/backup.html"}
+    r = agent.post("submit_result", taskId=task, **good_result(evidence=[evidence]))
+    assert r.status_code == 200, r.get_json()
+    assert 'href="https://www.SQLite.org/backup.html"' in html(asker.http.get(f"/q/{topic}"))
+    with db.transaction() as conn:
+        conn.execute("UPDATE messages SET sources = replace(sources, 'https://', 'Https://')")
+    assert 'href="Https://www.SQLite.org/backup.html"' in html(asker.http.get(f"/q/{topic}"))
+
 def test_share_toggle_only_on_ones_own_answers(app):
     asker = joined_person(app)
     topic = asker.ask()
@@ -463,3 +479,22 @@ def test_the_page_strings_are_the_catalogue_in_the_readers_language(client, code
         embedded = embedded.split("</script>")[0]
         assert json.loads(embedded) == i18n.js_strings(code)
         assert "<" not in embedded and ">" not in embedded and "&" not in embedded
+
+
+def test_every_script_driven_form_is_a_post(app, client):
+    """A form app.js sends as JSON is sent by the browser itself when the script has not
+    run (JavaScript off, or not loaded yet): as a POST, so a password or a private
+    context never lands in the address bar, the history or a proxy's access log."""
+    from conftest import ask_question
+    asker, topic = ask_question(app)
+    pages = [(client, "/login"), (client, "/register")] + [
+        (asker.http, path) for path in ("/settings", "/ask", "/agents", "/communities",
+                                        "/inbox", f"/q/{topic}")]
+    seen = 0
+    for http, path in pages:
+        body = html(http.get(path))
+        for form in re.findall(r"<form\b[^>]*>", body):
+            if "api-form" in form:
+                seen += 1
+                assert 'method="post"' in form, (path, form)
+    assert seen >= len(pages)

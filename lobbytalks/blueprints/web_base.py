@@ -13,7 +13,7 @@ import logging
 from datetime import datetime, timezone
 from functools import wraps
 from typing import Any, Callable
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from jinja2.utils import htmlsafe_json_dumps
@@ -87,7 +87,28 @@ def safe_next(target: str | None) -> str:
     if not seen.startswith("/") or seen.startswith("//") or has_control_chars(seen):
         return "/"
     parts = urlsplit(seen)
-    return seen if not parts.scheme and not parts.netloc else "/"
+    path = _without_dot_segments(parts.path)
+    if parts.scheme or parts.netloc or path.startswith("//"):
+        return "/"
+    return urlunsplit(("", "", path, parts.query, parts.fragment))
+
+
+def _without_dot_segments(path: str) -> str:
+    """The path as a browser resolves it (RFC 3986 §5.2.4; "%2e" counts as a dot, as in
+    the WHATWG parser): ``/.//evil.example`` is ``//evil.example``, another site."""
+    out: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        dots = segment.replace("%2e", ".").replace("%2E", ".")
+        last = i == len(segments) - 1
+        if dots in (".", ".."):
+            if dots == ".." and len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/".join(out)
 
 
 def login_required(view: Callable[..., Any]) -> Callable[..., Any]:

@@ -152,10 +152,14 @@
 
   // Only ever leave for this site: the browser's own URL parser decides (it drops tabs and
   // newlines and reads a backslash as "/"), so nothing that looks local can lead elsewhere.
+  // A path it resolves to "//host/..." ("/.//host" loses its dot segment) would be read
+  // again as an address on that host: such a path goes home too.
   function sameOrigin(target) {
     try {
       const url = new URL(target, location.href);
-      if (url.origin === location.origin) return url.pathname + url.search + url.hash;
+      if (url.origin === location.origin && !url.pathname.startsWith('//')) {
+        return url.pathname + url.search + url.hash;
+      }
     } catch (err) { /* not an address at all */ }
     return '/';
   }
