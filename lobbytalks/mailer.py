@@ -148,4 +148,5 @@ class Mailer:
                 server.starttls()
             if s.smtp_username:
                 server.login(s.smtp_username, s.smtp_password)
-            server.send_message(self.compose(to, item))
+            # to this one address only, whatever the To header might be read as
+            server.send_message(self.compose(to, item), to_addrs=[to])

@@ -97,6 +97,23 @@ def test_mail_goes_out_after_commit_and_carries_only_the_notification(settings, 
     assert db.value("SELECT COUNT(*) FROM notifications") == 1
 
 
+
+def test_a_mail_goes_to_the_one_address_saved_whatever_its_header_reads_as(
+        settings, smtp, stop_mailers):
+    """An address saved before lists were refused ("a@x.org, b@x.org" in one field) is
+    still one recipient (smtplib reads the first address of it), never each address a mail
+    library would find in the To header."""
+    app = mail_app(settings, smtp.port)
+    stop_mailers(app)
+    asker, topic = opted_in_question(app)
+    saved = "asker@example.org, other@example.org"
+    with app.config["LOBBYTALKS"].db.transaction() as conn:
+        conn.execute("UPDATE users SET email = :email WHERE username = :name",
+                     {"email": saved, "name": asker.username})
+    answer(contributor(app)[1], topic)
+    smtp.wait(1)
+    assert [e.rcpt_tos for e in smtp.envelopes] == [["asker@example.org"]]
+
 def test_no_mail_for_people_who_did_not_ask(settings, smtp, stop_mailers):
     app = mail_app(settings, smtp.port)
     stop_mailers(app)

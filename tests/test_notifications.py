@@ -248,6 +248,12 @@ def test_mail_settings_are_saved_for_oneself_only(app, db, asked):
     {"email": "a@b", "emailNotify": True},
     {"email": "", "emailNotify": True},
     {"email": "x" * 250 + "@example.org", "emailNotify": True},
+    # a list of addresses, or a display name: one notification mailed to many
+    {"email": "root,postmaster,me@example.org", "emailNotify": True},
+    {"email": "list:,me@example.org", "emailNotify": True},
+    {"email": "me@example.org;you@example.org", "emailNotify": True},
+    {"email": "Me <me@example.org>", "emailNotify": True},
+    {"email": '"><script>x</script>@example.org', "emailNotify": True},
     {"email": "me@example.org", "emailNotify": "yes"},
     {"email": "me@example.org"},
 ])

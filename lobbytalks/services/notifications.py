@@ -25,9 +25,12 @@ KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_repub
          "task_failed", "task_expired")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
-# A deliberately plain check: one @, no spaces, a dot in the domain. The mail server is the
-# real judge; this only catches typing mistakes before they are saved.
-EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+# A deliberately plain check: one @, no spaces, a dot in the domain, and none of the
+# characters that make a header a list of addresses or a display name (",;:<>()[]" quote
+# backslash): "root,postmaster,me@example.org" is three recipients to a mail server. The
+# mail server is the real judge; this catches typing mistakes and lists before they are saved.
+_NOT_IN_ADDRESS = r"@\s,;:<>()\[\]\"\\"
+EMAIL = re.compile(rf"^[^{_NOT_IN_ADDRESS}]{{1,64}}@[^{_NOT_IN_ADDRESS}]+\.[^{_NOT_IN_ADDRESS}]+$")
 MAX_EMAIL_LENGTH = 254
 
 
