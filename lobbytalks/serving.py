@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
-from waitress.parser import HTTPRequestParser
+from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import MultiSocketServer, TcpWSGIServer
 from waitress.task import ErrorTask, WSGITask
 from waitress.utilities import RequestEntityTooLarge
@@ -144,6 +144,16 @@ class _BoundedRequest(HTTPRequestParser):
     def __init__(self, adj) -> None:
         super().__init__(adj)
         self.started = time.time()  # the clock waitress' maintenance() is given
+
+    def parse_header(self, header_plus: bytes) -> None:
+        """waitress' parsing, refusing two framings it would otherwise accept (RFC 9112):
+        Content-Length beside a chunked body, which a proxy framing by the length would
+        split elsewhere (the root of request smuggling), and more than one Host."""
+        super().parse_header(header_plus)
+        if self.chunked and "CONTENT_LENGTH" in self.headers:
+            raise ParsingError("Content-Length and Transfer-Encoding together")
+        if "," in self.headers.get("HOST", ""):  # waitress joins repeated headers with ", "
+            raise ParsingError("more than one Host header")
 
     def received(self, data: bytes) -> int:
         consumed = super().received(data)

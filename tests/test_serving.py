@@ -208,6 +208,10 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
     (b"GET /api/external HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 431),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 400),
+    # two framings: refused, and the connection closed before what follows is read
+    (b"POST /api/community HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+     b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
 ])
 def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status):
     """A request waitress cannot parse never reaches the app; its answer is still the API's
