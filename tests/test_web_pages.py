@@ -498,3 +498,21 @@ def test_every_script_driven_form_is_a_post(app, client):
                 seen += 1
                 assert 'method="post"' in form, (path, form)
     assert seen >= len(pages)
+
+
+def test_every_aria_reference_names_an_element_of_the_page(app, client):
+    """aria-describedby / aria-labelledby point at ids the page has (a hint-less field
+    named a "-hint" that was never rendered)."""
+    from conftest import ask_question
+    from test_moderation import make_admin
+    asker, topic = ask_question(app)
+    admin = make_admin(app)
+    pages = [(client, "/login"), (client, "/register"), (admin.http, "/admin")] + [
+        (asker.http, path) for path in ("/settings", "/ask", "/agents", "/communities",
+                                        "/inbox", "/tasks", "/memories", f"/q/{topic}")]
+    for http, path in pages:
+        body = html(http.get(path))
+        ids = set(re.findall(r'\bid="([^"]+)"', body))
+        for refs in re.findall(r'aria-(?:describedby|labelledby)="([^"]*)"', body):
+            missing = [ref for ref in refs.split() if ref not in ids]
+            assert not missing, (path, missing)
