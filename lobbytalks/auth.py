@@ -70,13 +70,19 @@ def require_admin(request: Request) -> User:
 
 
 def start_session(response: Response, request: Request, user_id: int) -> None:
-    """:raise 403 forbidden: the user is suspended (no session ever starts for them)."""
+    """A new session for ``user_id``, replacing the one this browser presented (whoever's
+    it was: logging in again leaves no older session of it valid).
+
+    :raise 403 forbidden: the user is suspended (no session ever starts for them)."""
     rt = runtime()
     secret = new_session_secret()
     now = clock.now()
     max_age = rt.settings.session_days * 86400
+    presented = request.cookies.get(SESSION_COOKIE)
     with rt.db.transaction() as conn:
         moderation.refuse_if_suspended(conn, user_id)
+        if presented:
+            conn.execute(Q.delete_session, {"digest": sha256_hex(presented)})
         conn.execute(Q.delete_expired_sessions, {"user_id": user_id, "now": now})
         conn.execute(Q.insert_session, {"digest": sha256_hex(secret), "user_id": user_id,
                                         "created": now, "expires": now + max_age})

@@ -98,6 +98,20 @@ def test_logout_invalidates_the_session(app, db):
     assert p.web_get(action="me").get_json()["user"] is None
 
 
+
+def test_logging_in_again_replaces_this_browsers_session(app, db):
+    """A second login from the same browser leaves its first session invalid (a cookie
+    value someone saw or planted before the login is worth nothing after it)."""
+    p = Person(app).register()
+    first = p.http.get_cookie("xia_session").value
+    r = p.http.post("/api/community", json={"action": "login", "username": p.username,
+                                            "password": p.password})
+    assert r.status_code == 200 and count(db, "sessions") == 1
+    assert p.http.get_cookie("xia_session").value != first
+    assert p.web_get(action="me").get_json()["user"]["username"] == p.username
+    p.http.set_cookie("xia_session", first)
+    assert p.web_get(action="me").get_json()["user"] is None
+
 def test_logout_requires_login(client):
     assert_web_error(client.post("/api/community", json={"action": "logout"}), 401)
 
