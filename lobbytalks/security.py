@@ -151,7 +151,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ISO_DATE_TIME = re.compile(
     r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
     r"(?:[Tt](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})"
-    r"(?::(?P<second>[0-9]{2})(?:[.,][0-9]{1,9})?)?"
+    r"(?::(?P<second>[0-9]{2})(?:[.,][0-9]+)?)?"  # any fraction (RFC 3339), within 40 chars
     r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zone_hour>[0-9]{2})(?::?(?P<zone_minute>[0-9]{2}))?)?)?"
 )
 
