@@ -388,3 +388,12 @@ def test_serve_stops_cleanly_on_sigterm(tmp_path):
     db_path = server.data_dir / "lobbytalks.db"
     assert not serverlock.in_use(db_path)
     assert not db_path.with_name("lobbytalks.db-wal").exists()  # closed cleanly: checkpointed
+
+
+@pytest.mark.parametrize("host, warned", [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_serve_on_an_open_address_without_a_public_url_says_so(tmp_path, host, warned):
+    """Without LOBBYTALKS_PUBLIC_URL the Origin rule follows each request's Host header:
+    fine on this machine alone, worth a warning where others can connect."""
+    server = LiveServer(tmp_path / "data", env={"LOBBYTALKS_HOST": host})
+    output = server.stop()
+    assert ("LOBBYTALKS_PUBLIC_URL is not set" in output) is warned, output

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import urllib.error
 import urllib.request
 
 from .. import __version__
 from .registry import command, fail, settings_from
+
+log = logging.getLogger("lobbytalks")
 
 
 def _serve_setup(p: argparse.ArgumentParser) -> None:
@@ -49,6 +52,10 @@ def serve(args: argparse.Namespace) -> int:
             return fail(workers.listen_refusal(settings, exc))
         shown = settings.public_url or f"http://{settings.host}:{settings.port}"
         print(f"LobbyTalks {__version__} serving {settings.database_shown} at {shown}", flush=True)
+        if not settings.public_url and not _loopback(settings.host):
+            log.warning("LOBBYTALKS_PUBLIC_URL is not set: the Origin rule and the addresses "
+                        "in the docs follow each request's Host header; set it to the address "
+                        "people use (e.g. https://talk.example.org)")
         # waitress leaves its loop on SystemExit/KeyboardInterrupt, lets the worker threads
         # finish (up to 5 s) and returns; turning SIGTERM (docker stop, systemd) into
         # SystemExit gives the same clean stop as Ctrl-C, and the lock is released below.
@@ -107,3 +114,8 @@ def healthcheck(args: argparse.Namespace) -> int:
         return 1
     print("ok" if healthy else "unhealthy")
     return 0 if healthy else 1
+
+
+def _loopback(host: str) -> bool:
+    """Only this machine can reach ``host`` (a name or address ``serve`` binds)."""
+    return host in ("localhost", "::1") or host.startswith("127.")
