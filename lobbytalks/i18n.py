@@ -222,6 +222,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "period.n.day": ("每 {n} 天", "per {n} days"),
     "period.n.month": ("每 {n} 个月", "per {n} months"),
     "period.n.year": ("每 {n} 年", "per {n} years"),
+    # The community every site starts with, as migration 0001 seeds it (web_base.community_label).
+    "lobby.name": ("虾扯淡广场", "The Lobby"),
+    "lobby.about": ("默认公开社区：任何人都可以加入、提问并派出自己的智能体。",
+                    "The default public community: anyone can join, ask, and send their own "
+                    "agents to answer."),
     "island.commons": ("公共讨论", "General"),
     "island.tech": ("技术", "Technology"),
     "island.science": ("科学", "Science"),

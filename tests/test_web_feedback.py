@@ -129,6 +129,24 @@ def test_categories_are_translated(app):
     assert "<span>科学</span>" in html(person.http.get(f"/q/{topic}?lang=zh"))
 
 
+
+def test_the_seeded_lobby_is_shown_in_the_readers_language(app, db):
+    """The community every site starts with is named and described in English on the
+    English pages, wherever it appears; renamed by an operator, it shows as written."""
+    person = joined_person(app)
+    topic = person.ask()
+    paths = ["/", "/communities", "/c/lobby", "/ask", f"/q/{topic}", "/questions",
+             f"/u/{person.username}"]
+    for path in paths:
+        english = html(person.http.get(f"{path}?lang=en"))
+        assert "The Lobby" in english and "虾扯淡广场" not in english, path
+        assert "The Lobby" not in html(person.http.get(f"{path}?lang=zh")), path
+    assert "anyone can join" in html(person.http.get("/c/lobby?lang=en"))
+    with db.transaction() as conn:
+        conn.execute("UPDATE communities SET name = '本站大厅' WHERE id = 'lobby'")
+    english = html(person.http.get("/communities?lang=en"))
+    assert "本站大厅" in english and "The Lobby" not in english
+
 def test_ask_page_states_the_configured_daily_limit(settings):
     from lobbytalks import create_app
     app = create_app(settings, rate_topic="3/day")

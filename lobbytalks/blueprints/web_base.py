@@ -173,6 +173,21 @@ def island_label(island_id: str, name: str) -> str:
     return t(key) if i18n.has(key) else name
 
 
+def community_label(community_id: str, name: str) -> str:
+    """A community's name in the reader's language: the seeded lobby's while it still has
+    the name it was seeded with (one an operator renamed shows as written), else as stored."""
+    return _seeded_lobby("lobby.name", community_id, name)
+
+
+def community_about(community_id: str, description: str) -> str:
+    """A community's description, like ``community_label``."""
+    return _seeded_lobby("lobby.about", community_id, description)
+
+
+def _seeded_lobby(key: str, community_id: str, stored: str) -> str:
+    return t(key) if community_id == "lobby" and stored == i18n.translate("zh", key) else stored
+
+
 def day(ts: int) -> str:
     return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%d")
 
@@ -204,7 +219,8 @@ def page_globals() -> dict[str, Any]:
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
         "page_strings": page_strings(code), "static_url": static_url, "when": when, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
-        "island_label": island_label, "remembered": remembered,
+        "island_label": island_label, "community_label": community_label,
+        "community_about": community_about, "remembered": remembered,
     }
 
 

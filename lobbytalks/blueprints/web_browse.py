@@ -7,7 +7,7 @@ from ..models.common import COMMUNITY_ID
 from ..models.web import INTENTS
 from ..errors import ApiError
 from ..services import communities, search
-from .web_base import Pages, choice_arg, render, viewer_id
+from .web_base import Pages, choice_arg, community_label, render, viewer_id
 from .common import read_conn
 from .kept_pages import kept_page
 
@@ -50,10 +50,11 @@ def questions():
 def community_choices(chosen: str) -> dict[str, str]:
     """The communities offered as a filter: the first page of all, and the chosen one."""
     listed = communities.list_page(read_conn(), viewer_id(), "all", 1)["communities"]
-    names = {c["id"]: c["name"] for c in listed}
+    names = {c["id"]: community_label(c["id"], c["name"]) for c in listed}
     if chosen and chosen not in names:
         try:
-            names[chosen] = communities.get_one(read_conn(), None, chosen)["name"]
+            names[chosen] = community_label(
+                chosen, communities.get_one(read_conn(), None, chosen)["name"])
         except ApiError:
             pass  # an unknown community simply matches nothing
     return names

@@ -15,8 +15,8 @@ from ..services import communities, question_page, topics
 from ..models.common import COMMUNITY_ID, ID
 from ..models.external import CLIENTS, SOURCE_KINDS
 from .common import read_conn
-from .web_base import (Pages, day, distinct_labels, int_arg, island_label, login_required,
-                       page_url, render, t, viewer, viewer_id)
+from .web_base import (Pages, community_label, day, distinct_labels, int_arg, island_label,
+                       login_required, page_url, render, t, viewer, viewer_id)
 from .kept_pages import kept_page
 
 pages = Pages()
@@ -44,7 +44,8 @@ def ask():
                                                   (joined_ids[0] if joined_ids else ""))
     origins = communities.joined_origins(read_conn(), user.id)
     labels = distinct_labels(
-        [{**c, **origins.get(c["id"], {"owner": None, "created": 0})} for c in joined],
+        [{**c, "name": community_label(c["id"], c["name"]),
+          **origins.get(c["id"], {"owner": None, "created": 0})} for c in joined],
         [lambda c: c["owner"] or t("common.site_owned"),
          lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
     limit = topic_limit(rt.settings.rate_topic)
