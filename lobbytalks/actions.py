@@ -143,6 +143,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
 
 # The GET actions: their models' fields are the query parameters of GET /api/external.
 READ_ACTIONS: tuple[Action, ...] = tuple(a for a in ACTIONS.values() if a.read_only)
+READ_MODELS: tuple[type[BaseModel], ...] = tuple(a.model for a in READ_ACTIONS)
 
 # Results of the ``kept`` actions held per app (``lobbytalks.kept``); a context with its 40
 # answers is ~0.3 MB as Python objects.

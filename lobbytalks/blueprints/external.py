@@ -37,5 +37,5 @@ def dispatch():
     if action.method != method:
         raise ApiError("method_not_allowed", f"{name} 需要使用 {action.method}")
     if method == "GET":
-        args = operation_query(args, action.model, (a.model for a in actions.READ_ACTIONS))
+        args = operation_query(args, action.model, actions.READ_MODELS)
     return ok(actions.run(runtime(), agent, action, args, from_query=method == "GET"))

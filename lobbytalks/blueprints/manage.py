@@ -55,7 +55,7 @@ def _read():
     action = args.get("action", "agents")
     rt = runtime()
     if action == "agents":
-        parse_model(AgentsQuery, operation_query(args, AgentsQuery, [TaskFilters]), strict=False)
+        parse_model(AgentsQuery, operation_query(args, AgentsQuery, (TaskFilters,)), strict=False)
         return ok(agents.manage_view(agents.list_agents(rt.db, user.id, now=clock.now())))
     if action == "tasks":
         filters = parse_model(TaskFilters, args, strict=False)

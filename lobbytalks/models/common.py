@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Annotated, Any, Callable, Iterable, Literal, get_args
+from typing import Annotated, Any, Callable, Literal, get_args
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
                       ValidationError)
@@ -115,9 +115,8 @@ def parse_model(
         raise ApiError(code, f"{where}: {message}" if where else message, status=status) from None
 
 
-
 def operation_query(args: dict[str, Any], own: type[BaseModel],
-                    declared: Iterable[type[BaseModel]]) -> dict[str, Any]:
+                    declared: tuple[type[BaseModel], ...]) -> dict[str, Any]:
     """A GET's query string as ``own`` (the model of the action asked for) takes it.
 
     The contract lists one set of query parameters for the whole GET operation, the fields
@@ -125,7 +124,7 @@ def operation_query(args: dict[str, Any], own: type[BaseModel],
     ``own`` lacks but another of them declares is checked by that model's rule (a wrong
     value is a 400 naming it) and then left out: a query the contract allows is never
     refused for it. A parameter nobody declares stays, for ``own`` to refuse."""
-    declared, wanted = tuple(declared), {}
+    wanted: dict[str, Any] = {}
     for name, value in args.items():
         declaring = None if name in own.model_fields else next(
             (model for model in declared if name in model.model_fields), None)
@@ -144,6 +143,7 @@ def _field_rule(model: type[BaseModel], name: str) -> TypeAdapter:
     field = model.model_fields[name]
     rule = Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
     return TypeAdapter(rule)
+
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TYPE_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})  # union members
