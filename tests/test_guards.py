@@ -145,3 +145,57 @@ def test_internal_failures_are_503_without_internals(agent, monkeypatch):
     r = agent.get("list_communities")
     body = assert_external_error(r, 503, "service_unavailable")
     assert "/secret/path" not in body["error"]
+
+
+@pytest.mark.parametrize("content_type", ["Application/JSON", " application/json ; charset=UTF-8",
+                                          "application/json;v=1"])
+def test_media_type_is_read_without_case_or_parameters(agent, content_type):
+    r = agent.http.post("/api/external", data=b'{"action":"join_community","community":"lobby"}',
+                        headers={**agent.headers, "Content-Type": content_type})
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize("content_type", ["application/jsonx", "application/json-patch+json",
+                                          "text/json", ""])
+def test_near_json_media_types_are_refused(agent, content_type):
+    r = agent.http.post("/api/external", data=b'{"action":"join_community","community":"lobby"}',
+                        headers={**agent.headers, "Content-Type": content_type})
+    assert_external_error(r, 415, "unsupported_media_type")
+
+
+def _environ_with_body(raw: bytes, **extra):
+    import io
+    return {"CONTENT_TYPE": "application/json", "wsgi.input": io.BytesIO(raw), **extra}
+
+
+@pytest.mark.parametrize("environ,expected", [
+    # A server that ends the input itself (waitress): read to its end, whatever the length.
+    (_environ_with_body(b'{"a":1}', **{"wsgi.input_terminated": True}), {"a": 1}),
+    # Otherwise exactly Content-Length, never past it (more may follow on the connection).
+    (_environ_with_body(b'{"a":2}{"next":"request"}', CONTENT_LENGTH="7"), {"a": 2}),
+])
+def test_body_is_read_as_the_server_frames_it(app, environ, expected):
+    from werkzeug.wrappers import Request
+    from lobbytalks.guards import read_json
+    assert read_json(Request(environ), 100) == expected
+
+
+@pytest.mark.parametrize("environ,code", [
+    # Neither an ended input nor a length: nothing is read (it could block), so no JSON.
+    (_environ_with_body(b'{"a":1}'), "invalid_json"),
+    # A chunked body under a server that does not end the input: the same.
+    (_environ_with_body(b'{"a":1}', HTTP_TRANSFER_ENCODING="chunked", CONTENT_LENGTH="7"),
+     "invalid_json"),
+    # An ended input longer than the limit is refused after limit + 1 bytes.
+    (_environ_with_body(b'{"a":"' + b"x" * 200 + b'"}', **{"wsgi.input_terminated": True}),
+     "payload_too_large"),
+    # A declared length past the limit is refused before anything is read.
+    (_environ_with_body(b"{}", CONTENT_LENGTH="101"), "payload_too_large"),
+])
+def test_body_refusals_without_reading_past_the_frame(app, environ, code):
+    from werkzeug.wrappers import Request
+    from lobbytalks.errors import ApiError
+    from lobbytalks.guards import read_json
+    with pytest.raises(ApiError) as refused:
+        read_json(Request(environ), 100)
+    assert refused.value.code == code
