@@ -736,3 +736,19 @@ def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world
     [task] = scene.tasks()
     assert task["state"] == "failed" and "private context" in task["error"]
     assert private not in task["error"] and scene.messages() == []
+
+
+def test_a_harness_null_is_left_out_of_the_submission_and_the_server_refuses_null():
+    """The harness schema lets an optional field be null (structured output wants every
+    property); the connector sends it as absent, since the server refuses null."""
+    from types import SimpleNamespace
+    from lobbytalks.connector.attempt import AttemptRunner
+    from lobbytalks.connector.harness import result_schema
+    runner = SimpleNamespace(now=lambda: 1_800_000_000)
+    result = good_result(conditions=None, toolRuns=None, uncertainties=None)
+    body, problems = AttemptRunner._validated(runner, "task_x", result, None)
+    assert problems == []
+    sent = json.loads(body)
+    assert {"conditions", "toolRuns", "uncertainties"}.isdisjoint(sent)
+    assert sent["conclusion"] == result["conclusion"] and sent["taskId"] == "task_x"
+    assert {"type": "null"} in result_schema()["properties"]["conditions"]["anyOf"]

@@ -294,3 +294,78 @@ def test_malformed_input_through_a_real_server(tmp_path):
     finally:
         log = server.stop()
     assert "Traceback" not in log and "unhandled" not in log, log
+
+
+def _strict_models() -> list[type]:
+    import lobbytalks.models.external  # noqa: F401  (every request model is defined on import)
+    import lobbytalks.models.web  # noqa: F401
+    from lobbytalks.models.common import Strict
+    found, todo = [], [Strict]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.append(sub)
+            todo.append(sub)
+    return found
+
+
+OPTIONAL_FIELDS = [(model, name) for model in _strict_models()
+                   for name, field in model.model_fields.items() if not field.is_required()]
+
+
+def test_the_optional_field_table_is_not_empty():
+    names = {(model.__name__, name) for model, name in OPTIONAL_FIELDS}
+    assert {("ClaimTask", "replyTo"), ("SubmitResult", "conditions"),
+            ("WebTopicCreate", "originalTitle")} <= names
+
+
+@pytest.mark.parametrize("model,name", OPTIONAL_FIELDS,
+                         ids=[f"{m.__name__}.{n}" for m, n in OPTIONAL_FIELDS])
+def test_null_for_a_field_one_may_omit_is_refused_at_its_name(model, name):
+    """The published schemas show such a field with its own type only, so null is as wrong
+    as a number would be (a contract fuzzer sends exactly that)."""
+    from pydantic import ValidationError
+    alias = model.model_fields[name].alias or name
+    with pytest.raises(ValidationError) as refused:
+        model.model_validate({alias: None}, strict=True)
+    assert any(error["loc"] == (alias,) and "null" in error["msg"]
+               for error in refused.value.errors()), refused.value.errors()
+
+
+NULL_CASES = [
+    ("/api/external", {**AGENT_BODIES["claim_task"], "action": "claim_task", "replyTo": None},
+     "replyTo", "invalid_request"),
+    ("/api/external", {**AGENT_BODIES["submit_result"], "action": "submit_result",
+                       "conditions": None}, "conditions", "invalid_request"),
+    ("/api/external", {**AGENT_BODIES["submit_result"], "action": "submit_result",
+                       "toolRuns": None}, "toolRuns", "invalid_result"),
+    ("/api/external/manage", {**MANAGE_BODIES["register"], "action": "register", "role": None},
+     "role", "invalid_request"),
+    ("/api/communities", {**COMMUNITIES_BODIES["create"], "action": "create",
+                          "description": None}, "description", None),
+    ("/api/community", {**WEB_BODIES["topic"], "action": "topic", "originalTitle": None},
+     "originalTitle", None),
+]
+
+
+@pytest.mark.parametrize("path,body,field,code", NULL_CASES,
+                         ids=[f"{c[0]}:{c[2]}" for c in NULL_CASES])
+def test_null_for_an_omittable_field_is_a_400_naming_it_and_writes_nothing(
+        actors, db, path, body, field, code):
+    before = snapshot(db)
+    r = post(actors, path, body)
+    if code:
+        assert_external_error(r, 400, code)
+    else:
+        assert_web_error(r, 400)
+    assert r.get_json()["error"].startswith(f"{field}: ")
+    assert snapshot(db) == before
+    # The same body without the field is accepted: null, not the rest, was the fault.
+    assert post(actors, path, {k: v for k, v in body.items() if k != field}).status_code == 200
+
+
+def test_null_tool_argument_is_refused_over_mcp(actors):
+    body = mcp_call("claim_task", {**AGENT_BODIES["claim_task"], "replyTo": None})
+    answer = post(actors, "/api/external/mcp", body).get_json()
+    assert answer["result"]["isError"] is True
+    refusal = json.loads(answer["result"]["content"][0]["text"])
+    assert refusal["code"] == "invalid_request" and refusal["error"].startswith("replyTo: ")

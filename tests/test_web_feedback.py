@@ -245,3 +245,32 @@ def test_a_page_that_crashes_gets_the_site_error_page(app, client, monkeypatch, 
     assert h1s(body) == [i18n.translate(lang, "error.503")]
     assert "internal detail" not in body and 'class="main-nav"' in body
     assert "internal detail" in caplog.text  # logged for the operator, not shown
+
+
+def test_a_bare_community_read_lists_the_default_community(client, asker):
+    """Every parameter of GET /api/community is optional in the contract: with no selector
+    it lists the seeded community's questions, as ``community=lobby`` does."""
+    topic = asker.ask()
+    bare = client.get("/api/community")
+    assert bare.status_code == 200
+    assert bare.get_json() == client.get("/api/community?community=lobby").get_json()
+    assert topic in [t["id"] for t in bare.get_json()["topics"]]
+    paged = client.get("/api/community?page=2")
+    assert paged.status_code == 200 and paged.get_json()["page"] == 2
+    assert_web_error(client.get("/api/community?page=0"), 400)
+    assert_web_error(client.get("/api/community?nonsense=1"), 400)
+
+
+@pytest.mark.parametrize("query", ["action=me&page=abc", "action=islands&page=0",
+                                   "action=me&topic=" + "t" * 65, "topic=x&page=-1",
+                                   "action=me&community="])
+def test_a_declared_parameter_is_checked_whichever_view_answers(client, query):
+    """GET /api/community's contract lists action, community, topic and page for the whole
+    operation: a wrong one is a 400 naming it even where the view asked for ignores it."""
+    body = assert_web_error(client.get(f"/api/community?{query}"), 400, "invalid_request")
+    named = query.split("&")[-1].split("=")[0]
+    assert body["error"].startswith(f"{named}: ")
+
+
+def test_a_declared_parameter_the_view_ignores_is_accepted_when_valid(client):
+    assert client.get("/api/community?action=me&page=3&community=lobby").status_code == 200

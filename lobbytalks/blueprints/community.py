@@ -13,10 +13,10 @@ from flask import Blueprint, Response, request
 
 from .. import clock
 from ..auth import User, current_user, require_user
-from ..errors import ApiError
 from ..guards import request_body
-from ..models.common import ID, parse_model, query_args
-from ..models.web import TopicListQuery, TopicRef, TopicRevise, WebTopicCreate
+from ..models.common import check_declared, parse_model, query_args
+from ..models.web import (CommunityQuery, TopicListQuery, TopicRead, TopicRef, TopicRevise,
+                          WebTopicCreate)
 from ..runtime import Runtime, runtime
 from ..services import question_page, topics
 from .common import ActionTable, lookup_action, merged_actions, ok, read_conn
@@ -40,14 +40,15 @@ def mount_actions(modules: tuple[Any, ...]) -> None:
 
 @bp.get("/api/community")
 def read():
+    # The contract lists one query for the whole operation: what it declares is checked
+    # even where the view asked for does not use it (``action`` is looked up below).
+    check_declared(query_args(request.args), CommunityQuery, skip=("action",))
     action = request.args.get("action")
     if action is not None:
         return lookup_action(GET_ACTIONS, action)()
     if "topic" in request.args:
         return _read_topic(request.args["topic"])
-    if "community" in request.args:
-        return _list_topics()
-    raise ApiError("unknown_action", "需要 action、community 或 topic 参数")
+    return _list_topics()  # the named community's, or the default one's
 
 
 @bp.post("/api/community")
@@ -67,17 +68,11 @@ def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_
     return user, data, rt
 
 
-def _checked_id(value: str, what: str) -> str:
-    if not ID.fullmatch(value):
-        raise ApiError("invalid_request", f"{what} ID 格式不正确")
-    return value
-
-
 def _read_topic(topic_id: str) -> Response:
+    topic_id = parse_model(TopicRead, {"topic": topic_id}).topic
     user = current_user(request)
     rt = runtime()
-    return ok(question_page.read(read_conn(), rt.keyring, user.id if user else None,
-                          _checked_id(topic_id, "话题")))
+    return ok(question_page.read(read_conn(), rt.keyring, user.id if user else None, topic_id))
 
 
 def _list_topics() -> Response:

@@ -201,7 +201,10 @@ class AttemptRunner:
     def _validated(self, task_id: str, result: dict[str, Any], private: str | None
                    ) -> tuple[bytes | None, list[str]]:
         """The submission bytes, or the reasons the server would refuse them."""
-        fields = {k: v for k, v in result.items() if k not in ("action", "taskId")}
+        # The harness schema lists every field, and lets it be null where the server takes
+        # its absence (structured output modes want each property present): null is left out.
+        fields = {k: v for k, v in result.items()
+                  if k not in ("action", "taskId") and v is not None}
         body = {"action": "submit_result", "taskId": task_id, **fields}
         try:
             normalise(parse_model(SubmitResult, body, code_for=submit_error_code), now=self.now())

@@ -10,7 +10,7 @@ from functools import cache
 from typing import Annotated, Any, Callable, Literal, get_args
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
-                      ValidationError)
+                      ValidationError, ValidationInfo, field_validator)
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
@@ -82,8 +82,17 @@ Page = Annotated[int, Field(ge=1, le=10000), BeforeValidator(_integral)]
 
 
 class Strict(BaseModel):
-    """Unknown fields are errors (``additionalProperties: false``)."""
+    """Unknown fields are errors (``additionalProperties: false``), and so is ``null`` for a
+    field one may leave out: the published schemas show such a field with its own type only
+    (``schemas.publish``), so null is refused as any other wrong type is, at its name."""
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _omit_rather_than_null(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and not cls.model_fields[info.field_name].is_required():
+            raise ValueError("不能为 null；不需要时请省略此字段")
+        return value
 
 
 def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
@@ -131,11 +140,24 @@ def operation_query(args: dict[str, Any], own: type[BaseModel],
         if declaring is None:
             wanted[name] = value
             continue
-        try:
-            _field_rule(declaring, name).validate_python(value)
-        except ValidationError as exc:
-            raise ApiError("invalid_request", f"{name}: {error_location(exc)[1]}") from None
+        _check_field(declaring, name, value)
     return wanted
+
+
+def check_declared(args: dict[str, Any], declared: type[BaseModel],
+                   skip: tuple[str, ...] = ()) -> None:
+    """Every parameter of ``args`` that ``declared`` (a GET operation's documented query)
+    lists, but ``skip``, within its rule: a 400 naming it, whichever view then uses it."""
+    for name, value in args.items():
+        if name in declared.model_fields and name not in skip:
+            _check_field(declared, name, value)
+
+
+def _check_field(model: type[BaseModel], name: str, value: Any) -> None:
+    try:
+        _field_rule(model, name).validate_python(value)
+    except ValidationError as exc:
+        raise ApiError("invalid_request", f"{name}: {error_location(exc)[1]}") from None
 
 
 @cache

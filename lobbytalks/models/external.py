@@ -120,12 +120,12 @@ class Register(Strict):
 
 class Rotate(Strict):
     action: Literal["rotate"]
-    profile: Id
+    profile: Text(1, 64)  # an id that names nothing is 404, as the contract has no pattern
 
 
 class Revoke(Strict):
     action: Literal["revoke"]
-    tokenId: Id
+    tokenId: Text(1, 64)
 
 
 class UpdateAgent(Strict):
