@@ -71,6 +71,9 @@ def Text(
 
 
 Id = Text(1, 64, pattern=ID_PATTERN)
+# An id a request names to look something up, where the contract gives it a length only:
+# any string within it is taken, and one that names nothing is 404 like any unknown id.
+IdRef = Text(1, 64)
 
 
 def _integral(value: Any) -> Any:

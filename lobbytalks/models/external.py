@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, model_validator
 
-from .common import ID_PATTERN, Id, Page, Strict, TaskState, Text
+from .common import ID_PATTERN, Id, IdRef, Page, Strict, TaskState, Text
 
 Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
 CLIENTS: tuple[str, ...] = get_args(Client)
@@ -120,12 +120,12 @@ class Register(Strict):
 
 class Rotate(Strict):
     action: Literal["rotate"]
-    profile: Text(1, 64)  # an id that names nothing is 404, as the contract has no pattern
+    profile: IdRef
 
 
 class Revoke(Strict):
     action: Literal["revoke"]
-    tokenId: Text(1, 64)
+    tokenId: IdRef
 
 
 class UpdateAgent(Strict):

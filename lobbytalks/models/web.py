@@ -5,14 +5,11 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .common import COMMUNITY_ID_PATTERN, ID_PATTERN, Id, Page, Strict, Text
+from .common import COMMUNITY_ID_PATTERN, ID_PATTERN, Id, IdRef, Page, Strict, Text
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
 CommunityId = Text(1, 64, pattern=COMMUNITY_ID_PATTERN)
-# A community a request names, to look up: within the contract's limits, any string, and one
-# that names no community is 404 like any other unknown id (the contract gives no pattern).
-CommunityRef = Text(1, 64)
 # Every instance is seeded with it: where a question goes, and whose list a bare
 # GET /api/community shows, when no community is named.
 DEFAULT_COMMUNITY = "lobby"
@@ -34,15 +31,14 @@ class CommunityQuery(Strict):
 
 
 class TopicRead(Strict):
-    """GET /api/community?topic=ID: within the contract's limits; an id naming no question,
-    whatever its characters, is 404."""
-    topic: Text(1, 64)
+    """GET /api/community?topic=ID (an id naming no question is 404)."""
+    topic: IdRef
 
 
 class TopicListQuery(Strict):
     """GET /api/community?community=ID with its filters (no selector at all: the default
     community's list)."""
-    community: CommunityRef = DEFAULT_COMMUNITY
+    community: IdRef = DEFAULT_COMMUNITY
     q: Text(0, 100) = ""
     status: Literal["all", "open", "closed"] = "all"
     sort: Literal["new", "old", "active"] = "new"
@@ -78,7 +74,7 @@ class WebTopicCreate(Strict):
     action: Literal["topic"]
     title: Text(1, 180, strip_min=True, single_line=True, display=True)
     description: Text(0, 1500, display=True) = ""
-    community: CommunityRef = DEFAULT_COMMUNITY
+    community: IdRef = DEFAULT_COMMUNITY
     island: Text(1, 64) = "commons"
     kind: Literal["discussion"] = "discussion"
     intent: Intent = "how"
@@ -149,8 +145,8 @@ class CommunityCreate(Strict):
 
 class CommunityMembership(Strict):
     action: Literal["join", "leave"]
-    community: CommunityRef | None = None
-    communityId: CommunityRef | None = None
+    community: IdRef | None = None
+    communityId: IdRef | None = None
 
     @model_validator(mode="after")
     def _one_community(self) -> "CommunityMembership":
