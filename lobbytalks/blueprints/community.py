@@ -15,7 +15,7 @@ from .. import clock
 from ..auth import User, current_user, require_user
 from ..guards import request_body
 from ..models.common import check_declared, parse_model, query_args
-from ..models.web import (CommunityQuery, TopicListQuery, TopicRead, TopicRef, TopicRevise,
+from ..models.web import (CommunityQuery, TopicListQuery, TopicRef, TopicRevise,
                           WebTopicCreate)
 from ..runtime import Runtime, runtime
 from ..services import question_page, topics
@@ -69,7 +69,6 @@ def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_
 
 
 def _read_topic(topic_id: str) -> Response:
-    topic_id = parse_model(TopicRead, {"topic": topic_id}).topic
     user = current_user(request)
     rt = runtime()
     return ok(question_page.read(read_conn(), rt.keyring, user.id if user else None, topic_id))

@@ -24,6 +24,7 @@ from ..auth import User, current_user
 from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
 from ..models.common import plain_int
+from ..models.web import DEFAULT_COMMUNITY
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 from .page_text import lang, remembered, t, translator, when  # noqa: F401  (the same)
@@ -185,7 +186,7 @@ def community_about(community_id: str, description: str) -> str:
 
 
 def _seeded_lobby(key: str, community_id: str, stored: str) -> str:
-    return t(key) if community_id == "lobby" and stored == i18n.translate("zh", key) else stored
+    return t(key) if community_id == DEFAULT_COMMUNITY and stored == i18n.translate("zh", key) else stored
 
 
 def day(ts: int) -> str:

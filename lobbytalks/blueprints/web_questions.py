@@ -8,7 +8,7 @@ from markupsafe import Markup, escape
 from limits import parse as parse_limit
 
 from ..errors import ApiError
-from ..models.web import INTENTS
+from ..models.web import DEFAULT_COMMUNITY, INTENTS
 from ..runtime import runtime
 from .. import clock
 from ..services import communities, question_page, topics
@@ -40,8 +40,9 @@ def ask():
             not_joined = communities.get_one(read_conn(), user.id, wanted)
         except ApiError:
             not_joined = None
-    chosen = wanted if wanted in joined_ids else ("lobby" if "lobby" in joined_ids else
-                                                  (joined_ids[0] if joined_ids else ""))
+    fallback = DEFAULT_COMMUNITY if DEFAULT_COMMUNITY in joined_ids else (
+        joined_ids[0] if joined_ids else "")
+    chosen = wanted if wanted in joined_ids else fallback
     origins = communities.joined_origins(read_conn(), user.id)
     labels = distinct_labels(
         [{**c, "name": community_label(c["id"], c["name"]),

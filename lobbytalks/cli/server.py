@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import sys
 import urllib.error
@@ -118,4 +119,9 @@ def healthcheck(args: argparse.Namespace) -> int:
 
 def _loopback(host: str) -> bool:
     """Only this machine can reach ``host`` (a name or address ``serve`` binds)."""
-    return host in ("localhost", "::1") or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # another name: it may resolve anywhere
+        return False

@@ -25,14 +25,9 @@ class CommunitiesQuery(Strict):
 class CommunityQuery(Strict):
     """GET /api/community as the contract documents it (the OpenAPI document's source)."""
     action: Literal["me", "islands"] | None = None
-    community: Text(1, 64) | None = None
-    topic: Text(1, 64) | None = None
+    community: IdRef | None = None
+    topic: IdRef | None = None  # checked here for every view (blueprints.community.read)
     page: Page | None = None
-
-
-class TopicRead(Strict):
-    """GET /api/community?topic=ID (an id naming no question is 404)."""
-    topic: IdRef
 
 
 class TopicListQuery(Strict):
