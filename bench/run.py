@@ -5,7 +5,9 @@ Flask + waitress JSON endpoint, same thread count) on free 127.0.0.1 ports, and 
 each endpoint at each concurrency for a fixed duration with keep-alive `http.client`
 connections, one per worker thread, each worker with its own user, agent and token:
 
-* floor (GET / on the floor app), measured before and after each concurrency level;
+* floor (GET / on the floor app), measured before and after each concurrency level, and
+  in turn with every other endpoint (PAIR_SLICES windows each): each ratio is to the floor
+  measured alongside it, since this machine's speed wanders by a third within minutes;
 * two references on the floor app: one primary-key read, one write transaction;
 * GET /healthz of the real app;
 * list_topics; get_context on a 150-message topic with the full-text right (40 messages
@@ -204,6 +206,7 @@ class Row:
     errors: int
     derived: bool = False  # rate from Little's law (cycle steps), not counted throughput
     ratio: float = 0.0
+    floor_rate: float = 0.0  # the floor measured in turn with this row (what ratio divides by)
     cpu: "Cpu | None" = None
     first_error: str = ""
 
@@ -298,21 +301,21 @@ def add_samples(into: dict[str, Samples], samples: dict[str, Samples]) -> None:
 
 
 def measure_alternating(concurrency: int, warmup: float, duration: float,
-                        workers: tuple[Worker, Worker], servers: tuple[Server, Server],
+                        workers: tuple[Worker, ...], servers: tuple[Server, ...],
                         slices: int) -> list[tuple[dict[str, Samples], Cpu]]:
-    """Two workers measured in turn, ``slices`` windows each (A B A B ...), adding up to
-    ``duration`` apiece: a machine whose speed wanders during the run then slows both alike,
-    which two windows one after the other do not ensure. ``servers``: the one each worker
-    talks to (whose CPU its windows count)."""
-    merged: list[dict[str, Samples]] = [{}, {}]
-    cpus: list[list[Cpu]] = [[], []]
+    """Workers measured in turn, ``slices`` windows each (A B A B ..., or A B C A B C ...),
+    adding up to ``duration`` apiece: a machine whose speed wanders during the run then
+    slows all of them alike, which windows one after the other do not ensure. ``servers``:
+    the one each worker talks to (whose CPU its windows count)."""
+    merged: list[dict[str, Samples]] = [{} for _ in workers]
+    cpus: list[list[Cpu]] = [[] for _ in workers]
     for _ in range(slices):
         for side, worker in enumerate(workers):
             samples, cpu = measure(concurrency, warmup, duration / slices, worker,
                                    servers[side])
             add_samples(merged[side], samples)
             cpus[side].append(cpu)
-    return [(merged[side], mean_cpu(cpus[side])) for side in (0, 1)]
+    return [(merged[side], mean_cpu(cpus[side])) for side in range(len(workers))]
 
 
 def mean_cpu(cpus: list[Cpu]) -> Cpu:
@@ -587,21 +590,25 @@ def prepare(args: argparse.Namespace, data_dir: Path) -> Manifest:
 
 def print_table(rows: list[Row]) -> None:
     head = (f"{'endpoint':32} {'conc':>4} {'requests':>8} {'req/s':>8} {'p50 ms':>7} "
-            f"{'p99 ms':>7} {'x floor':>7} {'server':>6} {'client':>6} {'other':>6}  errors")
+            f"{'p99 ms':>7} {'x floor':>7} {'floor/s':>7} {'server':>6} {'client':>6} "
+            f"{'other':>6}  errors")
     print(head)
     print("-" * len(head))
     for r in rows:
         rate = f"{r.rate:7.0f}{'*' if r.derived else ' '}"
         ratio = f"{r.ratio:.2f}" if r.ratio else "-"
+        floor = f"{r.floor_rate:7.0f}" if r.floor_rate else "      -"
         cpu = [getattr(r.cpu, name, None) for name in ("server", "client", "other")]
         shown = " ".join(f"{v:6.2f}" if v is not None else "     -" for v in cpu)
         print(f"{r.endpoint:32} {r.concurrency:>4} {r.requests:>8} {rate:>8} {r.p50_ms:7.1f} "
-              f"{r.p99_ms:7.1f} {ratio:>7} {shown}  {r.errors or ''}")
+              f"{r.p99_ms:7.1f} {ratio:>7} {floor} {shown}  {r.errors or ''}")
     print("* cycle steps: req/s is concurrency / mean latency (Little's law), the rate that "
           "request alone sustains\n  at this concurrency; 'claim->heartbeat->submit' is counted "
-          "cycles/s x 3.\n  server, client, other: CPU cores busy during the window in the server, "
-          "this client and everything\n  else on the machine (other > 0.2 means the figures "
-          "are disturbed).")
+          "cycles/s x 3.\n  x floor: req/s over floor/s, the floor measured in turn with that "
+          f"row ({PAIR_SLICES} windows each);\n  the floor rows before and after show how far "
+          "the machine's speed moved over the level.\n  server, client, other: CPU cores busy "
+          "during the window in the server, this client and everything\n  else on the "
+          "machine (other > 0.2 means the figures are disturbed).")
 
 
 # The aims, as ratios to the floor at the top concurrency (issue "faster per request").
@@ -778,34 +785,43 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
         reads = read_endpoints(manifest, sessions(real.port, manifest))
         supply = TopicSupply(topics, len(manifest.agents))
         for level in args.concurrency:
-            def run(name: str, server: Server, worker: Worker, derived: bool = False,
-                    prefix: str = "") -> list[Row]:
-                print(f"  c={level:<2} {name} ...", end="", flush=True)
-                samples, cpu = measure(level, args.warmup, args.duration, worker, server)
-                print(" done", flush=True)
-                return to_rows(name, level, args.duration, samples, cpu, derived=derived,
-                               prefix=prefix)
+            floor_worker = http_worker(floor.port, "/", [None])
 
-            def run_pair(names: tuple[str, str], workers: tuple[Worker, Worker],
-                         derived: bool = False, prefixes: tuple[str, str] = ("", "")
-                         ) -> list[Row]:
-                """Two rows measured alternately (PAIR_SLICES windows each) on the real app."""
-                print(f"  c={level:<2} {names[0]} / {names[1]} (alternating) ...", end="",
-                      flush=True)
-                measured = measure_alternating(level, args.warmup, args.duration, workers,
-                                               (real, real), PAIR_SLICES)
+            def run_floor(name: str) -> list[Row]:
+                print(f"  c={level:<2} {name} ...", end="", flush=True)
+                samples, cpu = measure(level, args.warmup, args.duration, floor_worker, floor)
                 print(" done", flush=True)
-                return [row for name, prefix, (samples, cpu) in zip(names, prefixes, measured)
+                return to_rows(name, level, args.duration, samples, cpu)
+
+            def run(names: tuple[str, ...], workers: tuple[Worker, ...], on: Server = real,
+                    derived: bool = False, prefixes: tuple[str, ...] = ()) -> list[Row]:
+                """Rows measured in turn with the floor (PAIR_SLICES windows each), each with
+                its ratio to that floor."""
+                print(f"  c={level:<2} {' / '.join(names)} (in turn with the floor) ...", end="",
+                      flush=True)
+                (floor_samples, _), *measured = measure_alternating(
+                    level, args.warmup, args.duration, (floor_worker, *workers),
+                    (floor, *(on for _ in workers)), PAIR_SLICES)
+                print(" done", flush=True)
+                floor_rate = len(floor_samples.get("request", Samples()).latencies) \
+                    / args.duration
+                prefixes = prefixes or ("",) * len(names)
+                rows = [row for name, prefix, (samples, cpu) in zip(names, prefixes, measured)
                         for row in to_rows(name, level, args.duration, samples, cpu,
                                            derived=derived, prefix=prefix)]
+                for row in rows:
+                    row.floor_rate = floor_rate
+                    row.ratio = row.rate / floor_rate if floor_rate else 0.0
+                return rows
 
-            floor_rows = run("floor (before)", floor, http_worker(floor.port, "/", [None]))
+            floor_rows = run_floor("floor (before)")
             level_rows: list[Row] = []
             if only is None or "reference" in only:
-                level_rows += run("ref: bare indexed read", floor, http_worker(
-                    floor.port, f"/read?id={manifest.hot_read}", [None]))
-                level_rows += run("ref: bare write transaction", floor, http_worker(
-                    floor.port, "/write", [None], json.dumps({"id": manifest.hot_read}).encode()))
+                level_rows += run(("ref: bare indexed read",), (http_worker(
+                    floor.port, f"/read?id={manifest.hot_read}", [None]),), on=floor)
+                level_rows += run(("ref: bare write transaction",), (http_worker(
+                    floor.port, "/write", [None], json.dumps({"id": manifest.hot_read}).encode()),),
+                    on=floor)
             chosen = [(label, endpoint.worker(real.port)) for key, label, endpoint in reads
                       if only is None or key in only]
             labels = [label for label, _ in chosen]
@@ -815,24 +831,21 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 pair = next((mcp for mcp, rest in MCP_PAIRS.items()
                              if rest == label and mcp in labels), None)
                 if pair is None:
-                    level_rows += run(label, real, worker)
-                else:
-                    level_rows += run_pair((label, pair),
-                                           (worker, chosen[labels.index(pair)][1]))
+                    level_rows += run((label,), (worker,))
+                else:  # an MCP read in turn with its REST read (and the floor)
+                    level_rows += run((label, pair), (worker, chosen[labels.index(pair)][1]))
             cycles = [(prefix, cycle_worker(real.port, manifest.agents, supply, exhausted,
                                             transport))
                       for key, prefix, transport in CYCLES
                       if only is None or key in only]
-            if len(cycles) == 2:  # measured alternately, as the reads are
-                level_rows += run_pair(("cycle", "mcp cycle"), (cycles[0][1], cycles[1][1]),
-                                       derived=True, prefixes=("", "mcp "))
-            else:
-                for prefix, worker in cycles:
-                    level_rows += run(prefix + "cycle", real, worker, derived=True, prefix=prefix)
-            floor_rows += run("floor (after)", floor, http_worker(floor.port, "/", [None]))
-            reference = sum(r.rate for r in floor_rows) / len(floor_rows)
-            for r in floor_rows + level_rows:
-                r.ratio = r.rate / reference if reference else 0.0
+            if cycles:  # the REST and the MCP cycle in turn, as the reads are
+                level_rows += run(tuple(prefix + "cycle" for prefix, _ in cycles),
+                                  tuple(worker for _, worker in cycles), derived=True,
+                                  prefixes=tuple(prefix for prefix, _ in cycles))
+            floor_rows += run_floor("floor (after)")
+            drift = sum(r.rate for r in floor_rows) / len(floor_rows)
+            for r in floor_rows:
+                r.ratio = r.rate / drift if drift else 0.0
             rows += floor_rows[:1] + level_rows + floor_rows[1:]
     finally:
         setup.peak_rss = max((s.peak_rss for s in servers if s.name == "lobbytalks"), default=0)
@@ -846,8 +859,9 @@ def report(setup: Setup, rows: list[Row], load_before, exhausted: bool) -> None:
     load_after = os.getloadavg()
     print()
     print_table(rows)
-    print(f"ratios use the mean of the floor before and after each level. load average at "
-          f"start {load_before[0]:.2f}, at end {load_after[0]:.2f} (1 min)")
+    print(f"each ratio is to the floor measured in turn with it (the floor rows: to the mean "
+          f"of the two). load average at start {load_before[0]:.2f}, at end "
+          f"{load_after[0]:.2f} (1 min)")
     for line in verdict(rows, max(args.concurrency)):
         print(line)
     peak_mb = setup.peak_rss / 2**20
