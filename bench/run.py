@@ -303,15 +303,20 @@ def add_samples(into: dict[str, Samples], samples: dict[str, Samples]) -> None:
 def measure_alternating(concurrency: int, warmup: float, duration: float,
                         workers: tuple[Worker, ...], servers: tuple[Server, ...],
                         slices: int) -> list[tuple[dict[str, Samples], Cpu]]:
-    """Workers measured in turn, ``slices`` windows each (A B A B ..., or A B C A B C ...),
-    adding up to ``duration`` apiece: a machine whose speed wanders during the run then
-    slows all of them alike, which windows one after the other do not ensure. ``servers``:
-    the one each worker talks to (whose CPU its windows count)."""
+    """Workers measured in turn, ``slices`` windows each, adding up to ``duration`` apiece:
+    a machine whose speed wanders during the run then slows all of them alike, which
+    windows one after the other do not ensure. ``servers``: the one each worker talks to
+    (whose CPU its windows count).
+
+    The first worker opens every slice and the others take turns at following it (A B C,
+    A C B, ...): a window right after another server's (the floor's) ran 8-9% slower than
+    one after the same server's, whichever of the REST and the MCP cycle it was."""
     merged: list[dict[str, Samples]] = [{} for _ in workers]
     cpus: list[list[Cpu]] = [[] for _ in workers]
-    for _ in range(slices):
-        for side, worker in enumerate(workers):
-            samples, cpu = measure(concurrency, warmup, duration / slices, worker,
+    rest = len(workers) - 1
+    for turn in range(slices):
+        for side in (0, *(1 + (i + turn) % rest for i in range(rest))):
+            samples, cpu = measure(concurrency, warmup, duration / slices, workers[side],
                                    servers[side])
             add_samples(merged[side], samples)
             cpus[side].append(cpu)
