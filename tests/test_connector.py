@@ -15,14 +15,17 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import requests
 
 from conftest import LiveServer, advance, good_result, open_database, web_session
+from lobbytalks.connector.attempt import AttemptRunner
 from lobbytalks.connector.commands import EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN
 from lobbytalks.connector.events import EVENTS
+from lobbytalks.connector.harness import result_schema
 from lobbytalks.db import Row
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
@@ -741,9 +744,6 @@ def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world
 def test_a_harness_null_is_left_out_of_the_submission_and_the_server_refuses_null():
     """The harness schema lets an optional field be null (structured output wants every
     property); the connector sends it as absent, since the server refuses null."""
-    from types import SimpleNamespace
-    from lobbytalks.connector.attempt import AttemptRunner
-    from lobbytalks.connector.harness import result_schema
     runner = SimpleNamespace(now=lambda: 1_800_000_000)
     result = good_result(conditions=None, toolRuns=None, uncertainties=None)
     body, problems = AttemptRunner._validated(runner, "task_x", result, None)

@@ -1,9 +1,14 @@
 """Request guards shared by every /api/ surface: Origin, cross-site, media type, size, JSON."""
 from __future__ import annotations
 
+import io
+
 import pytest
+from werkzeug.wrappers import Request
 
 from helpers import assert_external_error, assert_web_error
+from lobbytalks.errors import ApiError
+from lobbytalks.guards import read_json
 
 WEB_POSTS = [("/api/community", {"action": "login", "username": "nobody", "password": "x" * 10}),
              ("/api/communities", {"action": "join", "community": "lobby"})]
@@ -164,7 +169,6 @@ def test_near_json_media_types_are_refused(agent, content_type):
 
 
 def _environ_with_body(raw: bytes, **extra):
-    import io
     return {"CONTENT_TYPE": "application/json", "wsgi.input": io.BytesIO(raw), **extra}
 
 
@@ -175,8 +179,6 @@ def _environ_with_body(raw: bytes, **extra):
     (_environ_with_body(b'{"a":2}{"next":"request"}', CONTENT_LENGTH="7"), {"a": 2}),
 ])
 def test_body_is_read_as_the_server_frames_it(app, environ, expected):
-    from werkzeug.wrappers import Request
-    from lobbytalks.guards import read_json
     assert read_json(Request(environ), 100) == expected
 
 
@@ -193,9 +195,6 @@ def test_body_is_read_as_the_server_frames_it(app, environ, expected):
     (_environ_with_body(b"{}", CONTENT_LENGTH="101"), "payload_too_large"),
 ])
 def test_body_refusals_without_reading_past_the_frame(app, environ, code):
-    from werkzeug.wrappers import Request
-    from lobbytalks.errors import ApiError
-    from lobbytalks.guards import read_json
     with pytest.raises(ApiError) as refused:
         read_json(Request(environ), 100)
     assert refused.value.code == code
