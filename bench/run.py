@@ -495,6 +495,38 @@ def cycle_worker(port: int, agents: list[BenchAgent], supply: TopicSupply,
     return work
 
 
+def heartbeat_worker(port: int, agents: list[BenchAgent], supply: TopicSupply,
+                     exhausted: threading.Event) -> Worker:
+    """Heartbeats on one held lease, over and over: the cheapest write on its own. In the
+    claim cycle a step's Little's-law rate is the cycle's, since it queues behind the other
+    workers' claims and submits; this row shows what the step alone sustains. The lease
+    is claimed before and given up (fail_task) after the window, neither timed."""
+    def work(index: int, window: Window, samples: dict[str, Samples]) -> None:
+        client = Client(port, agents[index].token)
+
+        def post(action: str, fields: dict) -> tuple[int, bytes]:
+            status, body, _ = client.call("POST", EXTERNAL, Rest.body(action, fields))
+            return status, body
+
+        task_id = None
+        while task_id is None:
+            topic = supply.take(index)
+            if topic is None:
+                exhausted.set()
+                client.close()
+                return
+            status, body = post("claim_task", {"topic": topic, "requestId": str(uuid.uuid4())})
+            if status == 200:
+                task_id = Rest.result(body)["task"]["id"]
+        heartbeat = Rest.body("heartbeat", {"taskId": task_id})
+        while window.running():
+            status, data, seconds = client.call("POST", EXTERNAL, heartbeat)
+            record(samples, window, "request", status, data, seconds)
+        post("fail_task", {"taskId": task_id, "error": "bench: heartbeat window over"})
+        client.close()
+    return work
+
+
 # --- setup ------------------------------------------------------------------------------------
 
 def claimable_topics(db_path: Path, manifest: Manifest) -> list[str]:
@@ -616,6 +648,8 @@ def print_table(rows: list[Row]) -> None:
           "machine (other > 0.2 means the figures are disturbed).")
 
 
+# A reference row, not judged: the aims are for the steps as the claim cycle measures them.
+HEARTBEAT_ALONE = "ref: heartbeat alone"
 # The aims, as ratios to the floor at the top concurrency (issue "faster per request").
 AIMS = {"healthz": 0.8, "list_topics": 0.6, "get_context (no right)": 0.6,
         "get_context (allowed, 40 msgs)": 0.3, **{step: WRITE_AIM for step in CYCLE}}
@@ -847,6 +881,9 @@ def measure_all(setup: Setup, exhausted: threading.Event) -> list[Row]:
                 level_rows += run(tuple(prefix + "cycle" for prefix, _ in cycles),
                                   tuple(worker for _, worker in cycles), derived=True,
                                   prefixes=tuple(prefix for prefix, _ in cycles))
+            if only is None or "cycle" in only:
+                level_rows += run((HEARTBEAT_ALONE,), (heartbeat_worker(
+                    real.port, manifest.agents, supply, exhausted),))
             floor_rows += run_floor("floor (after)")
             drift = sum(r.rate for r in floor_rows) / len(floor_rows)
             for r in floor_rows:
