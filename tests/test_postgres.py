@@ -2,6 +2,7 @@
 search, against a real PostgreSQL (LOBBYTALKS_TEST_DATABASE_URL, or one started here)."""
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
@@ -19,6 +20,7 @@ import requests
 import pgtest
 from conftest import LiveServer, Person, free_port
 from lobbytalks import create_app, db as dbmod
+from lobbytalks.db import Q
 from lobbytalks.db.pgsql import to_psycopg
 from lobbytalks.db.postgres import PostgresDatabase
 from lobbytalks.settings import Settings
@@ -308,6 +310,42 @@ def test_search_finds_the_same_questions_on_both_backends(sqlite_settings, pg_se
     assert on_sqlite["备份"] == [0] and on_sqlite["backup"] == [2] and on_sqlite["!!!"] == []
     assert on_sqlite["数据库"] == [0, 3] and on_sqlite["ind"] == [1]
     assert _search_results(pg_settings) == on_sqlite
+
+
+def _subplan_relations(node: dict) -> set[str]:
+    """Tables read inside the SubPlans of a PostgreSQL plan (EXPLAIN FORMAT JSON)."""
+    def tables(n: dict) -> set[str]:
+        return {n.get("Relation Name", "")} | {t for c in n.get("Plans", []) for t in tables(c)}
+    found = tables(node) if node.get("Parent Relationship") == "SubPlan" else set()
+    return found.union(*(_subplan_relations(c) for c in node.get("Plans", [])))
+
+
+@pytest.mark.parametrize("listing, params", [
+    ("list_browse_newest", {"before_created": 2**62, "before_id": "", "community": None,
+                            "status": None, "intent": None, "answered": None, "card": None}),
+    ("list_browse_most_answers", {"before_count": 2**62, "before_created": 2**62,
+                                  "before_id": "", "community": None, "status": None,
+                                  "intent": None, "answered": None, "card": None}),
+    ("list_browse_recently_answered", {"before_answer": 2**62, "before_id": "",
+                                       "community": None, "status": None, "intent": None,
+                                       "answered": None, "card": None}),
+    ("list_community_topics_new", {"viewer": 1, "community": "lobby", "status": None,
+                                   "offset": 0}),
+])
+def test_a_searched_listing_joins_the_matches_instead_of_reading_them_all_first(
+        pg_settings, listing, params):
+    # Written as "(:match IS NULL OR rowid IN (matches))", the filter could only be a
+    # SubPlan: every match was read before the first row of the page (a scan of the whole
+    # search table for a common word). As a join the planner walks the sort's index.
+    database = create_app(pg_settings).config["LOBBYTALKS"].db
+    for name in (listing, listing + "_searching"):
+        sql = Q.for_dialect(getattr(Q, name), "postgresql")
+        plan = database.value("EXPLAIN (FORMAT JSON) " + sql,
+                              {**params, "match": "'备份'", "limit": 21})
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+        assert "topic_search" not in _subplan_relations(plan[0]["Plan"]), (name, plan)
+        assert ("topic_search" in json.dumps(plan)) == name.endswith("_searching"), name
+    database.release_connection()
 
 
 # --- settings and a real server ---------------------------------------------------------

@@ -23,8 +23,9 @@ MAY_IMPORT_SQLITE3 = {"migrate_db.py", "db/errors.py", "db/schema.py", "db/sqlit
 # overrides them by name.
 SQLITE_ONLY = {
     "list_authors_of_messages", "list_messages_by_ids", "list_recent_answers_for_admin",
-    "list_browse_newest", "list_browse_most_answers", "list_browse_recently_answered",
-    "list_community_topics_new", "list_community_topics_old", "list_community_topics_active",
+    "list_browse_newest_searching", "list_browse_most_answers_searching",
+    "list_browse_recently_answered_searching", "list_community_topics_new_searching",
+    "list_community_topics_old_searching", "list_community_topics_active_searching",
     "search_forget_topic", "search_index_topic", "list_topics_missing_from_search",
     "delete_sessions_beyond",
 }
@@ -108,9 +109,11 @@ def test_services_blueprints_and_the_app_run_named_queries_only():
 
 # The index tests read SQLite's EXPLAIN QUERY PLAN and SQLite's migration history: sqlite_only.
 @pytest.mark.sqlite_only
-@pytest.mark.parametrize("status, match", [(None, None), ("open", None)])
+@pytest.mark.parametrize("status, match", [(None, None), ("open", None), (None, '"备份"'),
+                                           ("open", '"备份"')])
 def test_a_community_listing_walks_the_community_index(conn, status, match):
-    plan = query_plan(conn, "list_community_topics_new", {
+    name = "list_community_topics_new" + ("" if match is None else "_searching")
+    plan = query_plan(conn, name, {
         "viewer": 1, "community": "lobby", "status": status, "match": match,
         "limit": 21, "offset": 0})
     assert "USING INDEX topics_community_created" in plan and "TEMP B-TREE" not in plan, plan

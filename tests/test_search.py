@@ -168,16 +168,20 @@ def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings
 
 
 @pytest.mark.sqlite_only
+@pytest.mark.parametrize("match", [None, '"备份"'])
 @pytest.mark.parametrize("query, index", [
     ("list_browse_newest", "topics_created"),
     ("list_browse_most_answers", "topics_answers"),
     ("list_browse_recently_answered", "topics_last_answer"),
 ])
-def test_each_sort_walks_its_own_index(site, query, index, settings):
+def test_each_sort_walks_its_own_index(site, query, index, match, settings):
+    # With a search too: SQLite then still walks the sort's index and stops at a page,
+    # rather than start from every match and sort them all.
     conn = connect(settings.db_path)
+    query += "" if match is None else "_searching"
     params = {"before_created": 1, "before_count": 1, "before_answer": 1, "before_id": "",
               "community": None, "status": None, "intent": None, "answered": None,
-              "card": None, "match": None, "limit": 21}
+              "card": None, "match": match, "limit": 21}
     plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + getattr(Q, query), params))
     conn.close()
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan

@@ -118,13 +118,16 @@ def index_missing(conn: Connection) -> int:
 
 BROWSE_PAGE_SIZE = 20
 _ABOVE_EVERY_ROW = 2**62
-# sort -> (named query, the cursor's fields after the topic id, how a row gives them)
+# sort -> (named queries without and with a search, the cursor's fields after the topic
+# id, how a row gives them)
 BROWSE_SORTS = {
-    "new": (Q.list_browse_newest, ("before_created",), lambda r: (r["created"],)),
-    "answers": (Q.list_browse_most_answers, ("before_count", "before_created"),
+    "new": ((Q.list_browse_newest, Q.list_browse_newest_searching), ("before_created",),
+            lambda r: (r["created"],)),
+    "answers": ((Q.list_browse_most_answers, Q.list_browse_most_answers_searching),
+                ("before_count", "before_created"),
                 lambda r: (r["message_count"], r["created"])),
-    "recent": (Q.list_browse_recently_answered, ("before_answer",),
-               lambda r: (r["last_answer_at"],)),
+    "recent": ((Q.list_browse_recently_answered, Q.list_browse_recently_answered_searching),
+               ("before_answer",), lambda r: (r["last_answer_at"],)),
 }
 _CURSOR = re.compile(rf"^(\d{{1,19}}(?:\.\d{{1,19}})?)\.([{ID_CHARS}]{{1,64}})$")
 
@@ -151,14 +154,15 @@ def browse(conn: Connection, *, q: str = "", community: str | None = None,
 
     ``next`` is the cursor of the following page, or None on the last one.
     """
-    query, _, _ = BROWSE_SORTS[sort]
+    (listing, searching), _, _ = BROWSE_SORTS[sort]
+    match = match_query(q, dialect_of(conn))
     params = {
         **_cursor_params(sort, cursor), "community": community, "status": status,
-        "intent": intent, "match": match_query(q, dialect_of(conn)), "limit": BROWSE_PAGE_SIZE + 1,
+        "intent": intent, "match": match, "limit": BROWSE_PAGE_SIZE + 1,
         "answered": None if answered is None else int(answered),
         "card": None if card is None else int(card),
     }
-    rows = conn.execute(query, params).fetchall()
+    rows = conn.execute(listing if match is None else searching, params).fetchall()
     page = rows[:BROWSE_PAGE_SIZE]
     topics = [{
         "id": r["id"], "title": r["title"], "description": r["description"],

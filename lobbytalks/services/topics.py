@@ -21,9 +21,12 @@ log = logging.getLogger(__name__)
 UNREADABLE_PRIVATE = "私密背景无法解密（密钥与数据库不匹配或数据已损坏），请联系站点管理员"
 WEB_PAGE_SIZE = 20
 WEB_MESSAGE_LIMIT = MAX_MESSAGES_PER_TOPIC  # a question page shows every answer it can hold
-# One named query per sort order of a community's listing.
-_COMMUNITY_LISTINGS = {"new": Q.list_community_topics_new, "old": Q.list_community_topics_old,
-                       "active": Q.list_community_topics_active}
+# Per sort order of a community's listing, its named queries without and with a search.
+_COMMUNITY_LISTINGS = {
+    "new": (Q.list_community_topics_new, Q.list_community_topics_new_searching),
+    "old": (Q.list_community_topics_old, Q.list_community_topics_old_searching),
+    "active": (Q.list_community_topics_active, Q.list_community_topics_active_searching),
+}
 SORTS = tuple(_COMMUNITY_LISTINGS)
 STATUSES = ("all", "open", "closed")
 
@@ -165,9 +168,11 @@ def list_in_community(conn: Connection, viewer: int | None, community_id: str, *
     """One page of a community's questions, filtered and sorted."""
     if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
-    rows = conn.execute(_COMMUNITY_LISTINGS[sort], {
+    listing, searching = _COMMUNITY_LISTINGS[sort]
+    match = search.match_query(q, dialect_of(conn))
+    rows = conn.execute(listing if match is None else searching, {
         "viewer": viewer or 0, "community": community_id,
-        "status": None if status == "all" else status, "match": search.match_query(q, dialect_of(conn)),
+        "status": None if status == "all" else status, "match": match,
         "limit": WEB_PAGE_SIZE + 1, "offset": (page - 1) * WEB_PAGE_SIZE}).fetchall()
     topics = [{**public_summary(r), "joined": bool(r["joined"]), "status": r["status"],
                "island": r["island_id"], "author": r["author_name"]}

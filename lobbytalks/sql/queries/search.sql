@@ -10,7 +10,8 @@ WHERE NOT EXISTS (SELECT 1 FROM topic_search s WHERE s.rowid = t.rowid);
 
 -- The all-questions page: one query per sort, each walking its own index from the keyset
 -- cursor (:before_*; the first page passes values above every row). Filters are optional:
--- a NULL filter matches every row.
+-- a NULL filter matches every row. Each also comes as NAME_searching, with the line that
+-- keeps only the topics a search matches (db/queries.py).
 
 -- name: list_browse_newest
 SELECT id, title, description, community_id, island_id, created, message_count, last_answer_at,
@@ -23,7 +24,7 @@ WHERE (created, id) < (:before_created, :before_id)
   AND (:intent IS NULL OR intent = :intent)
   AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
-  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
+  AND {{unindexed}}search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY created DESC, id DESC
 LIMIT :limit;
 
@@ -38,7 +39,7 @@ WHERE (message_count, created, id) < (:before_count, :before_created, :before_id
   AND (:intent IS NULL OR intent = :intent)
   AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
-  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
+  AND {{unindexed}}search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY message_count DESC, created DESC, id DESC
 LIMIT :limit;
 
@@ -53,6 +54,6 @@ WHERE (last_answer_at, id) < (:before_answer, :before_id)
   AND (:intent IS NULL OR intent = :intent)
   AND (:answered IS NULL OR (CASE WHEN message_count > 0 THEN 1 ELSE 0 END) = :answered)
   AND (:card IS NULL OR has_card = :card)
-  AND (:match IS NULL OR search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
+  AND {{unindexed}}search_rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY last_answer_at DESC, id DESC
 LIMIT :limit;

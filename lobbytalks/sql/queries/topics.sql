@@ -91,8 +91,9 @@ DELETE FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
 -- name: count_live_leases_on_topic
 SELECT COUNT(*) FROM tasks WHERE topic_id = :topic_id AND state = 'leased' AND expires > :now;
 
--- A community's questions, one query per sort order; a NULL :status or :match matches
--- every row (the index on (community_id, created, id) serves the first two).
+-- A community's questions, one query per sort order; a NULL :status matches every row
+-- (the index on (community_id, created, id) serves the first two). Each also comes as
+-- NAME_searching, with the line that keeps only the topics a search matches (db/queries.py).
 -- name: list_community_topics_new
 SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
        t.message_count, t.intent, t.version, t.status, u.username AS author_name,
@@ -102,7 +103,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.community_id = :community
   AND (:status IS NULL OR t.status = :status)
-  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
+  AND {{unindexed}}t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit OFFSET :offset;
 
@@ -115,7 +116,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.community_id = :community
   AND (:status IS NULL OR t.status = :status)
-  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
+  AND {{unindexed}}t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY t.created ASC, t.id ASC
 LIMIT :limit OFFSET :offset;
 
@@ -128,6 +129,6 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.community_id = :community
   AND (:status IS NULL OR t.status = :status)
-  AND (:match IS NULL OR t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}}))
+  AND {{unindexed}}t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY t.message_count DESC, t.created DESC, t.id DESC
 LIMIT :limit OFFSET :offset;
