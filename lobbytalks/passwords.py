@@ -8,6 +8,10 @@ another cost) after the next correct login.
 Both decoders bound the cost a stored hash may ask for, so a corrupt or planted row cannot
 make one login allocate gigabytes or spin for minutes. Functions here never raise for odd
 stored values: they return False.
+
+At most ``HASHES_AT_ONCE`` hashes are computed at a time, one per core: each holds its
+memory cost (19 MiB by default) while it runs and keeps a core busy, so a burst of logins
+on more worker threads than cores would only add memory, never speed.
 """
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ import functools
 import hashlib
 import hmac
 import re
+import os
 import secrets
+import threading
 from dataclasses import dataclass
 
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -35,6 +41,8 @@ _ARGON2_VERSION = 19
 _MAX_MEMORY_KIB = 256 * 1024
 _MAX_ITERATIONS = 16
 _MAX_LANES = 16
+HASHES_AT_ONCE = os.cpu_count() or 1
+_hashing = threading.BoundedSemaphore(HASHES_AT_ONCE)
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,8 @@ def _unb64(text: str) -> bytes:
 
 
 def _argon2(password: str, salt: bytes, cost: Argon2Cost, key_bytes: int) -> bytes:
-    with set_aside():  # tens of milliseconds outside the interpreter lock: others go on
+    # tens of milliseconds outside the interpreter lock: others go on (waiting for a core, too)
+    with set_aside(), _hashing:
         return Argon2id(salt=salt, length=key_bytes, iterations=cost.iterations,
                         lanes=cost.lanes, memory_cost=cost.memory_kib).derive(_utf8(password))
 
@@ -126,7 +135,7 @@ def _parse_scrypt(stored: str) -> tuple[int, int, int, bytes, bytes] | None:
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, key_bytes: int) -> bytes:
     # OpenSSL needs about 128*r*(n+p+2) bytes and by default refuses more than 32 MiB.
     maxmem = max(_MIN_MAXMEM, 128 * r * (n + p + 2) + 1024 * 1024)
-    with set_aside():
+    with set_aside(), _hashing:
         return hashlib.scrypt(_utf8(password), salt=salt, n=n, r=r, p=p, maxmem=maxmem,
                               dklen=key_bytes)
 

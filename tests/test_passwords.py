@@ -1,9 +1,13 @@
-"""lobbytalks.passwords: Argon2id hashes, legacy scrypt hashes, bounded costs, timing."""
+"""lobbytalks.passwords: Argon2id hashes, legacy scrypt hashes, bounded costs, timing, and how
+many hashes run at once."""
 from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import secrets
+import threading
+import time
 
 import pytest
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
@@ -179,3 +183,53 @@ def test_timing_safe_with_a_stored_hash(monkeypatch):
     assert verify_password_timing_safe("wrong", stored, FAST) is False
     assert spy.runs == [("argon2id", 8, 1)] * 2
     assert verify_password_timing_safe("right", "garbage", FAST) is False
+
+
+class BlockingKdf:
+    """Stands in for Argon2id and scrypt: each run waits until released, counting how many
+    run at once."""
+
+    def __init__(self, monkeypatch):
+        self.inside, self.most = 0, 0
+        self.lock, self.release = threading.Lock(), threading.Event()
+        kdf = self
+
+        class Argon2id:
+            def __init__(self, **cost):
+                pass
+
+            def derive(self, password):
+                return kdf.run()
+        monkeypatch.setattr(passwords, "Argon2id", Argon2id)
+        monkeypatch.setattr(passwords.hashlib, "scrypt", lambda *a, **k: self.run())
+
+    def run(self) -> bytes:
+        with self.lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        self.release.wait(timeout=10)
+        with self.lock:
+            self.inside -= 1
+        return bytes(32)
+
+
+def test_no_more_hashes_run_at_once_than_there_are_cores(monkeypatch):
+    assert passwords.HASHES_AT_ONCE == (os.cpu_count() or 1)
+    monkeypatch.setattr(passwords, "_hashing", threading.BoundedSemaphore(2))
+    kdf = BlockingKdf(monkeypatch)
+    legacy = legacy_scrypt_hash("pw")  # written before the stand-in
+    calls = [lambda: hash_password("pw", FAST), lambda: verify_password("pw", ARGON),
+             lambda: verify_password("pw", legacy)] * 2
+    threads = [threading.Thread(target=call) for call in calls]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 5
+    while kdf.inside < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # time for the other four to start too, were they let in
+    inside = kdf.inside
+    kdf.release.set()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert inside == 2 and kdf.most == 2
+    assert not any(thread.is_alive() for thread in threads)

@@ -221,29 +221,47 @@ class FakeLibc:
             self.mallopt = lambda param, value: self.calls.append((param, value)) or 1
 
 
-def test_serve_limits_malloc_arenas_unless_the_administrator_chose(monkeypatch):
+MALLOC_VARIABLES = ("MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")
+
+
+@pytest.fixture
+def no_malloc_settings(monkeypatch):
+    for variable in MALLOC_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+
+
+def test_serve_tunes_malloc_unless_the_administrator_chose(monkeypatch, no_malloc_settings):
     libc = FakeLibc()
     monkeypatch.setattr(serving.ctypes, "CDLL", lambda name: libc)
-    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    assert serving._limit_malloc_arenas() is True
-    assert libc.calls == [(serving.M_ARENA_MAX, serving.MALLOC_ARENAS)] == [(-8, 2)]
+    arenas, threshold = (serving.M_ARENA_MAX, 2), (serving.M_MMAP_THRESHOLD, 4 * 2**20)
+    assert serving._tune_malloc() == [-8, -3]
+    assert libc.calls == [arenas, threshold] == [(-8, 2), (-3, 4194304)]
 
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")  # the administrator's own choice stands
-    assert serving._limit_malloc_arenas() is False and len(libc.calls) == 1
+    libc.calls.clear()
+    assert serving._tune_malloc() == [-3] and libc.calls == [threshold]
+
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=65536")
+    libc.calls.clear()
+    assert serving._tune_malloc() == [-8] and libc.calls == [arenas]
+
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "1")
+    libc.calls.clear()
+    assert serving._tune_malloc() == [] and libc.calls == []
 
 
-def test_without_glibc_malloc_arenas_are_left_alone(monkeypatch):
-    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+def test_without_glibc_malloc_is_left_alone(monkeypatch, no_malloc_settings):
     monkeypatch.setattr(serving.ctypes, "CDLL", lambda name: FakeLibc(has_mallopt=False))
-    assert serving._limit_malloc_arenas() is False
+    assert serving._tune_malloc() == []
 
     def no_c_library(name):
         raise OSError("no C library")
     monkeypatch.setattr(serving.ctypes, "CDLL", no_c_library)
-    assert serving._limit_malloc_arenas() is False
+    assert serving._tune_malloc() == []
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_glibc_accepts_the_arena_limit(monkeypatch):
-    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    assert serving._limit_malloc_arenas() is True  # mallopt returned 1: the limit is set
+def test_glibc_accepts_the_malloc_tuning(no_malloc_settings):
+    assert serving._tune_malloc() == [-8, -3]  # mallopt returned 1 for each: both are set
