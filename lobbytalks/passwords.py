@@ -20,8 +20,8 @@ import binascii
 import functools
 import hashlib
 import hmac
-import re
 import os
+import re
 import secrets
 import threading
 from dataclasses import dataclass
