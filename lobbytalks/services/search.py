@@ -99,6 +99,14 @@ def match_query(q: str, dialect: str = "sqlite") -> str | None:
     return syntax["and"].join(rendered) or syntax["nothing"]
 
 
+def searched_listing(conn: Connection, listings: tuple[str, str], q: str) -> tuple[str, str | None]:
+    """Which of a listing's two named queries runs for ``q`` (``listings``: without and
+    with the search filter, see ``db/queries.py``), and its ``:match``."""
+    match = match_query(q, dialect_of(conn))
+    listing, searching = listings
+    return (listing if match is None else searching), match
+
+
 def index_topic(conn: Connection, topic_id: str, title: str, description: str) -> None:
     """Write (or rewrite) one question's entry, inside the caller's transaction."""
     conn.execute(Q.search_forget_topic, {"id": topic_id})
@@ -154,15 +162,15 @@ def browse(conn: Connection, *, q: str = "", community: str | None = None,
 
     ``next`` is the cursor of the following page, or None on the last one.
     """
-    (listing, searching), _, _ = BROWSE_SORTS[sort]
-    match = match_query(q, dialect_of(conn))
+    listings, _, _ = BROWSE_SORTS[sort]
+    query, match = searched_listing(conn, listings, q)
     params = {
         **_cursor_params(sort, cursor), "community": community, "status": status,
         "intent": intent, "match": match, "limit": BROWSE_PAGE_SIZE + 1,
         "answered": None if answered is None else int(answered),
         "card": None if card is None else int(card),
     }
-    rows = conn.execute(listing if match is None else searching, params).fetchall()
+    rows = conn.execute(query, params).fetchall()
     page = rows[:BROWSE_PAGE_SIZE]
     topics = [{
         "id": r["id"], "title": r["title"], "description": r["description"],

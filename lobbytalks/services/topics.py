@@ -5,7 +5,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..crypto import DecryptionFailed
-from ..db import Connection, Database, Q, Row, dialect_of
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
@@ -168,9 +168,8 @@ def list_in_community(conn: Connection, viewer: int | None, community_id: str, *
     """One page of a community's questions, filtered and sorted."""
     if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
-    listing, searching = _COMMUNITY_LISTINGS[sort]
-    match = search.match_query(q, dialect_of(conn))
-    rows = conn.execute(listing if match is None else searching, {
+    query, match = search.searched_listing(conn, _COMMUNITY_LISTINGS[sort], q)
+    rows = conn.execute(query, {
         "viewer": viewer or 0, "community": community_id,
         "status": None if status == "all" else status, "match": match,
         "limit": WEB_PAGE_SIZE + 1, "offset": (page - 1) * WEB_PAGE_SIZE}).fetchall()
