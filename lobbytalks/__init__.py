@@ -32,8 +32,8 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
 
     rt = Runtime(settings=settings, db=db, keyring=keyring, gate=gate,
                  generation=kept.for_database(db.dialect))
-    if rt.generation is not None:
-        rt.kept_results = kept.Kept(actions.KEPT_RESULTS)
+    rt.kept_results = kept.Kept(actions.KEPT_RESULTS)
+    if not rt.generation.round_trip:  # a token's row costs one round trip, as would its check
         rt.kept_tokens = kept.Kept(auth.KEPT_TOKENS)
     app.config["LOBBYTALKS"] = rt
     startup.index_for_search(rt.db)

@@ -13,7 +13,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .crypto import Keyring
-    from .kept import Generation, Kept
+    from .kept import Generation, Kept, SnapshotGeneration
     from .mailer import Mailer
 
 
@@ -24,7 +24,7 @@ class Runtime:
     keyring: "Keyring"
     gate: RateGate
     mailer: "Mailer | None" = None  # its thread sends notification e-mail when SMTP is set
-    generation: "Generation | None" = None  # None: nothing is kept (PostgreSQL)
+    generation: "Generation | SnapshotGeneration | None" = None  # None: nothing is kept
     kept_results: "Kept | None" = None  # the agents' read actions (actions.run)
     kept_tokens: "Kept | None" = None  # token digest -> its row (auth.authenticate_agent)
 

@@ -79,6 +79,13 @@ def open_database(data_dir: str | Path) -> Iterator[Database]:
         database.close()
 
 
+def write_from_outside(settings: Settings, sql: str, params: dict[str, Any]) -> None:
+    """One write on connections of its own, as another process would make it (``lobbytalks
+    admin``, or a second ``serve`` on PostgreSQL)."""
+    with open_database(settings.data_dir) as other, other.transaction() as conn:
+        conn.execute(sql, params)
+
+
 @pytest.fixture
 def settings(tmp_path, clock_file) -> Settings:
     return settings_for(tmp_path / "data", clock_offset_file=str(clock_file))

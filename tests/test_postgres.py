@@ -23,6 +23,7 @@ from lobbytalks import create_app, db as dbmod
 from lobbytalks.db import Q
 from lobbytalks.db.pgsql import to_psycopg
 from lobbytalks.db.postgres import PostgresDatabase
+from lobbytalks.kept import SnapshotGeneration
 from lobbytalks.settings import Settings
 
 
@@ -188,6 +189,43 @@ def test_a_released_connection_goes_back_to_the_pool_and_threads_get_their_own(p
 
 
 # --- migrations -------------------------------------------------------------------------
+
+def test_the_snapshot_generation_moves_with_every_commit_and_only_then(pg, pg_url):
+    """What lets several processes keep pages and results (kept.SnapshotGeneration): two
+    looks agree while nothing is committed anywhere, and any commit, by this connection or
+    another process's, makes the next look differ."""
+    generation = SnapshotGeneration()
+    first = generation.current(pg.conn)
+    assert pg.conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0  # a read writes nothing
+    assert generation.current(pg.conn) == first
+    with pg.transaction() as conn:
+        conn.execute("INSERT INTO t (id, name) VALUES (1, 'a')")
+    second = generation.current(pg.conn)
+    assert second != first
+    other = PostgresDatabase(pg_url, max_size=1)  # another process's connection
+    with other.transaction() as conn:
+        conn.execute("UPDATE t SET n = 2 WHERE id = 1")
+    third = generation.current(pg.conn)
+    assert third not in (first, second)
+    with other.transaction() as conn:  # committed while this one is in a transaction
+        conn.execute("UPDATE t SET n = 3 WHERE id = 1")
+        assert generation.current(pg.conn) == third
+    assert generation.current(pg.conn) != third
+    other.close()
+
+
+def test_inside_a_transaction_the_generation_matches_nothing(pg):
+    """The transaction sees its own writes, which may be rolled back: nothing made there
+    may be handed out later."""
+    generation = SnapshotGeneration()
+    outside = generation.current(pg.conn)
+    with pytest.raises(RuntimeError), pg.transaction() as conn:
+        conn.execute("INSERT INTO t (id, name) VALUES (7, 'rolled back')")
+        inside = generation.current(conn)
+        assert inside != outside and inside != generation.current(conn)
+        raise RuntimeError("roll back")
+    assert generation.current(pg.conn) != inside
+
 
 def test_every_sqlite_migration_has_its_postgresql_twin():
     sqlite_names = [(v, n) for v, n, _ in dbmod.migrations("sqlite")]

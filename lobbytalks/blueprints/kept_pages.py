@@ -14,7 +14,7 @@ from typing import Any, Callable
 from flask import Flask, Response, current_app, request
 
 from ..auth import current_user
-from ..kept import Generation, Kept
+from ..kept import Generation, Kept, SnapshotGeneration
 from ..runtime import runtime
 from .common import read_conn
 from .page_text import lang
@@ -29,7 +29,7 @@ class KeptPage:
     headers: list[tuple[str, str]]
 
 
-def install(app: Flask, generation: Generation | None) -> None:
+def install(app: Flask, generation: Generation | SnapshotGeneration | None) -> None:
     if generation is not None:
         app.extensions[EXTENSION] = Kept(KEPT_BYTES, cost=lambda page: len(page.body))
 

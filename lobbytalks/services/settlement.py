@@ -27,6 +27,13 @@ def settle_user(conn: Connection, user_id: int, now: int) -> None:
     notify_tasks_ended(conn, dead, "task_failed", now=now)
 
 
+def settlement_due(conn: Connection, user_id: int, now: int) -> bool:
+    """Whether ``settle_user`` would end a lease now. A view that settles only when it is
+    due writes nothing, and takes no lock, the rest of the time: on PostgreSQL a row lock is
+    a commit like any other, and would move every process's kept pages (``kept.py``)."""
+    return conn.execute(Q.settlement_due, {"user": user_id, "now": now}).fetchone() is not None
+
+
 def settle_task(conn: Connection, task_id: str, now: int) -> bool:
     """Expire the task if its lease has run out; True when this call expired it."""
     expired = conn.execute(Q.expire_task_if_due, {"id": task_id, "now": now}).fetchall()

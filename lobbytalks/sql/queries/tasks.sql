@@ -11,6 +11,14 @@ WHERE user_id = :user AND state = 'leased'
   AND token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now))
 RETURNING id, user_id, topic_id;
 
+-- Whether either settlement above has a lease to end (read before taking any lock).
+-- name: settlement_due
+SELECT 1 FROM tasks
+WHERE user_id = :user AND state = 'leased'
+  AND (expires <= :now
+       OR token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now)))
+LIMIT 1;
+
 -- name: fail_leased_of_profile
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE profile_id = :profile AND state = 'leased';
