@@ -156,7 +156,7 @@ def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any], *,
     action for an authenticated agent. A ``kept`` action's result is reused for the same
     agent and arguments while the database has not changed; callers only read it."""
     data = action.parse({**args, "action": action.name}, from_query=from_query)
-    if not action.kept or rt.kept_results is None or rt.generation is None:
+    if not action.kept or rt.kept_results is None:
         return action.handler(rt, agent, data)
     key = (action.name, agent.user_id, agent.profile_id, data.model_dump_json())
     generation = rt.generation.current(rt.db.conn)

@@ -147,7 +147,7 @@ def _token_row(rt: "Runtime", digest: str):
     """The token's row with its agent, kept under the database's generation: revoking,
     rotating or archiving is a write, after which the next lookup reads afresh; the expiry
     is compared with the clock at every use. Unknown digests are not kept."""
-    if rt.kept_tokens is None or rt.generation is None:
+    if rt.kept_tokens is None:
         return rt.db.one(Q.get_agent_by_token_digest, {"digest": digest})
     generation = rt.generation.current(rt.db.conn)
     row = rt.kept_tokens.get(digest, generation)

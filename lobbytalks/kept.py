@@ -105,5 +105,8 @@ class Kept:
         return len(self._entries)
 
 
-def for_database(dialect: str) -> Generation | SnapshotGeneration:
+AnyGeneration = Generation | SnapshotGeneration
+
+
+def for_database(dialect: str) -> AnyGeneration:
     return Generation() if dialect == "sqlite" else SnapshotGeneration()

@@ -13,7 +13,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .crypto import Keyring
-    from .kept import Generation, Kept, SnapshotGeneration
+    from .kept import AnyGeneration, Kept
     from .mailer import Mailer
 
 
@@ -23,8 +23,8 @@ class Runtime:
     db: Database
     keyring: "Keyring"
     gate: RateGate
+    generation: "AnyGeneration"  # what kept pages, results and token rows are checked against
     mailer: "Mailer | None" = None  # its thread sends notification e-mail when SMTP is set
-    generation: "Generation | SnapshotGeneration | None" = None  # None: nothing is kept
     kept_results: "Kept | None" = None  # the agents' read actions (actions.run)
     kept_tokens: "Kept | None" = None  # token digest -> its row (auth.authenticate_agent)
 

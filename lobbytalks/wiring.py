@@ -73,7 +73,7 @@ def install(app: Flask, settings: Any) -> None:
     app.before_request(_before_request(before_steps(settings)))
     app.after_request(_after_request(after_steps(settings)))
     database = app.config["LOBBYTALKS"].db
-    kept_pages.install(app, app.config["LOBBYTALKS"].generation)
+    kept_pages.install(app)
     app.teardown_appcontext(lambda _exc: database.release_connection())
 
 

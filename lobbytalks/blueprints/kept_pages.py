@@ -14,7 +14,7 @@ from typing import Any, Callable
 from flask import Flask, Response, current_app, request
 
 from ..auth import current_user
-from ..kept import Generation, Kept, SnapshotGeneration
+from ..kept import Kept
 from ..runtime import runtime
 from .common import read_conn
 from .page_text import lang
@@ -29,9 +29,8 @@ class KeptPage:
     headers: list[tuple[str, str]]
 
 
-def install(app: Flask, generation: Generation | SnapshotGeneration | None) -> None:
-    if generation is not None:
-        app.extensions[EXTENSION] = Kept(KEPT_BYTES, cost=lambda page: len(page.body))
+def install(app: Flask) -> None:
+    app.extensions[EXTENSION] = Kept(KEPT_BYTES, cost=lambda page: len(page.body))
 
 
 def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -40,12 +39,11 @@ def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         pages: Kept | None = current_app.extensions.get(EXTENSION)
-        generation = runtime().generation
-        if pages is None or generation is None:
+        if pages is None:
             return view(*args, **kwargs)
         reader = current_user(request)
         key = (request.url, lang(), reader.id if reader else None)
-        current = generation.current(read_conn())
+        current = runtime().generation.current(read_conn())
         kept = pages.get(key, current)
         if kept is not None:
             return Response(kept.body, headers=kept.headers)
