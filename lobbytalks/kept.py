@@ -57,7 +57,9 @@ class SnapshotGeneration:
 
     A commit either completes a transaction listed as in progress (it leaves the list) or
     one at or past ``xmax`` (``xmax`` moves past it), so no commit leaves the text as it
-    was. A value is made after the snapshot is read, so it is never older than its key.
+    was. Transaction ids are the whole cluster's: a commit in another database of the same
+    server (another application, autovacuum's ANALYZE) moves it too, which costs only what
+    was kept. A value is made after the snapshot is read, so it is never older than its key.
     Inside a transaction the connection sees its own writes, which may yet be rolled back:
     what is made there is filed under a key no later lookup can match."""
 

@@ -6,7 +6,8 @@ As a script (CI)::
     python tests/pgserver.py stop DIR
 
 As a library: ``PgServer(folder).start()`` / ``.stop()``. Durability is switched off
-(fsync, synchronous commit, full-page writes): the data lives for one run only.
+(fsync, synchronous commit, full-page writes), and autovacuum: the data lives for one run
+only.
 
 ``initdb`` refuses to run as root, so as root the server runs as the ``postgres`` user (or
 ``nobody`` when that does not exist) through ``runuser``, and the folder is handed to it.
@@ -92,8 +93,12 @@ class PgServer:
         (self.folder / PORT_FILE).write_text(str(port))
         self._run(find_binary("initdb"), "-D", str(self.data), "-A", "trust", "-U", SUPERUSER,
                   "-E", "UTF8", "--no-locale")
+        # No autovacuum: the suite's databases live for one test each, and an ANALYZE in any
+        # of them is a commit, which moves every database's snapshot and so what the app
+        # under test keeps (lobbytalks.kept.SnapshotGeneration) in the middle of a test.
         options = (f"-p {port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
+                   "-c autovacuum=off")
         self._run(find_binary("pg_ctl"), "-s", "-D", str(self.data), "-o", options,
                   "-l", str(self.folder / "log"), "-w", "start")
         return self.url
