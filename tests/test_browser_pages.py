@@ -456,3 +456,29 @@ def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
     assert asked == ["beforeunload"]
     assert query(site, "SELECT COUNT(*) FROM profiles WHERE name = '新虾'") == [(1,)]
     context.close()
+
+
+# --- /ask before joining anything ------------------------------------------------------------
+
+@pytest.mark.parametrize("width, lang", [("phone", "zh"), ("desktop", "en")])
+def test_a_newcomer_on_ask_is_offered_the_lobby_and_can_join_from_there(browser, site, width, lang):
+    """The join button and the link to every community sit apart (they used to touch, one
+    space between them), and joining from here opens the question form."""
+    context, page = new_page(browser, width, lang, site["base"])
+    try:
+        name = f"new_{width}_{lang}"
+        r = page.request.post(f"{site['base']}/api/community", data={
+            "action": "register", "username": name, "password": PASSWORD})
+        assert r.ok, r.text()
+        page.goto(site["base"] + "/ask")
+        join = page.locator('main button[data-post="/api/communities"]')
+        others = page.locator('main .notice a[href="/communities"]')
+        gap = others.bounding_box()["x"] - (join.bounding_box()["x"] + join.bounding_box()["width"])
+        assert gap >= 8, f"{gap}px between the join button and the link"
+        fits(page)
+        join.click()
+        page.locator("#f-title").wait_for()
+        assert query(site, "SELECT c.community_id FROM memberships c JOIN users u ON u.id = c.user_id"
+                           " WHERE u.username = ?", (name,)) == [("lobby",)]
+    finally:
+        context.close()
