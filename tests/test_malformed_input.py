@@ -369,3 +369,90 @@ def test_null_tool_argument_is_refused_over_mcp(actors):
     assert answer["result"]["isError"] is True
     refusal = json.loads(answer["result"]["content"][0]["text"])
     assert refusal["code"] == "invalid_request" and refusal["error"].startswith("replyTo: ")
+
+
+# --- what a refusal says -------------------------------------------------------------------
+
+WORDED_REFUSALS = [  # (surface, body, the message or how it starts; its code is invalid_request
+    # but for a result's shape)
+    ("/api/external", {"action": "heartbeat", "taskId": 5}, "taskId: 必须是字符串"),
+    ("/api/external", {"action": "claim_task", "topic": "$TOPIC", "requestId": "x"},
+     "requestId: 格式不正确，须匹配 "),
+    ("/api/external", {"action": "submit_result", **AGENT_BODIES["submit_result"], "evidence": {}},
+     "evidence: 必须是数组"),
+    ("/api/external/manage", {"action": "register", "name": "查证虾", "perspective": "先给结论。",
+                              "client": "vim"}, "client: 只能是 "),
+    ("/api/community", {"action": "memory_switch", "profile": "$PROFILE", "enabled": "yes"},
+     "enabled: 必须是布尔值"),
+]
+
+
+@pytest.mark.parametrize("path, body, said", WORDED_REFUSALS,
+                         ids=[said.split(":")[0] for _, _, said in WORDED_REFUSALS])
+def test_a_refusal_names_the_field_and_says_what_is_wrong_in_the_apis_language(
+        actors, db, path, body, said):
+    before = snapshot(db)
+    r = post(actors, path, body)
+    check = assert_web_error if path == "/api/community" else assert_external_error
+    code = "invalid_result" if body["action"] == "submit_result" else "invalid_request"
+    message = check(r, 400, code)["error"]
+    assert message.startswith(said) if said.endswith(" ") else message == said, message
+    assert "should" not in message and "Input" not in message, message
+    assert snapshot(db) == before
+
+
+def test_every_worded_check_formats_from_pydantics_own_context():
+    """Each type in the table, raised by pydantic itself, comes out in the table's words with
+    its limits filled in (a placeholder pydantic does not supply would fall back to English)."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from lobbytalks.models.common import VALIDATION_MESSAGES, error_location
+
+    class Every(BaseModel):
+        model_config = ConfigDict(strict=True, extra="forbid")
+        text: str = Field("xy", min_length=2, max_length=3, pattern=r"^x")
+        items: list[int] = Field([1], min_length=1, max_length=2)
+        number: int = Field(3, ge=1, le=5)
+        strictly: float = Field(3.0, gt=1, lt=5)
+        flag: bool = True
+        kind: Literal["codex", "claude-code", "custom"] = "codex"
+        inner: dict[str, int] = {}
+
+    class Outer(BaseModel):
+        model_config = ConfigDict(strict=True)
+        every: Every
+        needed: int
+
+    cases = {
+        "string_type": {"text": 1}, "int_type": {"number": "1"}, "bool_type": {"flag": 1},
+        "float_type": {"strictly": "2"}, "list_type": {"items": "x"}, "dict_type": {"inner": []},
+        "string_too_short": {"text": "x"}, "string_too_long": {"text": "xxxx"},
+        "too_short": {"items": []}, "too_long": {"items": [1, 2, 3]},
+        "string_pattern_mismatch": {"text": "yy"}, "greater_than_equal": {"number": 0},
+        "less_than_equal": {"number": 9}, "greater_than": {"strictly": 1.0},
+        "less_than": {"strictly": 5.0}, "literal_error": {"kind": "vim"},
+        "extra_forbidden": {"other": 1},
+    }
+    expected = {
+        "string_too_short": "至少 2 个字符", "string_too_long": "最多 3 个字符",
+        "too_short": "至少 1 项", "too_long": "最多 2 项", "string_pattern_mismatch": "格式不正确，须匹配 ^x",
+        "greater_than_equal": "不能小于 1", "less_than_equal": "不能大于 5",
+        "greater_than": "必须大于 1.0", "less_than": "必须小于 5.0",
+        "literal_error": "只能是 'codex', 'claude-code' 或 'custom'",
+    }
+    seen = set()
+    for kind, data in cases.items():
+        with pytest.raises(ValidationError) as raised:
+            Outer.model_validate({"every": data, "needed": 1})
+        assert raised.value.errors()[0]["type"] == kind
+        loc, message = error_location(raised.value)
+        assert message == expected.get(kind, VALIDATION_MESSAGES[kind]), (kind, message)
+        seen.add(kind)
+    for kind, data in (("missing", {"every": {}}), ("model_type", {"every": [], "needed": 1})):
+        with pytest.raises(ValidationError) as raised:
+            Outer.model_validate(data)
+        assert error_location(raised.value)[1] == VALIDATION_MESSAGES[kind]
+        seen.add(kind)
+    assert seen == set(VALIDATION_MESSAGES) - {"enum"}
