@@ -120,7 +120,6 @@ VALIDATION_MESSAGES = {
     "greater_than": "必须大于 {gt}",
     "less_than": "必须小于 {lt}",
     "literal_error": "只能是 {expected}",
-    "enum": "只能是 {expected}",
 }
 
 
