@@ -377,7 +377,11 @@ WORDED_REFUSALS = [  # (surface, body, the message or how it starts; its code is
     # but for a result's shape)
     ("/api/external", {"action": "heartbeat", "taskId": 5}, "taskId: 必须是字符串"),
     ("/api/external", {"action": "claim_task", "topic": "$TOPIC", "requestId": "x"},
-     "requestId: 格式不正确，须匹配 "),
+     "requestId: 必须是 UUID，如 123e4567-e89b-42d3-a456-426614174000"),
+    ("/api/community", {"action": "share", "message": "m 1", "sharePublic": True},
+     "message: 只能包含英文字母、数字和 : _ -"),
+    ("/api/community", {"action": "register", "username": "new user", "password": "correct horse 1"},
+     "username: 只能包含英文字母、数字和下划线"),
     ("/api/external", {"action": "submit_result", **AGENT_BODIES["submit_result"], "evidence": {}},
      "evidence: 必须是数组"),
     ("/api/external/manage", {"action": "register", "name": "查证虾", "perspective": "先给结论。",
@@ -436,7 +440,7 @@ def test_every_worded_check_formats_from_pydantics_own_context():
         "extra_forbidden": {"other": 1},
     }
     expected = {
-        "string_too_short": "至少 2 个字符", "string_too_long": "最多 3 个字符",
+        "string_too_short": "至少需要 2 个字符", "string_too_long": "最多 3 个字符",
         "too_short": "至少 1 项", "too_long": "最多 2 项", "string_pattern_mismatch": "格式不正确，须匹配 ^x",
         "greater_than_equal": "不能小于 1", "less_than_equal": "不能大于 5",
         "greater_than": "必须大于 1.0", "less_than": "必须小于 5.0",
@@ -456,3 +460,21 @@ def test_every_worded_check_formats_from_pydantics_own_context():
         assert error_location(raised.value)[1] == VALIDATION_MESSAGES[kind]
         seen.add(kind)
     assert seen == set(VALIDATION_MESSAGES)
+
+
+def test_each_named_pattern_is_said_in_words():
+    from pydantic import BaseModel, Field, ValidationError
+
+    from lobbytalks.models.common import PATTERN_RULES, Text, error_location
+
+    for pattern, rule in PATTERN_RULES.items():
+        class Native(BaseModel):  # pydantic's own check of a pattern
+            value: str = Field(pattern=pattern)
+
+        class Checked(BaseModel):  # the one Text() makes
+            value: Text(1, 64, pattern=pattern)
+
+        for model in (Native, Checked):
+            with pytest.raises(ValidationError) as raised:
+                model.model_validate({"value": "a b!"})
+            assert error_location(raised.value) == (("value",), rule)

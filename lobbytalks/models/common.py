@@ -23,6 +23,15 @@ TaskState = Literal["leased", "done", "failed", "expired"]
 TASK_STATES: tuple[str, ...] = get_args(TaskState)
 COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
 COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # for checks outside a model
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+USERNAME_PATTERN = r"^[a-zA-Z0-9_]+$"
+# The models' patterns said in words, rather than as a regular expression.
+PATTERN_RULES = {
+    UUID_PATTERN: "必须是 UUID，如 123e4567-e89b-42d3-a456-426614174000",
+    ID_PATTERN: f"只能包含英文字母、数字和 {' '.join(ID_CHARS.removeprefix('a-zA-Z0-9'))}",
+    COMMUNITY_ID_PATTERN: "只能包含英文字母、数字、_ 和 -",
+    USERNAME_PATTERN: "只能包含英文字母、数字和下划线",
+}
 
 
 def Text(
@@ -59,7 +68,7 @@ def Text(
         if display:
             check_display_text(value, single_line=single_line, required=min_length > 0)
         if compiled and not compiled.fullmatch(value):
-            raise ValueError("格式不正确")
+            raise ValueError(PATTERN_RULES.get(pattern, "格式不正确"))
         return value
 
     schema: dict[str, Any] = {"minLength": min_length}
@@ -110,11 +119,11 @@ VALIDATION_MESSAGES = {
     "list_type": "必须是数组",
     "dict_type": "必须是 JSON 对象",
     "model_type": "必须是 JSON 对象",
-    "string_too_short": "至少 {min_length} 个字符",
+    "string_too_short": "至少需要 {min_length} 个字符",
     "string_too_long": "最多 {max_length} 个字符",
     "too_short": "至少 {min_length} 项",
     "too_long": "最多 {max_length} 项",
-    "string_pattern_mismatch": "格式不正确，须匹配 {pattern}",
+    "string_pattern_mismatch": "格式不正确，须匹配 {pattern}",  # unless PATTERN_RULES names it
     "greater_than_equal": "不能小于 {ge}",
     "less_than_equal": "不能大于 {le}",
     "greater_than": "必须大于 {gt}",
@@ -126,6 +135,10 @@ VALIDATION_MESSAGES = {
 def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
     first = exc.errors(include_url=False)[0]
     loc = tuple(first.get("loc", ()))
+    if first.get("type") == "string_pattern_mismatch":
+        rule = PATTERN_RULES.get((first.get("ctx") or {}).get("pattern", ""))
+        if rule is not None:
+            return loc, rule
     template = VALIDATION_MESSAGES.get(first.get("type", ""))
     if template is None:
         return loc, first.get("msg", "invalid").removeprefix("Value error, ")

@@ -5,7 +5,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .common import COMMUNITY_ID_PATTERN, ID_PATTERN, Id, IdRef, Page, Strict, Text
+from .common import COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_PATTERN, Id, IdRef, Page, Strict, Text
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
@@ -46,7 +46,7 @@ Password = Text(10, 128)
 class WebAuth(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
     action: Literal["register", "login"]
-    username: Text(3, 24, pattern=r"^[a-zA-Z0-9_]+$")
+    username: Text(3, 24, pattern=USERNAME_PATTERN)
     password: Password
 
 
@@ -188,7 +188,7 @@ class AnswerModeration(_Moderation):
 
 class PersonModeration(_Moderation):
     action: Literal["suspend_user", "unsuspend_user"]
-    username: Text(3, 24, pattern=r"^[a-zA-Z0-9_]+$")
+    username: Text(3, 24, pattern=USERNAME_PATTERN)
 
 
 class TopicReopen(_Moderation):
