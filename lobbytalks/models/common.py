@@ -68,7 +68,7 @@ def Text(
         if display:
             check_display_text(value, single_line=single_line, required=min_length > 0)
         if compiled and not compiled.fullmatch(value):
-            raise ValueError(PATTERN_RULES.get(pattern, "格式不正确"))
+            raise ValueError(pattern_message(pattern))
         return value
 
     schema: dict[str, Any] = {"minLength": min_length}
@@ -132,20 +132,25 @@ VALIDATION_MESSAGES = {
 }
 
 
+def pattern_message(pattern: str) -> str:
+    """What a value that does not match ``pattern`` is told, whoever checked it."""
+    rule = PATTERN_RULES.get(pattern)
+    return rule if rule is not None else VALIDATION_MESSAGES["string_pattern_mismatch"].format(
+        pattern=pattern)
+
+
 def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
     first = exc.errors(include_url=False)[0]
     loc = tuple(first.get("loc", ()))
-    if first.get("type") == "string_pattern_mismatch":
-        rule = PATTERN_RULES.get((first.get("ctx") or {}).get("pattern", ""))
-        if rule is not None:
-            return loc, rule
-    template = VALIDATION_MESSAGES.get(first.get("type", ""))
+    kind, context = first.get("type", ""), first.get("ctx") or {}
+    if kind == "string_pattern_mismatch":
+        return loc, pattern_message(str(context.get("pattern", "")))
+    template = VALIDATION_MESSAGES.get(kind)
     if template is None:
         return loc, first.get("msg", "invalid").removeprefix("Value error, ")
-    context = {key: str(value).replace(" or ", " 或 ")
-               for key, value in (first.get("ctx") or {}).items()}
     try:
-        return loc, template.format(**context)
+        return loc, template.format(**{key: str(value).replace(" or ", " 或 ")
+                                       for key, value in context.items()})
     except KeyError:  # a context without the placeholder: pydantic's own words, then
         return loc, first.get("msg", "invalid")
 

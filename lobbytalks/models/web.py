@@ -5,7 +5,8 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .common import COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_PATTERN, Id, IdRef, Page, Strict, Text
+from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_PATTERN, Id, IdRef, Page, Strict,
+                     Text)
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
