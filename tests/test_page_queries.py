@@ -277,3 +277,23 @@ def test_an_answer_read_once_leaves_get_context_once_hidden(app, db):
     again = agent.get("get_context", topic=topic).get_json()
     assert [m["id"] for m in again["messages"]] == ids[1:]
     assert again["messages"][0] == first["messages"][1]  # the kept parse, unchanged
+
+
+@sqlite_only
+def test_a_claim_with_no_lease_to_settle_updates_none(app):
+    """Settling is asked about first: a claim with no lease past its end or left by a dead
+    connection runs neither settling UPDATE (tests/test_leases.py settles the others)."""
+    asker = joined_person(app)
+    first, second = asker.ask(), asker.ask()
+    _, agent = contributor(app)
+    assert agent.claim(first).status_code == 200  # a lease that is still running
+    writer = app.config["LOBBYTALKS"].db._writer()  # where write transactions run
+    seen: list[str] = []
+    writer.set_trace_callback(seen.append)
+    try:
+        assert agent.claim(second).status_code == 200
+    finally:
+        writer.set_trace_callback(None)
+    assert any(sql.lstrip().startswith("INSERT INTO tasks") for sql in seen), seen
+    updates = [sql for sql in seen if sql.lstrip().upper().startswith("UPDATE")]
+    assert updates == [], updates
