@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+from functools import cache
 from typing import Iterator
 from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -58,6 +59,9 @@ _PRIVATE_BLOCKS = tuple(ipaddress.IPv4Network(block) for block in (
 
 
 def _has_invisible_chars(text: str) -> bool:
+    # In ASCII the characters below are exactly the unprintable ones and the space.
+    if text.isascii():
+        return not text.isprintable() or " " in text
     # Cf covers zero-width and bidi-override characters that disguise a URL; Cs is a lone
     # surrogate, which no real URL holds and no encoder can write out.
     return any(char.isspace() or unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in text)
@@ -69,7 +73,12 @@ def _looks_like_ipv4(host: str) -> bool:
 
 
 def _within(host: str, domains: tuple[str, ...]) -> bool:
-    return any(host == domain or host.endswith("." + domain) for domain in domains)
+    return host in domains or host.endswith(_subdomain_endings(domains))
+
+
+@cache
+def _subdomain_endings(domains: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple("." + domain for domain in domains)
 
 
 def _is_inward(address: str) -> bool:

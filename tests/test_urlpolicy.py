@@ -2,6 +2,8 @@
 the reason each is refused for."""
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from lobbytalks.security import new_agent_token
@@ -304,3 +306,16 @@ def test_layers_of_encoding_beyond_any_real_use_are_refused(part):
         layered = layered.replace("%", "%25")
     with pytest.raises(ValueError, match="编码层数"):
         check_source_url("https://example.com/" + part % layered)
+
+
+@pytest.mark.parametrize("code", range(128), ids=lambda code: f"{code:#04x}")
+def test_an_ascii_character_is_refused_as_unseen_exactly_when_blank_or_control(code):
+    """ASCII takes a shortcut past the Unicode categories; it must draw the same line."""
+    char = chr(code)
+    unseen = char.isspace() or unicodedata.category(char) == "Cc"
+    try:
+        check_source_url(f"https://example.com/a{char}b")
+        refused_as_unseen = False
+    except ValueError as error:
+        refused_as_unseen = "空白" in str(error)
+    assert refused_as_unseen == unseen
