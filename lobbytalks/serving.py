@@ -4,9 +4,10 @@ Waitress reads every request completely on its event loop before a worker thread
 so an idle or slow connection costs a socket, not a thread. What is decided here:
 
 - connections: many sockets may be open (``connection_limit``), polled with ``poll()``
-  (``select()`` stops at descriptor 1024); an idle one closes after ``idle_timeout``, and a
-  request that is still arriving after ``request_timeout`` (a slowloris dribble of header
-  lines or body bytes) is cut off, however steadily it trickles;
+  (``select()`` stops at descriptor 1024), but no more than ``connections_per_client`` from
+  one address, so that one client cannot take every slot; an idle one closes after
+  ``idle_timeout``, and a request that is still arriving after ``request_timeout`` (a
+  slowloris dribble of header lines or body bytes) is cut off, however steadily it trickles;
 - bodies: no more than the largest body any surface accepts is ever buffered. A
   ``Content-Length`` over it is refused as soon as the headers are in, and a chunked body
   as soon as it outgrows it; the request then reaches the app without its body, flagged
@@ -26,6 +27,7 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
 from __future__ import annotations
 
 import ctypes
+import ipaddress
 import logging
 import os
 import socket
@@ -51,6 +53,8 @@ log = logging.getLogger(__name__)
 # top of the largest body is still read, and the app then applies the exact limit.
 CHUNK_FRAMING_ALLOWANCE = 4096
 ACCEPTS_PER_TURN = 64
+# At most one "a client holds too many connections" line in this many seconds.
+REFUSAL_WARNING_SECONDS = 60
 # Descriptors beyond the client connections: listening sockets, the database, temp files.
 SPARE_FILES = 128
 # glibc gives a thread that finds the heap busy an arena of its own, up to eight per core, and
@@ -113,8 +117,13 @@ def serve(app: Any, settings: Any, sockets: list[socket.socket] | None = None) -
     else:
         listeners = [_HardenedServer(app, channels, dispatcher=tasks, adj=adj, sockinfo=info)
                      for info in adj.listen]
+    # Behind a trusted proxy every connection comes from the proxy: limiting per client
+    # is its job there.
+    per_client = ClientConnections(
+        0 if settings.trusted_proxies else settings.connections_per_client)
     for listener in listeners:
         listener.request_timeout = settings.request_timeout
+        listener.per_client = per_client
     MultiSocketServer(channels, adj, [(s.effective_host, s.effective_port) for s in listeners],
                       tasks).run()
 
@@ -236,10 +245,81 @@ class _JsonErrorTask(ErrorTask):
         self.write(body)
 
 
+def client_address_key(addr: Any) -> str:
+    """Whose connection this is: the IPv4 address (also when mapped into IPv6), or the /64
+    of an IPv6 one, since a single host is usually handed a whole /64."""
+    host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.IPv6Network((ip, 64), strict=False))
+
+
+class ClientConnections:
+    """How many connections each client address has open, against ``limit`` (0: none).
+
+    Counted on the event loop's thread only (channels are made and closed there), so no
+    lock. A connection past the limit is closed as soon as it is accepted, before a byte
+    of it is read; at most one warning a minute says so."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: dict[str, int] = {}
+        self._refused = 0
+        self._warned_at = -float(REFUSAL_WARNING_SECONDS)
+
+    def opened(self, key: str) -> bool:
+        """Count a new connection from ``key``; False if it is one too many."""
+        if not self.limit:
+            return True
+        count = self._open.get(key, 0)
+        if count >= self.limit:
+            self._note_refusal(key)
+            return False
+        self._open[key] = count + 1
+        return True
+
+    def closed(self, key: str) -> None:
+        count = self._open.get(key, 0) - 1
+        if count > 0:
+            self._open[key] = count
+        else:
+            self._open.pop(key, None)
+
+    def _note_refusal(self, key: str) -> None:
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._warned_at >= REFUSAL_WARNING_SECONDS:
+            log.warning("%s already holds %d connections (LOBBYTALKS_CONNECTIONS_PER_CLIENT): "
+                        "%d connections refused since the last such line",
+                        key, self.limit, self._refused)
+            self._warned_at, self._refused = now, 0
+
+
 class _BoundedChannel(HTTPChannel):
     parser_class = _BoundedRequest
     task_class = _BoundedTask
     error_task_class = _JsonErrorTask
+    counted_as: str | None = None  # the client address key, once counted
+
+    def __init__(self, server, sock, addr, adj, map=None) -> None:
+        super().__init__(server, sock, addr, adj, map)
+        key = client_address_key(addr)
+        if server.per_client.opened(key):
+            self.counted_as = key
+        else:
+            self.close()
+
+    def del_channel(self, map=None) -> None:
+        super().del_channel(map)
+        if self.counted_as is not None:  # closing may come more than once
+            self.server.per_client.closed(self.counted_as)
+            self.counted_as = None
 
     def writable(self) -> bool:
         """Not while a task runs: its thread sends what it writes itself (waitress'
@@ -258,6 +338,7 @@ class _BoundedChannel(HTTPChannel):
 class _HardenedServer(TcpWSGIServer):
     channel_class = _BoundedChannel
     request_timeout = 20  # seconds; set from the settings per instance
+    per_client = ClientConnections(0)  # shared by the listeners; set by serve()
 
     def handle_accept(self) -> None:
         # waitress accepts one connection per turn of the event loop, and a turn costs time

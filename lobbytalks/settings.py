@@ -58,6 +58,9 @@ class Settings:
     connection_limit: int = _setting(
         1000, "Open client connections at most; idle and slow ones only hold a socket, "
         "never a worker thread")
+    connections_per_client: int = _setting(
+        100, "Open connections one client address may hold (an IPv6 /64 counts as one); "
+        "0: no limit. Not applied behind a trusted proxy, whose address every connection has")
     idle_timeout: int = _setting(
         30, "Seconds an idle connection (keep-alive, or nothing sent yet) stays open")
     request_timeout: int = _setting(

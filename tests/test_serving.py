@@ -19,13 +19,16 @@ import requests
 
 from lobbytalks.guards import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
 from lobbytalks.passwords import Argon2Cost
-from lobbytalks.serving import SPARE_FILES
+from lobbytalks.serving import SPARE_FILES, client_address_key
 
 from conftest import LiveServer, live_usernames, web_session
 
 
-def open_socket(server: LiveServer) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", server.port), timeout=5)
+def open_socket(server: LiveServer, source: str = "127.0.0.1") -> socket.socket:
+    """A connection to ``server`` from ``source``: any 127.x.y.z is this machine too, and
+    the server counts each as a client address of its own."""
+    return socket.create_connection(("127.0.0.1", server.port), timeout=5,
+                                    source_address=(source, 0))
 
 
 def read_response(sock: socket.socket, seconds: float = 5.0) -> bytes:
@@ -78,17 +81,24 @@ def server(tmp_path):
 
 IDLE_SOCKETS = 300
 SLOW_SOCKETS = 300
+SOCKETS_PER_ADDRESS = 50  # under LOBBYTALKS_CONNECTIONS_PER_CLIENT's default of 100
+
+
+def loopback_address(index: int) -> str:
+    """A loopback address of its own for every ``SOCKETS_PER_ADDRESS`` sockets, none of them
+    127.0.0.1, which the test's own requests come from."""
+    return f"127.0.1.{index // SOCKETS_PER_ADDRESS + 1}"
 
 
 def test_hundreds_of_idle_and_slowloris_sockets_leave_healthz_answering_within_a_second(
         server):
     sockets: list[socket.socket] = []
     try:
-        for _ in range(IDLE_SOCKETS):
-            sockets.append(open_socket(server))
+        for index in range(IDLE_SOCKETS):
+            sockets.append(open_socket(server, loopback_address(index)))
         slow = []
-        for _ in range(SLOW_SOCKETS):
-            sock = open_socket(server)
+        for index in range(IDLE_SOCKETS, IDLE_SOCKETS + SLOW_SOCKETS):
+            sock = open_socket(server, loopback_address(index))
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             slow.append(sock)
         sockets += slow
@@ -110,6 +120,57 @@ def test_hundreds_of_idle_and_slowloris_sockets_leave_healthz_answering_within_a
     finally:
         for sock in sockets:
             sock.close()
+
+
+def test_one_address_cannot_hold_more_than_its_share_of_connections(tmp_path):
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_CONNECTIONS_PER_CLIENT": "20"})
+    greedy = [open_socket(server, "127.0.2.1") for _ in range(25)]
+    try:
+        # the five past the limit are closed at once, before sending anything ...
+        assert all(closed_by_server(sock, 2) is not None for sock in greedy[20:])
+        # ... the twenty within it stay open and are served
+        assert all(closed_by_server(sock, 0.05) is None for sock in greedy[:20])
+        greedy[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert greedy[0].recv(4096).startswith(b"HTTP/1.1 200 ")
+        # other addresses are not held up by it
+        assert requests.get(server.url + "/healthz", timeout=5).status_code == 200
+        # a slot given back can be taken again
+        greedy[1].close()
+        again = open_socket(server, "127.0.2.1")
+        greedy.append(again)
+        assert closed_by_server(again, 0.5) is None
+        one_more = open_socket(server, "127.0.2.1")
+        greedy.append(one_more)
+        assert closed_by_server(one_more, 2) is not None
+    finally:
+        for sock in greedy:
+            sock.close()
+        log = server.stop()
+    assert "127.0.2.1 already holds 20 connections" in log, log
+
+
+def test_behind_a_trusted_proxy_one_address_may_hold_many_connections(tmp_path):
+    """Every connection comes from the proxy there; limiting per client is its job."""
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_CONNECTIONS_PER_CLIENT": "5",
+                                                "LOBBYTALKS_TRUSTED_PROXIES": "1"})
+    proxy = [open_socket(server, "127.0.2.2") for _ in range(10)]
+    try:
+        assert all(closed_by_server(sock, 0.1) is None for sock in proxy)
+    finally:
+        for sock in proxy:
+            sock.close()
+        server.stop()
+
+
+@pytest.mark.parametrize(("addr", "key"), [
+    (("203.0.113.7", 50000), "203.0.113.7"),
+    (("::ffff:203.0.113.7", 50000, 0, 0), "203.0.113.7"),  # IPv4 on a dual-stack socket
+    (("2001:db8:1:2:aaaa::1", 50000, 0, 0), "2001:db8:1:2::/64"),
+    (("2001:db8:1:2:bbbb::9", 50001, 0, 0), "2001:db8:1:2::/64"),  # the same host's /64
+    (("fe80::1%eth0", 50000, 0, 2), "fe80::/64"),
+])
+def test_a_client_is_counted_by_its_address_or_its_ipv6_64(addr, key):
+    assert client_address_key(addr) == key
 
 
 def test_idle_sockets_and_dribbled_requests_are_cut_off(tmp_path):
