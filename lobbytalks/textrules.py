@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 __all__ = [
-    "js_length", "has_control_chars", "has_nul",
+    "js_length", "js_trim", "has_control_chars", "has_nul",
     "has_bidi_controls", "has_line_separators", "has_visible_char", "check_display_text",
     "fold_for_scanning",
 ]
@@ -27,6 +27,19 @@ def js_length(text: str) -> int:
     # Code points above the BMP take a surrogate pair in UTF-16 (four bytes); a lone
     # surrogate, which JSON can carry, counts as the one unit it is in JavaScript.
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+# What JavaScript's String.prototype.trim() removes (ECMA-262's WhiteSpace and
+# LineTerminator): tab, LF, VT, FF, CR, the Zs spaces, U+2028, U+2029 and U+FEFF. Python's
+# str.strip() differs both ways: it also removes U+001C-U+001F and U+0085, and keeps U+FEFF.
+JS_TRIMMED = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+              "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+
+
+def js_trim(text: str) -> str:
+    """``text`` trimmed as JavaScript's ``trim()`` trims it: a minimum "after trimming" is
+    the protocol's, counted the way its own server counts. Never raises for a str."""
+    return text.strip(JS_TRIMMED)
 
 
 _NEWLINES_AND_TAB = frozenset("\n\r\t")

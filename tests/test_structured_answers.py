@@ -30,6 +30,9 @@ ACCEPTED = {
     "uncertainties string at 600": {"uncertainties": "疑" * 600},
     "uncertainties array 4 x 240": {"uncertainties": ["疑" * 240] * 4},
     "conclusion at 30 after trim": {"conclusion": "  " + "结" * 30 + "  "},
+    # JavaScript's trim() keeps these (Python's strip() would not): 1 + 29 units
+    "conclusion at 30 with a leading U+001F": {"conclusion": "\x1f" + "结" * 29},
+    "conclusion at 30 with a trailing U+0085": {"conclusion": "结" * 29 + "\x85"},
     "conclusion at 200": {"conclusion": "结" * 200},
 }
 REJECTED = {
@@ -43,6 +46,8 @@ REJECTED = {
     "five uncertainties": {"uncertainties": ["疑"] * 5},
     "uncertainty item at 241": {"uncertainties": ["疑" * 241]},
     "conclusion at 29 after trim": {"conclusion": " " + "结" * 29 + " "},
+    # JavaScript's trim() removes U+FEFF and U+3000 (Python's strip() keeps U+FEFF)
+    "conclusion at 29 after trimming U+FEFF": {"conclusion": "\ufeff" + "结" * 29 + "\u3000"},
     "conclusion at 201": {"conclusion": "结" * 201},
 }
 

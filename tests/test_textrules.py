@@ -2,6 +2,9 @@
 the folded form scanners read. One parametrized table per rule."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +18,7 @@ from lobbytalks.textrules import (
     has_nul,
     has_visible_char,
     js_length,
+    js_trim,
 )
 
 
@@ -196,3 +200,18 @@ def test_optional_display_text_may_be_blank_but_not_disguised():
 ])
 def test_fold_for_scanning(text, expected):
     assert fold_for_scanning(text) == expected
+
+
+def test_js_trim_removes_exactly_what_javascripts_trim_removes():
+    """Every code point of the BMP, asked of Node itself (a test dependency: the MCP
+    TypeScript client runs on it)."""
+    node = shutil.which("node")
+    assert node is not None, "Node.js is missing: scripts/test.sh installs it"
+    script = ("const s = []; for (let c = 0; c < 0x10000; c++) "
+              "{ if (String.fromCharCode(c).trim() === '') s.push(c); } console.log(s.join(' '))")
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=30,
+                          check=True)
+    trimmed_by_js = {chr(int(code)) for code in done.stdout.split()}
+    trimmed_here = {char for char in map(chr, range(0x10000)) if js_trim(f"{char}a{char}") == "a"}
+    assert trimmed_here == trimmed_by_js
+    assert "\ufeff" in trimmed_here and "\x85" not in trimmed_here

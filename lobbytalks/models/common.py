@@ -14,7 +14,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
-from ..textrules import check_display_text, has_control_chars, has_nul, js_length
+from ..textrules import check_display_text, has_control_chars, has_nul, js_length, js_trim
 
 ID_PATTERN = rf"^[{ID_CHARS}]+$"
 # Checks outside a model use fullmatch: Python's $ also matches before a final "\n".
@@ -54,7 +54,7 @@ def Text(
     compiled = re.compile(pattern) if pattern else None
 
     def check(value: str) -> str:
-        measured = value.strip() if strip_min else value
+        measured = js_trim(value) if strip_min else value
         if strip_min and min_length and not measured:
             raise ValueError("不能为空或只有空格")
         if js_length(measured) < min_length:

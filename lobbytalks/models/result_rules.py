@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import parse_retrieved_at
-from ..textrules import js_length
+from ..textrules import js_length, js_trim
 from ..urlpolicy import check_source_url, source_identity
 from .common import SOURCE_REF
 
@@ -70,8 +70,8 @@ def _checked_evidence(data: Any, now: int) -> list[dict[str, Any]]:
 
 
 def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
-    return js_length(reasoning.strip()) >= MIN_SUPPORT or any(
-        run["status"] == "success" and js_length(run["summary"].strip()) >= MIN_SUPPORT
+    return js_length(js_trim(reasoning)) >= MIN_SUPPORT or any(
+        run["status"] == "success" and js_length(js_trim(run["summary"])) >= MIN_SUPPORT
         for run in tool_runs)
 
 
