@@ -94,17 +94,20 @@ def request_id(payload: Any) -> str | int | None:
 
 @lru_cache(maxsize=64)  # a client sends the same header every time
 def accepts_json_and_event_stream(header: str | None) -> bool:
-    """Whether the Accept header admits both application/json and text/event-stream.
+    """Whether the Accept header lists both application/json and text/event-stream.
 
-    Media ranges are matched as HTTP defines them: any order, parameters ignored, wildcards
-    (``*/*``, ``application/*``, ``text/*``) count, the most specific range decides and
-    ``q=0`` refuses. A missing header does not list the two types, so it is refused.
+    In any order and case, with any parameters, but each by name and not refused with
+    ``q=0``. Wildcards do not count: the protocol and MCP's Streamable HTTP transport ask
+    the client to list both types, as the MCP SDKs' own servers check, and ``*/*`` is what
+    a client sends when it has not said what it reads (curl, requests). A missing header
+    lists nothing.
     """
     if not header:
         return False
-    ranges = [_media_range(part) for part in header.split(",") if part.strip()]
-    return all(_quality(ranges, wanted) > 0
-               for wanted in ("application/json", "text/event-stream"))
+    listed: dict[str, float] = {}
+    for media, quality in (_media_range(part) for part in header.split(",") if part.strip()):
+        listed[media] = max(quality, listed.get(media, 0.0))
+    return all(listed.get(wanted, 0.0) > 0 for wanted in ("application/json", "text/event-stream"))
 
 
 def _media_range(text: str) -> tuple[str, float]:
@@ -118,15 +121,6 @@ def _media_range(text: str) -> tuple[str, float]:
             except ValueError:
                 quality = 0.0
     return media.lower(), quality
-
-
-def _quality(ranges: list[tuple[str, float]], wanted: str) -> float:
-    kind = wanted.split("/")[0]
-    for candidate in (wanted, f"{kind}/*", "*/*"):  # most specific first
-        matches = [q for media, q in ranges if media == candidate]
-        if matches:
-            return max(matches)
-    return 0.0
 
 
 # --- tools ---------------------------------------------------------------------------
