@@ -234,6 +234,11 @@ def _check_envelope(payload: Any) -> None:
         raise RpcError(INVALID_REQUEST, "请求必须是 JSON-RPC 对象", http_status=400)
     if payload.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'jsonrpc 必须是 "2.0"', http_status=400)
+    if "method" not in payload and ("result" in payload or "error" in payload):
+        # The transport lets a server refuse what it cannot take: this one asks nothing,
+        # so no response can be for it.
+        raise RpcError(INVALID_REQUEST, "此服务器不向客户端发请求，不接受 JSON-RPC 响应",
+                       http_status=400)
     if not isinstance(payload.get("method"), str):
         raise RpcError(INVALID_REQUEST, "method 必须是字符串", http_status=400)
     if "id" in payload and request_id(payload) is None:

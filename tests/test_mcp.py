@@ -285,6 +285,14 @@ def test_malformed_messages_are_32600(mcp, body, echoed):
     assert_rpc_error(mcp.send(body), 400, -32600, id=echoed)
 
 
+@pytest.mark.parametrize("body", [{"jsonrpc": "2.0", "id": 6, "result": {}},
+                                  {"jsonrpc": "2.0", "id": 6, "error": {"code": 1}}])
+def test_a_response_posted_to_the_server_is_told_it_asked_nothing(mcp, body):
+    r = mcp.send(body)
+    assert_rpc_error(r, 400, -32600, id=6)
+    assert "不接受 JSON-RPC 响应" in r.get_json()["error"]["message"]
+
+
 @pytest.mark.parametrize("params", [
     {"arguments": {}},
     {"name": 5},
