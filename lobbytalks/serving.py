@@ -40,7 +40,7 @@ from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import MultiSocketServer, TcpWSGIServer
 from waitress.task import ErrorTask, WSGITask
-from waitress.utilities import RequestEntityTooLarge
+from waitress.utilities import BadRequest, RequestEntityTooLarge
 
 from . import turns
 from .dispatchers import Dispatcher, TurnTakingDispatcher
@@ -169,25 +169,40 @@ class _BoundedRequest(HTTPRequestParser):
         self.started = time.time()  # the clock waitress' maintenance() is given
 
     def parse_header(self, header_plus: bytes) -> None:
-        """waitress' parsing, refusing two framings it would otherwise accept (RFC 9112):
+        """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
         Content-Length beside a chunked body, which a proxy framing by the length would
-        split elsewhere (the root of request smuggling), and more than one Host."""
+        split elsewhere (the root of request smuggling), more than one Host, and an
+        HTTP/1.1 request without one."""
         super().parse_header(header_plus)
         if self.chunked and "CONTENT_LENGTH" in self.headers:
             raise ParsingError("Content-Length and Transfer-Encoding together")
         if "," in self.headers.get("HOST", ""):  # waitress joins repeated headers with ", "
             raise ParsingError("more than one Host header")
+        if self.version == "1.1" and "HOST" not in self.headers:
+            raise ParsingError("HTTP/1.1 request without a Host header")
 
     def received(self, data: bytes) -> int:
         consumed = super().received(data)
-        declared_too_long = (self.headers_finished and not self.chunked
-                             and self.content_length > LARGEST_BODY_LIMIT)
+        if self.body_rcv is None and not self.completed and b"\n\n" in self.header_plus:
+            # Headers ended with bare line feeds: waitress waits for CRLF CRLF, which will
+            # never come, until the request times out. Say so at once instead.
+            self.error = BadRequest("header lines must end with CRLF")
+            self.completed = True
+            return consumed
         if isinstance(self.error, RequestEntityTooLarge) or (
-                declared_too_long and not self.completed):
+                self._announces_too_much() and not self.completed):
             self.error = None
             self.body_refused = self.completed = True
             self.expect_continue = False  # no "100 Continue": the body is not wanted
         return consumed
+
+    def _announces_too_much(self) -> bool:
+        """A Content-Length, or the size line of one chunk, over the largest body."""
+        if not self.headers_finished:
+            return False
+        if self.chunked:
+            return getattr(self.body_rcv, "chunk_remainder", 0) > LARGEST_BODY_LIMIT
+        return self.content_length > LARGEST_BODY_LIMIT
 
 
 class _BoundedTask(WSGITask):
@@ -230,11 +245,13 @@ class _JsonErrorTask(ErrorTask):
     400 invalid_request."""
 
     def execute(self) -> None:
-        status, reason = self.request.error.code, self.request.error.reason
+        refusal = self.request.error
+        status, reason = refusal.code, refusal.reason
         if status >= 500:  # an unknown Transfer-Encoding (501): the request is at fault
             status, reason = 400, "Bad Request"
+        detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
         error = ApiError("payload_too_large" if status == 413 else "invalid_request",
-                         f"HTTP 请求无法解析：{self.request.error.reason}", status=status)
+                         f"HTTP 请求无法解析：{detail[:200]}", status=status)
         body = orjson.dumps(error.external_body())
         self.status = f"{status} {reason}"
         self.response_headers.extend([

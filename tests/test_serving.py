@@ -276,6 +276,10 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
     (b"POST /api/community HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
      b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
     (b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+    (b"GET /healthz HTTP/1.1\r\n\r\n", 400),  # HTTP/1.1 needs a Host (RFC 9112 3.2)
+    # bare line feeds: answered at once, not when the request times out
+    (b"GET /healthz HTTP/1.1\nHost: x\n\n", 400),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\n\n", 400),
 ])
 def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status):
     """A request waitress cannot parse never reaches the app; its answer is still the API's
@@ -293,6 +297,26 @@ def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status
     for header in ("content-type: application/json", "cache-control: no-store",
                    "x-content-type-options: nosniff", "connection: close"):
         assert header in head, (header, head)
+
+
+def test_http_1_0_may_leave_the_host_out(server):
+    with open_socket(server) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+        head, _, body = read_response(sock, 5).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200 ") and json.loads(body) == {"ok": True}, head
+
+
+def test_a_chunk_announced_past_the_limit_is_refused_before_it_is_sent(server):
+    _, token = agent_token(server)
+    with open_socket(server) as sock:
+        sock.sendall(raw_post(server, "/api/external", {
+            "Content-Type": "application/json", "Authorization": f"Bearer {token}",
+            "Transfer-Encoding": "chunked"}) + b"ffffffffffffffffffff\r\n")
+        started = time.monotonic()
+        raw = read_response(sock, 5)
+    status, body = status_and_json(raw)
+    assert status == 413 and body["code"] == "payload_too_large"
+    assert time.monotonic() - started < 2
 
 
 def test_the_limit_itself_is_exact_and_nothing_is_written(server):
