@@ -198,6 +198,18 @@ _SECURITY_HEADERS_LOWERED = tuple((name.lower(), name, value)
                                   for name, value in SECURITY_HEADERS.items())
 
 
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _drop_own_host(headers: Any) -> None:
+    """Werkzeug's own redirects (``//a`` to ``/a``) are absolute, built from the request's
+    Host header, which anyone can set: pointing back at this server, a path says the same
+    without repeating it."""
+    location, own = headers.get("Location"), request.host_url
+    if location and location.startswith(own):
+        headers["Location"] = "/" + location[len(own):]
+
+
 # Pages load scripts and styles from this server only: no inline script or style, no
 # framing, forms post back here only.
 CONTENT_SECURITY_POLICY = (
@@ -208,11 +220,14 @@ CONTENT_SECURITY_POLICY = (
 
 
 def finish_response(response: Response) -> Response:
-    """Security headers everywhere; a strict CSP on HTML; JSON is never cached.
+    """Security headers everywhere; a strict CSP on HTML; JSON is never cached; a redirect
+    to this server names no host.
 
     A header the view set already is kept. (Looked up in one pass over the headers:
     ``Headers.setdefault`` raises and catches a ``KeyError`` for each absent one.)"""
     headers = response.headers
+    if response.status_code in _REDIRECTS:
+        _drop_own_host(headers)
     present = {name.lower() for name, _ in headers.items()}
     for lowered, name, value in _SECURITY_HEADERS_LOWERED:
         if lowered not in present:

@@ -198,3 +198,12 @@ def test_body_refusals_without_reading_past_the_frame(app, environ, code):
     with pytest.raises(ApiError) as refused:
         read_json(Request(environ), 100)
     assert refused.value.code == code
+
+
+@pytest.mark.parametrize("path, target", [("/static//app.css", "/static/app.css"),
+                                          ("/c//lobby?x=1", "/c/lobby?x=1")])
+def test_a_redirect_to_this_server_never_repeats_the_host_header(client, path, target):
+    """Werkzeug merges double slashes with an absolute redirect built from Host; anyone can
+    send any Host, so the Location is the path alone."""
+    r = client.get(path, headers={"Host": "evil.example"})
+    assert r.status_code == 308 and r.headers["Location"] == target
