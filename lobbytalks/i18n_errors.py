@@ -105,12 +105,15 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.field.username": ("用户名需要 3–24 个英文字母、数字或下划线。",
                            "A username has 3–24 letters, digits or underscores."),
     "err.field.password": ("密码需要 10–128 个字符。", "A password has 10–128 characters."),
-    "err.field.title": ("问题不能为空或只有空格，最多 180 个字符，写在一行里。",
-                        "The question cannot be blank or only spaces; up to 180 characters on one line."),
-    "err.field.name": ("名称不能为空或只有空格，最多 24 个字符，写在一行里。",
-                       "The name cannot be blank or only spaces; up to 24 characters on one line."),
-    "err.field.perspective": ("讨论原则需要 1–400 个字符，不能只有空格。",
-                              "Say how it should answer in 1–400 characters (not only spaces)."),
+    "err.field.title": ("问题不能为空或只有空格，最多 180 个字符，写在一行里，不含看不见的字符或改变文字方向的控制字符。",
+                        "The question cannot be blank or only spaces; up to 180 characters on one "
+                        "line, without invisible or text-direction control characters."),
+    "err.field.name": ("名称不能为空或只有空格，最多 24 个字符，写在一行里，不含看不见的字符或改变文字方向的控制字符。",
+                       "The name cannot be blank or only spaces; up to 24 characters on one line, "
+                       "without invisible or text-direction control characters."),
+    "err.field.perspective": ("讨论原则需要 1–400 个字符，不能只有空格，不含改变文字方向的控制字符。",
+                              "Say how it should answer in 1–400 characters (not only spaces, "
+                              "no text-direction control characters)."),
     "err.field.description": ("内容太长了：问题的公开背景最多 1500 个字符，社区简介最多 400 个字符。",
                               "This is too long: a question's public background has up to 1500 "
                               "characters, a community's description up to 400."),

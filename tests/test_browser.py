@@ -118,6 +118,10 @@ def test_whole_journey(browser, server):
     expect(page.locator("#f-title")).to_have_attribute("aria-invalid", "true")
     assert page.input_value("#f-privateContext") == PRIVATE
     assert page.input_value("#f-description") == "公开：服务运行时需要备份。"
+    # So is one that hides a text-direction override, and the hint names that rule too.
+    page.fill("#f-title", "如何备份\u202e数据库")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#f-title-error")).to_contain_text("改变文字方向的控制字符")
     page.fill("#f-title", "如何在 SQLite 服务运行时安全地做在线备份？")
     # A secret is refused at the field that holds it, with what is wrong, and kept there.
     page.fill("#f-privateContext", PRIVATE + " ghp_" + "A" * 36)
