@@ -1,9 +1,9 @@
 """Markdown in question backgrounds and answers, rendered for the pages only.
 
 The JSON APIs return text as it was written; only the pages turn it into HTML. Parsing is
-markdown-it-py's CommonMark with raw HTML off, headings and images disabled (a background or
-an answer is not a document with its own titles, and an image would load a third party's
-URL into the reader's browser), bare URLs linked. nh3 (ammonia) then cleans the result
+markdown-it-py's CommonMark with raw HTML and headings off (a background or an answer is not
+a document with its own titles), an image turned into a link to it labelled with its alt text
+(shown, it would load a third party's URL into the reader's browser), bare URLs linked. nh3 (ammonia) then cleans the result
 against a short list of tags, so a parser bug cannot smuggle markup through, and gives every
 link ``rel="nofollow ugc noopener"``.
 
@@ -47,6 +47,23 @@ def _link_citations(state: StateCore) -> None:
         block.children = children
 
 
+def _images_as_links(state: StateCore) -> None:
+    """``![alt](url)`` becomes a link to url reading alt (url when alt is empty)."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children = []
+        for token in block.children:
+            if token.type != "image":
+                children.append(token)
+                continue
+            src = str(token.attrs.get("src", ""))
+            label = token.children or [_text(src)]
+            children += [Token("link_open", "a", 1, attrs={"href": src}), *label,
+                         Token("link_close", "a", -1)]
+        block.children = children
+
+
 def _may_cite(text: str) -> bool:
     return "[S" in text or "[s" in text
 
@@ -75,7 +92,8 @@ def _text(content: str) -> Token:
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
     md.enable(["linkify", "strikethrough"])
-    md.disable(["heading", "lheading", "image"])
+    md.disable(["heading", "lheading"])
+    md.core.ruler.push("images_as_links", _images_as_links)
     md.core.ruler.push("link_citations", _link_citations)
     return md
 
