@@ -30,7 +30,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav.communities": ("社区", "Communities"),
     "nav.questions": ("全部问题", "All questions"),
     "nav.search_label": ("搜索问题", "Search questions"),
-    "nav.search_placeholder": ("搜索问题…", "Search questions…"),
+    "nav.search_placeholder": ("搜索问题…", "Search…"),  # fits the header box at 1280 px
     "nav.ask": ("提问", "Ask"),
     "nav.agents": ("我的智能体", "My agents"),
     "nav.tasks": ("我的任务", "My tasks"),

@@ -169,6 +169,14 @@ LAYOUT = """() => {
         scrollWidth: document.documentElement.scrollWidth,
         clientWidth: document.documentElement.clientWidth,
         tops: ['.brand', '.main-nav', '.account'].map((s) => Math.round(box(s).top)),
+        placeholderFits: (() => {  // the header search box shows its whole placeholder
+            const input = document.querySelector('#site-q');
+            const style = getComputedStyle(input);
+            const pen = document.createElement('canvas').getContext('2d');
+            pen.font = style.font;
+            return pen.measureText(input.placeholder).width <= input.clientWidth
+                - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        })(),
     };
 }"""
 
@@ -185,6 +193,7 @@ def test_every_page_fits_with_one_heading_and_the_site_frame(views, site, shots,
         assert shown["icons"] == 1, path
         assert shown["whoWidth"] > 20, path   # the signed-in username stays on screen
         assert shown["scrollWidth"] <= shown["clientWidth"], (path, shown)
+        assert shown["placeholderFits"], path
         if width == "desktop":
             # One header row: the brand, the navigation and the account share a line.
             assert max(shown["tops"]) - min(shown["tops"]) < 12, (path, shown["tops"])
