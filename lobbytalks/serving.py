@@ -31,6 +31,7 @@ import ipaddress
 import logging
 import os
 import socket
+import threading
 import time
 from typing import Any
 
@@ -280,13 +281,14 @@ def client_address_key(addr: Any) -> str:
 class ClientConnections:
     """How many connections each client address has open, against ``limit`` (0: none).
 
-    Counted on the event loop's thread only (channels are made and closed there), so no
-    lock. A connection past the limit is closed as soon as it is accepted, before a byte
-    of it is read; at most one warning a minute says so."""
+    A connection past the limit is closed as soon as it is accepted, before a byte of it
+    is read; at most one warning a minute says so. (Channels are made on the event loop's
+    thread and nearly always closed there; the lock covers the exceptions.)"""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
         self._refused = 0
         self._warned_at = -float(REFUSAL_WARNING_SECONDS)
 
@@ -294,19 +296,21 @@ class ClientConnections:
         """Count a new connection from ``key``; False if it is one too many."""
         if not self.limit:
             return True
-        count = self._open.get(key, 0)
-        if count >= self.limit:
-            self._note_refusal(key)
-            return False
-        self._open[key] = count + 1
-        return True
+        with self._lock:
+            count = self._open.get(key, 0)
+            if count < self.limit:
+                self._open[key] = count + 1
+                return True
+        self._note_refusal(key)
+        return False
 
     def closed(self, key: str) -> None:
-        count = self._open.get(key, 0) - 1
-        if count > 0:
-            self._open[key] = count
-        else:
-            self._open.pop(key, None)
+        with self._lock:
+            count = self._open.get(key, 0) - 1
+            if count > 0:
+                self._open[key] = count
+            else:
+                self._open.pop(key, None)
 
     def _note_refusal(self, key: str) -> None:
         self._refused += 1
