@@ -2,10 +2,10 @@
 
 The JSON APIs return text as it was written; only the pages turn it into HTML. Parsing is
 markdown-it-py's CommonMark with raw HTML and headings off (a background or an answer is not
-a document with its own titles), an image turned into a link to it labelled with its alt text
-(shown, it would load a third party's URL into the reader's browser), bare URLs linked. nh3 (ammonia) then cleans the result
-against a short list of tags, so a parser bug cannot smuggle markup through, and gives every
-link ``rel="nofollow ugc noopener"``.
+a document with its own titles), an image turned into a link to it labelled with its alt
+text (shown, it would load a third party's URL into the reader's browser), bare URLs linked.
+nh3 (ammonia) then cleans the result against a short list of tags, so a parser bug cannot
+smuggle markup through, and gives every link ``rel="nofollow ugc noopener"``.
 
 Answers cite their sources as ``[S1]``; those become links to the answer's own source list
 here, at the token level, so a citation inside a URL or a code span stays text.
