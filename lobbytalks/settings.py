@@ -22,6 +22,18 @@ POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
 DATABASE_URL_PREFIXES = (SQLITE_URL_PREFIX, *POSTGRESQL_URL_PREFIXES)
 
 
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names it and says what it takes."""
+
+
+# The least each counted setting may be.
+_AT_LEAST = {"port": 0, "workers": 1, "threads": 1, "connection_limit": 1,
+             "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
+             "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
+_CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
+ADMIN_PASSWORD_MIN_LENGTH = 10  # what logging in takes (models.web.Password)
+
+
 def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True,
              from_file: bool = False) -> Any:
     """``secret``: masked whole when shown; ``secret`` or ``from_file``: ``_FILE`` accepted."""
@@ -107,13 +119,34 @@ class Settings:
         return Path(self.db) if self.db else Path(self.data_dir) / "lobbytalks.db"
 
     def __post_init__(self) -> None:
+        """Refuse at start what would otherwise fail later, request by request."""
         if self.database_url and not self.database_url.startswith(DATABASE_URL_PREFIXES):
-            raise ValueError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
-                             f"postgresql://, got {mask_uri_credentials(self.database_url)!r}")
+            raise SettingsError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
+                                f"postgresql://, got {mask_uri_credentials(self.database_url)!r}")
         try:
             self.password_cost  # building the cost checks its bounds
         except ValueError as exc:
-            raise ValueError(f"{ENV_PREFIX}ARGON2_MEMORY_KIB / _ITERATIONS: {exc}") from None
+            raise SettingsError(f"{ENV_PREFIX}ARGON2_MEMORY_KIB / _ITERATIONS: {exc}") from None
+        for name, least in _AT_LEAST.items():
+            if getattr(self, name) < least:
+                raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be at least {least}, "
+                                    f"got {getattr(self, name)}")
+        if self.port > 65535:
+            raise SettingsError(f"{ENV_PREFIX}PORT must be at most 65535, got {self.port}")
+        for name, choices in _CHOICES.items():
+            if getattr(self, name) not in choices:
+                raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be one of "
+                                    f"{', '.join(choices)}, got {getattr(self, name)!r}")
+        if self.public_url and not self.public_url.startswith(("http://", "https://")):
+            raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must start with http:// or https://, "
+                                f"got {self.public_url!r}")
+        for f in fields(self):
+            if f.name.startswith("rate_"):
+                _check_rate(ENV_PREFIX + f.name.upper(), getattr(self, f.name))
+        if self.admin_username and len(self.admin_password) < ADMIN_PASSWORD_MIN_LENGTH:
+            raise SettingsError(
+                f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {ADMIN_PASSWORD_MIN_LENGTH} "
+                f"characters, as logging in takes (set it, or its _FILE, with ADMIN_USERNAME)")
 
     @property
     def password_cost(self) -> Argon2Cost:
@@ -145,7 +178,7 @@ class Settings:
             name = ENV_PREFIX + f.name.upper()
             raw = env.get(name)
             if raw is None and f.metadata.get("from_file") and env.get(name + "_FILE"):
-                raw = Path(env[name + "_FILE"]).read_text("utf-8").strip()
+                raw = _read_setting_file(name + "_FILE", env[name + "_FILE"])
             if raw is not None and raw != "":
                 values[f.name] = _convert(f.type, raw, name)
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -184,18 +217,35 @@ def mask_uri_credentials(value: str) -> str:
     return _SECRET_QUERY.sub(r"\1****", _URI_USERINFO.sub(userinfo, value, count=1))
 
 
+def _read_setting_file(name: str, path: str) -> str:
+    try:
+        return Path(path).read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _check_rate(name: str, value: str) -> None:
+    """A rate limit as the ``limits`` library reads it ("20/minute", "5 per hour")."""
+    from limits import parse_many  # only here: settings are loaded before anything else
+    try:
+        parse_many(value)
+    except ValueError:
+        raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
+                            f"got {value!r}") from None
+
+
 def _convert(kind: Any, raw: str, name: str) -> Any:
     kind = kind if isinstance(kind, str) else kind.__name__
     if kind == "int":
         try:
             return int(raw)
         except ValueError:
-            raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+            raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
     if kind == "bool":
         lowered = raw.strip().lower()
         if lowered in {"1", "true", "yes", "on"}:
             return True
         if lowered in {"0", "false", "no", "off"}:
             return False
-        raise ValueError(f"{name} must be true or false, got {raw!r}")
+        raise SettingsError(f"{name} must be true or false, got {raw!r}")
     return raw

@@ -1,6 +1,7 @@
 """The base: settings, storage, migrations, health, the CLI and a real server process."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import requests
 
 from conftest import LiveServer, web_session
 from lobbytalks import db as dbmod
-from lobbytalks.settings import Settings
+from lobbytalks.settings import Settings, SettingsError
 
 
 def test_settings_precedence_flags_over_env_over_defaults():
@@ -168,3 +169,34 @@ def test_serve_prints_its_url(tmp_path):
     server = LiveServer(tmp_path / "printing")
     output = server.stop()
     assert f"http://127.0.0.1:{server.port}" in output
+
+
+@pytest.mark.parametrize("env, named", [
+    ({"LOBBYTALKS_RATE_TOKEN": "lots"}, "LOBBYTALKS_RATE_TOKEN"),
+    ({"LOBBYTALKS_RATE_REGISTER": "30 a minute"}, "LOBBYTALKS_RATE_REGISTER"),
+    ({"LOBBYTALKS_PORT": "99999"}, "LOBBYTALKS_PORT"),
+    ({"LOBBYTALKS_THREADS": "0"}, "LOBBYTALKS_THREADS"),
+    ({"LOBBYTALKS_TRUSTED_PROXIES": "-1"}, "LOBBYTALKS_TRUSTED_PROXIES"),
+    ({"LOBBYTALKS_SESSION_DAYS": "0"}, "LOBBYTALKS_SESSION_DAYS"),
+    ({"LOBBYTALKS_LOG_FORMAT": "xml"}, "LOBBYTALKS_LOG_FORMAT"),
+    ({"LOBBYTALKS_SMTP_SECURITY": "tls"}, "LOBBYTALKS_SMTP_SECURITY"),
+    ({"LOBBYTALKS_PUBLIC_URL": "talk.example.org"}, "LOBBYTALKS_PUBLIC_URL"),
+    ({"LOBBYTALKS_ADMIN_USERNAME": "boss", "LOBBYTALKS_ADMIN_PASSWORD": "abc"},
+     "LOBBYTALKS_ADMIN_PASSWORD"),
+    ({"LOBBYTALKS_ADMIN_PASSWORD_FILE": "/no/such/file"}, "LOBBYTALKS_ADMIN_PASSWORD_FILE"),
+])
+def test_a_setting_that_would_fail_later_is_refused_at_start(env, named):
+    """Each of these used to start: a bad rate then answered every request it covers 503,
+    a short admin password made an admin nobody could log in as."""
+    with pytest.raises(SettingsError, match=named):
+        Settings.load(env)
+
+
+def test_the_command_line_names_a_bad_setting_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "lobbytalks", "config"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "LOBBYTALKS_RATE_TOKEN": "lots"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "lobbytalks: LOBBYTALKS_RATE_TOKEN must be a rate such as 20/minute or 5 per hour, "
+        "got 'lots'"], done.stderr

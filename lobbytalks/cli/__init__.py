@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from .. import __version__
 from ..connector import commands as connector_commands
 from . import server, admin, data  # each registers its commands, in this order
 from .data import ProgressBar
+from ..settings import SettingsError
 from .registry import COMMANDS, add_db_options, command
 
 __all__ = ["COMMANDS", "ProgressBar", "build_parser", "command", "main", "server", "admin", "data"]
@@ -38,4 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
-    return COMMANDS[args.command][0](args)
+    try:
+        return COMMANDS[args.command][0](args)
+    except SettingsError as error:  # a setting no command can work with: say which
+        print(f"lobbytalks: {error}", file=sys.stderr)
+        return 2
