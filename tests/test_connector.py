@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 import requests
 
-from conftest import LiveServer, advance, good_result, open_database, web_session
+from conftest import LiveServer, advance, free_port, good_result, open_database, web_session
 from lobbytalks.connector.attempt import AttemptRunner
-from lobbytalks.connector.commands import EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN
+from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
+                                           EXIT_UNREACHABLE)
 from lobbytalks.connector.events import EVENTS
 from lobbytalks.connector.harness import result_schema
 from lobbytalks.db import Row
@@ -752,3 +753,20 @@ def test_a_harness_null_is_left_out_of_the_submission_and_the_server_refuses_nul
     assert {"conditions", "toolRuns", "uncertainties"}.isdisjoint(sent)
     assert sent["conclusion"] == result["conclusion"] and sent["taskId"] == "task_x"
     assert {"type": "null"} in result_schema()["properties"]["conditions"]["anyOf"]
+
+
+def test_once_with_the_server_down_exits_4_not_0(scene):
+    """A cron job running `run --once` must see a dead server as a failure."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    code, events = scene.finish(scene.run_once(server=dead), timeout=60)
+    assert code == EXIT_UNREACHABLE, events
+    assert events[-2]["event"] == "unreachable" and events[-1]["event"] == "stopped"
+
+
+def test_a_community_the_server_refuses_is_reported_not_a_traceback(scene):
+    proc = scene.connector("run", "--once", "--poll-interval", "0.2", "--community", "no_such")
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED
+    refused = [e for e in events if e["event"] == "poll_refused"]
+    assert refused and refused[0]["code"] == "not_found", events
+    assert "Traceback" not in scene.outputs[-1], scene.outputs[-1]

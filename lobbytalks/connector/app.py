@@ -137,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     conn.reporter.emit("stopped")
     if code is not None:
         return code
+    if isinstance(fatal, ProtocolError):  # --once and the poll itself was refused
+        return EXIT_TASK_FAILED
     if args.once and any(a["state"] in ("failed", "rejected", "expired")
                          for a in conn.store.all_attempts()[-1:]):
         return EXIT_TASK_FAILED

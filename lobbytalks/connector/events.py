@@ -22,7 +22,7 @@ EVENTS = frozenset({
     "quiet_hours", "attempt_created", "claimed", "claim_replayed", "research_started",
     "heartbeat", "research_finished", "result_invalid", "result_saved", "submitted",
     "status_checked", "task_failed", "task_lost", "retrying", "token_rejected",
-    "unreachable", "rejected", "attempt", "check", "error",
+    "unreachable", "poll_refused", "rejected", "attempt", "check", "error",
 })
 
 

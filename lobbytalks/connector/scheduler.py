@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..quotas import MAX_LIVE_LEASES
 from .attempt import AttemptRunner, Stopped
-from .client import Client, TokenRejected, Unreachable
+from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .events import Reporter
 from .state import StateStore
 
@@ -106,7 +106,16 @@ class Scheduler:
             self._fatal = exc
             return
         except Unreachable as exc:
-            self.say("unreachable", str(exc))
+            if self.plan.once:  # the one pass could not happen: exit says so (4)
+                self._fatal = exc
+            else:
+                self.say("unreachable", str(exc))
+            return
+        except ProtocolError as exc:  # e.g. a --community that does not exist or was left
+            self.say("poll_refused", f"the server refused the list of questions: {exc}",
+                     code=exc.code)
+            if self.plan.once:
+                self._fatal = exc
             return
         if not chosen and not self._threads:
             self.say("idle", "nothing to answer right now")
