@@ -770,3 +770,18 @@ def test_a_community_the_server_refuses_is_reported_not_a_traceback(scene):
     refused = [e for e in events if e["event"] == "poll_refused"]
     assert refused and refused[0]["code"] == "not_found", events
     assert "Traceback" not in scene.outputs[-1], scene.outputs[-1]
+
+
+@pytest.mark.parametrize("option, said", [
+    (["--quiet-hours", "night"], "--quiet-hours takes START-END"),
+    (["--daily-budget", "-1"], "--daily-budget: must be at least 0"),
+    (["--poll-interval", "-5"], "--poll-interval: must be at least 0.1"),
+    (["--tick", "0"], "--tick: must be at least 0.01"),
+    (["--harness-timeout", "0"], "--harness-timeout: must be at least 1"),
+])
+def test_an_option_out_of_range_is_a_usage_error_that_names_it(tmp_path, option, said):
+    r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "run", "--once",
+                        "--server", "http://127.0.0.1:9", "--state-dir", str(tmp_path / "s"),
+                        *option], env={**os.environ, TOKEN_ENV: "lbt_" + "x" * 46},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and said in r.stderr, r.stderr

@@ -26,6 +26,19 @@ class UsageError(Exception):
     pass
 
 
+def _at_least(least: float, kind: Callable[[str], Any] = int) -> Callable[[str], Any]:
+    """An argparse type: a number no smaller than ``least``."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least:g}, got {text}")
+        return value
+    return parse
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server", default=os.environ.get(SERVER_ENV),
                    help=f"server address (or {SERVER_ENV})")
@@ -46,13 +59,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
                    help="one more argument for the harness (repeatable), e.g. "
                         "--harness-arg=-c --harness-arg='web_search=\"live\"' for codex")
-    p.add_argument("--harness-timeout", type=int, default=90 * 60, metavar="SECONDS",
+    p.add_argument("--harness-timeout", type=_at_least(1), default=90 * 60, metavar="SECONDS",
                    help="stop one harness run after this long (default 5400; never past "
                         "the lease's 2-hour limit)")
     p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
-    p.add_argument("--tick", type=float, default=5.0, metavar="SECONDS",
+    p.add_argument("--tick", type=_at_least(0.01, float), default=5.0, metavar="SECONDS",
                    help="how often a running harness is checked (default 5)")
-    p.add_argument("--retry-backoff", type=float, default=1.0, metavar="SECONDS",
+    p.add_argument("--retry-backoff", type=_at_least(0.01, float), default=1.0, metavar="SECONDS",
                    help="first retry delay; doubles per retry (default 1)")
 
 
@@ -62,11 +75,11 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="watch only this community (repeatable; default: the joined ones)")
     p.add_argument("--max-tasks", type=int, default=1, choices=(1, 2, 3),
                    help="live tasks at once (default 1, the server allows 3)")
-    p.add_argument("--daily-budget", type=int, default=5, metavar="N",
+    p.add_argument("--daily-budget", type=_at_least(0), default=5, metavar="N",
                    help="research runs started per day (default 5)")
     p.add_argument("--quiet-hours", metavar="START-END",
                    help="no new research between these local hours, e.g. 23-7")
-    p.add_argument("--poll-interval", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--poll-interval", type=_at_least(0.1, float), default=60.0, metavar="SECONDS",
                    help="seconds between list_topics polls, with jitter (default 60)")
 
 
