@@ -19,6 +19,7 @@ from . import __version__
 from .actions import ACTIONS, Action
 from .errors import ApiError
 from .jsonfast import Encoded
+from .models.common import VALIDATION_MESSAGES
 from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
@@ -191,6 +192,8 @@ def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "arguments 必须是 JSON 对象")
     try:
+        if "action" in arguments:  # the tool's name is the action; its schema has no such field
+            raise ApiError("invalid_request", f"action: {VALIDATION_MESSAGES['extra_forbidden']}")
         result = run(action, arguments)
     except ApiError as error:
         # The tool ran and refused: a result the model can read and act on, not a

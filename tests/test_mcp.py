@@ -591,3 +591,12 @@ def test_tool_text_keeps_unusual_characters_as_the_standard_library_writes_them(
     mcp.call("join_community", {"community": "lobby"})
     listed = tool_payload(mcp.call("list_topics", {"community": "lobby"}))
     assert [(t["id"], t["title"]) for t in listed["topics"]] == [(topic, title)]
+
+
+@pytest.mark.parametrize("action", [None, 5, "submit_result", "list_communities"])
+def test_an_action_among_a_tools_arguments_is_an_unknown_field(mcp, action):
+    """The tool's name is the action: its inputSchema has no "action", and other fields it
+    does not list are refused, so this one is too (it was silently overwritten)."""
+    r = mcp.rpc("tools/call", {"name": "list_communities", "arguments": {"action": action}})
+    payload = business_error(r.get_json()["result"], 400, "invalid_request")
+    assert payload["error"].startswith("action: "), payload
