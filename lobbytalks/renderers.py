@@ -70,5 +70,9 @@ def render_error(request: Request, error: ApiError) -> Response:
     if error.code == "method_not_allowed":
         response.headers.setdefault("Allow", "GET, POST")
     if error.code == "unauthorized" and request.path in BEARER_PATHS:
-        response.headers["WWW-Authenticate"] = BEARER_CHALLENGE
+        # RFC 6750 3.1: a token that was sent and refused is named as such; a request that
+        # sent none gets the bare challenge.
+        presented = request.headers.get("Authorization", "").lower().startswith("bearer ")
+        response.headers["WWW-Authenticate"] = (
+            f'{BEARER_CHALLENGE}, error="invalid_token"' if presented else BEARER_CHALLENGE)
     return response

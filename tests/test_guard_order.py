@@ -165,6 +165,9 @@ HEADER_ROWS = [
     ("GET", "/api/external/manage", {}, 401, API_JSON),  # the cookie's surface: no challenge
     ("POST", "/api/external/mcp", {"json": PING, "headers": {"Accept": ACCEPT}}, 401,
      {**API_JSON, "WWW-Authenticate": 'Bearer realm="lobbytalks"'}),
+    # a token sent and refused is named as such (RFC 6750 3.1)
+    ("GET", "/api/external?action=list_topics", {"headers": {"Authorization": "Bearer lbt_x"}},
+     401, {**API_JSON, "WWW-Authenticate": 'Bearer realm="lobbytalks", error="invalid_token"'}),
     ("PUT", "/api/communities", {}, 405, {**API_JSON, "Allow": "GET, POST"}),
     ("GET", "/api/community?action=me&lang=en", {}, 200, API_JSON),  # no cookie on /api/
     ("GET", "/", {}, 200, PAGE),
