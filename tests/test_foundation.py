@@ -142,6 +142,11 @@ def test_real_server_flow_and_healthcheck_command(live_server):
     check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck", live_server.url],
                            capture_output=True, text=True)
     assert check.returncode == 0
+    # without a URL it asks the port LOBBYTALKS_PORT names
+    check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck"],
+                           capture_output=True, text=True,
+                           env={**os.environ, "LOBBYTALKS_PORT": str(live_server.port)})
+    assert check.returncode == 0, check.stderr
     assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
 
 

@@ -96,15 +96,16 @@ def init(args: argparse.Namespace) -> int:
 
 
 def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("url", nargs="?", default="http://127.0.0.1:8000",
-                   help="server address (default http://127.0.0.1:8000)")
+    p.add_argument("url", nargs="?", default=None,
+                   help="server address (default http://127.0.0.1:PORT, the port "
+                        "LOBBYTALKS_PORT says, 8000 unless set)")
     p.add_argument("--timeout", type=float, default=5.0)
 
 
 @command("healthcheck", "exit 0 when the server at URL answers /healthz with ok",
          setup=_healthcheck_setup, db_options=False)
 def healthcheck(args: argparse.Namespace) -> int:
-    url = args.url.rstrip("/")
+    url = (args.url or f"http://127.0.0.1:{settings_from(args).port}").rstrip("/")
     if not url.endswith("/healthz"):
         url += "/healthz"
     try:
