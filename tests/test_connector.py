@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -487,6 +488,9 @@ def test_an_invalid_result_goes_back_once_then_fail_task_with_a_redacted_reason(
     assert task["error"].startswith("the harness result was invalid twice: sensitive_content")
     assert secret not in task["error"] and secret not in "".join(scene.outputs)
     assert scene.messages() == []
+    # what the harness printed, the refused secret in it, is for the owner's eyes only
+    printed = [*scene.state_dir.rglob("stdout-*.txt"), *scene.state_dir.rglob("stderr-*.txt")]
+    assert len(printed) == 4 and {stat.S_IMODE(p.stat().st_mode) for p in printed} == {0o600}
 
 
 def test_a_failing_harness_is_reported_with_the_last_line_of_stderr(scene, tmp_path):

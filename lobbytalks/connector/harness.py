@@ -28,6 +28,10 @@ DOCUMENT_VERSION = 1
 _DROPPED_SCHEMA_KEYS = ("default", "title")
 
 
+
+def _owner_only(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
+
 class HarnessFailed(Exception):
     """The harness ended without a usable result; ``reason`` is for the owner (unredacted)."""
 
@@ -165,8 +169,10 @@ class Running:
         argv = config.argv(files)
         if not argv or shutil.which(argv[0], path=env.get("PATH")) is None:
             raise HarnessFailed(f"harness executable not found: {argv[0] if argv else '(none)'}")
-        self._out = open(files.stdout, "wb")
-        self._err = open(files.stderr, "wb")
+        # Only the owner reads what the harness printed: it may hold what a result
+        # refused (the secret scan's catch is kept here for the owner to see).
+        self._out = open(files.stdout, "wb", opener=_owner_only)
+        self._err = open(files.stderr, "wb", opener=_owner_only)
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=self._out,
                                      stderr=self._err, cwd=files.cwd, env=env,
                                      start_new_session=True)
