@@ -5,10 +5,12 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
 
 - connections: many sockets may be open (``connection_limit``), polled with ``poll()``
   (``select()`` stops at descriptor 1024), but no more than ``connections_per_client`` from
-  one address, so that one client cannot take every slot; an idle one closes after
-  ``idle_timeout``, and a request that is still arriving after ``request_timeout`` (a
-  slowloris dribble of header lines or body bytes) is cut off, however steadily it trickles;
-- bodies: no more than the largest body any surface accepts is ever buffered. A
+  one address (``client_connections``), so that one client cannot take every slot; an idle
+  one closes after ``idle_timeout``, and a request that is still arriving after
+  ``request_timeout`` (a slowloris dribble of header lines or body bytes) is cut off, however
+  steadily it trickles;
+- bodies (parsed by ``http_framing``): no more than the largest body any surface accepts
+  is ever buffered. A
   ``Content-Length`` over it is refused as soon as the headers are in, and a chunked body
   as soon as it outgrows it; the request then reaches the app without its body, flagged
   (``guards.BODY_REFUSED``), so each surface answers 413 ``payload_too_large`` in its own
@@ -20,33 +22,28 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
   waits for something else than the interpreter;
 - responses: a response's header leaves in one send with its body, and what waitress
   refuses before the app sees it (a malformed request line or header) is answered in the
-  API's JSON envelope;
+  API's JSON envelope (``http_framing``);
 - memory: glibc's allocator keeps at most ``MALLOC_ARENAS`` arenas and hands blocks of
   ``MMAP_THRESHOLD`` and more straight back to the system (``MALLOC_TUNING``).
 """
 from __future__ import annotations
 
 import ctypes
-import ipaddress
 import logging
 import os
 import socket
-import threading
-import time
 from typing import Any
 
-import orjson
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
-from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import MultiSocketServer, TcpWSGIServer
-from waitress.task import ErrorTask, WSGITask
-from waitress.utilities import BadRequest, RequestEntityTooLarge
+from waitress.task import WSGITask
 
 from . import turns
+from .client_connections import ClientConnections, client_address_key
 from .dispatchers import Dispatcher, TurnTakingDispatcher
-from .errors import ApiError
-from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT, SECURITY_HEADERS
+from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
+from .http_framing import BoundedRequest, JsonErrorTask
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +51,6 @@ log = logging.getLogger(__name__)
 # top of the largest body is still read, and the app then applies the exact limit.
 CHUNK_FRAMING_ALLOWANCE = 4096
 ACCEPTS_PER_TURN = 64
-# At most one "a client holds too many connections" line in this many seconds.
-REFUSAL_WARNING_SECONDS = 60
 # Descriptors beyond the client connections: listening sockets, the database, temp files.
 SPARE_FILES = 128
 # glibc gives a thread that finds the heap busy an arena of its own, up to eight per core, and
@@ -159,53 +154,6 @@ def _allow_open_files(needed: int) -> None:
                     "is effectively about %d", target, target - SPARE_FILES)
 
 
-class _BoundedRequest(HTTPRequestParser):
-    """A request parser that stops at the body limit instead of failing with waitress'
-    plain-text 413 (which, for a Content-Length body, it sends only after reading it)."""
-
-    body_refused = False
-
-    def __init__(self, adj) -> None:
-        super().__init__(adj)
-        self.started = time.time()  # the clock waitress' maintenance() is given
-
-    def parse_header(self, header_plus: bytes) -> None:
-        """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
-        Content-Length beside a chunked body, which a proxy framing by the length would
-        split elsewhere (the root of request smuggling), more than one Host, and an
-        HTTP/1.1 request without one."""
-        super().parse_header(header_plus)
-        if self.chunked and "CONTENT_LENGTH" in self.headers:
-            raise ParsingError("Content-Length and Transfer-Encoding together")
-        if "," in self.headers.get("HOST", ""):  # waitress joins repeated headers with ", "
-            raise ParsingError("more than one Host header")
-        if self.version == "1.1" and "HOST" not in self.headers:
-            raise ParsingError("HTTP/1.1 request without a Host header")
-
-    def received(self, data: bytes) -> int:
-        consumed = super().received(data)
-        if self.body_rcv is None and not self.completed and b"\n\n" in self.header_plus:
-            # Headers ended with bare line feeds: waitress waits for CRLF CRLF, which will
-            # never come, until the request times out. Say so at once instead.
-            self.error = BadRequest("header lines must end with CRLF")
-            self.completed = True
-            return consumed
-        if isinstance(self.error, RequestEntityTooLarge) or (
-                self._announces_too_much() and not self.completed):
-            self.error = None
-            self.body_refused = self.completed = True
-            self.expect_continue = False  # no "100 Continue": the body is not wanted
-        return consumed
-
-    def _announces_too_much(self) -> bool:
-        """A Content-Length, or the size line of one chunk, over the largest body."""
-        if not self.headers_finished:
-            return False
-        if self.chunked:
-            return getattr(self.body_rcv, "chunk_remainder", 0) > LARGEST_BODY_LIMIT
-        return self.content_length > LARGEST_BODY_LIMIT
-
-
 class _BoundedTask(WSGITask):
     def execute(self) -> None:
         if self.request.body_refused:
@@ -237,95 +185,10 @@ class _BoundedTask(WSGITask):
         super().write(data)
 
 
-class _JsonErrorTask(ErrorTask):
-    """What waitress refuses before the app sees a request (a malformed request line or
-    header, a Content-Length of -1, headers past their limit, an unknown
-    Transfer-Encoding) is answered in the API's JSON envelope, with waitress' status and
-    the security headers every response carries, instead of waitress' plain text. No input
-    earns a 5xx: waitress' 501 for a transfer coding it does not know becomes the contract's
-    400 invalid_request."""
-
-    def execute(self) -> None:
-        refusal = self.request.error
-        status, reason = refusal.code, refusal.reason
-        if status >= 500:  # an unknown Transfer-Encoding (501): the request is at fault
-            status, reason = 400, "Bad Request"
-        detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
-        error = ApiError("payload_too_large" if status == 413 else "invalid_request",
-                         f"HTTP 请求无法解析：{detail[:200]}", status=status)
-        body = orjson.dumps(error.external_body())
-        self.status = f"{status} {reason}"
-        self.response_headers.extend([
-            ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
-            *SECURITY_HEADERS.items()])
-        self.set_close_on_finish()
-        self.content_length = len(body)
-        self.write(body)
-
-
-def client_address_key(addr: Any) -> str:
-    """Whose connection this is: the IPv4 address (also when mapped into IPv6), or the /64
-    of an IPv6 one, since a single host is usually handed a whole /64."""
-    host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
-    try:
-        ip = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return host
-    if ip.version == 4:
-        return str(ip)
-    if ip.ipv4_mapped is not None:
-        return str(ip.ipv4_mapped)
-    return str(ipaddress.IPv6Network((ip, 64), strict=False))
-
-
-class ClientConnections:
-    """How many connections each client address has open, against ``limit`` (0: none).
-
-    A connection past the limit is closed as soon as it is accepted, before a byte of it
-    is read; at most one warning a minute says so. (Channels are made on the event loop's
-    thread and nearly always closed there; the lock covers the exceptions.)"""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._open: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self._refused = 0
-        self._warned_at = -float(REFUSAL_WARNING_SECONDS)
-
-    def opened(self, key: str) -> bool:
-        """Count a new connection from ``key``; False if it is one too many."""
-        if not self.limit:
-            return True
-        with self._lock:
-            count = self._open.get(key, 0)
-            if count < self.limit:
-                self._open[key] = count + 1
-                return True
-        self._note_refusal(key)
-        return False
-
-    def closed(self, key: str) -> None:
-        with self._lock:
-            count = self._open.get(key, 0) - 1
-            if count > 0:
-                self._open[key] = count
-            else:
-                self._open.pop(key, None)
-
-    def _note_refusal(self, key: str) -> None:
-        self._refused += 1
-        now = time.monotonic()
-        if now - self._warned_at >= REFUSAL_WARNING_SECONDS:
-            log.warning("%s already holds %d connections (LOBBYTALKS_CONNECTIONS_PER_CLIENT): "
-                        "%d connections refused since the last such line",
-                        key, self.limit, self._refused)
-            self._warned_at, self._refused = now, 0
-
-
 class _BoundedChannel(HTTPChannel):
-    parser_class = _BoundedRequest
+    parser_class = BoundedRequest
     task_class = _BoundedTask
-    error_task_class = _JsonErrorTask
+    error_task_class = JsonErrorTask
     counted_as: str | None = None  # the client address key, once counted
 
     def __init__(self, server, sock, addr, adj, map=None) -> None:

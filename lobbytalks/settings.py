@@ -26,8 +26,8 @@ class SettingsError(ValueError):
     """A setting that cannot be used; the message names it and says what it takes."""
 
 
-# The least each counted setting may be.
-_AT_LEAST = {"port": 0, "workers": 1, "threads": 1, "connection_limit": 1,
+# The least each counted setting may be (workers: ``workers.refusal`` says it, for --workers too).
+_AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}

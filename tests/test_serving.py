@@ -19,7 +19,8 @@ import requests
 
 from lobbytalks.guards import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
 from lobbytalks.passwords import Argon2Cost
-from lobbytalks.serving import SPARE_FILES, client_address_key
+from lobbytalks.client_connections import client_address_key
+from lobbytalks.serving import SPARE_FILES
 
 from conftest import LiveServer, live_usernames, web_session
 

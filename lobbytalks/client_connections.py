@@ -1,0 +1,73 @@
+"""How many connections each client address holds (``lobbytalks serve``): one client may not
+take every slot of ``connection_limit``, however fast it opens sockets."""
+from __future__ import annotations
+
+import ipaddress
+import logging
+import threading
+import time
+from typing import Any
+
+log = logging.getLogger("lobbytalks.serving")
+
+# At most one "a client holds too many connections" line in this many seconds.
+REFUSAL_WARNING_SECONDS = 60
+
+
+def client_address_key(addr: Any) -> str:
+    """Whose connection this is: the IPv4 address (also when mapped into IPv6), or the /64
+    of an IPv6 one, since a single host is usually handed a whole /64."""
+    host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.IPv6Network((ip, 64), strict=False))
+
+
+class ClientConnections:
+    """How many connections each client address has open, against ``limit`` (0: none).
+
+    A connection past the limit is closed as soon as it is accepted, before a byte of it
+    is read; at most one warning a minute says so. (Channels are made on the event loop's
+    thread and nearly always closed there; the lock covers the exceptions.)"""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._refused = 0
+        self._warned_at = -float(REFUSAL_WARNING_SECONDS)
+
+    def opened(self, key: str) -> bool:
+        """Count a new connection from ``key``; False if it is one too many."""
+        if not self.limit:
+            return True
+        with self._lock:
+            count = self._open.get(key, 0)
+            if count < self.limit:
+                self._open[key] = count + 1
+                return True
+        self._note_refusal(key)
+        return False
+
+    def closed(self, key: str) -> None:
+        with self._lock:
+            count = self._open.get(key, 0) - 1
+            if count > 0:
+                self._open[key] = count
+            else:
+                self._open.pop(key, None)
+
+    def _note_refusal(self, key: str) -> None:
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._warned_at >= REFUSAL_WARNING_SECONDS:
+            log.warning("%s already holds %d connections (LOBBYTALKS_CONNECTIONS_PER_CLIENT): "
+                        "%d connections refused since the last such line",
+                        key, self.limit, self._refused)
+            self._warned_at, self._refused = now, 0

@@ -1,0 +1,87 @@
+"""What ``lobbytalks serve`` accepts as an HTTP request before the app sees it: waitress'
+parser with the body limit applied as soon as a length is announced and the framings RFC 9112
+refuses refused, and what waitress refuses answered in the API's JSON envelope."""
+from __future__ import annotations
+
+import time
+
+import orjson
+from waitress.parser import HTTPRequestParser, ParsingError
+from waitress.task import ErrorTask
+from waitress.utilities import BadRequest, RequestEntityTooLarge
+
+from .errors import ApiError
+from .guards import LARGEST_BODY_LIMIT, SECURITY_HEADERS
+
+
+class BoundedRequest(HTTPRequestParser):
+    """A request parser that stops at the body limit instead of failing with waitress'
+    plain-text 413 (which, for a Content-Length body, it sends only after reading it)."""
+
+    body_refused = False
+
+    def __init__(self, adj) -> None:
+        super().__init__(adj)
+        self.started = time.time()  # the clock waitress' maintenance() is given
+
+    def parse_header(self, header_plus: bytes) -> None:
+        """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
+        Content-Length beside a chunked body, which a proxy framing by the length would
+        split elsewhere (the root of request smuggling), more than one Host, and an
+        HTTP/1.1 request without one."""
+        super().parse_header(header_plus)
+        if self.chunked and "CONTENT_LENGTH" in self.headers:
+            raise ParsingError("Content-Length and Transfer-Encoding together")
+        if "," in self.headers.get("HOST", ""):  # waitress joins repeated headers with ", "
+            raise ParsingError("more than one Host header")
+        if self.version == "1.1" and "HOST" not in self.headers:
+            raise ParsingError("HTTP/1.1 request without a Host header")
+
+    def received(self, data: bytes) -> int:
+        consumed = super().received(data)
+        if self.body_rcv is None and not self.completed and b"\n\n" in self.header_plus:
+            # Headers ended with bare line feeds: waitress waits for CRLF CRLF, which will
+            # never come, until the request times out. Say so at once instead.
+            self.error = BadRequest("header lines must end with CRLF")
+            self.completed = True
+            return consumed
+        if isinstance(self.error, RequestEntityTooLarge) or (
+                self._announces_too_much() and not self.completed):
+            self.error = None
+            self.body_refused = self.completed = True
+            self.expect_continue = False  # no "100 Continue": the body is not wanted
+        return consumed
+
+    def _announces_too_much(self) -> bool:
+        """A Content-Length, or the size line of one chunk, over the largest body."""
+        if not self.headers_finished:
+            return False
+        if self.chunked:
+            return getattr(self.body_rcv, "chunk_remainder", 0) > LARGEST_BODY_LIMIT
+        return self.content_length > LARGEST_BODY_LIMIT
+
+
+class JsonErrorTask(ErrorTask):
+    """What waitress refuses before the app sees a request (a malformed request line or
+    header, a Content-Length of -1, headers past their limit, an unknown
+    Transfer-Encoding) is answered in the API's JSON envelope, with waitress' status and
+    the security headers every response carries, instead of waitress' plain text. No input
+    earns a 5xx: waitress' 501 for a transfer coding it does not know becomes the contract's
+    400 invalid_request."""
+
+    def execute(self) -> None:
+        refusal = self.request.error
+        status, reason = refusal.code, refusal.reason
+        if status >= 500:  # an unknown Transfer-Encoding (501): the request is at fault
+            status, reason = 400, "Bad Request"
+        detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
+        error = ApiError("payload_too_large" if status == 413 else "invalid_request",
+                         f"HTTP 请求无法解析：{detail[:200]}", status=status)
+        body = orjson.dumps(error.external_body())
+        self.status = f"{status} {reason}"
+        self.response_headers.extend([
+            ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
+            *SECURITY_HEADERS.items()])
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
