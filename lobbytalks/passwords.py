@@ -34,6 +34,8 @@ from .turns import set_aside
 __all__ = ["Argon2Cost", "hash_password", "verify_password", "verify_password_timing_safe",
            "needs_rehash"]
 
+# What a password may be, as people type it: the forms, the admin settings.
+PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH = 10, 128
 _SALT_BYTES = 16
 _KEY_BYTES = 32
 _ARGON2_VERSION = 19

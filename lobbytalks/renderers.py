@@ -10,6 +10,7 @@ from typing import Callable
 
 from flask import Request, Response, jsonify
 
+from .auth import bearer_token
 from .errors import ApiError
 
 # Everything under /api/external gets the {error, code} envelope, except the paths below
@@ -72,7 +73,7 @@ def render_error(request: Request, error: ApiError) -> Response:
     if error.code == "unauthorized" and request.path in BEARER_PATHS:
         # RFC 6750 3.1: a token that was sent and refused is named as such; a request that
         # sent none gets the bare challenge.
-        presented = request.headers.get("Authorization", "").lower().startswith("bearer ")
         response.headers["WWW-Authenticate"] = (
-            f'{BEARER_CHALLENGE}, error="invalid_token"' if presented else BEARER_CHALLENGE)
+            BEARER_CHALLENGE if bearer_token(request) is None
+            else f'{BEARER_CHALLENGE}, error="invalid_token"')
     return response

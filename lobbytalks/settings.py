@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from .passwords import Argon2Cost
+from .passwords import PASSWORD_MIN_LENGTH, Argon2Cost
 
 ENV_PREFIX = "LOBBYTALKS_"
 SQLITE_URL_PREFIX = "sqlite:///"  # then the path, as SQLAlchemy: sqlite:////srv/lt.db is absolute
@@ -31,7 +31,6 @@ _AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
-ADMIN_PASSWORD_MIN_LENGTH = 10  # what logging in takes (models.web.Password)
 
 
 def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True,
@@ -143,9 +142,9 @@ class Settings:
         for f in fields(self):
             if f.name.startswith("rate_"):
                 _check_rate(ENV_PREFIX + f.name.upper(), getattr(self, f.name))
-        if self.admin_username and len(self.admin_password) < ADMIN_PASSWORD_MIN_LENGTH:
+        if self.admin_username and len(self.admin_password) < PASSWORD_MIN_LENGTH:
             raise SettingsError(
-                f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {ADMIN_PASSWORD_MIN_LENGTH} "
+                f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {PASSWORD_MIN_LENGTH} "
                 f"characters, as logging in takes (set it, or its _FILE, with ADMIN_USERNAME)")
 
     @property
@@ -225,10 +224,11 @@ def _read_setting_file(name: str, path: str) -> str:
 
 
 def _check_rate(name: str, value: str) -> None:
-    """A rate limit as the ``limits`` library reads it ("20/minute", "5 per hour")."""
-    from limits import parse_many  # only here: settings are loaded before anything else
+    """A rate limit as the gate reads it (``limits.parse``, as ``lobbytalks.limits`` does):
+    "20/minute", "5 per hour"."""
+    from limits import parse  # only here: settings are loaded before anything else
     try:
-        parse_many(value)
+        parse(value)
     except ValueError:
         raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
                             f"got {value!r}") from None

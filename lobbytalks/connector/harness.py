@@ -27,10 +27,9 @@ DEFAULT_CODEX_SANDBOX = "read-only"
 DOCUMENT_VERSION = 1
 _DROPPED_SCHEMA_KEYS = ("default", "title")
 
-
-
 def _owner_only(path: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
+
 
 class HarnessFailed(Exception):
     """The harness ended without a usable result; ``reason`` is for the owner (unredacted)."""

@@ -37,14 +37,12 @@ class Plan:
 def parse_quiet_hours(text: str) -> tuple[int, int]:
     """"22-7" → (22, 7): no new research from 22:00 until 07:00 local time."""
     start, _, end = text.partition("-")
-    try:
+    if start.isdecimal() and end.isdecimal():
         hours = (int(start), int(end))
-    except ValueError:
-        hours = (-1, -1)
-    if not all(0 <= h <= 23 for h in hours) or hours[0] == hours[1]:
-        raise ValueError(f"--quiet-hours takes START-END, two different hours 0-23 "
-                         f"such as 23-7, got {text!r}")
-    return hours
+        if all(0 <= h <= 23 for h in hours) and hours[0] != hours[1]:
+            return hours
+    raise ValueError(f"--quiet-hours takes START-END, two different hours 0-23 "
+                     f"such as 23-7, got {text!r}")
 
 
 def in_quiet_hours(hours: tuple[int, int] | None, local_hour: int) -> bool:

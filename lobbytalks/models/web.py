@@ -5,6 +5,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_PATTERN, Id, IdRef, Page, Strict,
                      Text)
 
@@ -41,7 +42,7 @@ class TopicListQuery(Strict):
     page: Page = 1
 
 
-Password = Text(10, 128)
+Password = Text(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH)
 
 
 class WebAuth(BaseModel):
@@ -58,7 +59,7 @@ class WebLogout(Strict):
 class PasswordChange(Strict):
     """A new password for the signed-in account (LobbyTalks' own web action)."""
     action: Literal["change_password"]
-    currentPassword: Text(1, 128)
+    currentPassword: Text(1, PASSWORD_MAX_LENGTH)
     newPassword: Password
 
 
