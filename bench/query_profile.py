@@ -93,10 +93,14 @@ def main() -> int:
     for label, who, method, path, body in requests(manifest, topic):
         client = visitor if who == "visitor" else user
         statements: list[str] = []
-        trace(db.conn, statements)
+        # A write runs on the writer's connection, its reads before BEGIN on the thread's.
+        connections = (db.conn, db._writer())
+        for conn in connections:
+            trace(conn, statements)
         response = client.open(path, method=method, json=body(task_id) if body else None,
                                headers=bearer if who == "agent" else None)
-        db.conn.set_trace_callback(None)
+        for conn in connections:
+            conn.set_trace_callback(None)
         if label == "claim_task":
             task_id = response.get_json()["task"]["id"]
         print(f"\n{label}: HTTP {response.status_code}, {len(statements)} statements, "
