@@ -297,3 +297,21 @@ def test_a_claim_with_no_lease_to_settle_updates_none(app):
     assert any(sql.lstrip().startswith("INSERT INTO tasks") for sql in seen), seen
     updates = [sql for sql in seen if sql.lstrip().upper().startswith("UPDATE")]
     assert updates == [], updates
+
+
+@sqlite_only
+def test_a_claim_reads_the_full_text_right_once(app):
+    """The claim has just read whether the agent's person may read the whole discussion;
+    the frozen context it returns uses that answer instead of asking again."""
+    _, _, agent, topic = answered_topic(app, 1)  # the agent contributed: the right holds
+    writer = app.config["LOBBYTALKS"].db._writer()
+    seen: list[str] = []
+    writer.set_trace_callback(seen.append)
+    try:
+        claimed = agent.claim(topic)
+    finally:
+        writer.set_trace_callback(None)
+    assert claimed.status_code == 200, claimed.get_json()
+    assert claimed.get_json()["context"]["allowed"] is True
+    right = [sql for sql in seen if "FROM messages" in sql and "LIMIT 1" in sql]
+    assert len(right) == 1, right

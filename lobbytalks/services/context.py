@@ -58,14 +58,17 @@ def build(
     version: int | None = None,
     frozen_ids: Iterable[str] | None = None,
     private_allowed: bool | None = None,
+    allowed: bool | None = None,
 ) -> dict[str, Any]:
     """The Context object. Without ``frozen_ids`` it is live; with them, a task's frozen view.
 
     A frozen view shows only the message ids recorded at claim, the question version the
     task was claimed on and the private context only if the claim was entitled to it; all
-    three additionally need the current read right.
+    three additionally need the current read right (``allowed``: that right, when the
+    caller has just read it in the same transaction).
     """
-    allowed = can_read_full(conn, agent.user_id, topic)
+    if allowed is None:
+        allowed = can_read_full(conn, agent.user_id, topic)
     version = version or topic["version"]
     row = _version_row(conn, topic["id"], version)
     messages = _messages(conn, topic, allowed, frozen_ids)

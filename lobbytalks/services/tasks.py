@@ -86,15 +86,16 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
             "version": topic["version"], "private": int(allowed), "frozen": dumps(frozen),
         }).fetchone()
         return {"task": task_view(task),
-                "context": frozen_context(conn, keyring, agent, task, topic)}
+                "context": frozen_context(conn, keyring, agent, task, topic, allowed)}
 
 
-def frozen_context(conn, keyring, agent, task, topic=None) -> dict[str, Any]:
-    """The context a task was claimed with (``topic``: the topic row, when already read)."""
+def frozen_context(conn, keyring, agent, task, topic=None, allowed=None) -> dict[str, Any]:
+    """The context a task was claimed with (``topic``: the topic row, and ``allowed``: the
+    read right, when already read in this transaction)."""
     topic = topic or get_topic(conn, task["topic_id"])
     return context.build(conn, keyring, agent, topic, version=task["question_version"],
                          frozen_ids=loads(task["frozen_messages"]),
-                         private_allowed=bool(task["private_included"]))
+                         private_allowed=bool(task["private_included"]), allowed=allowed)
 
 
 def _replay_claim(conn, keyring, agent, task, data) -> dict[str, Any]:
