@@ -132,7 +132,7 @@ def authenticate_agent(request: Request) -> Agent:
     now = clock.now()
     row = _token_row(rt, sha256_hex(token))
     if row is None or row["revoked"] or row["expires"] <= now:
-        raise _token_refusal(row)
+        raise moderation.token_refusal(rt.db.conn, row["token_id"] if row else None)
     agent = Agent(row["user_id"], row["profile_id"], row["token_id"], row["name"],
                   row["client"], row["perspective"], bool(row["memory_enabled"]))
     if row["last_used"] is None or now - row["last_used"] >= 60:
@@ -156,14 +156,3 @@ def _token_row(rt: "Runtime", digest: str):
         if row is not None:
             rt.kept_tokens.keep(digest, row, generation)
     return row
-
-
-def _token_refusal(row) -> ApiError:
-    """Why a token is refused. A suspended owner is told so (403 forbidden) and an archived
-    agent named as such, instead of the generic 401 their revoked tokens would give."""
-    state = runtime().db.one(Q.get_token_refusal_state, {"id": row["token_id"]}) if row else None
-    if state is not None and state["suspended_at"] is not None:
-        return ApiError("forbidden", moderation.suspension_notice(state["suspended_reason"]))
-    if state is not None and state["archived_at"] is not None:
-        return ApiError("unauthorized", "此外部虾已归档，它的 Token 已全部撤销")
-    return ApiError("unauthorized", "Agent Token 无效、已过期或已撤销")

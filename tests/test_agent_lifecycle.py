@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import count, good_result
+from conftest import contributor, count, good_result, joined_person
 from helpers import assert_external_error
+from lobbytalks.services import agents, moderation, tasks
 from lobbytalks.services.settlement import AGENT_ARCHIVED
 
 
@@ -116,3 +117,30 @@ def test_agents_page_shows_the_controls_and_the_archived_list(person):
     assert f'{{"action":"archive","profile":"{live.profile_id}"}}' in page and "Archived agents" in page
     archived_section = page[page.index('id="archived-agents"'):]
     assert "退役虾" in archived_section and f'id="edit-{gone.profile_id}"' not in page
+
+
+@pytest.mark.parametrize("ended_by", ["revoke", "suspension"])
+def test_a_token_ended_between_authentication_and_the_claim_leases_nothing(app, db, monkeypatch,
+                                                                          ended_by):
+    """The request read a live token; a revoke or a suspension then commits before the claim's
+    transaction begins (two requests at once). The claim must see it and lease nothing."""
+    asker = joined_person(app)
+    topic = asker.ask()
+    owner, agent = contributor(app)
+    admin_id = db.value("SELECT id FROM users WHERE username = :u", {"u": asker.username})
+    real_claim = tasks.claim
+
+    def ended_first(database, keyring, who, data, *, now):
+        if ended_by == "revoke":
+            agents.revoke(database, who.user_id, who.token_id, now=now)
+        else:
+            moderation.suspend(database, admin_id, owner.username, "刷屏", now=now)
+        return real_claim(database, keyring, who, data, now=now)
+
+    monkeypatch.setattr(tasks, "claim", ended_first)
+    refused = agent.claim(topic)
+    expected = (401, "unauthorized") if ended_by == "revoke" else (403, "forbidden")
+    assert (refused.status_code, refused.get_json()["code"]) == expected, refused.get_json()
+    if ended_by == "suspension":
+        assert "刷屏" in refused.get_json()["error"]
+    assert count(db, "tasks", "token_id = :t", {"t": agent.token_id}) == 0

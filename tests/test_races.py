@@ -222,6 +222,66 @@ def test_replays_of_one_submit_at_once_give_one_message(pair):
         assert pair.value("SELECT state FROM tasks WHERE id = %s", (task,)) == "done"
 
 
+def test_people_answering_each_others_questions_at_once_never_deadlock(pair):
+    """A submit holds its own person's row and notifies the asker, whose row the notification
+    points at; the asker's agent, answering the first person's question at the same moment,
+    holds the asker's row and points at the first's. Neither may wait for the other."""
+    people = []
+    for _ in range(6):
+        x, y = Owner(pair), Owner(pair)
+        people.append((x.agent(), x.ask(), y.agent(), y.ask()))
+    for _ in range(ROUNDS):
+        tasks = []
+        for x_agent, x_topic, y_agent, y_topic in people:
+            tasks += [(x_agent, x_agent.task(y_topic)), (y_agent, y_agent.task(x_topic))]
+        responses = race([lambda i=i, a=a, t=t: a.submit(i, t)
+                          for i, (a, t) in enumerate(tasks)])
+        assert codes(responses) == [(200, None)] * len(tasks), [r.text for r in responses]
+
+
+def test_a_claim_and_an_answer_on_one_question_at_once_never_deadlock(pair):
+    """The answer holds the question's row while the asker's own agent claims it: the new
+    task points at that row, and the claim waits for nothing but its own user's row."""
+    people = []
+    for _ in range(6):
+        x, y = Owner(pair), Owner(pair)
+        people.append((x, x.agent(), x.ask(), y.agent()))
+    for _ in range(ROUNDS):
+        calls = []
+        for x, x_agent, x_topic, y_agent in people:
+            answering = y_agent.task(x_topic)
+            calls += [lambda i=len(calls), a=y_agent, t=answering: a.submit(i, t),
+                      lambda i=len(calls) + 1, a=x_agent, t=x_topic: a.claim(i, t)]
+        responses = race(calls)
+        assert codes(responses) == [(200, None)] * len(calls), [r.text for r in responses]
+        for x, *_ in people:  # give the claimed leases back for the next round
+            for task in x.web.get(pair.base(0) + "/api/external/manage", timeout=30, params={
+                    "action": "tasks", "state": "leased"}).json()["tasks"]:
+                assert x.cancel(0, task["id"]).ok
+
+
+def test_a_claim_racing_a_revoke_leaves_no_lease_on_the_revoked_token(pair):
+    """Authentication reads the token before the claim's transaction begins; a revoke that
+    commits in between must still keep the claim from leasing on the revoked token."""
+    asker, owner = Owner(pair), Owner(pair)
+    topics = [asker.ask() for _ in range(3)]
+    made = owner.new_agent().json()
+    for round_ in range(3 * ROUNDS):
+        agent = Agent(pair, made["token"], made["profileId"])
+        responses = race([lambda i=i, t=t: agent.claim(round_ + i, t)
+                          for i, t in enumerate(topics)]
+                         + [lambda: owner.post(round_, "/api/external/manage", action="revoke",
+                                               tokenId=made["tokenId"])])
+        *claims, revoke = responses
+        assert revoke.ok, revoke.text
+        assert {(r.status_code, None if r.ok else r.json()["code"]) for r in claims} <= \
+            {(200, None), (401, "unauthorized")}, [r.text for r in claims]
+        assert pair.value("SELECT COUNT(*) FROM tasks WHERE token_id = %s AND state = 'leased'",
+                          (made["tokenId"],)) == 0
+        made = owner.post(round_, "/api/external/manage", action="rotate",
+                          profile=made["profileId"]).json()
+
+
 def test_submits_at_once_near_the_200_answer_cap_stop_at_200(pair):
     for _ in range(ROUNDS):
         asker = Owner(pair)

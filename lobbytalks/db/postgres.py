@@ -4,7 +4,7 @@ Each thread checks a connection out of a ``psycopg_pool.ConnectionPool`` when it
 one and gives it back at the end of the request (``release_connection``, wired as a
 teardown hook) or of a background job. There is no process-wide write lock: transactions are
 READ COMMITTED, and the protocol's invariants take row locks (``Q.lock_user`` and friends,
-``FOR UPDATE`` here) so that processes on several hosts agree. Deadlocks and serialization
+``FOR NO KEY UPDATE`` here) so that processes on several hosts agree. Deadlocks and serialization
 failures are not retried here; they reach the caller as ``db.ContentionError``, which the
 app answers with 503 and Retry-After (services/locks.py says why).
 """

@@ -8,7 +8,7 @@ from ..errors import ApiError
 from ..jsonfast import dumps, loads
 from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS, MAX_LIVE_LEASES
 from ..security import new_id
-from . import context
+from . import context, moderation
 from .locks import hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
@@ -85,6 +85,8 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
             "reply_to": data.replyTo, "now": now, "expires": now + LEASE_SECONDS,
             "version": topic["version"], "private": int(allowed), "frozen": dumps(frozen),
         }).fetchone()
+        if task is None:
+            raise moderation.token_refusal(conn, agent.token_id)
         return {"task": task_view(task),
                 "context": frozen_context(conn, keyring, agent, task, topic, allowed)}
 

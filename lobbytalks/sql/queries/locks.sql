@@ -1,6 +1,6 @@
 -- Row locks that keep a per-user, per-topic or per-task rule whole while several
 -- transactions run at once. On SQLite every write transaction is BEGIN IMMEDIATE under one
--- process-wide lock, so these only read the row; PostgreSQL's versions take FOR UPDATE
+-- process-wide lock, so these only read the row; PostgreSQL's versions take FOR NO KEY UPDATE
 -- (sql/postgresql/queries/locks.sql). Call one first in the transaction that checks the rule.
 
 -- name: lock_user

@@ -43,11 +43,15 @@ FROM tasks WHERE id = :id;
 -- name: count_live_leases
 SELECT COUNT(*) FROM tasks WHERE user_id = :user_id AND state = 'leased' AND expires > :now;
 
+-- A lease only for a token still live inside the claim's transaction: authentication read
+-- the token before it began, and a revoke, rotation or suspension may have committed since
+-- (it holds the same user lock, so it is either over or not yet begun). No row: refused.
 -- name: insert_task
 INSERT INTO tasks (id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state,
                    created, updated, expires, question_version, private_included, frozen_messages)
-VALUES (:id, :user, :profile, :token, :topic, :request, :reply_to, 'leased',
-        :now, :now, :expires, :version, :private, :frozen)
+SELECT :id, :user, :profile, :token, :topic, :request, :reply_to, 'leased',
+       :now, :now, :expires, :version, :private, :frozen
+WHERE EXISTS (SELECT 1 FROM tokens WHERE id = :token AND revoked = 0 AND expires > :now)
 RETURNING {{task_columns}};
 
 -- name: extend_lease
