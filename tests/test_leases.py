@@ -100,8 +100,21 @@ def test_expired_task_rejects_submission(world, clock_file, db):
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "submission_rejected")
     assert db.value("SELECT state FROM tasks") == "expired"
+    # Again, now that the expiry is recorded: the same answer, not one that depends on
+    # which request settled the lease first.
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
-                          "task_terminal")
+                          "submission_rejected")
+    assert count(db, "messages") == 0
+
+
+def test_a_submit_after_a_status_query_saw_the_lease_expire_is_rejected_alike(world, clock_file,
+                                                                              db):
+    asker, _, agent = world
+    task = agent.claim(asker.ask()).get_json()["task"]["id"]
+    advance(clock_file, 1801)
+    assert agent.get("get_task_status", taskId=task).get_json()["task"]["state"] == "expired"
+    assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
+                          "submission_rejected")
     assert count(db, "messages") == 0
 
 

@@ -28,9 +28,11 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
         hold_topic(conn, task["topic_id"])  # the answer count and its cap
         hold_task(conn, task["id"])
         task, expired_now = with_expiry_settled(conn, task, now)
-        if not expired_now:
+        if not expired_now and task["state"] != "expired":
             return _store(conn, agent, data, task, result, digest, now)
-    raise lease_ran_out("submit_result")  # it was leased until now: nothing to replay
+    # Its lease ran out, just now or before (whoever recorded that first): nothing was
+    # stored and there is nothing to replay, so every such submit gets the same answer.
+    raise lease_ran_out("submit_result")
 
 
 def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], digest: str,
