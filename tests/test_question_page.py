@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
-from conftest import count, good_result
-from lobbytalks.services import cards, question_page
+from conftest import contributor, count, good_result
+from lobbytalks.services import cards, question_page, topics
+from qa_helpers import answer
 from test_leases import world  # noqa: F401  (the asker, a lobby member and its agent)
 
 
@@ -94,3 +96,34 @@ def test_the_question_page_renders_the_composition(answered):
     page = helper.http.get(f"/q/{topic}?lang=en")
     assert page.status_code == 200
     assert f'id="m-{message}"' in page.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("surface", ["api", "page"])
+def test_an_answer_stored_while_a_question_is_read_is_counted_and_listed_alike(app, world,
+                                                                               monkeypatch,
+                                                                               surface):
+    """Another request stores an answer after the reader's topic row was read and before
+    its answers are: the count and the answers come from one snapshot, so they agree."""
+    asker, _, agent = world
+    topic = asker.ask()
+    answer(agent, topic)
+    _, late_agent = contributor(app, "迟到虾")
+    real = topics.latest_messages
+    stored = []
+
+    def answered_meanwhile(conn, topic_id, limit):
+        if not stored:  # in another thread, as a concurrent request would
+            writer = threading.Thread(target=lambda: stored.append(answer(late_agent, topic)))
+            writer.start()
+            writer.join()
+        return real(conn, topic_id, limit)
+
+    monkeypatch.setattr(topics, "latest_messages", answered_meanwhile)
+    if surface == "api":
+        data = asker.web_get(topic=topic).get_json()
+        assert data["messageCount"] == len(data["messages"]) == 1
+    else:
+        page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+        assert '<span class="count">1</span>' in page
+        assert page.count('<article class="answer"') == 1
+    assert stored and count(app.config["LOBBYTALKS"].db, "messages") == 2

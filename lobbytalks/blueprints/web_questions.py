@@ -115,7 +115,8 @@ def question(topic_id: str):
     if not ID.fullmatch(topic_id):
         raise ApiError("not_found", "话题不存在")
     rt = runtime()
-    shown = question_page.page(read_conn(), rt.keyring, viewer_id(), topic_id, now=clock.now())
+    with rt.db.snapshot() as conn:  # the answer count agrees with the answers shown
+        shown = question_page.page(conn, rt.keyring, viewer_id(), topic_id, now=clock.now())
     data = shown.data
     pages = AnswerPages(data["messages"], int_arg("page", default=0),
                         request.args.get("answer", ""))

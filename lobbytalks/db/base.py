@@ -16,6 +16,10 @@ log = logging.getLogger("lobbytalks.db")
 
 class TransactionalDatabase:
     begin = "BEGIN"
+    # A read-only transaction whose statements all see one snapshot. SQLite's deferred BEGIN
+    # does (WAL: the snapshot is taken at the first read); PostgreSQL's default isolation
+    # takes a new snapshot at every statement.
+    begin_snapshot = "BEGIN"
 
     def _write_guard(self) -> AbstractContextManager[Any]:
         return nullcontext()
@@ -63,6 +67,22 @@ class TransactionalDatabase:
         self.checkpointer.notify()
         for hook in self.after_commit:
             hook()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """This thread's connection, reading one snapshot for the block: for reads that must
+        agree with each other (a count beside the rows it counts) while others commit.
+        Read-only; inside a write transaction it is that transaction."""
+        if getattr(self._local, "depth", 0):
+            yield self.conn
+            return
+        conn = self.conn
+        conn.execute(self.begin_snapshot)
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # a failed statement may have ended it already
+                conn.execute("ROLLBACK")
 
     def _savepoint(self, depth: int) -> Iterator[Any]:
         conn, name = self.conn, f"nested_{depth}"

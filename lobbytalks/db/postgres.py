@@ -64,6 +64,7 @@ class PostgresDatabase(TransactionalDatabase):
     """Pooled connections, one per thread while in use; READ COMMITTED transactions."""
 
     dialect = "postgresql"
+    begin_snapshot = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8,
                  timeout: float = 10.0) -> None:
