@@ -14,20 +14,20 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import requests
 
 from conftest import LiveServer, advance, free_port, good_result, open_database, web_session
-from lobbytalks.connector.attempt import AttemptRunner
 from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
                                            EXIT_UNREACHABLE)
 from lobbytalks.connector.events import EVENTS
 from lobbytalks.connector.harness import result_schema
+from lobbytalks.connector.submission import submission
 from lobbytalks.db import Row
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
@@ -57,7 +57,8 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("connector")
     clock = root / "clock-offset"
     clock.write_text("0")
-    env = {"LOBBYTALKS_CLOCK_OFFSET_FILE": str(clock)}
+    # Every scene registers two people from one address: more than an hour's sign-ups allow.
+    env = {"LOBBYTALKS_CLOCK_OFFSET_FILE": str(clock), "LOBBYTALKS_RATE_REGISTER": "1000/minute"}
     server = LiveServer(root / "server", env=env)
     w = World(root, clock, server, env)
     yield w
@@ -135,16 +136,19 @@ class Scene:
         self.outputs: list[str] = []
 
     def connector(self, *args: str, server: str | None = None, harness: list[str] | None = None,
-                  env: dict[str, str] | None = None) -> subprocess.Popen:
+                  env: dict[str, str] | None = None, cwd: Path | None = None,
+                  state_dir: str | None = None) -> subprocess.Popen:
         harness = harness or ["--harness", "command",
                               "--harness-command", f"{sys.executable} {self.stub}"]
         proc = subprocess.Popen(
             [sys.executable, "-m", "lobbytalks", "agent", *args,
-             "--server", server or self.world.server.url, "--state-dir", str(self.state_dir),
+             "--server", server or self.world.server.url,
+             "--state-dir", state_dir or str(self.state_dir),
              *harness, "--json", "--tick", "0.1", "--retry-backoff", "0.2"],
             env={**os.environ, TOKEN_ENV: self.agent["token"], "STUB_DIR": str(self.stub_dir),
-                 "LOBBYTALKS_CLOCK_OFFSET_FILE": str(self.world.clock), **(env or {})},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 "LOBBYTALKS_CLOCK_OFFSET_FILE": str(self.world.clock),
+                 "PYTHONPATH": str(Path(__file__).resolve().parent.parent), **(env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
         self.procs.append(proc)
         return proc
 
@@ -749,9 +753,8 @@ def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world
 def test_a_harness_null_is_left_out_of_the_submission_and_the_server_refuses_null():
     """The harness schema lets an optional field be null (structured output wants every
     property); the connector sends it as absent, since the server refuses null."""
-    runner = SimpleNamespace(now=lambda: 1_800_000_000)
     result = good_result(conditions=None, toolRuns=None, uncertainties=None)
-    body, problems = AttemptRunner._validated(runner, "task_x", result, None)
+    body, problems = submission("task_x", result, None, now=1_800_000_000)
     assert problems == []
     sent = json.loads(body)
     assert {"conditions", "toolRuns", "uncertainties"}.isdisjoint(sent)
@@ -789,3 +792,139 @@ def test_an_option_out_of_range_is_a_usage_error_that_names_it(tmp_path, option,
                         *option], env={**os.environ, TOKEN_ENV: "lbt_" + "x" * 46},
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and said in r.stderr, r.stderr
+
+
+# --- local faults never leave a lease silent ------------------------------------------------
+
+def test_a_relative_harness_program_and_state_dir_are_found_from_where_it_started(scene, tmp_path):
+    """The help's own example, --harness-command ./research.py, with --state-dir state: both
+    name paths from the connector's folder, though the harness runs in its own."""
+    program = tmp_path / "research.py"
+    program.write_text(f"#!{sys.executable}\n" + STUB)
+    program.chmod(0o755)
+    code, events = scene.finish(scene.connector(
+        "answer", scene.topic, cwd=tmp_path, state_dir="state",
+        harness=["--harness", "command", "--harness-command", "./research.py"]))
+    assert code == EXIT_OK, events
+    [task] = scene.tasks()
+    assert task["state"] == "done"
+    assert (tmp_path / "state" / "attempts").is_dir()
+
+
+def test_a_harness_that_cannot_start_fails_the_task_at_once(scene, tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("#!/no/such/interpreter\n")
+    broken.chmod(0o755)
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", str(broken)]))
+    assert code == EXIT_TASK_FAILED, events
+    [task] = scene.tasks()
+    assert task["state"] == "failed", task["error"]
+    assert task["error"].startswith("harness failed: could not start the harness")
+    assert "Traceback" not in scene.outputs[-1]
+
+
+def test_a_state_folder_that_cannot_keep_the_result_fails_the_task_and_says_why(scene):
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    results = scene.state_dir / "results"
+    results.rmdir()
+    results.write_text("")  # keeping the result now fails, as on a full or read-only disk
+    release(scene)
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED, events
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "the connector failed" in task["error"], task["error"]
+    [error] = [e for e in events if e["event"] == "error"]
+    assert str(results) in error["message"]
+    assert "Traceback" not in scene.outputs[-1]
+
+
+def test_a_heartbeat_refused_on_a_leased_task_ends_it_instead_of_asking_every_tick(scene, proxy):
+    counting = proxy()
+    hold(scene)
+    proc = scene.run_once(server=counting.url)
+    wait_for(lambda: started(scene), what="research to start")
+    r = scene.asker.post(scene.world.server.url + "/api/community",
+                         json={"action": "close", "topic": scene.topic})
+    assert r.status_code == 200, r.text
+    advance(scene.world.clock, 11 * 60)  # a heartbeat is due, and is refused: closed
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED, events
+    assert counting.count("heartbeat") == 1
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "topic_unavailable" in task["error"], task["error"]
+    pid = int((scene.stub_dir / "pid-1").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+
+
+def test_a_claim_refused_for_task_limit_leaves_the_question_for_later(scene):
+    world, url = scene.world, scene.world.server.url
+    other = world.agent(scene.owner)
+    headers = {"Authorization": f"Bearer {other['token']}"}
+    held = []
+    for i in range(3):  # the owner's three leases, all taken by their other agent
+        topic = world.ask(scene.asker, f"占满租约的问题 {i}？", community="lobby")
+        r = requests.post(url + "/api/external", headers=headers, json={
+            "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())})
+        assert r.status_code == 200, r.text
+        held.append(r.json()["task"]["id"])
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK and "deferred" in names(events), events
+    assert scene.tasks() == []
+    for task in held:
+        r = scene.owner.post(url + "/api/external/manage",
+                             json={"action": "cancel_task", "taskId": task})
+        assert r.status_code == 200, r.text
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK, events
+    assert [t["state"] for t in scene.tasks()] == ["done"]
+
+
+def test_a_harness_printing_without_end_is_stopped_at_16_mib(scene, tmp_path):
+    flood = tmp_path / "flood.py"
+    flood.write_text("import sys, time\nchunk = 'x' * (1 << 20)\n"
+                     "for _ in range(40):\n    sys.stdout.write(chunk)\n    sys.stdout.flush()\n"
+                     "time.sleep(60)\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {flood}"]))
+    assert code == EXIT_TASK_FAILED, events
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "more than 16 MiB" in task["error"], task["error"]
+
+
+LEAK = r'''
+import base64, json, os, pathlib, sys
+d = pathlib.Path(os.environ["STUB_DIR"])
+token = (d / "token").read_text()
+shown = {"spaced": " ".join(token), "dashed": "-".join(token),
+         "base64": base64.b64encode(token.encode()).decode(),
+         "hex": token.encode().hex()}[sys.argv[1]]
+if sys.argv[2] == "stderr":
+    print("could not finish: " + shown, file=sys.stderr)
+    sys.exit(1)
+result = json.loads((d / "result.json").read_text())
+result["reasoningSummary"] += " " + shown
+print(json.dumps(result, ensure_ascii=False))
+'''
+
+
+@pytest.mark.parametrize("disguise, where", [("spaced", "result"), ("base64", "result"),
+                                             ("hex", "result"), ("dashed", "stderr")])
+def test_a_token_spelt_out_or_encoded_never_leaves(scene, tmp_path, disguise, where):
+    leak = tmp_path / "leak.py"
+    leak.write_text(LEAK)
+    code, events = scene.finish(scene.run_once(harness=[
+        "--harness", "command", "--harness-command", f"{sys.executable} {leak} {disguise} {where}"]))
+    assert code == EXIT_TASK_FAILED, events
+    assert scene.messages() == []
+    [task] = scene.tasks()
+    assert task["state"] == "failed"
+    if where == "result":
+        assert task["error"].endswith("sensitive_content: the result holds the Agent Token, "
+                                      "spelt out or encoded"), task["error"]
+    else:
+        assert "withheld" in task["error"] and "could not finish" not in task["error"]
+    scene.assert_token_nowhere()

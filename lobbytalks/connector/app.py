@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import clock
 from ..security import is_agent_token_shape
-from .attempt import AttemptRunner, Stopped, Timing
+from .attempt import AttemptRunner, Stopped, Timing, describe
 from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
                        UsageError)
@@ -31,7 +31,7 @@ def read_token(args: argparse.Namespace) -> str:
         try:
             return Path(args.token_file).read_text("utf-8").strip()
         except OSError as exc:
-            raise UsageError(f"cannot read --token-file: {exc.strerror}") from None
+            raise UsageError(f"cannot read --token-file {args.token_file}: {exc.strerror}") from None
     token = os.environ.get(args.token_env, "").strip()
     if not token:
         raise UsageError(f"no Agent Token: set {args.token_env} (or use --token-file); "
@@ -71,7 +71,9 @@ def connect(args: argparse.Namespace) -> Connection:
     harness = harness_config(args)
     secrets = (token,)
     reporter = Reporter(args.json, secrets)
-    store = StateStore(Path(args.state_dir) if args.state_dir else default_state_dir(server, token))
+    # Absolute: the harness runs from its own folder inside, and is handed paths into it.
+    store = StateStore((Path(args.state_dir) if args.state_dir
+                        else default_state_dir(server, token)).absolute())
     # LOBBYTALKS_CLOCK_OFFSET_FILE moves this clock exactly as it moves the server's (tests).
     clock.configure(os.environ.get("LOBBYTALKS_CLOCK_OFFSET_FILE"))
     stop = threading.Event()
@@ -115,7 +117,10 @@ def working(args: argparse.Namespace) -> Connection:
     :raise StateInUse: another connector holds the folder.
     """
     conn = connect(args)
-    conn.store.open().lock()
+    try:
+        conn.store.open().lock()
+    except OSError as exc:
+        raise UsageError(f"cannot use the state folder: {describe(exc)}") from None
     _stop_on_signals(conn)
     return conn
 
@@ -131,16 +136,17 @@ def run(args: argparse.Namespace) -> int:
     conn = working(args)
     conn.reporter.emit("started", server=args.server, harness=args.harness,
                        stateDir=str(conn.store.root), once=args.once)
-    fatal = Scheduler(conn.client, conn.store, conn.runner, conn.reporter, plan,
-                      now=clock.now, stop=conn.stop).run()
+    scheduler = Scheduler(conn.client, conn.store, conn.runner, conn.reporter, plan,
+                          now=clock.now, stop=conn.stop)
+    fatal = scheduler.run()
     code = _exit_for(conn, fatal)
     conn.reporter.emit("stopped")
     if code is not None:
         return code
     if isinstance(fatal, ProtocolError):  # --once and the poll itself was refused
         return EXIT_TASK_FAILED
-    if args.once and any(a["state"] in ("failed", "rejected", "expired")
-                         for a in conn.store.all_attempts()[-1:]):
+    if args.once and (scheduler.errors or any(a["state"] in ("failed", "rejected", "expired")
+                                              for a in conn.store.all_attempts()[-1:])):
         return EXIT_TASK_FAILED
     return EXIT_OK
 
@@ -157,6 +163,10 @@ def answer(args: argparse.Namespace) -> int:
         return EXIT_OK
     except (TokenRejected, Unreachable) as exc:
         return _exit_for(conn, exc) or EXIT_TASK_FAILED
+    except Exception as exc:  # said as the run loop says it, not as a traceback
+        conn.reporter.emit("error", f"attempt stopped by an unexpected error: {describe(exc)}",
+                           requestId=attempt["requestId"])
+        return EXIT_TASK_FAILED
     return EXIT_OK if state == "done" else EXIT_TASK_FAILED
 
 

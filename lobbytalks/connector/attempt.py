@@ -9,23 +9,20 @@ submitting → submit the kept bytes; after a lost answer ask ``get_task_status`
 """
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import ApiError
-from ..models.common import parse_model
-from ..models.external import SubmitResult, submit_error_code
-from ..models.result_rules import normalise
 from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
-from ..security import js_length
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
-from .events import Reporter, short_reason
+from .events import Reporter, describe, short_reason
 from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, result_schema, task_document
 from .state import StateStore
+from .submission import submission
 
-MIN_PRIVATE_ECHO = 20            # a private context this long must not come back verbatim
+# Claim refusals that say "not now" rather than "not this question": the question is left
+# for a later pass instead of being marked as tried.
+NOT_NOW = ("task_limit",)
 
 
 @dataclass
@@ -68,7 +65,14 @@ class AttemptRunner:
         elif attempt["state"] == "leased":  # killed between keeping the result and saying so
             self._set(attempt, "submitting")
         if attempt["state"] == "leased" and claim is not None:
-            self._research(attempt, claim)
+            try:
+                self._research(attempt, claim)
+            except (Stopped, TokenRejected, Unreachable):
+                raise
+            except Exception as exc:  # a local fault (the state folder full or read-only)
+                if attempt["state"] == "leased":  # the server is told, the lease not left
+                    self._fail(attempt, f"the connector failed: {describe(exc)}")
+                raise
         if attempt["state"] == "submitting":
             self._submit(attempt)
         return attempt["state"]
@@ -84,6 +88,11 @@ class AttemptRunner:
         except TokenRejected:
             raise
         except ProtocolError as exc:
+            if exc.code in NOT_NOW:
+                self._set(attempt, "deferred")
+                self.say("deferred", f"claim refused for now: {exc.code}: {exc.message}",
+                         topic=attempt["topic"])
+                return None
             return self._rejected(attempt, f"claim refused: {exc.code}: {exc.message}")
         task = claim["task"]
         attempt["task"] = task
@@ -135,7 +144,8 @@ class AttemptRunner:
                 raise
             if attempt["state"] != "leased":
                 return None  # lost while researching (cancelled, expired, token gone)
-            body, errors = self._validated(attempt["task"]["id"], result, private)
+            body, errors = submission(attempt["task"]["id"], result, private, now=self.now(),
+                                      secrets=self.secrets)
             if body is not None:
                 self.store.keep_result(attempt, body)
                 self._set(attempt, "submitting")
@@ -163,6 +173,7 @@ class AttemptRunner:
             while not running.finished():
                 if self.stop.is_set():
                     raise Stopped()
+                running.check_output_size()
                 if self.now() >= limit:
                     raise _Deadline(why)
                 if self.now() >= next_beat:
@@ -194,26 +205,15 @@ class AttemptRunner:
             raise
         except ProtocolError as exc:
             self.store.note_error(attempt, f"heartbeat refused: {exc.code}")
-            return self._follow(attempt, self.client.status(attempt["task"]["id"])["task"])
+            if not self._follow(attempt, self.client.status(attempt["task"]["id"])["task"]):
+                return False
+            # Still leased, yet it cannot be renewed (the question was closed, the owner left
+            # its community), so a result could not be stored either: end it now rather
+            # than ask again every tick until the lease runs out.
+            self._fail(attempt, f"heartbeat refused: {exc.code}: {exc.message}")
+            return False
         self.say("heartbeat", taskId=task["id"], expires=task["expires"])
         return self._follow(attempt, task)
-
-    def _validated(self, task_id: str, result: dict[str, Any], private: str | None
-                   ) -> tuple[bytes | None, list[str]]:
-        """The submission bytes, or the reasons the server would refuse them."""
-        # The harness schema lists every field, and lets it be null where the server takes
-        # its absence (structured output modes want each property present): null is left out.
-        fields = {k: v for k, v in result.items()
-                  if k not in ("action", "taskId") and v is not None}
-        body = {"action": "submit_result", "taskId": task_id, **fields}
-        try:
-            normalise(parse_model(SubmitResult, body, code_for=submit_error_code), now=self.now())
-        except ApiError as exc:
-            return None, [f"{exc.code}: {exc.message}"]
-        if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
-                private.strip() in json.dumps(fields, ensure_ascii=False):
-            return None, ["private_context: the result repeats the private context verbatim"]
-        return json.dumps(body, ensure_ascii=False).encode(), []
 
     # --- submit ------------------------------------------------------------------------
 
@@ -286,6 +286,10 @@ class AttemptRunner:
         except (ProtocolError, Unreachable) as exc:
             reason = f"{reason} (fail_task not confirmed: {exc})"
         attempt["state"] = "failed"
-        self.store.note_error(attempt, reason)
+        try:
+            self.store.note_error(attempt, reason)
+        except OSError as exc:  # told the server all the same; a restart asks it again
+            reason = f"{reason} (not saved locally: {describe(exc)})"
         self.say("task_failed", reason, taskId=task_id)
         return None
+

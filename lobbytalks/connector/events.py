@@ -5,7 +5,9 @@ even when a server message or a harness error happened to quote it.
 """
 from __future__ import annotations
 
+import base64
 import json
+import re
 import sys
 import threading
 import time
@@ -22,17 +24,38 @@ EVENTS = frozenset({
     "quiet_hours", "attempt_created", "claimed", "claim_replayed", "research_started",
     "heartbeat", "research_finished", "result_invalid", "result_saved", "submitted",
     "status_checked", "task_failed", "task_lost", "retrying", "token_rejected",
-    "unreachable", "poll_refused", "rejected", "attempt", "check", "error",
+    "unreachable", "poll_refused", "rejected", "deferred", "attempt", "check", "error",
 })
+
+
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]+")
+_SHORTEST_DISGUISED = 16  # a secret's letters and digits; tokens have far more
+
+
+def holds_disguised(text: str, secret: str) -> bool:
+    """Whether ``text`` holds ``secret`` as is, spelt out with anything between its letters
+    and digits (spaces, dashes, line breaks), or as hex or base64: what a model talked into
+    leaking a token would print to slip past a plain search."""
+    raw = secret.encode()
+    core = _NOT_ALNUM.sub("", secret)
+    if len(core) < _SHORTEST_DISGUISED:
+        return bool(secret) and secret in text
+    compact = _NOT_ALNUM.sub("", text)
+    forms = [core, raw.hex(), raw.hex().upper()]
+    for shift in range(3):  # base64 of the secret wherever it starts in the encoded bytes
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        forms.append(_NOT_ALNUM.sub("", encoded[4 if shift else 0:-4]))
+    return any(form in compact for form in forms)
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """``text`` without the given secrets; a text that still looks like it holds a secret
-    is withheld as a whole rather than guessed at."""
+    (also one spelt out or encoded) is withheld as a whole rather than guessed at."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[redacted]")
-    return WITHHELD if find_secret(text) else text
+    disguised = any(holds_disguised(text, secret) for secret in secrets if secret)
+    return WITHHELD if disguised or find_secret(text) else text
 
 
 def short_reason(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -41,6 +64,13 @@ def short_reason(text: str, secrets: tuple[str, ...] = ()) -> str:
     while js_length(line) > MAX_REASON:
         line = line[:-1]
     return line
+
+
+def describe(exc: BaseException) -> str:
+    """An error as the owner needs it: for a file, which one and what went wrong."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return repr(exc)
 
 
 def _scrubbed(value: Any, secrets: tuple[str, ...]) -> Any:

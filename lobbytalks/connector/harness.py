@@ -25,6 +25,9 @@ HARNESSES = ("codex", "claude", "command")
 DEFAULT_CLAUDE_TOOLS = "WebSearch,WebFetch"
 DEFAULT_CODEX_SANDBOX = "read-only"
 DOCUMENT_VERSION = 1
+# What a harness may print before it is stopped: a result is at most 64 KiB once sent,
+# and a runaway loop must not fill the disk or the connector's memory.
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 _DROPPED_SCHEMA_KEYS = ("default", "title")
 
 def _owner_only(path: str, flags: int) -> int:
@@ -164,10 +167,24 @@ class Running:
     def __init__(self, config: HarnessConfig, document: dict[str, Any], files: RunFiles,
                  env: dict[str, str]) -> None:
         self.config, self.files = config, files
-        files.schema.write_text(json.dumps(document["resultSchema"], ensure_ascii=False), "utf-8")
-        argv = config.argv(files)
-        if not argv or shutil.which(argv[0], path=env.get("PATH")) is None:
+        self._out = self._err = None
+        try:
+            self._start(document, env)
+        except OSError as exc:  # the state folder full or read-only, a program that will not run
+            self._close_files()
+            raise HarnessFailed(f"could not start the harness: {exc}") from None
+
+    def _start(self, document: dict[str, Any], env: dict[str, str]) -> None:
+        files = self.files
+        with open(files.schema, "w", encoding="utf-8", opener=_owner_only) as schema:
+            schema.write(json.dumps(document["resultSchema"], ensure_ascii=False))
+        argv = self.config.argv(files)
+        found = shutil.which(argv[0], path=env.get("PATH")) if argv else None
+        if found is None:
             raise HarnessFailed(f"harness executable not found: {argv[0] if argv else '(none)'}")
+        # Found from the connector's folder, run from the harness's own: "./research.py"
+        # must name the same file there.
+        argv[0] = os.path.abspath(found)
         # Only the owner reads what the harness printed: it may hold what a result
         # refused (the secret scan's catch is kept here for the owner to see).
         self._out = open(files.stdout, "wb", opener=_owner_only)
@@ -175,8 +192,8 @@ class Running:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=self._out,
                                      stderr=self._err, cwd=files.cwd, env=env,
                                      start_new_session=True)
+        payload = self.config.stdin(document)
         # A writer thread: a large document must not block us on a full pipe.
-        payload = config.stdin(document)
         threading.Thread(target=self._feed, args=(payload,), daemon=True).start()
 
     def _feed(self, payload: bytes) -> None:
@@ -189,9 +206,21 @@ class Running:
     def finished(self) -> bool:
         return self.proc.poll() is not None
 
+    def check_output_size(self) -> None:
+        """:raise HarnessFailed: the harness printed more than ``MAX_OUTPUT_BYTES``."""
+        for path in (self.files.stdout, self.files.stderr, self.files.last_message):
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            if size > MAX_OUTPUT_BYTES:
+                raise HarnessFailed(f"the harness wrote more than {MAX_OUTPUT_BYTES >> 20} MiB "
+                                    f"to {path.name}; it was stopped")
+
     def result(self) -> dict[str, Any]:
         """After :meth:`finished`: the result, or :class:`HarnessFailed` with stderr's last line."""
         self._close_files()
+        self.check_output_size()
         if self.proc.returncode != 0:
             raise HarnessFailed(_last_line(self.files.stderr)
                                 or f"the harness exited with status {self.proc.returncode}")
@@ -214,13 +243,14 @@ class Running:
 
     def _close_files(self) -> None:
         for f in (self._out, self._err):
-            if not f.closed:
+            if f is not None and not f.closed:
                 f.close()
 
 
 def _read(path: Path, missing: str) -> str:
     try:
-        return path.read_text("utf-8")
+        with open(path, "rb") as f:
+            return f.read(MAX_OUTPUT_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         raise HarnessFailed(missing) from None
 
@@ -240,7 +270,9 @@ def _parse_object(text: str, problem: str) -> dict[str, Any]:
 
 def _last_line(path: Path) -> str:
     try:
-        lines = path.read_text("utf-8", errors="replace").strip().splitlines()
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 64 * 1024))
+            lines = f.read().decode("utf-8", errors="replace").strip().splitlines()
     except OSError:
         return ""
     return lines[-1].strip() if lines else ""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..quotas import MAX_LIVE_LEASES
-from .attempt import AttemptRunner, Stopped
+from .attempt import AttemptRunner, Stopped, describe
 from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .events import Reporter
 from .state import StateStore
@@ -67,6 +67,7 @@ class Scheduler:
         self._threads: list[threading.Thread] = []
         self._fatal: BaseException | None = None
         self._lock = threading.Lock()
+        self.errors = 0  # attempts an unexpected error stopped (--once exits 1 for them)
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -144,7 +145,9 @@ class Scheduler:
                 self._fatal = self._fatal or exc
             self.stop.set()  # nothing else can work either: stop the loop, keep the state
         except Exception as exc:  # a bug must not end the loop; the attempt resumes next run
-            self.say("error", f"attempt stopped by an unexpected error: {exc!r}",
+            with self._lock:
+                self.errors += 1
+            self.say("error", f"attempt stopped by an unexpected error: {describe(exc)}",
                      requestId=attempt["requestId"])
 
     def _reap(self) -> None:
@@ -164,7 +167,7 @@ class Scheduler:
         return joined
 
     def candidates(self) -> list[dict[str, Any]]:
-        tried = {a["topic"] for a in self.store.all_attempts()}
+        tried = self.store.tried_topics()
         found: dict[str, dict[str, Any]] = {}
         for community in self.communities():
             listing = self.client.list_topics(community)

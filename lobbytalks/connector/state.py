@@ -5,7 +5,8 @@ Every file is written whole (temporary file, fsync, rename, fsync of the folder)
 An attempt is written **before** its claim is sent, and a result **before** it is submitted,
 which is what lets a restart replay instead of claiming or answering twice.
 
-Layout (folder 0700, files 0600; the token is never written here)::
+Layout (folder 0700, files 0600; the connector never writes the token here, though a
+harness that printed it is kept as printed in its ``work`` files, for the owner to see)::
 
     attempts/<requestId>.json   one attempt: topic, replyTo, task, state, errors
     results/<requestId>.json    the exact bytes submitted for that attempt
@@ -28,8 +29,10 @@ from urllib.parse import urlsplit
 
 # Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
 # claimed, researching; "submitting": result saved, not yet confirmed; the rest are final.
+# "deferred": the claim was refused for now (the user's leases are all taken), so the
+# question may be chosen again by a later attempt.
 OPEN_STATES = ("new", "leased", "submitting")
-FINAL_STATES = ("done", "failed", "expired", "rejected")
+FINAL_STATES = ("done", "failed", "expired", "rejected", "deferred")
 MAX_ERRORS_KEPT = 10
 
 
@@ -118,6 +121,10 @@ class StateStore:
 
     def open_attempts(self) -> list[dict[str, Any]]:
         return [a for a in self.all_attempts() if a["state"] in OPEN_STATES]
+
+    def tried_topics(self) -> set[str]:
+        """The questions an attempt has been made on (each is tried once per folder)."""
+        return {a["topic"] for a in self.all_attempts() if a["state"] != "deferred"}
 
     # --- results ---------------------------------------------------------------------------
 

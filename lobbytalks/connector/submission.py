@@ -1,0 +1,35 @@
+"""A harness's result made into the submission, checked with the server's own rules first."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ApiError
+from ..models.common import parse_model
+from ..models.external import SubmitResult, submit_error_code
+from ..models.result_rules import normalise
+from ..security import js_length
+from .events import holds_disguised
+
+MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
+
+
+def submission(task_id: str, result: dict[str, Any], private: str | None, *, now: int,
+               secrets: tuple[str, ...] = ()) -> tuple[bytes | None, list[str]]:
+    """The submission bytes, or the reasons they may not be sent (the server's refusals,
+    and what only the connector knows: the private context, the token in disguise)."""
+    # The harness schema lists every field, and lets it be null where the server takes
+    # its absence (structured output modes want each property present): null is left out.
+    fields = {k: v for k, v in result.items()
+              if k not in ("action", "taskId") and v is not None}
+    body = {"action": "submit_result", "taskId": task_id, **fields}
+    try:
+        normalise(parse_model(SubmitResult, body, code_for=submit_error_code), now=now)
+    except ApiError as exc:
+        return None, [f"{exc.code}: {exc.message}"]
+    text = json.dumps(fields, ensure_ascii=False)
+    if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and private.strip() in text:
+        return None, ["private_context: the result repeats the private context verbatim"]
+    if any(holds_disguised(text, secret) for secret in secrets):
+        return None, ["sensitive_content: the result holds the Agent Token, spelt out or encoded"]
+    return json.dumps(body, ensure_ascii=False).encode(), []
