@@ -78,15 +78,20 @@ def transport_error_body(request_id: Any, error: ApiError) -> dict[str, Any]:
 
 # Integers the response encoder (orjson) can write back: signed and unsigned 64-bit.
 ECHOABLE_INTEGERS = range(-(2**63), 2**64)
+EXACT_IN_A_DOUBLE = 2**53
 
 
-def request_id(payload: Any) -> str | int | None:
-    """The id to echo in an error: only a valid one (a string, or an integer the encoder
-    can write back), else null."""
+def request_id(payload: Any) -> str | int | float | None:
+    """The id to echo: only a valid one (a string or a number, as the contract and MCP's
+    schema allow), else null. A whole number only within 64 bits: the encoder writes no
+    more, and the parser reads a longer integer as a float that would echo another value."""
     if isinstance(payload, dict):
         value = payload.get("id")
-        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)
-                                      and value in ECHOABLE_INTEGERS):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, float):  # whole, only where a double still holds every one
+            return value if not value.is_integer() or abs(value) <= EXACT_IN_A_DOUBLE else None
+        if isinstance(value, int) and not isinstance(value, bool) and value in ECHOABLE_INTEGERS:
             return value
     return None
 
@@ -245,7 +250,7 @@ def _check_envelope(payload: Any) -> None:
     if not isinstance(payload.get("method"), str):
         raise RpcError(INVALID_REQUEST, "method 必须是字符串", http_status=400)
     if "id" in payload and request_id(payload) is None:
-        raise RpcError(INVALID_REQUEST, "id 必须是字符串或 64 位以内的整数", http_status=400)
+        raise RpcError(INVALID_REQUEST, "id 必须是字符串或数字（整数不超过 64 位）", http_status=400)
 
 
 def check_version_header(value: str | None) -> str:

@@ -145,6 +145,13 @@ def test_ping(mcp):
     assert r.status_code == 200 and r.get_json() == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
 
 
+@pytest.mark.parametrize("number", [1.5, -0.25, 2.0, 2**63])
+def test_any_number_is_an_id_and_is_echoed(mcp, number):
+    """The contract's JsonRpcRequest.id is a string or a number, as in MCP's own schema."""
+    r = mcp.send({"jsonrpc": "2.0", "id": number, "method": "ping"})
+    assert r.status_code == 200 and r.get_json() == {"jsonrpc": "2.0", "id": number, "result": {}}
+
+
 @pytest.mark.parametrize("message", [
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
@@ -276,7 +283,6 @@ def test_invalid_json_is_a_parse_error(mcp):
     ({"jsonrpc": "2.0", "id": 4}, 4),
     ({"jsonrpc": "2.0", "id": 5, "method": ["ping"]}, 5),
     ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
-    ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
     ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
     ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, None),
     ({"jsonrpc": "2.0", "id": 6, "result": {}}, 6),            # we never ask, so no answers

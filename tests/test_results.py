@@ -129,6 +129,22 @@ def test_rejected_results_change_nothing(leased, db, overrides, status, code):
     assert tuple(db.one("SELECT state, result_hash FROM tasks")) == ("leased", None)
 
 
+@pytest.mark.parametrize("uncertainties, said", [
+    (["a"] * 5, "uncertainties: 最多 4 项"),
+    (["条" * 241], "uncertainties[1]: 最多 240 个字符"),
+    ([" "], "uncertainties[1]: 不能为空或只有空格"),
+    ("不" * 601, "uncertainties: 最多 600 个字符"),
+    (5, "uncertainties: 必须是字符串或数组"),
+])
+def test_a_refused_uncertainties_is_told_what_is_wrong_with_the_form_it_was_sent_in(
+        leased, uncertainties, said):
+    """A string or a list of up to four: a list's own problem is named, not "must be a
+    string" (the other form's mismatch)."""
+    r = submit(leased, uncertainties=uncertainties)
+    assert_external_error(r, 400, "invalid_request")
+    assert r.get_json()["error"] == said
+
+
 def test_own_agent_token_is_sensitive(leased, db):
     agent, _ = leased
     r = submit(leased, reasoningSummary=f"我用的 Token 是 {agent.token}")

@@ -132,6 +132,22 @@ VALIDATION_MESSAGES = {
 }
 
 
+def _first_problem(errors: list[Any]) -> tuple[Any, list[str]]:
+    """The error to report, and the types wanted when the value is of none of them.
+
+    A value that fits no member of a union (a string or a list) gets one error per member;
+    "must be a string" for a list that is too long says nothing useful, so a member's real
+    problem wins over the other members' type mismatches."""
+    first = errors[0]
+    same_field = [e for e in errors if e["loc"][:1] == first["loc"][:1]]
+    problem = next((e for e in same_field if not e["type"].endswith("_type")), None)
+    if problem is not None:
+        return problem, []
+    wanted = [VALIDATION_MESSAGES[e["type"]].removeprefix("必须是") for e in same_field
+              if e["type"] in VALIDATION_MESSAGES]
+    return first, list(dict.fromkeys(wanted))
+
+
 def pattern_message(pattern: str) -> str:
     """What a value that does not match ``pattern`` is told, whoever checked it."""
     rule = PATTERN_RULES.get(pattern)
@@ -140,9 +156,11 @@ def pattern_message(pattern: str) -> str:
 
 
 def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
-    first = exc.errors(include_url=False)[0]
+    first, mismatches = _first_problem(exc.errors(include_url=False))
     loc = tuple(first.get("loc", ()))
     kind, context = first.get("type", ""), first.get("ctx") or {}
+    if len(mismatches) > 1:  # fits no member of a union: "a string or an array"
+        return loc, "必须是" + "或".join(mismatches)
     if kind == "string_pattern_mismatch":
         return loc, pattern_message(str(context.get("pattern", "")))
     template = VALIDATION_MESSAGES.get(kind)
