@@ -11,6 +11,7 @@ from typing import Annotated, Any, Callable, Literal, get_args
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
                       ValidationError, ValidationInfo, field_validator)
+from pydantic_core import PydanticCustomError
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
@@ -86,7 +87,11 @@ IdRef = Text(1, 64)
 
 
 def _integral(value: Any) -> Any:
-    """2.0 is the integer 2, as JSON Schema counts it; "2" and true stay what they are."""
+    """2.0 is the integer 2, as JSON Schema counts it; true stays what it is. A string is
+    refused: a query string's plain digits arrive converted (``query_args``), and the lax
+    parsing of a query would otherwise read "1.0", "+1" or " 1" as 1."""
+    if isinstance(value, str):
+        raise PydanticCustomError("int_type", "")
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
