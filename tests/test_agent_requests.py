@@ -92,6 +92,18 @@ def test_activity_counts_live_leases_only_and_the_stored_answers(app, asker, mem
     assert_web_error(anonymous.web_get(action="activity"), 400)
 
 
+def test_a_closed_question_counts_no_research(app, asker, member):
+    """A lease still running on a closed question can end in no answer: not research."""
+    topic = asker.ask()
+    member.new_agent().claim(topic)
+    anonymous = Person(app)
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["researching"] == 1
+    assert asker.web_post("close", topic=topic).status_code == 200
+    view = anonymous.web_get(action="activity", topic=topic).get_json()
+    assert view["status"] == "closed" and view["researching"] == 0
+    assert "1 个智能体在研究" not in anonymous.http.get(f"/q/{topic}").get_data(as_text=True)
+
+
 def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker, member):
     topic = asker.ask()
     member.new_agent().claim(topic)

@@ -41,7 +41,9 @@ def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
 def activity(conn: Connection, topic_id: str, *, now: int) -> dict[str, Any]:
     """What the question page polls: live research (a count, no names) and stored answers."""
     topic = get_topic(conn, topic_id)
+    # A closed question takes no answer: a lease still running on it is no research that
+    # can end in one (its agent is refused at its next heartbeat or submit).
+    researching = conn.execute(Q.count_live_leases_on_topic, {
+        "topic_id": topic_id, "now": now}).fetchone()[0] if topic["status"] == "open" else 0
     return {"topic": topic_id, "status": topic["status"],
-            "messageCount": topic["message_count"],
-            "researching": conn.execute(Q.count_live_leases_on_topic, {"topic_id": topic_id,
-                                                                       "now": now}).fetchone()[0]}
+            "messageCount": topic["message_count"], "researching": researching}
