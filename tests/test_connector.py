@@ -26,7 +26,7 @@ from conftest import LiveServer, advance, free_port, good_result, open_database,
 from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
                                            EXIT_UNREACHABLE)
 from lobbytalks.connector.events import EVENTS
-from lobbytalks.connector.harness import result_schema
+from lobbytalks.connector.prompt import result_schema
 from lobbytalks.connector.submission import submission
 from lobbytalks.db import Row
 
@@ -312,10 +312,18 @@ def test_kill_during_research_then_restart_resumes_the_same_task(scene):
     scene.kill(proc)
     [task] = scene.tasks()
     assert task["state"] == "leased"
+    orphan = int((scene.stub_dir / "pid-1").read_text())
+    assert Path(f"/proc/{orphan}").exists()  # the killed connector's harness runs on
 
+    restarted = scene.run_once()
+    wait_for(lambda: started(scene, 2), what="research to start again")
+    wait_for(lambda: not Path(f"/proc/{orphan}").exists() or
+             Path(f"/proc/{orphan}/stat").read_text().split()[2] == "Z",
+             what="the left-behind harness to be stopped")
     release(scene)
-    code, events = scene.finish(scene.run_once())
+    code, events = scene.finish(restarted)
     assert code == EXIT_OK, events
+    assert names(events).index("leftover_stopped") < names(events).index("claim_replayed")
     assert "claim_replayed" in names(events) and "claimed" not in names(events)
     [again] = scene.tasks()
     [message] = scene.messages()
@@ -928,3 +936,22 @@ def test_a_token_spelt_out_or_encoded_never_leaves(scene, tmp_path, disguise, wh
     else:
         assert "withheld" in task["error"] and "could not finish" not in task["error"]
     scene.assert_token_nowhere()
+
+
+def test_a_task_of_a_rotated_token_is_set_aside_not_retried_on_every_start(scene, proxy):
+    swallowing = proxy(lambda path, body: "swallow" if b'"submit_result"' in body else None)
+    proc = scene.run_once(server=swallowing.url)
+    assert swallowing.swallowed.wait(20), "the submission never reached the proxy"
+    scene.kill(proc)  # the result is kept, the attempt still "submitting"
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "rotate", "profile": scene.agent["profileId"]})
+    assert r.status_code == 200, r.text
+    scene.agent["token"] = r.json()["token"]  # the same --state-dir, the new token
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_TASK_FAILED, events
+    [rejected] = [e for e in events if e["event"] == "rejected"]
+    assert "belongs to an earlier token" in rejected["message"]
+    assert "error" not in names(events)
+    code, events = scene.finish(scene.run_once())  # set aside: not tried again
+    assert code == EXIT_OK and "rejected" not in names(events), events
+    assert len(scene.messages()) == 1

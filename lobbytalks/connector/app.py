@@ -13,12 +13,13 @@ from typing import Any
 
 from .. import clock
 from ..security import is_agent_token_shape
-from .attempt import AttemptRunner, Stopped, Timing, describe
+from .attempt import AttemptRunner
 from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
                        UsageError)
-from .events import Reporter
+from .events import Reporter, describe
 from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
+from .pacing import Stopped, Timing
 from .scheduler import Plan, Scheduler, parse_quiet_hours
 from .state import StateInUse, StateStore, default_state_dir, write_atomic
 
@@ -145,8 +146,8 @@ def run(args: argparse.Namespace) -> int:
         return code
     if isinstance(fatal, ProtocolError):  # --once and the poll itself was refused
         return EXIT_TASK_FAILED
-    if args.once and (scheduler.errors or any(a["state"] in ("failed", "rejected", "expired")
-                                              for a in conn.store.all_attempts()[-1:])):
+    if args.once and (scheduler.errors or any(state in ("failed", "rejected", "expired")
+                                              for state in scheduler.outcomes)):
         return EXIT_TASK_FAILED
     return EXIT_OK
 

@@ -10,37 +10,20 @@ submitting → submit the kept bytes; after a lost answer ask ``get_task_status`
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
 from .events import Reporter, describe, short_reason
-from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, result_schema, task_document
+from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, stop_leftover
+from .pacing import Deadline, Stopped, Timing
+from .prompt import result_schema, task_document
 from .state import StateStore
 from .submission import submission
 
 # Claim refusals that say "not now" rather than "not this question": the question is left
 # for a later pass instead of being marked as tried.
 NOT_NOW = ("task_limit",)
-
-
-@dataclass
-class Timing:
-    tick: float = 5.0                 # how often a running harness is checked
-    heartbeat_every: int = 10 * 60    # about every 10 minutes, computed from expires
-    stop_margin: int = 5 * 60         # stop research this long before claim + 2 h
-    harness_timeout: int = 90 * 60
-    submit_retries: int = 5
-    backoff: float = 1.0
-
-
-class Stopped(Exception):
-    """The owner asked the connector to stop (SIGINT/SIGTERM)."""
-
-
-class _Deadline(Exception):
-    """The harness ran out of time; the message says which limit ended it."""
 
 
 class AttemptRunner:
@@ -59,6 +42,20 @@ class AttemptRunner:
         :raise TokenRejected: the token no longer works (state kept for a later run).
         :raise Unreachable: the server stayed away through every retry (state kept).
         """
+        if stop_leftover(attempt.pop("harness", None)):  # a killed connector's run
+            self.say("leftover_stopped", "stopped the harness run a killed connector left",
+                     requestId=attempt["requestId"])
+        try:
+            return self._drive(attempt)
+        except ProtocolError as exc:
+            if isinstance(exc, TokenRejected) or exc.code != "not_found":
+                raise
+            # The task is not this token's: the agent's token was rotated since, with the
+            # same state folder. Nothing here can finish it; the result (if any) is kept.
+            self._rejected(attempt, f"the task belongs to an earlier token: {exc.message}")
+            return attempt["state"]
+
+    def _drive(self, attempt: dict[str, Any]) -> str:
         claim = None
         if attempt["state"] in ("new", "leased") and self.store.kept_result(attempt) is None:
             claim = self._claim(attempt)
@@ -137,7 +134,7 @@ class AttemptRunner:
                 result = self._run_harness(attempt, document, deadline)
             except HarnessFailed as exc:
                 return self._fail(attempt, f"harness failed: {exc.reason}")
-            except _Deadline as exc:
+            except Deadline as exc:
                 return self._fail(attempt, str(exc))
             except Stopped:
                 self._fail(attempt, "the connector was stopped before research finished")
@@ -166,6 +163,8 @@ class AttemptRunner:
         why = (f"the harness ran past its {self.timing.harness_timeout} s time limit"
                if timeout_at < deadline else "research did not finish before the 2-hour lease limit")
         running = Running(self.harness, document, files, self.env)
+        attempt["harness"] = running.record()
+        self.store.save(attempt)
         self.say("research_started", taskId=attempt["task"]["id"], harness=self.harness.kind,
                  run=attempt["harnessRuns"], deadline=limit)
         try:
@@ -175,7 +174,7 @@ class AttemptRunner:
                     raise Stopped()
                 running.check_output_size()
                 if self.now() >= limit:
-                    raise _Deadline(why)
+                    raise Deadline(why)
                 if self.now() >= next_beat:
                     if not self._heartbeat(attempt):
                         return {}
@@ -183,6 +182,7 @@ class AttemptRunner:
                 self.wait(self.timing.tick)
         finally:
             running.stop()
+            attempt.pop("harness", None)
         self.say("research_finished", taskId=attempt["task"]["id"],
                  exitCode=running.proc.returncode)
         return running.result()

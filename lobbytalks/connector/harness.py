@@ -18,17 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..models.external import SubmitResult
-from .prompt import research_prompt
 
 HARNESSES = ("codex", "claude", "command")
 DEFAULT_CLAUDE_TOOLS = "WebSearch,WebFetch"
 DEFAULT_CODEX_SANDBOX = "read-only"
-DOCUMENT_VERSION = 1
 # What a harness may print before it is stopped: a result is at most 64 KiB once sent,
 # and a runaway loop must not fill the disk or the connector's memory.
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
-_DROPPED_SCHEMA_KEYS = ("default", "title")
 
 def _owner_only(path: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
@@ -40,54 +36,6 @@ class HarnessFailed(Exception):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
-
-
-def result_schema() -> dict[str, Any]:
-    """The JSON Schema of a harness result, generated from the server's submit model: the
-    submission without ``action``/``taskId``, every property listed as required (structured
-    output modes want that; optional fields may be empty or null)."""
-    def tidy(node: Any, names: bool = False) -> Any:
-        # ``names``: the keys of this dict are field names (a "properties" map), kept as is.
-        if isinstance(node, list):
-            return [tidy(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        out = {k: tidy(v, names=k == "properties" and not names)
-               for k, v in node.items() if names or k not in _DROPPED_SCHEMA_KEYS}
-        if not names and isinstance(out.get("properties"), dict):
-            out["required"] = list(out["properties"])
-        return out
-
-    schema = SubmitResult.model_json_schema()
-    for name in ("action", "taskId"):
-        schema["properties"].pop(name)
-    return tidy(schema)
-
-
-def task_document(claim: dict[str, Any], *, deadline: int, schema: dict[str, Any],
-                  previous_errors: list[str] | None = None) -> dict[str, Any]:
-    """What a harness gets: the question, its frozen context and how to answer."""
-    context = claim.get("context") or {}
-    question = dict(context.get("question") or {})
-    if not question.get("privateContextIncluded"):
-        question.pop("privateContext", None)
-    task = claim["task"]
-    document = {
-        "version": DOCUMENT_VERSION,
-        "task": {"id": task["id"], "topic": task["topic"], "replyTo": task.get("replyTo"),
-                 "created": task["created"], "questionVersion": task.get("questionVersion")},
-        "topic": context.get("topic"),
-        "question": question or None,
-        "agent": context.get("agent"),
-        "messages": context.get("messages", []),
-        "memories": context.get("memories", []),
-        "instructions": context.get("instructions", ""),
-        "resultSchema": schema,
-        "deadline": deadline,
-        "previousErrors": previous_errors or [],
-    }
-    document["prompt"] = research_prompt(document)
-    return document
 
 
 def scrubbed_env(token: str, token_env: str) -> dict[str, str]:
@@ -161,6 +109,31 @@ class RunFiles:
                    stdout=folder / f"stdout-{run}.txt", stderr=folder / f"stderr-{run}.txt")
 
 
+def process_started(pid: int) -> str | None:
+    """When a process started (Linux: clock ticks after boot), which tells it from a later
+    process given the same pid; None when it is gone or this cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()  # after the name, which may hold anything
+    return fields[19] if len(fields) > 19 else None
+
+
+def stop_leftover(record: dict[str, Any] | None) -> bool:
+    """Stop a harness run a killed connector left behind (``Running.record``): its whole
+    process group, only when that very process still runs. True when one was stopped."""
+    if not record or record.get("started") is None:
+        return False
+    if process_started(record["pid"]) != record["started"]:
+        return False
+    try:
+        os.killpg(record["pid"], signal.SIGKILL)
+    except OSError:
+        return False
+    return True
+
+
 class Running:
     """One harness run: started at once, polled by the attempt while it heartbeats."""
 
@@ -202,6 +175,10 @@ class Running:
             self.proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass
+
+    def record(self) -> dict[str, Any]:
+        """What lets a restarted connector find this run again (``stop_leftover``)."""
+        return {"pid": self.proc.pid, "started": process_started(self.proc.pid)}
 
     def finished(self) -> bool:
         return self.proc.poll() is not None

@@ -1,4 +1,5 @@
-"""The research prompt handed to codex and claude (and included in the command document).
+"""What a harness is given: the task document, the result's JSON Schema, and the research
+prompt handed to codex and claude (and included in the command harness's document).
 
 It restates what §5 and the 0.7.3 increment ask of an answer, in this project's words. The
 question and the earlier messages are placed in a fenced JSON block and called data: a
@@ -9,6 +10,11 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from typing import Any
+
+from ..models.external import SubmitResult
+
+DOCUMENT_VERSION = 1
+_DROPPED_SCHEMA_KEYS = ("default", "title")
 
 INTENT_ASKS = {
     "how": "concrete steps or methods that work, with their preconditions",
@@ -64,3 +70,51 @@ def research_prompt(document: dict[str, Any]) -> str:
     parts.append("Result JSON Schema:\n```json\n"
                  + json.dumps(document["resultSchema"], ensure_ascii=False) + "\n```")
     return "\n\n".join(parts)
+
+
+def result_schema() -> dict[str, Any]:
+    """The JSON Schema of a harness result, generated from the server's submit model: the
+    submission without ``action``/``taskId``, every property listed as required (structured
+    output modes want that; optional fields may be empty or null)."""
+    def tidy(node: Any, names: bool = False) -> Any:
+        # ``names``: the keys of this dict are field names (a "properties" map), kept as is.
+        if isinstance(node, list):
+            return [tidy(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: tidy(v, names=k == "properties" and not names)
+               for k, v in node.items() if names or k not in _DROPPED_SCHEMA_KEYS}
+        if not names and isinstance(out.get("properties"), dict):
+            out["required"] = list(out["properties"])
+        return out
+
+    schema = SubmitResult.model_json_schema()
+    for name in ("action", "taskId"):
+        schema["properties"].pop(name)
+    return tidy(schema)
+
+
+def task_document(claim: dict[str, Any], *, deadline: int, schema: dict[str, Any],
+                  previous_errors: list[str] | None = None) -> dict[str, Any]:
+    """What a harness gets: the question, its frozen context and how to answer."""
+    context = claim.get("context") or {}
+    question = dict(context.get("question") or {})
+    if not question.get("privateContextIncluded"):
+        question.pop("privateContext", None)
+    task = claim["task"]
+    document = {
+        "version": DOCUMENT_VERSION,
+        "task": {"id": task["id"], "topic": task["topic"], "replyTo": task.get("replyTo"),
+                 "created": task["created"], "questionVersion": task.get("questionVersion")},
+        "topic": context.get("topic"),
+        "question": question or None,
+        "agent": context.get("agent"),
+        "messages": context.get("messages", []),
+        "memories": context.get("memories", []),
+        "instructions": context.get("instructions", ""),
+        "resultSchema": schema,
+        "deadline": deadline,
+        "previousErrors": previous_errors or [],
+    }
+    document["prompt"] = research_prompt(document)
+    return document

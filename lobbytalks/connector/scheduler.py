@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..quotas import MAX_LIVE_LEASES
-from .attempt import AttemptRunner, Stopped, describe
+from .attempt import AttemptRunner
 from .client import Client, ProtocolError, TokenRejected, Unreachable
-from .events import Reporter
+from .events import Reporter, describe
+from .pacing import Stopped
 from .state import StateStore
 
 MAX_COMMUNITY_PAGES = 10
@@ -68,6 +69,7 @@ class Scheduler:
         self._fatal: BaseException | None = None
         self._lock = threading.Lock()
         self.errors = 0  # attempts an unexpected error stopped (--once exits 1 for them)
+        self.outcomes: list[str] = []  # the local state each attempt of this run ended in
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -137,7 +139,9 @@ class Scheduler:
 
     def _drive(self, attempt: dict[str, Any]) -> None:
         try:
-            self.runner.run(attempt)
+            outcome = self.runner.run(attempt)
+            with self._lock:
+                self.outcomes.append(outcome)
         except Stopped:
             pass
         except (TokenRejected, Unreachable) as exc:
