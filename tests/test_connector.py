@@ -614,6 +614,37 @@ def test_doctor_says_what_to_fix(scene, tmp_path):
     assert checks["harness"]["ok"] is False and checks["harness"]["fix"]
 
 
+def test_doctor_names_a_harness_that_is_not_executable_and_a_token_file_others_can_read(
+        scene, tmp_path):
+    program = tmp_path / "research.py"
+    program.write_text("print('{}')\n")  # no execute bit
+    token_file = tmp_path / "agent-token"
+    token_file.write_text(scene.agent["token"])
+    token_file.chmod(0o644)
+    doctor = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness", "command",
+         "--harness-command", str(program), "--server", scene.world.server.url,
+         "--token-file", str(token_file), "--state-dir", str(tmp_path / "s")],
+        capture_output=True, text=True)
+    assert doctor.returncode == EXIT_TASK_FAILED
+    checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
+    assert checks["token"]["ok"] is True
+    assert checks["token file"]["ok"] is False
+    assert checks["token file"]["fix"] == f"chmod 600 {token_file}"
+    assert checks["harness"]["message"] == f"{program} is not executable"
+
+
+def test_a_busy_state_folder_is_said_on_stdout_too_with_json(scene):
+    hold(scene)
+    first = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    code, events = scene.finish(scene.connector("answer", scene.topic))
+    assert code == EXIT_BUSY
+    assert events[0]["event"] == "error" and "another connector" in events[0]["message"]
+    release(scene)
+    assert scene.finish(first)[0] == EXIT_OK
+
+
 def test_no_token_on_the_command_line_and_none_in_the_environment_is_a_usage_error(world, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
     r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "run", "--once",

@@ -214,7 +214,7 @@ def doctor(args: argparse.Namespace) -> int:
         check("server", client.healthz(), f"{server}/healthz",
               "check the address and that the server is running")
         if token:
-            _check_token(check, client, token)
+            _check_token(check, client, token, args.token_file)
     _check_harness(check, args)
     if server and token:
         _check_state(check, Path(args.state_dir) if args.state_dir
@@ -222,7 +222,7 @@ def doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if problems == 0 else EXIT_TASK_FAILED
 
 
-def _check_token(check: Any, client: Client, token: str) -> None:
+def _check_token(check: Any, client: Client, token: str, token_file: str | None) -> None:
     if not is_agent_token_shape(token):
         check("token", False, "the value does not look like an Agent Token (lbt_…)",
               "copy the whole token shown once on /agents")
@@ -237,6 +237,9 @@ def _check_token(check: Any, client: Client, token: str) -> None:
         check("token", False, f"could not check the token: {exc}", "try again later")
         return
     check("token", True, f"accepted; {len(joined)} joined communities")
+    if token_file and Path(token_file).stat().st_mode & 0o077:
+        check("token file", False, f"{token_file} can be read by other users",
+              f"chmod 600 {token_file}")
     check("communities", bool(joined), "joined communities: "
           + (", ".join(c["id"] for c in joined) or "none"),
           "join a community on the web (or with join_community) so there is something to answer")
@@ -249,6 +252,10 @@ def _check_harness(check: Any, args: argparse.Namespace) -> None:
         check("harness", False, str(exc), "name the program with --harness-command")
         return
     found = shutil.which(config.executable())
+    if not found and os.sep in config.executable() and Path(config.executable()).is_file():
+        check("harness", False, f"{config.executable()} is not executable",
+              f"chmod +x {config.executable()}, or name its interpreter first")
+        return
     if not found:
         check("harness", False, f"{config.executable() or '(none)'} is not on PATH",
               "install it, or put its folder on PATH for the connector's service")

@@ -6,6 +6,7 @@ server's own commands do not pay for the connector.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Any, Callable
@@ -110,6 +111,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"lobbytalks agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except StateInUse as exc:
+        if args.json:  # the one line a --json reader watches stdout for
+            print(json.dumps({"event": "error", "message": str(exc)}, ensure_ascii=False),
+                  flush=True)
         print(f"lobbytalks agent: {exc}", file=sys.stderr)
         return EXIT_BUSY
 
