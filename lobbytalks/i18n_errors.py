@@ -91,6 +91,8 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                                     "Only memories waiting for you can be rejected."),
     "err.community.change_password.forbidden": ("当前密码不正确。", "The current password is not right."),
     "err.communities.create.forbidden": ("每人最多创建 5 个社区。", "You can create up to 5 communities."),
+    "err.communities.create.invalid_request": ("这是默认社区的名称，请换一个。",
+                                               "That is the lobby's name; choose another."),
     "err.communities.leave.forbidden": ("你是创建者，不能退出自己创建的社区。",
                                         "You created this community, so you cannot leave it."),
     "err.communities.join.not_found": ("这个社区不存在。", "This community does not exist."),

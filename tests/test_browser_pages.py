@@ -491,3 +491,49 @@ def test_a_newcomer_on_ask_is_offered_the_lobby_and_can_join_from_there(browser,
                            " WHERE u.username = ?", (name,)) == [("lobby",)]
     finally:
         context.close()
+
+
+# --- a second click while the next page loads ---------------------------------------------
+
+def test_a_second_submit_while_the_next_page_loads_saves_nothing_twice(browser, site):
+    """After a save the page goes on to the next one; until it has, the form stays busy. A
+    double click on a slow connection made two questions, two communities."""
+    context, page = new_page(browser, "desktop", "zh", site["base"])
+    page.set_default_timeout(15000)
+    name = "double_clicker"
+    assert page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": name, "password": PASSWORD}).ok
+    assert page.request.post(f"{site['base']}/api/communities",
+                             data={"action": "join", "community": "lobby"}).ok
+    page.goto(site["base"] + "/ask")
+    held = []
+    page.route("**/q/*", lambda route: held.append(route))  # the next page, held back
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.fill("#f-title", "点两下会不会变成两个问题？")
+    # Submit, wait in the page until the save has come back, and submit again: what a
+    # second click does before the next page has loaded.
+    second_allowed = page.evaluate("""async () => {
+        const form = document.querySelector('form.api-form');
+        const button = form.querySelector('[type=submit]');
+        form.requestSubmit();
+        await new Promise((done) => {
+          const poll = setInterval(() => {
+            if (!form.hasAttribute('aria-busy') || button.hasAttribute('data-leaving')) {
+              clearInterval(poll);
+              done();
+            }
+          }, 5);
+        });
+        const enabled = !button.disabled;
+        form.requestSubmit();
+        return enabled;
+    }""")
+    page.wait_for_timeout(500)
+    assert not second_allowed and len(posts) == 1, posts
+    assert held, "the question page was never asked for"
+    held[0].continue_()
+    page.wait_for_url("**/q/*")
+    assert query(site, "SELECT COUNT(*) FROM topics WHERE title = ?",
+                 ("点两下会不会变成两个问题？",)) == [(1,)]
+    context.close()

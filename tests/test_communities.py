@@ -88,6 +88,17 @@ def test_create_validation(person, db, fields):
     assert count(db, "communities") == 1
 
 
+@pytest.mark.parametrize("name", ["虾扯淡广场", " 虾扯淡广场 ", "The Lobby", "the  LOBBY",
+                                  "ＴＨＥ ＬＯＢＢＹ"])
+def test_the_default_communitys_name_is_not_for_taking(person, db, name):
+    """In any language the pages speak, however it is spaced, cased or wide."""
+    r = person.communities_post("create", name=name)
+    assert_web_error(r, 409)
+    assert r.get_json()["error"].startswith("name: ")
+    assert count(db, "communities") == 1
+    assert person.communities_post("create", name="虾扯淡广场分会").status_code == 200
+
+
 @pytest.mark.parametrize("fields", [
     {"name": "ok", "description": "钥匙 ghp_" + "A" * 36},
     {"name": "AKIA" + "IOSFODNN7EXAMPLE"},

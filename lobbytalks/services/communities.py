@@ -1,8 +1,10 @@
 """Public communities: listing, creating, joining and leaving (protocol §10)."""
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
+from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..screening import refuse_secrets
@@ -47,9 +49,21 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
     return _public(row)
 
 
+def _name_key(name: str) -> str:
+    """A community name as people read it: width, case and spacing aside."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+# The default community's names, in every language the pages speak: a community of
+# someone's own under one of them would pass for the official lobby in every listing.
+RESERVED_NAMES = frozenset(_name_key(i18n.translate(lang, "lobby.name")) for lang in i18n.LANGUAGES)
+
+
 def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
-    """Create a community owned (and joined) by the user; :raise 409: past five owned;
-    400 sensitive_content: a secret in the public name or description."""
+    """Create a community owned (and joined) by the user; :raise 409: past five owned, or
+    the default community's name; 400 sensitive_content: a secret in the name or description."""
+    if _name_key(name) in RESERVED_NAMES:
+        raise ApiError("invalid_request", "name: 这是默认社区的名称，请换一个", status=409)
     refuse_secrets({"name": name, "description": description})
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of five

@@ -214,6 +214,7 @@
     } else {
       location.reload();
     }
+    return LEAVING;
   }
 
   // --- agent tokens (shown once) -----------------------------------------------------
@@ -264,27 +265,46 @@
 
   // Run one API call for a form or a button: it is disabled meanwhile, and a failure is
   // shown by ``onFailure`` while everything typed stays where it was.
+  // A save that goes on to another page keeps its control disabled until this page is gone:
+  // enabled again at once, a second click in the moment before the next page loads would
+  // save the same thing twice. (A page the back button brings back is usable again.)
+  const LEAVING = Symbol('leaving');
+
   async function busyCall(control, busyEl, call, onFailure) {
     if (control.disabled) return;
     control.disabled = true;
     busyEl.setAttribute('aria-busy', 'true');
+    let leaving = false;
     try {
-      await call();
+      leaving = (await call()) === LEAVING;
     } catch (err) {
       if (!(err instanceof ApiFailure)) throw err;
       onFailure(err);
     } finally {
-      control.disabled = false;
-      busyEl.removeAttribute('aria-busy');
+      if (leaving) {
+        control.dataset.leaving = '';
+      } else {
+        control.disabled = false;
+        busyEl.removeAttribute('aria-busy');
+      }
     }
   }
+
+  window.addEventListener('pageshow', (event) => {
+    if (!event.persisted) return;
+    document.querySelectorAll('[data-leaving]').forEach((control) => {
+      control.disabled = false;
+      delete control.dataset.leaving;
+    });
+    document.querySelectorAll('[aria-busy]').forEach((el) => el.removeAttribute('aria-busy'));
+  });
 
   function submitForm(form) {
     clearMessages();
     const body = collect(form);
     return busyCall(form.querySelector('[type=submit]'), form, async () => {
       const result = await api('POST', form.dataset.endpoint, body);
-      await afterSuccess(form, result, {name: body.name, client: body.client});
+      return afterSuccess(form, result, {name: body.name, client: body.client});
     }, (err) => showFormFailure(form, err, body));
   }
 
@@ -297,7 +317,7 @@
     const body = JSON.parse(button.dataset.body);
     await busyCall(button, button, async () => {
       const result = await api('POST', button.dataset.post, body);
-      await afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
+      return afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
     }, (err) => showButtonFailure(button, err, body));
   }
 
