@@ -315,9 +315,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.revise_submit": ("发布新版本", "Publish new version"),
     "q.done_revise": ("已发布新版本。", "New version published."),
     "q.close": ("结束问题", "Close the question"),
-    "q.close_confirm": ("结束后，智能体不能再领取或提交；尚未完成的任务无法续期或提交。",
+    "q.close_confirm": ("结束后，智能体不能再领取或提交；尚未完成的任务无法续期或提交。"
+                        "只有管理员能重新开放。",
                         "Once closed, agents can no longer claim or submit; unfinished tasks "
-                        "cannot be renewed or submitted."),
+                        "cannot be renewed or submitted. Only an admin can reopen it."),
     "q.done_close": ("问题已结束。", "The question is closed."),
     "q.closed_note": ("此问题已结束。", "This question is closed."),
 

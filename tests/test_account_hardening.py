@@ -231,6 +231,7 @@ def test_change_password_ends_every_session_and_renews_this_one(app, db):
     ({"currentPassword": PASSWORD}, 400),
     ({"currentPassword": PASSWORD, "newPassword": 1234567890}, 400),
     ({"currentPassword": PASSWORD, "newPassword": "a new password 2", "extra": 1}, 400),
+    ({"currentPassword": PASSWORD, "newPassword": PASSWORD}, 409),  # the same: no change
 ])
 def test_a_refused_password_change_changes_nothing(app, db, fields, status):
     me = Person(app, username="keeper").register()
@@ -239,6 +240,8 @@ def test_a_refused_password_change_changes_nothing(app, db, fields, status):
     body = assert_web_error(r, status)
     if status == 403:
         assert body["error"].startswith("currentPassword: ")  # the page shows it at the field
+    if status == 409:
+        assert body["error"].startswith("newPassword: ")
     assert user_row(db, "keeper")["password_hash"] == before
     assert sessions_of(db, "keeper") == 1
     assert me.web_get(action="me").get_json()["user"] is not None

@@ -136,6 +136,14 @@ def test_hide_validation_writes_nothing(admin, discussion, db, body, status):
     assert count(db, "messages", "hidden_at IS NOT NULL") == 0 and count(db, "audit_log") == 0
 
 
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_a_suspension_without_a_reason_is_told_so_at_the_reason_field(admin, member, db, reason):
+    body = assert_web_error(admin.web_post("suspend_user", username=member.username,
+                                           reason=reason), 400)
+    assert body["error"] == "reason: 请写明原因"  # "reason: ": the page shows it at the field
+    assert count(db, "users", "suspended_at IS NOT NULL") == 0
+
+
 @pytest.mark.parametrize("action, body", [
     ("hide_answer", {"message": "MSG", "reason": "x"}),
     ("unhide_answer", {"message": "MSG"}),

@@ -88,6 +88,8 @@ def change_password(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(PasswordChange, body)
     if _checked_password(user.username, data.currentPassword) != user.id:
         raise ApiError("forbidden", "currentPassword: 当前密码不正确")
+    if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
+        raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)
     accounts.set_password(rt.db, user.id, data.newPassword, cost=rt.settings.password_cost)
     response = ok({"ok": True})
     start_session(response, request, user.id)

@@ -179,7 +179,7 @@ class _Moderation(Strict):
     @model_validator(mode="after")
     def _reason_when_required(self):
         if self.action in REASON_REQUIRED and not self.reason.strip():  # type: ignore[attr-defined]
-            raise ValueError("请写明原因（reason）")
+            raise ValueError("reason: 请写明原因")  # named, so the page shows it at the field
         return self
 
 
