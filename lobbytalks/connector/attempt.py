@@ -163,11 +163,11 @@ class AttemptRunner:
         why = (f"the harness ran past its {self.timing.harness_timeout} s time limit"
                if timeout_at < deadline else "research did not finish before the 2-hour lease limit")
         running = Running(self.harness, document, files, self.env)
-        attempt["harness"] = running.record()
-        self.store.save(attempt)
         self.say("research_started", taskId=attempt["task"]["id"], harness=self.harness.kind,
                  run=attempt["harnessRuns"], deadline=limit)
         try:
+            attempt["harness"] = running.record()  # inside: a failed save stops the run too
+            self.store.save(attempt)
             next_beat = self._next_heartbeat(attempt["task"])
             while not running.finished():
                 if self.stop.is_set():
