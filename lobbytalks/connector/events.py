@@ -22,7 +22,8 @@ WITHHELD = "(原因含疑似密钥，已隐去 / reason withheld: it looked like
 EVENTS = frozenset({
     "started", "stopping", "stopped", "idle", "polled", "chosen", "skipped_budget",
     "quiet_hours", "attempt_created", "claimed", "claim_replayed", "research_started",
-    "heartbeat", "research_finished", "leftover_stopped", "result_invalid", "result_saved", "submitted",
+    "heartbeat", "research_finished", "leftover_stopped", "result_invalid", "result_saved",
+    "submitted",
     "status_checked", "task_failed", "task_lost", "retrying", "token_rejected",
     "unreachable", "poll_refused", "rejected", "deferred", "attempt", "check", "error",
 })
