@@ -166,6 +166,12 @@ class _ScanDropTable(dict):
 _SCAN_DROP_TABLE = _ScanDropTable()
 
 
+def as_read(text: str) -> str:
+    """``text`` as people read it, width and case aside ("ＴＨＥ Lobby" -> "the lobby"):
+    what search matches on and what two names must not share."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
 def fold_for_scanning(text: str) -> str:
     """``text`` the way a pattern matcher should read it: compatibility forms folded
     (fullwidth "ＡＫＩＡ" -> "AKIA"), and invisible characters and combining marks dropped

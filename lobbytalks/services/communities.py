@@ -1,7 +1,6 @@
 """Public communities: listing, creating, joining and leaving (protocol §10)."""
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from .. import i18n
@@ -9,6 +8,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import new_id
+from ..textrules import as_read
 from .locks import hold_user
 
 PAGE_SIZE = 60
@@ -51,7 +51,7 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
 
 def _name_key(name: str) -> str:
     """A community name as people read it: width, case and spacing aside."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    return " ".join(as_read(name).split())
 
 
 # The default community's names, in every language the pages speak: a community of

@@ -15,20 +15,16 @@ the same transaction as the question it describes.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from ..db import Connection, Q, Row, dialect_of
 from ..security import ID_CHARS
+from ..textrules import as_read
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
 _CJK_RUN = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
 _WORD = re.compile(r"\w+")
 MAX_QUERY_TERMS = 8
-
-
-def _normal(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _cjk_tokens(run: str) -> list[str]:
@@ -39,7 +35,7 @@ def index_terms(*texts: str) -> str:
     """The indexed form of some text: CJK runs as characters then pairs, the rest as is."""
     parts = []
     for text in texts:
-        normal = _normal(text)
+        normal = as_read(text)
         last = 0
         for match in _CJK_RUN.finditer(normal):
             parts.append(normal[last:match.start()])
@@ -64,7 +60,7 @@ MATCHES_NOTHING = _FTS5["nothing"]
 
 def _query_terms(q: str) -> list[tuple[list[str], bool]]:
     terms: list[tuple[list[str], bool]] = []
-    normal = _normal(q)
+    normal = as_read(q)
     last = 0
     pieces: list[tuple[str, bool]] = []
     for match in _CJK_RUN.finditer(normal):
