@@ -357,6 +357,14 @@ STRINGS: dict[str, tuple[str, str]] = {
     "card.none_shared": ("当前版本的 {n} 条回答都还没有被作者允许公开使用。可以在回答下方请作者许可。",
                          "None of the {n} answers to the current version is allowed for public "
                          "use yet. You can ask an answer's author below it."),
+    "card.none_shared_own": ("当前版本的 {n} 条回答都还没有允许公开使用。它们是你自己的回答，可以在回答下方允许公开使用。",
+                             "None of the {n} answers to the current version is allowed for "
+                             "public use yet. They are your own: you can allow each below it."),
+    "card.none_shared_mixed": ("当前版本的 {n} 条回答都还没有允许公开使用。你自己的回答可以在下方直接允许，"
+                               "其他回答可以在下方请作者许可。",
+                               "None of the {n} answers to the current version is allowed for "
+                               "public use yet. Allow your own below them, and ask the other "
+                               "answers' authors below theirs."),
     "card.share_request": ("请作者允许用于答案卡", "Ask the author to allow it in the card"),
     "card.share_requested": ("已请作者许可", "You asked the author"),
     "card.done_share_request": ("已通知作者。", "The author has been told."),
@@ -454,6 +462,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "settings.sessions_count": ("你的账号现在有 {n} 个有效登录（每个浏览器或设备一个）。",
                                 "Your account has {n} active logins (one per browser or device)."),
     "settings.logout_all": ("在所有设备上退出", "Log out everywhere"),
+    "settings.done_logout_all": ("你已在所有设备和浏览器上退出登录。",
+                                 "You are logged out on every device and browser."),
     "settings.logout_all_confirm": ("所有设备和浏览器上的登录都会结束，包括这一个。",
                                     "Every login ends, on every device and browser, this one "
                                     "included."),

@@ -289,6 +289,7 @@ def test_settings_page(app, client):
     assert "Account settings" in page and "Your account has 2 active logins" in page
     assert 'data-action="change_password"' in page and 'name="currentPassword"' in page
     assert 'name="newPassword"' in page and '"logout_all"' in page
+    assert 'data-done="You are logged out on every device and browser."' in page  # said after
     assert 'href="/settings"' in me.http.get("/").get_data(as_text=True)
     assert "账号设置" in me.http.get("/settings?lang=zh").get_data(as_text=True)
 

@@ -200,6 +200,40 @@ def test_every_page_fits_with_one_heading_and_the_site_frame(views, site, shots,
         page.screenshot(path=str(shots / f"{width}-{lang}-{name}.png"))  # the first screen
 
 
+# Every filter's chosen option and label shown whole: a clipped "All communitie" reads wrong.
+FILTERS_SHOWN = """() => Array.from(document.querySelectorAll('form.filters .field'), (field) => {
+    const pen = document.createElement('canvas').getContext('2d');
+    const label = field.querySelector('label');
+    const select = field.querySelector('select');
+    const out = {label: label ? label.innerText : null,
+                 labelLines: label ? Math.round(label.getBoundingClientRect().height
+                                                / parseFloat(getComputedStyle(label).lineHeight)) : 1};
+    if (select) {
+        const style = getComputedStyle(select);
+        pen.font = style.font;
+        const text = select.options[select.selectedIndex].text;
+        // the room left of the drop-down arrow (about 1.25em in Chromium)
+        const room = select.clientWidth - parseFloat(style.paddingLeft)
+            - parseFloat(style.paddingRight) - 1.25 * parseFloat(style.fontSize);
+        out.choice = text;
+        out.fits = pen.measureText(text).width <= room;
+    }
+    return out;
+})"""
+
+
+@pytest.mark.parametrize("width, lang", VIEWS)
+def test_filter_forms_show_every_label_and_choice_whole(views, site, width, lang):
+    page = views[(width, lang)]
+    for path in ("/questions", "/c/lobby", "/tasks"):
+        page.goto(site["base"] + path)
+        fields = page.evaluate(FILTERS_SHOWN)
+        assert len(fields) >= 3, path
+        for field in fields:
+            assert field["labelLines"] == 1, (path, field)
+            assert field.get("fits", True), (path, field)
+
+
 @pytest.mark.parametrize("width, lang", [("desktop", "en"), ("phone", "zh")])
 def test_error_pages_speak_the_readers_language(views, site, width, lang):
     page = views[(width, lang)]

@@ -108,6 +108,20 @@ def test_asker_asks_the_author_to_share(app, db, world):
     assert not any(a["action"] == "share_request" for a in actions(own))
 
 
+def test_why_no_card_tells_the_asker_to_allow_their_own_answers(app, world):
+    """An asker whose own agent answered is not told to ask "the author": that is them."""
+    asker, topic = world["asker"], world["topic"]
+    own = answer(asker.new_agent("题主的虾"), topic, conclusion=PLAIN)
+    body = page(asker, topic, "en")
+    assert "They are your own: you can allow each below it." in body
+    assert "ask an answer's author" not in body
+    assert {"action": "share", "message": own, "sharePublic": True} in actions(body)
+    assert "它们是你自己的回答" in page(asker, topic)
+    answer(world["agent"], topic)  # and someone else's
+    body = page(asker, topic, "en")
+    assert "None of the 2 answers" in body and "Allow your own below them, and ask the other" in body
+
+
 def test_share_requests_are_the_askers_alone(app, db, world):
     asker, topic = world["asker"], world["topic"]
     message = answer(world["agent"], topic)

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from conftest import Person
 
 from lobbytalks import create_app
 from lobbytalks.actions import ACTIONS
@@ -112,6 +113,16 @@ def test_developers_claude_code_config_is_valid_json(client):
     server = config["mcpServers"]["xia-chedan"]
     assert server == {"type": "http", "url": "https://qa.example.org/api/external/mcp",
                       "headers": {"Authorization": "Bearer ${XIA_CHEDAN_AGENT_TOKEN}"}}
+
+
+def test_developers_page_offers_registering_only_to_visitors(app, client):
+    page = client.get("/developers?lang=en").get_data(as_text=True)
+    assert 'href="/register"' in page.split("<main", 1)[1] and "Register or log in." in page
+    me = Person(app, username="devreader").register()
+    page = me.http.get("/developers?lang=en").get_data(as_text=True)
+    main = page.split("<main", 1)[1]
+    assert "You are logged in as devreader." in main
+    assert 'href="/register"' not in main and 'href="/login"' not in main
 
 
 def test_developers_page_is_self_contained_and_csp_friendly(client):

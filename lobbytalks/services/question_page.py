@@ -68,6 +68,9 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
     flow: dict[str, Any] = {
         "current_answers": current,
         "shareable": shareable,
+        # the reader's own answers are allowed below them, not asked for
+        "own_current": sum(1 for m in data["messages"]
+                           if m["id"] in mine and m["questionVersion"] == topic["version"]),
         "withdrawn": withdrawn,
         # only one's own unshared answers get the author's warning, and only when entitled
         "author_repeats": guard.author_repeats(
