@@ -137,14 +137,14 @@ class Scene:
 
     def connector(self, *args: str, server: str | None = None, harness: list[str] | None = None,
                   env: dict[str, str] | None = None, cwd: Path | None = None,
-                  state_dir: str | None = None) -> subprocess.Popen:
+                  state_dir: str | None = None, retry_backoff: str = "0.2") -> subprocess.Popen:
         harness = harness or ["--harness", "command",
                               "--harness-command", f"{sys.executable} {self.stub}"]
         proc = subprocess.Popen(
             [sys.executable, "-m", "lobbytalks", "agent", *args,
              "--server", server or self.world.server.url,
              "--state-dir", state_dir or str(self.state_dir),
-             *harness, "--json", "--tick", "0.1", "--retry-backoff", "0.2"],
+             *harness, "--json", "--tick", "0.1", "--retry-backoff", retry_backoff],
             env={**os.environ, TOKEN_ENV: self.agent["token"], "STUB_DIR": str(self.stub_dir),
                  "LOBBYTALKS_CLOCK_OFFSET_FILE": str(self.world.clock),
                  "PYTHONPATH": str(Path(__file__).resolve().parent.parent), **(env or {})},
@@ -986,3 +986,60 @@ def test_a_task_of_a_rotated_token_is_set_aside_not_retried_on_every_start(scene
     code, events = scene.finish(scene.run_once())  # set aside: not tried again
     assert code == EXIT_OK and "rejected" not in names(events), events
     assert len(scene.messages()) == 1
+
+
+# --- a failure the server could not hear of ------------------------------------------------
+
+def fail_task_unheard(heard: threading.Event):
+    """A fault: ``fail_task`` answered 503 (the server away) until ``heard`` is set."""
+    def fault(path, body):
+        if b'"fail_task"' in body and not heard.is_set():
+            return 503, {}, {"ok": False, "error": {"code": "unavailable", "message": "away"}}
+        return None
+    return fault
+
+
+def attempt_states(scene: Scene) -> list[str]:
+    return [json.loads(p.read_text())["state"] for p in (scene.state_dir / "attempts").glob("*.json")]
+
+
+def test_a_failure_the_server_did_not_hear_is_sent_again_by_the_next_run(scene, proxy):
+    """Otherwise the lease holds one of the user's three slots for its whole 30 minutes."""
+    (scene.stub_dir / "result.json").write_text("{}")  # invalid twice: the task fails
+    away = proxy(fail_task_unheard(threading.Event()))
+    code, events = scene.finish(scene.run_once(server=away.url, retry_backoff="0.01"))
+    assert code == EXIT_TASK_FAILED, events
+    [failed] = [e for e in events if e["event"] == "task_failed"]
+    assert failed["confirmed"] is False and "fail_task not confirmed" in failed["message"]
+    assert away.count("fail_task") == 7  # the first try and six retries
+    [task] = scene.tasks()
+    assert task["state"] == "leased" and attempt_states(scene) == ["failing"]
+
+    code, events = scene.finish(scene.run_once())  # the server is back
+    assert code == EXIT_TASK_FAILED, events
+    [failed] = [e for e in events if e["event"] == "task_failed"]
+    assert failed["confirmed"] is True
+    [task] = scene.tasks()  # the same task, ended with the reason first given
+    assert task["state"] == "failed"
+    assert task["error"].startswith("the harness result was invalid twice"), task["error"]
+    assert attempt_states(scene) == ["failed"] and not started(scene, 3)
+    code, events = scene.finish(scene.run_once())  # nothing is left to tell
+    assert code == EXIT_OK and "task_failed" not in names(events), events
+
+
+def test_a_running_connector_tells_the_failure_once_the_server_is_back(scene, proxy):
+    (scene.stub_dir / "result.json").write_text("{}")
+    heard = threading.Event()
+    away = proxy(fail_task_unheard(heard))
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community,
+                           server=away.url, retry_backoff="0.01")
+    wait_for(lambda: attempt_states(scene) == ["failing"], what="the failure to be kept")
+    assert scene.tasks()[0]["state"] == "leased"
+    heard.set()
+    wait_for(lambda: scene.tasks()[0]["state"] == "failed", what="the failure to be told")
+    wait_for(lambda: attempt_states(scene) == ["failed"], what="the attempt to end")
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc)
+    assert code == EXIT_OK, events
+    assert [e["confirmed"] for e in events if e["event"] == "task_failed"] == [False, True]
+    assert scene.tasks()[0]["error"].startswith("the harness result was invalid twice")

@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         return code
     if isinstance(fatal, ProtocolError):  # --once and the poll itself was refused
         return EXIT_TASK_FAILED
-    if args.once and (scheduler.errors or any(state in ("failed", "rejected", "expired")
+    if args.once and (scheduler.errors or any(state in ("failed", "failing", "rejected", "expired")
                                               for state in scheduler.outcomes)):
         return EXIT_TASK_FAILED
     return EXIT_OK

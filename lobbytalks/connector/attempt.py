@@ -6,6 +6,7 @@ leased     → research with the harness, heartbeating from ``expires``; validat
 submitting → submit the kept bytes; after a lost answer ask ``get_task_status``:
              done ends it, leased resubmits the same bytes with backoff, failed/expired
              keeps the result and reports it
+failing    → send the kept ``fail_task`` reason again (``endings``)
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any, Callable
 
 from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
-from .events import Reporter, describe, short_reason
+from .endings import Endings
+from .events import Reporter, describe
 from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, stop_leftover
 from .pacing import Deadline, Stopped, Timing
 from .prompt import result_schema, task_document
@@ -26,7 +28,7 @@ from .submission import submission
 NOT_NOW = ("task_limit",)
 
 
-class AttemptRunner:
+class AttemptRunner(Endings):
     def __init__(self, client: Client, store: StateStore, harness: HarnessConfig,
                  reporter: Reporter, *, env: dict[str, str], secrets: tuple[str, ...],
                  now: Callable[[], int], stop: threading.Event, timing: Timing) -> None:
@@ -56,6 +58,9 @@ class AttemptRunner:
             return attempt["state"]
 
     def _drive(self, attempt: dict[str, Any]) -> str:
+        if attempt["state"] == "failing":  # the server did not hear of the failure last time
+            self._report_failure(attempt)
+            return attempt["state"]
         claim = None
         if attempt["state"] in ("new", "leased") and self.store.kept_result(attempt) is None:
             claim = self._claim(attempt)
@@ -256,40 +261,3 @@ class AttemptRunner:
         self._rejected(attempt, f"submission refused: {exc.code}: {exc.message}")
         if task["state"] == "leased":
             self._fail(attempt, f"the server refused the result ({exc.code})")
-
-    # --- endings -----------------------------------------------------------------------
-
-    def _set(self, attempt: dict[str, Any], state: str) -> None:
-        attempt["state"] = state
-        self.store.save(attempt)
-
-    def _done(self, attempt: dict[str, Any], message_id: str, replayed: bool = False) -> None:
-        attempt["messageId"] = message_id
-        self._set(attempt, "done")
-        self.say("submitted", topic=attempt["topic"], taskId=attempt["task"]["id"],
-                 messageId=message_id, replayed=replayed)
-
-    def _rejected(self, attempt: dict[str, Any], error: str) -> None:
-        attempt["state"] = "rejected"
-        self.store.note_error(attempt, short_reason(error, self.secrets))
-        self.say("rejected", short_reason(error, self.secrets), topic=attempt["topic"])
-        return None
-
-    def _fail(self, attempt: dict[str, Any], reason: str) -> None:
-        """Report the failure to the server with a short, redacted reason."""
-        reason = short_reason(reason, self.secrets)
-        task_id = attempt["task"]["id"]
-        try:
-            self.client.fail(task_id, reason)
-        except TokenRejected:
-            raise
-        except (ProtocolError, Unreachable) as exc:
-            reason = f"{reason} (fail_task not confirmed: {exc})"
-        attempt["state"] = "failed"
-        try:
-            self.store.note_error(attempt, reason)
-        except OSError as exc:  # told the server all the same; a restart asks it again
-            reason = f"{reason} (not saved locally: {describe(exc)})"
-        self.say("task_failed", reason, taskId=task_id)
-        return None
-

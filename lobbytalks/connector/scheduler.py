@@ -92,6 +92,7 @@ class Scheduler:
 
     def _start_new(self) -> None:
         self._reap()
+        self._resume_failing()
         allowed = 1 if self.plan.once else min(self.plan.max_tasks, MAX_LIVE_LEASES)
         slots = allowed - len(self._threads)
         if slots <= 0:
@@ -132,8 +133,16 @@ class Scheduler:
             self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
             self._start(attempt)
 
+    def _resume_failing(self) -> None:
+        """Failures the server could not be told of: told again at every pass."""
+        running = {thread.name for thread in self._threads}
+        for attempt in self.store.open_attempts():
+            if attempt["state"] == "failing" and attempt["requestId"] not in running:
+                self._start(attempt)
+
     def _start(self, attempt: dict[str, Any]) -> None:
-        thread = threading.Thread(target=self._drive, args=(attempt,), daemon=True)
+        thread = threading.Thread(target=self._drive, args=(attempt,), daemon=True,
+                                  name=attempt["requestId"])
         self._threads.append(thread)
         thread.start()
 

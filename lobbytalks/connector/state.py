@@ -28,10 +28,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 # Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
-# claimed, researching; "submitting": result saved, not yet confirmed; the rest are final.
+# claimed, researching; "submitting": result saved, not yet confirmed; "failing": failed
+# here, fail_task not yet confirmed; the rest are final.
 # "deferred": the claim was refused for now (the user's leases are all taken), so the
 # question may be chosen again by a later attempt.
-OPEN_STATES = ("new", "leased", "submitting")
+OPEN_STATES = ("new", "leased", "submitting", "failing")
 FINAL_STATES = ("done", "failed", "expired", "rejected", "deferred")
 MAX_ERRORS_KEPT = 10
 
