@@ -152,6 +152,9 @@ def test_a_broken_cursor_starts_at_the_top_and_past_the_end_says_so(site, asker)
     client = site.test_client()
     assert found(client, after="garbage") == [topic]
     assert found(client, after="99999999999999999999999.x") == [topic]
+    # 19 digits: the pattern's length, past what a database integer holds
+    assert found(client, after="9999999999999999999.t_x") == [topic]
+    assert found(client, after="1.9999999999999999999.t_x", sort="answers") == [topic]
     body = client.get("/questions", query_string={"after": "1.t0"}).get_data(as_text=True)
     assert "没有更多问题了" in body and 'href="/questions"' in body
 

@@ -140,10 +140,11 @@ def _cursor_params(sort: str, cursor: str) -> dict[str, object]:
     """The keyset position a cursor names; a missing or hand-broken one starts at the top."""
     _, fields, _ = BROWSE_SORTS[sort]
     match = _CURSOR.fullmatch(cursor)
-    numbers = match.group(1).split(".") if match else []
-    if len(numbers) != len(fields):
+    numbers = [int(n) for n in match.group(1).split(".")] if match else []
+    # past every row is past what a database integer holds (2**63 - 1): no row is there
+    if len(numbers) != len(fields) or max(numbers) > _ABOVE_EVERY_ROW:
         return {**{f: _ABOVE_EVERY_ROW for f in fields}, "before_id": ""}
-    return {**{f: int(n) for f, n in zip(fields, numbers)}, "before_id": match.group(2)}
+    return {**dict(zip(fields, numbers)), "before_id": match.group(2)}
 
 
 def _next_cursor(sort: str, row: Row) -> str:
