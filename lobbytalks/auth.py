@@ -91,7 +91,7 @@ def start_session(response: Response, request: Request, user_id: int) -> None:
                                                 "keep": rt.settings.sessions_per_user})
     response.set_cookie(
         SESSION_COOKIE, secret, max_age=max_age, httponly=True, samesite="Lax",
-        secure=_is_https(request), path="/",
+        secure=is_https(request), path="/",
     )
 
 
@@ -105,10 +105,10 @@ def end_session(response: Response, request: Request) -> None:
 
 def forget_session_cookie(response: Response, request: Request) -> None:
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax",
-                           secure=_is_https(request))
+                           secure=is_https(request))
 
 
-def _is_https(request: Request) -> bool:
+def is_https(request: Request) -> bool:
     public_url = runtime().settings.public_url
     return public_url.startswith("https://") if public_url else request.scheme == "https"
 

@@ -156,6 +156,12 @@ class Keyring:
         key = self._keys[self.current_id if key_id is None else key_id]
         return hmac.new(key, b"lobbytalks:fingerprint", hashlib.sha256).hexdigest()[:8]
 
+    def derive(self, purpose: bytes) -> bytes:
+        """A 32-byte key of the current key for ``purpose`` (e.g. signing a cookie): never
+        the sealing key itself, and a new one after every rotation."""
+        return hmac.new(self._keys[self.current_id], b"lobbytalks:" + purpose,
+                        hashlib.sha256).digest()
+
     def encrypt(self, plaintext: str, *, topic_id: str, version: int) -> tuple[str, bytes]:
         """Seal with the current key: returns (key_id, nonce || ciphertext+tag).
 

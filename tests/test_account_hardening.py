@@ -118,6 +118,51 @@ def test_the_per_username_ceiling_bounds_a_distributed_guesser(settings):
     assert login(app, "someone_else", WRONG, "198.51.100.7").status_code == 401
 
 
+def test_a_browser_the_owner_logged_in_from_keeps_its_way_in(settings):
+    """Strangers filling the per-username window do not lock out a browser that has
+    logged in to the account before; it is held to a window of its own."""
+    app = create_app(settings.with_overrides(trusted_proxies=1, rate_login_pair="10/hour",
+                                             rate_login_user="25/hour"))
+    owner = Person(app, username="owner4").register()  # registering made this browser known
+    mallory = Person(app, username="mallory4").register()
+    statuses = [login(app, "owner4", WRONG, f"203.0.113.{i // 10}").status_code
+                for i in range(30)]
+    assert statuses.count(401) == 25 and set(statuses[25:]) == {429}
+    assert_web_error(login(app, "owner4", PASSWORD, "198.51.100.7"), 429)  # a new browser
+    # a device cookie earned for another name, or altered, is no way in either
+    assert_web_error(login(app, "owner4", PASSWORD, "198.51.100.7", http=mallory.http), 429)
+    forged = app.test_client()
+    nonce, mac = owner.http.get_cookie("xia_device", path="/api/community").value.split(".")
+    forged.set_cookie("xia_device", f"{nonce}.{mac[::-1]}", path="/api/community")
+    assert_web_error(login(app, "owner4", PASSWORD, "198.51.100.7", http=forged), 429)
+    assert login(app, "owner4", PASSWORD, "198.51.100.7", http=owner.http).status_code == 200
+    # the known browser's own window: its wrong guesses end at the per-address figure
+    statuses = [login(app, "owner4", WRONG, f"198.51.100.{i}", http=owner.http).status_code
+                for i in range(12)]
+    assert statuses == [401] * 10 + [429] * 2
+
+
+def test_the_device_cookie_goes_only_to_the_login_api_and_never_to_scripts(app):
+    person = Person(app, username="owner5")
+    r = person.http.post("/api/community", json={"action": "register", "username": "owner5",
+                                                 "password": PASSWORD})
+    assert r.status_code == 200
+    [device] = [h for h in r.headers.getlist("Set-Cookie") if h.startswith("xia_device=")]
+    assert "Path=/api/community" in device and "HttpOnly" in device
+    assert "SameSite=Lax" in device and f"Max-Age={365 * 86400}" in device
+
+
+def test_an_ipv6_client_is_counted_by_its_64(settings):
+    """A host is handed a whole /64: each of its addresses is not a fresh budget."""
+    app = create_app(settings.with_overrides(trusted_proxies=1, rate_login_pair="10/hour"))
+    Person(app, username="owner6").register()
+    statuses = [login(app, "owner6", WRONG, f"2001:db8:1:2::{i:x}").status_code
+                for i in range(1, 13)]
+    assert statuses == [401] * 10 + [429] * 2
+    assert_web_error(login(app, "owner6", PASSWORD, "2001:db8:1:2:ffff::1"), 429)
+    assert login(app, "owner6", PASSWORD, "2001:db8:1:3::1").status_code == 200
+
+
 def test_one_address_trying_many_usernames_is_bounded(settings):
     app = create_app(settings.with_overrides(trusted_proxies=1, rate_login_client="5/hour"))
     statuses = [login(app, f"victim{i}", WRONG, "203.0.113.9").status_code for i in range(8)]

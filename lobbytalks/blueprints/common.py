@@ -6,6 +6,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from flask import Request, Response, jsonify, request
 
+from ..client_connections import client_address_key
 from ..db import Connection
 from ..errors import ApiError
 from ..runtime import runtime
@@ -54,7 +55,8 @@ def lookup_action(table: Mapping[str, Entry], name: Any, message: str | None = N
 
 
 def client_address(req: Request) -> str:
-    return req.remote_addr or "unknown"
+    """Whom the per-address limits count: an IPv6 client by its /64, as connections are."""
+    return client_address_key(req.remote_addr or "unknown")
 
 
 def ok(data: Any, status: int = 200) -> Response:

@@ -3,8 +3,9 @@ LobbyTalks' own change_password and logout_all.
 
 Wrong passwords are counted in three windows: per (username, address), which stops a
 guesser long before it stops the owner logging in from elsewhere; per username across all
-addresses, a much higher ceiling that keeps a distributed guesser bounded; and per address
-across usernames (password spraying). Correct logins have their own budget per user.
+addresses, a much higher ceiling that keeps a distributed guesser bounded (a browser that
+has logged in to the account before has a window of its own instead, ``devices``); and per
+address across usernames (password spraying). Correct logins have their own budget per user.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from flask import Response, request
 
-from .. import clock
+from .. import clock, devices
 from ..auth import end_session, forget_session_cookie, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model
@@ -27,8 +28,12 @@ actions = ActionTable()
 
 def _failure_windows(username: str) -> tuple[tuple[str, str, str], ...]:
     settings, name, address = runtime().settings, username.lower(), client_address(request)
-    return ((settings.rate_login_pair, "login-pair", f"{name} {address}"),
-            (settings.rate_login_user, "login-user", name),
+    device = devices.known(request, username)
+    # A browser that has logged in to this account before is held to a window of its own,
+    # so strangers filling the account's window do not lock its owner out.
+    whose = ((settings.rate_login_pair, "login-device", device) if device else
+             (settings.rate_login_user, "login-user", name))
+    return ((settings.rate_login_pair, "login-pair", f"{name} {address}"), whose,
             (settings.rate_login_client, "login-client", address))
 
 
@@ -57,6 +62,7 @@ def register(body: dict[str, Any]) -> Response:
                                 cost=rt.settings.password_cost)
     response = ok({"ok": True})
     start_session(response, request, user_id)
+    devices.remember(response, request, data.username)
     return response
 
 
@@ -70,6 +76,7 @@ def login(body: dict[str, Any]) -> Response:
     rt.gate.hit(rt.settings.rate_login_success, "login-ok", user_id)
     response = ok({"ok": True})
     start_session(response, request, user_id)
+    devices.remember(response, request, data.username)
     return response
 
 
