@@ -38,7 +38,7 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     app.config["LOBBYTALKS"] = rt
     startup.index_for_search(rt.db)
     startup.ensure_admin(settings, rt.db)
-    rt.mailer = startup.start_mailer(settings, rt.db)
+    rt.mailer = startup.start_mailer(settings, rt.db, keyring)
     rt.db.release_connection()  # the start-up steps' connection, on PostgreSQL
 
     wiring.install(app, settings)

@@ -413,6 +413,24 @@ STRINGS: dict[str, tuple[str, str]] = {
     "inbox.mail_address_hint": ("只有你自己能看到。", "Only you can see it."),
     "inbox.mail_switch": ("有新通知时给我发邮件", "E-mail me when there is a new notification"),
     "inbox.done_mail": ("邮件设置已保存。", "E-mail settings saved."),
+    "inbox.mail_confirmed": ("已确认", "Confirmed"),
+    "inbox.mail_unconfirmed": ("这个地址还没有确认，确认之前不会给它发通知邮件。我们已给 {email} 发了一个 8 位确认码，"
+                               "1–2 天内有效。",
+                               "This address is not confirmed yet; no notification is mailed to it "
+                               "until it is. We sent an 8-digit code to {email}; it is good for 1–2 days."),
+    "inbox.mail_code": ("确认码", "Code"),
+    "inbox.mail_code_hint": ("邮件里的 8 位数字。", "The 8 digits in the mail."),
+    "inbox.mail_confirm": ("确认地址", "Confirm the address"),
+    "inbox.done_confirm": ("邮箱地址已确认。", "Your address is confirmed."),
+    "inbox.mail_code_again": ("重新发送确认码", "Send the code again"),
+    "inbox.done_code_again": ("已重新发送确认码。", "A new code is on its way."),
+    "mail.code_subject": ("邮箱确认码 {code}", "Confirmation code {code}"),
+    "mail.code_text": ("你的邮箱确认码是 {code}。在站点的“通知”页面输入它，就会开始收到通知邮件。",
+                       "Your confirmation code is {code}. Enter it on the site's Inbox page to "
+                       "start receiving notification e-mail."),
+    "mail.code_footer": ("如果不是你本人填写了这个地址，请忽略这封邮件：不确认就不会再收到本站的邮件。",
+                         "If you did not give this address, ignore this mail: without the code, "
+                         "this site sends it nothing more."),
     "notify.kind.answer": ("{name} 回答了你的问题“{title}”", "{name} answered your question “{title}”"),
     "notify.kind.share_request": ("{name} 请你允许把你在“{title}”下的回答用于答案卡",
                                   "{name} asks you to allow your answer to “{title}” in the answer card"),

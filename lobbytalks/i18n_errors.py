@@ -90,6 +90,7 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.community.memory_reject.invalid_request": ("只能拒绝待确认的记忆。",
                                                     "Only memories waiting for you can be rejected."),
     "err.community.change_password.forbidden": ("当前密码不正确。", "The current password is not right."),
+    "err.community.email_code.invalid_request": ("没有待确认的邮箱地址。", "There is no address waiting to be confirmed."),
     "err.community.change_password.invalid_request": ("新密码必须与当前密码不同。",
                                                       "The new password must differ from the current one."),
     "err.communities.create.forbidden": ("每人最多创建 5 个社区。", "You can create up to 5 communities."),
@@ -129,6 +130,8 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
     "err.field.email": ("请填写有效的邮箱地址，例如 someone@example.net，最多 254 个字符。",
                         "Enter a valid e-mail address such as someone@example.net (up to 254 characters)."),
+    "err.field.code": ("确认码不正确或已过期。请检查邮件，或重新发送确认码。",
+                       "That code is wrong or too old. Check the mail, or send a new code."),
     "err.field": ("请检查这一项。", "Please check this field."),
 
     # --- error pages for one view ---------------------------------------------------------------

@@ -13,8 +13,10 @@ another claimed. A claim lasts ``CLAIM_SECONDS``: a mailer that died mid-send le
 row to be tried again after that.
 
 A mail says what the inbox says -- the question's public title and a name -- in both
-languages, with a link when ``LOBBYTALKS_PUBLIC_URL`` is set. Logs name the notification id
-and the error's type, never the address or the SMTP credentials.
+languages, with a link when ``LOBBYTALKS_PUBLIC_URL`` is set, and goes only to an address
+its owner confirmed. The confirmation codes (``services.mail_address``) are sent by the same
+thread, first, once each. Logs name the notification id or the user id and the error's
+type, never the address, a code or the SMTP credentials.
 """
 from __future__ import annotations
 
@@ -22,12 +24,16 @@ import logging
 import smtplib
 import threading
 from email.message import EmailMessage
+from typing import TYPE_CHECKING, Callable
 
 from . import clock
 from .db import Database, DatabaseError, Q, Row
 from .i18n import translate
-from .services import notifications
+from .services import mail_address, notifications
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .crypto import Keyring
 
 log = logging.getLogger("lobbytalks.mail")
 BATCH = 20
@@ -40,11 +46,11 @@ SECURITY = ("starttls", "ssl", "none")
 
 
 class Mailer:
-    def __init__(self, settings: Settings, db: Database) -> None:
+    def __init__(self, settings: Settings, db: Database, keyring: "Keyring") -> None:
         if settings.smtp_security not in SECURITY:
             raise ValueError(f"LOBBYTALKS_SMTP_SECURITY must be one of {', '.join(SECURITY)}, "
                              f"got {settings.smtp_security!r}")
-        self.settings, self.db = settings, db
+        self.settings, self.db, self.keyring = settings, db, keyring  # the key makes codes
         self.sent = 0
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -77,12 +83,12 @@ class Mailer:
                 self.db.release_connection()  # PostgreSQL: back to the pool while idle
 
     def drain(self) -> int:
-        """Send every mail due now; returns how many were sent."""
-        sent = 0
+        """Send every mail due now (codes first); returns how many were sent."""
+        sent = self._send_codes()
         for row in self.db.all(Q.list_due_mail, {"now": clock.now(), "limit": BATCH}):
             if not self._claim(row["id"]):
                 continue  # another mailer has it
-            if not (row["email_notify"] and row["email"]):
+            if not (row["email_notify"] and row["email"] and row["email"] == row["email_confirmed"]):
                 self._forget(row["id"])
                 continue
             item = notifications.by_id(self.db.conn, row["notification_id"])
@@ -94,6 +100,26 @@ class Mailer:
             self._forget(row["id"])
             sent += 1
         self.sent += sent
+        return sent
+
+    def _send_codes(self) -> int:
+        """Confirmation codes asked for. One try each: a code that fails to go is asked for
+        again on the inbox page ("send the code again"), never resent on its own."""
+        sent = 0
+        for row in self.db.all(Q.list_due_email_codes, {"limit": BATCH}):
+            with self.db.transaction() as conn:
+                if conn.execute(Q.claim_email_code, {"id": row["id"]}).rowcount != 1:
+                    continue  # another mailer has it
+            if not row["email"]:
+                continue
+            text = mail_address.code(self.keyring, row["id"], row["email"], now=clock.now())
+            try:
+                self._deliver(self.compose_code(row["email"], text), row["email"])
+            except (OSError, smtplib.SMTPException) as exc:
+                log.info("mailing a confirmation code to user %d failed (%s)",
+                         row["id"], type(exc).__name__)
+                continue
+            sent += 1
         return sent
 
     def _claim(self, outbox_id: int) -> bool:
@@ -120,24 +146,38 @@ class Mailer:
                 "id": row["id"], "next": clock.now() + FIRST_RETRY * 2 ** (attempts - 1)})
 
     def compose(self, to: str, item: dict) -> EmailMessage:
+        return self._message(to, notifications.describe(item, "zh"),
+                             lambda lang: notifications.describe(item, lang), item["link"],
+                             "notify.mail_footer")
+
+    def compose_code(self, to: str, code: str) -> EmailMessage:
+        return self._message(to, translate("zh", "mail.code_subject", code=code),
+                             lambda lang: translate(lang, "mail.code_text", code=code),
+                             "/inbox#mail-settings", "mail.code_footer")
+
+    def _message(self, to: str, subject: str, said: Callable[[str], str], path: str,
+                 footer: str) -> EmailMessage:
+        """A mail in both languages: what ``said(lang)`` says, with a link to ``path`` when
+        the site's public address is known, then the footer."""
         base = self.settings.public_url.rstrip("/")
         lines = []
         for lang in ("zh", "en"):
-            lines.append(notifications.describe(item, lang))
+            lines.append(said(lang))
             if base:
-                lines.append(base + item["link"])
+                lines.append(base + path)
             lines.append("")
-        lines.append(translate("zh", "notify.mail_footer"))
-        lines.append(translate("en", "notify.mail_footer"))
+        lines += [translate("zh", footer), translate("en", footer)]
         message = EmailMessage()
         message["From"] = self.settings.smtp_from
         message["To"] = to
-        message["Subject"] = f"[{translate('zh', 'site.name')}] " + \
-            notifications.describe(item, "zh")
+        message["Subject"] = f"[{translate('zh', 'site.name')}] {subject}"
         message.set_content("\n".join(lines))
         return message
 
     def _send(self, to: str, item: dict) -> None:
+        self._deliver(self.compose(to, item), to)
+
+    def _deliver(self, message: EmailMessage, to: str) -> None:
         s = self.settings
         if s.smtp_security == "ssl":
             server: smtplib.SMTP = smtplib.SMTP_SSL(s.smtp_host, s.smtp_port, timeout=SMTP_TIMEOUT)
@@ -149,4 +189,4 @@ class Mailer:
             if s.smtp_username:
                 server.login(s.smtp_username, s.smtp_password)
             # to this one address only, whatever the To header might be read as
-            server.send_message(self.compose(to, item), to_addrs=[to])
+            server.send_message(message, to_addrs=[to])

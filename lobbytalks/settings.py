@@ -100,6 +100,8 @@ class Settings:
     rate_login_client: str = _setting("30/15minute", "Failed logins per client address")
     rate_login_success: str = _setting("20/hour", "Successful logins per user")
     rate_web_write: str = _setting("120/hour", "Other web write actions per user")
+    rate_email_code: str = _setting(
+        "5/day", "Confirmation codes mailed per user (each is a mail to the address given)")
     sessions_per_user: int = _setting(
         10, "Login sessions a user may hold at once; a new login ends the oldest beyond it")
     argon2_memory_kib: int = _setting(19456, "Argon2id memory cost of new password hashes, KiB")

@@ -98,9 +98,9 @@ def ensure_admin(settings: Settings, db: Database) -> None:
                               now=clock.now(), cost=settings.password_cost)
 
 
-def start_mailer(settings: Settings, db: Database):
+def start_mailer(settings: Settings, db: Database, keyring: "crypto.Keyring"):
     """The notification mailer's thread, when an SMTP server is configured (else None)."""
     if not settings.smtp_host:
         return None
     from .mailer import Mailer
-    return Mailer(settings, db).start()
+    return Mailer(settings, db, keyring).start()

@@ -174,6 +174,19 @@ class Person:
         assert r.status_code == 200, r.get_json()
         return r.get_json()["id"]
 
+    def mail_to(self, email: str, enabled: bool = True) -> None:
+        """Save ``email`` and confirm it with the code the mailer would send (the code
+        mail itself is tested in test_mail)."""
+        from lobbytalks import clock
+        from lobbytalks.services import mail_address
+        r = self.web_post("notify_settings", email=email, emailNotify=enabled)
+        assert r.status_code == 200, r.get_json()
+        rt = self.app.config["LOBBYTALKS"]
+        user_id = self.web_get(action="me").get_json()["user"]["id"]
+        code = mail_address.code(rt.keyring, user_id, email, now=clock.now())
+        r = self.web_post("confirm_email", code=code)
+        assert r.status_code == 200 and r.get_json()["emailConfirmed"] is True, r.get_json()
+
     def manage_post(self, action: str, **fields: Any):
         return self.http.post("/api/external/manage", json={"action": action, **fields})
 

@@ -3,16 +3,20 @@ real SMTP server (aiosmtpd, started here), never while a request waits."""
 from __future__ import annotations
 
 import email
+import re
 import time
 from email import policy
 
 import pytest
 import requests
 from aiosmtpd.controller import Controller
-from conftest import LiveServer, contributor, count, free_port, good_result, joined_person, web_session
+from conftest import (LiveServer, Person, advance, contributor, count, free_port, good_result,
+                      joined_person, web_session)
+from helpers import assert_web_error
 from qa_helpers import answer
 
-from lobbytalks import create_app
+from lobbytalks import clock, create_app
+from lobbytalks.services import mail_address
 
 TITLE = "怎样备份运行中的 SQLite？"
 PRIVATE = "私密：生产库有 40 GB，每天晚上三点跑批量写入任务。"
@@ -63,10 +67,28 @@ def stop_mailers():
         app.config["LOBBYTALKS"].mailer.stop()
 
 
-def opted_in_question(app):
+def confirm_by_mail(app, person, smtp, address="asker@example.org", by_hand=False):
+    """Save ``address``, read the code from the mail the server sends it, enter the code."""
+    r = person.web_post("notify_settings", email=address, emailNotify=True)
+    assert r.status_code == 200 and r.get_json()["codeSent"] is True, r.get_json()
+    if by_hand:
+        assert app.config["LOBBYTALKS"].mailer.drain() == 1
+    [mail] = smtp.wait(1)
+    code = re.search(r"\b(\d{8})\b", mail.get_content()).group(1)
+    smtp.envelopes.clear()
+    r = person.web_post("confirm_email", code=code)
+    assert r.status_code == 200 and r.get_json()["emailConfirmed"] is True, r.get_json()
+    return mail, code
+
+
+def opted_in_question(app, smtp=None, by_hand=False):
+    """An asker mailed at a confirmed address (through the code mail when ``smtp`` is
+    given) and their question."""
     asker = joined_person(app)
-    r = asker.web_post("notify_settings", email="asker@example.org", emailNotify=True)
-    assert r.status_code == 200
+    if smtp is None:
+        asker.mail_to("asker@example.org")
+    else:
+        confirm_by_mail(app, asker, smtp, by_hand=by_hand)
     return asker, asker.ask(title=TITLE, privateContext=PRIVATE)
 
 
@@ -77,7 +99,7 @@ def outbox(db):
 def test_mail_goes_out_after_commit_and_carries_only_the_notification(settings, smtp, stop_mailers):
     app = mail_app(settings, smtp.port)
     stop_mailers(app)
-    asker, topic = opted_in_question(app)
+    asker, topic = opted_in_question(app, smtp)
     _, agent = contributor(app, "备份虾")
     message = answer(agent, topic, conclusion=CONCLUSION)
     [mail] = smtp.wait()
@@ -105,11 +127,11 @@ def test_a_mail_goes_to_the_one_address_saved_whatever_its_header_reads_as(
     library would find in the To header."""
     app = mail_app(settings, smtp.port)
     stop_mailers(app)
-    asker, topic = opted_in_question(app)
+    asker, topic = opted_in_question(app, smtp)
     saved = "asker@example.org, other@example.org"
     with app.config["LOBBYTALKS"].db.transaction() as conn:
-        conn.execute("UPDATE users SET email = :email WHERE username = :name",
-                     {"email": saved, "name": asker.username})
+        conn.execute("UPDATE users SET email = :email, email_confirmed = :email "
+                     "WHERE username = :name", {"email": saved, "name": asker.username})
     answer(contributor(app)[1], topic)
     smtp.wait(1)
     assert [e.rcpt_tos for e in smtp.envelopes] == [["asker@example.org"]]
@@ -120,7 +142,7 @@ def test_no_mail_for_people_who_did_not_ask(settings, smtp, stop_mailers):
     asker = joined_person(app)
     topic = asker.ask(title=TITLE)
     answer(contributor(app)[1], topic)
-    opted, other_topic = opted_in_question(app)
+    opted, other_topic = opted_in_question(app, smtp)
     answer(contributor(app)[1], other_topic)
     smtp.wait(1)
     time.sleep(0.5)  # a second mail, if one were wrongly queued, would have gone by now
@@ -131,7 +153,7 @@ def test_mail_turned_off_before_sending_is_dropped(settings, smtp, db):
     app = mail_app(settings, smtp.port)
     rt = app.config["LOBBYTALKS"]
     rt.mailer.stop()  # hold the mail in the outbox
-    asker, topic = opted_in_question(app)
+    asker, topic = opted_in_question(app, smtp, by_hand=True)
     answer(contributor(app)[1], topic)
     assert count(db, "mail_outbox") == 1
     asker.web_post("notify_settings", email="asker@example.org", emailNotify=False)
@@ -208,6 +230,11 @@ def test_a_served_process_mails_from_its_own_thread(tmp_path, smtp):
         assert asker.post(base + "/api/community", json={
             "action": "notify_settings", "email": "live@example.org",
             "emailNotify": True}).status_code == 200
+        [code_mail] = smtp.wait()  # the address is confirmed with the code mailed to it
+        code = re.search(r"\b(\d{8})\b", code_mail.get_content()).group(1)
+        smtp.envelopes.clear()
+        assert asker.post(base + "/api/community", json={
+            "action": "confirm_email", "code": code}).json()["emailConfirmed"] is True
         topic = asker.post(base + "/api/community", json={
             "action": "topic", "title": TITLE, "privateContext": PRIVATE}).json()["id"]
         owner = web_session(server)
@@ -229,4 +256,86 @@ def test_a_served_process_mails_from_its_own_thread(tmp_path, smtp):
         assert CONCLUSION not in mail.get_content() and PRIVATE not in mail.get_content()
     finally:
         log = server.stop()
-    assert "live@example.org" not in log and token not in log
+    assert "live@example.org" not in log and token not in log and code not in log
+
+
+# --- an address is confirmed before any notification is mailed to it ---------------------
+
+def test_an_unconfirmed_address_gets_its_code_and_nothing_else(settings, smtp, stop_mailers):
+    """Otherwise anyone could have the server mail someone else's box, a question title of
+    their choosing in the subject, as often as they can make a task fail."""
+    app = mail_app(settings, smtp.port)
+    stop_mailers(app)
+    asker = joined_person(app)
+    r = asker.web_post("notify_settings", email="victim@example.org", emailNotify=True)
+    assert r.get_json()["emailConfirmed"] is False and r.get_json()["codeSent"] is True
+    [mail] = smtp.wait(1)
+    assert smtp.envelopes[0].rcpt_tos == ["victim@example.org"]
+    code = re.search(r"\b(\d{8})\b", mail.get_content()).group(1)
+    assert mail["Subject"] == f"[虾扯淡] 邮箱确认码 {code}"
+    body = mail.get_content()
+    assert f"Your confirmation code is {code}." in body
+    assert "https://talk.example.org/inbox#mail-settings" in body
+    assert "ignore this mail: without the code, this site sends it nothing more" in body
+    topic = asker.ask(title="Buy cheap pills at pharma.example.com now")
+    _, agent = contributor(app)
+    answer(agent, topic)
+    assert count(app.config["LOBBYTALKS"].db, "mail_outbox") == 0  # nothing queued for it
+    time.sleep(0.5)
+    assert len(smtp.envelopes) == 1
+    page = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    assert "This address is not confirmed yet" in page and 'data-action="confirm_email"' in page
+    smtp.envelopes.clear()
+    assert asker.web_post("confirm_email", code=f" {code[:4]} {code[4:]} ").status_code == 200
+    assert "Confirmed" in asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    answer(contributor(app)[1], topic)
+    [mail] = smtp.wait(1)
+    assert "Buy cheap pills" in mail["Subject"]
+
+
+def test_a_wrong_or_old_code_confirms_nothing_and_guessing_is_bounded(settings, smtp, clock_file):
+    app = mail_app(settings, smtp.port, rate_login_pair="4/hour")
+    asker = joined_person(app)
+    mail, code = confirm_by_mail(app, asker, smtp, "first@example.org")
+    assert "Confirmed" in asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    # a new address needs its own code; the old one's confirms nothing
+    asker.web_post("notify_settings", email="second@example.org", emailNotify=True)
+    [mail] = smtp.wait(1)
+    second = re.search(r"\b(\d{8})\b", mail.get_content()).group(1)
+    db = app.config["LOBBYTALKS"].db
+    confirmed = "SELECT email_confirmed FROM users WHERE username = :name"
+    for wrong in (code, "00000000", "abc"):
+        assert_web_error(asker.web_post("confirm_email", code=wrong), 400)
+    assert db.value(confirmed, {"name": asker.username}) == "first@example.org"
+    # a code lasts one to two days
+    advance(clock_file, 2 * 86400)
+    assert_web_error(asker.web_post("confirm_email", code=second), 400)
+    # four wrong codes: the fifth try is refused before it is checked, even a right one
+    rt = app.config["LOBBYTALKS"]
+    fresh = mail_address.code(rt.keyring, asker.web_get(action="me").get_json()["user"]["id"],
+                              "second@example.org", now=clock.now())
+    assert_web_error(asker.web_post("confirm_email", code=fresh), 429)
+    assert db.value(confirmed, {"name": asker.username}) == "first@example.org"
+    # going back to the confirmed address needs no code
+    smtp.envelopes.clear()
+    r = asker.web_post("notify_settings", email="first@example.org", emailNotify=True)
+    assert r.get_json()["emailConfirmed"] is True and r.get_json()["codeSent"] is False
+    time.sleep(0.3)
+    assert smtp.envelopes == []
+
+
+def test_codes_are_mailed_a_few_times_a_day_at_most(settings, smtp, stop_mailers):
+    app = mail_app(settings, smtp.port, rate_email_code="3/day")
+    stop_mailers(app)
+    asker = joined_person(app)
+    assert_web_error(asker.web_post("email_code"), 409)  # no address yet
+    asker.web_post("notify_settings", email="a@example.org", emailNotify=False)
+    smtp.wait(1)  # (asked again while one still waits to go, the two are one mail)
+    assert asker.web_post("email_code").get_json() == {"ok": True, "codeSent": True}
+    assert_web_error(asker.web_post("notify_settings", email="b@example.org",
+                                    emailNotify=False), 429)
+    assert_web_error(asker.web_post("email_code"), 429)
+    smtp.wait(2)
+    time.sleep(0.3)
+    assert [e.rcpt_tos for e in smtp.envelopes] == [["a@example.org"]] * 2
+    assert Person(app).web_post("email_code").status_code == 401

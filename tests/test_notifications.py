@@ -233,7 +233,8 @@ def test_mail_settings_are_saved_for_oneself_only(app, db, asked):
     asker, _, author, _ = asked
     r = asker.web_post("notify_settings", email=" me@example.org ", emailNotify=True)
     assert r.status_code == 200 and r.get_json() == {
-        "ok": True, "email": "me@example.org", "emailNotify": True}
+        "ok": True, "email": "me@example.org", "emailNotify": True, "emailConfirmed": False,
+        "codeSent": True}
     assert tuple(db.one("SELECT email, email_notify FROM users WHERE username = :username",
                             {"username": asker.username})) == ("me@example.org", 1)
     assert inbox(asker)["email"] == "me@example.org"
@@ -272,6 +273,6 @@ def test_notifications_queue_mail_only_for_people_who_asked_for_it(app, db, aske
     asker, topic, _, agent = asked
     answer(agent, topic)
     assert count(db, "mail_outbox") == 0
-    asker.web_post("notify_settings", email="me@example.org", emailNotify=True)
+    asker.mail_to("me@example.org")
     answer(contributor(app, "第二只虾")[1], topic)
     assert count(db, "mail_outbox") == 1

@@ -10,9 +10,11 @@ neither works the tests fail, never skip: CI installs PostgreSQL.
 """
 from __future__ import annotations
 
+import email
 import threading
 import time
 import uuid
+from email import policy
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -350,21 +352,26 @@ def test_two_mailers_on_one_database_send_each_mail_once(pg_settings, smtp):
     app = create_app(settings)
     app.config["LOBBYTALKS"].mailer.stop()  # the two below do the sending
     asker = joined_person(app)
-    assert asker.web_post("notify_settings", email="asker@example.org", emailNotify=True).status_code == 200
+    asker.mail_to("asker@example.org")
     answer(contributor(app)[1], asker.ask(title="两个发信进程"))
     with psycopg.connect(pg_settings.database_url) as conn:  # 40 mails due at once
         conn.execute("INSERT INTO mail_outbox (notification_id, next_attempt, created) "
                      "SELECT n.id, 0, 0 FROM notifications n, generate_series(1, 39)")
         assert conn.execute("SELECT COUNT(*) FROM mail_outbox").fetchone()[0] == 40
     databases = [open_database(settings) for _ in range(2)]
-    mailers = [Mailer(settings, database) for database in databases]
+    mailers = [Mailer(settings, database, app.config["LOBBYTALKS"].keyring)
+               for database in databases]
     try:
         for _ in range(4):  # up to 20 a batch each; until the outbox is empty
             race([lambda m=m: m.drain() for m in mailers])
     finally:
         for database in databases:
             database.close()
-    assert len(smtp.envelopes) == 40 == sum(m.sent for m in mailers)
+    # the 40 notifications and the address's confirmation code, each once
+    subjects = [email.message_from_bytes(e.content, policy=policy.default)["Subject"]
+                for e in smtp.envelopes]
+    assert len(subjects) == 41 == sum(m.sent for m in mailers)
+    assert sum("邮箱确认码" in s for s in subjects) == 1
     assert all(m.sent for m in mailers)  # both took part
     assert pair_value(pg_settings, "SELECT COUNT(*) FROM mail_outbox") == 0
 

@@ -1,4 +1,4 @@
-"""Notification actions on /api/community: the inbox, marking read, e-mail settings."""
+"""Notification actions on /api/community: the inbox, marking read, the e-mail address."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,10 +7,11 @@ from flask import Response, request
 
 from .. import clock
 from ..auth import require_user
+from ..errors import ApiError
 from ..models.common import parse_model
-from ..models.web import NotificationsRead, NotifySettings
+from ..models.web import EmailCodeAgain, EmailConfirm, NotificationsRead, NotifySettings
 from ..runtime import runtime
-from ..services import notifications
+from ..services import mail_address, notifications
 from .common import ActionTable, ok, read_conn
 from .community import signed_in_write
 
@@ -23,7 +24,7 @@ def inbox() -> Response:
     user = require_user(request)
     page = notifications.inbox(read_conn(), user.id,
                                notifications.cursor(request.args.get("before", "")))
-    return ok({**page, **notifications.mail_settings(read_conn(), user.id)})
+    return ok({**page, **mail_address.settings(read_conn(), user.id)})
 
 
 @actions.post("notifications_read")
@@ -37,4 +38,28 @@ def mark_read(body: dict[str, Any]) -> Response:
 @actions.post("notify_settings")
 def mail_settings(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(NotifySettings, body)
-    return ok(notifications.set_mail_settings(rt.db, user.id, data.email, data.emailNotify))
+    email = mail_address.checked(data.email, data.emailNotify)
+    code_due = mail_address.needs_code(read_conn(), user.id, email)
+    if code_due:  # each code is a mail to someone: a budget of its own
+        rt.gate.hit(rt.settings.rate_email_code, "email-code", user.id)
+    return ok(mail_address.save(rt.db, user.id, email, data.emailNotify, code_due=code_due))
+
+
+@actions.post("email_code")
+def send_code_again(body: dict[str, Any]) -> Response:
+    user, _, rt = signed_in_write(EmailCodeAgain, body, limit="rate_email_code",
+                                  scope="email-code")
+    return ok(mail_address.send_code_again(rt.db, user.id))
+
+
+@actions.post("confirm_email")
+def confirm_email(body: dict[str, Any]) -> Response:
+    user, data, rt = signed_in_write(EmailConfirm, body)
+    # wrong codes have the per-address login window: guessing eight digits stays hopeless
+    rt.gate.check(rt.settings.rate_login_pair, "email-code-wrong", user.id)
+    entered = "".join(data.code.split())
+    confirmed = mail_address.confirm(rt.db, rt.keyring, user.id, entered, now=clock.now())
+    if confirmed is None:
+        rt.gate.hit(rt.settings.rate_login_pair, "email-code-wrong", user.id)
+        raise ApiError("invalid_request", "code: 确认码不正确或已过期")
+    return ok(confirmed)

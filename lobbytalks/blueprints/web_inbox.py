@@ -7,7 +7,7 @@ from flask import request
 
 from ..auth import current_user
 from ..runtime import runtime
-from ..services import notifications
+from ..services import mail_address, notifications
 from .web_base import Pages, lang, login_required, render, viewer
 from .kept_pages import kept_page
 from .common import read_conn
@@ -24,7 +24,7 @@ def inbox():
     page = notifications.inbox_page(read_conn(), user.id, before)
     for item in page["notifications"]:
         item["text"] = notifications.describe(item, lang())
-    return render("inbox.html", page=page, mail=notifications.mail_settings(read_conn(), user.id),
+    return render("inbox.html", page=page, mail=mail_address.settings(read_conn(), user.id),
                   mail_available=bool(runtime().settings.smtp_host))
 
 

@@ -123,6 +123,15 @@ class NotifySettings(Strict):
     emailNotify: bool
 
 
+class EmailCodeAgain(Strict):
+    action: Literal["email_code"]
+
+
+class EmailConfirm(Strict):
+    action: Literal["confirm_email"]
+    code: Text(1, 32, single_line=True)  # the mailed digits; spaces in it are dropped
+
+
 class MemoryAction(Strict):
     action: Literal["memory_confirm", "memory_reject", "memory_delete"]
     memory: Id

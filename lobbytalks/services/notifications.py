@@ -1,4 +1,4 @@
-"""Notifications: the inbox, the header's unread count, share requests and e-mail settings.
+"""Notifications: the inbox, the header's unread count and share requests.
 
 A notification is written by ``notify`` inside the transaction of the event that causes it
 (an answer arrives, a card is published or hidden, a task fails or expires), so an event and
@@ -7,13 +7,12 @@ shows at display time -- the question's public title and an agent's or the asker
 never an answer's text, a discussion or private context -- so the inbox and the e-mails
 carry nothing the recipient may not read.
 
-When the recipient opted in to e-mail, ``notify`` also queues the notification in
-``mail_outbox``; ``mailer.Mailer`` sends it from its own thread once the transaction has
-committed, so no request ever waits on an SMTP server.
+When the recipient opted in to e-mail at a confirmed address (``mail_address``), ``notify``
+also queues the notification in ``mail_outbox``; ``mailer.Mailer`` sends it from its own
+thread once the transaction has committed, so no request ever waits on an SMTP server.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .. import i18n
@@ -25,13 +24,6 @@ KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_repub
          "task_failed", "task_expired")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
-# A deliberately plain check: one @, no spaces, a dot in the domain, and none of the
-# characters that make a header a list of addresses or a display name (",;:<>()[]" quote
-# backslash): "root,postmaster,me@example.org" is three recipients to a mail server. The
-# mail server is the real judge; this catches typing mistakes and lists before they are saved.
-_NOT_IN_ADDRESS = r"@\s,;:<>()\[\]\"\\"
-EMAIL = re.compile(rf"^[^{_NOT_IN_ADDRESS}]{{1,64}}@[^{_NOT_IN_ADDRESS}]+\.[^{_NOT_IN_ADDRESS}]+$")
-MAX_EMAIL_LENGTH = 254
 
 
 def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int,
@@ -181,24 +173,3 @@ def requested_shares(conn: Connection, user_id: int, topic: Row) -> set[str]:
         return set()
     return {r["message_id"] for r in conn.execute(Q.list_share_requests_of_topic, {
         "topic_id": topic["id"]}).fetchall()}
-
-
-def mail_settings(conn: Connection, user_id: int) -> dict[str, Any]:
-    row = conn.execute(Q.get_notify_settings, {"user_id": user_id}).fetchone()
-    return {"email": row["email"], "emailNotify": bool(row["email_notify"])}
-
-
-def set_mail_settings(db: Database, user_id: int, email: str, enabled: bool) -> dict[str, Any]:
-    """Save the person's address and e-mail switch.
-
-    :raise 400: an address that does not look like one, or the switch on without an address.
-    """
-    email = email.strip()
-    if email and (len(email) > MAX_EMAIL_LENGTH or not EMAIL.fullmatch(email)):
-        raise ApiError("invalid_request", "email: 邮箱地址格式不正确")
-    if enabled and not email:
-        raise ApiError("invalid_request", "email: 开启邮件通知需要填写邮箱地址")
-    with db.transaction() as conn:
-        conn.execute(Q.set_notify_settings, {"email": email, "notify": int(enabled),
-                                             "user": user_id})
-    return {"ok": True, "email": email, "emailNotify": enabled}

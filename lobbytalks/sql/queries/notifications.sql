@@ -3,9 +3,10 @@ INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created
 VALUES (:user, :kind, :topic, :message, :task, :now)
 RETURNING id;
 
--- The recipient's address when they asked for e-mail (no row: no mail).
+-- The recipient's address when they asked for e-mail and confirmed it (no row: no mail).
 -- name: get_mail_address_if_wanted
-SELECT email FROM users WHERE id = :user_id AND email_notify = 1 AND email <> '';
+SELECT email FROM users
+WHERE id = :user_id AND email_notify = 1 AND email <> '' AND email = email_confirmed;
 
 -- name: enqueue_mail
 INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (:notification_id, :now, :now);
@@ -68,14 +69,31 @@ SELECT DISTINCT message_id FROM notifications
 WHERE topic_id = :topic_id AND kind = 'share_request' AND message_id IS NOT NULL AND read_at IS NULL;
 
 -- name: get_notify_settings
-SELECT email, email_notify FROM users WHERE id = :user_id;
+SELECT email, email_notify, email_confirmed FROM users WHERE id = :user_id;
 
+-- :code_due is 1 when a confirmation code is to be mailed to the new address.
 -- name: set_notify_settings
-UPDATE users SET email = :email, email_notify = :notify WHERE id = :user;
+UPDATE users SET email = :email, email_notify = :notify,
+                 email_code_due = CASE WHEN :code_due = 1 THEN 1 ELSE email_code_due END
+WHERE id = :user;
+
+-- name: queue_email_code
+UPDATE users SET email_code_due = 1 WHERE id = :user AND email <> '';
+
+-- Confirms the address only if it is still the one the code was made for.
+-- name: confirm_email
+UPDATE users SET email_confirmed = email WHERE id = :user AND email = :email AND email <> '';
+
+-- Codes to mail: claiming one (claim_email_code) takes it from every other mailer.
+-- name: list_due_email_codes
+SELECT id, email FROM users WHERE email_code_due = 1 ORDER BY id LIMIT :limit;
+
+-- name: claim_email_code
+UPDATE users SET email_code_due = 0 WHERE id = :id AND email_code_due = 1;
 
 -- Mail the mailer may try now, oldest first, with the recipient's current address.
 -- name: list_due_mail
-SELECT o.id, o.notification_id, o.attempts, u.email, u.email_notify
+SELECT o.id, o.notification_id, o.attempts, u.email, u.email_notify, u.email_confirmed
 FROM mail_outbox o
 JOIN notifications n ON n.id = o.notification_id
 JOIN users u ON u.id = n.user_id
