@@ -28,9 +28,14 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
     return body
 
 
-# What migration 0011 added, taken away again: a database as version 10 left it (for the
-# tests that migrate an older database).
-UNDO_0011 = """
+# What migrations 0012 and 0011 added, taken away again: a database as version 10 left it
+# (for the tests that migrate an older database).
+UNDO_0012 = """
+    DROP INDEX users_email_code_due;
+    ALTER TABLE users DROP COLUMN email_confirmed;
+    ALTER TABLE users DROP COLUMN email_code_due;
+"""
+UNDO_0011 = UNDO_0012 + """
     DROP INDEX tasks_profile_created;
     DROP INDEX agent_requests_user_created;
     ALTER TABLE communities DROP COLUMN member_count;
