@@ -166,6 +166,12 @@ class _ScanDropTable(dict):
 _SCAN_DROP_TABLE = _ScanDropTable()
 
 
+def visible_only(text: str) -> str:
+    """``text`` without the characters that draw nothing (zero-width space, soft hyphen,
+    BOM, combining grapheme joiner...): what two names that must differ are compared on."""
+    return "".join(char for char in text if not _is_invisible(char))
+
+
 def as_read(text: str) -> str:
     """``text`` as people read it, width and case aside ("ＴＨＥ Lobby" -> "the lobby"):
     what search matches on and what two names must not share."""

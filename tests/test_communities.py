@@ -89,9 +89,11 @@ def test_create_validation(person, db, fields):
 
 
 @pytest.mark.parametrize("name", ["虾扯淡广场", " 虾扯淡广场 ", "The Lobby", "the  LOBBY",
-                                  "ＴＨＥ ＬＯＢＢＹ"])
+                                  "ＴＨＥ ＬＯＢＢＹ", "虾扯淡\u200b广场", "The Lob\u00adby",
+                                  "\ufeffThe Lobby", "The Lo\u034fbby"])
 def test_the_default_communitys_name_is_not_for_taking(person, db, name):
-    """In any language the pages speak, however it is spaced, cased or wide."""
+    """In any language the pages speak, however it is spaced, cased or wide, or with
+    characters that draw nothing slipped in (zero-width space, soft hyphen, BOM, CGJ)."""
     r = person.communities_post("create", name=name)
     assert_web_error(r, 409)
     assert r.get_json()["error"].startswith("name: ")

@@ -8,7 +8,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import new_id
-from ..textrules import as_read
+from ..textrules import as_read, visible_only
 from .locks import hold_user
 
 PAGE_SIZE = 60
@@ -50,8 +50,9 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
 
 
 def _name_key(name: str) -> str:
-    """A community name as people read it: width, case and spacing aside."""
-    return " ".join(as_read(name).split())
+    """A community name as people read it: width, case, spacing and what draws nothing
+    aside."""
+    return " ".join(as_read(visible_only(name)).split())
 
 
 # The default community's names, in every language the pages speak: a community of
