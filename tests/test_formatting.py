@@ -54,6 +54,8 @@ def test_citations_link_to_the_answers_own_sources_only_in_text():
     # a lowercase citation is one too (submit_result checks its number), shown as [S1]
     assert str(markdown_inline("见 [s1]", anchor="m-abc", sources=1)) == \
         f'见 <a href="#m-abc-s1" class="cite" {REL}>[S1]</a>'
+    # only ASCII digits number a source: "[S١]" and "[S１]" are text
+    assert 'class="cite"' not in str(markdown_inline("见 [S١] 与 [S１]", anchor="m-abc", sources=1))
 
 
 def test_pages_render_markdown_and_the_json_keeps_the_text(app, asker, member):

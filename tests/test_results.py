@@ -202,6 +202,12 @@ def test_citations_within_range_are_accepted(leased):
     assert r.status_code == 200
 
 
+def test_only_ascii_digits_make_a_citation(leased):
+    """"[S٢]" (Arabic-Indic two) and "[S２]" (fullwidth) are text, not a citation of [S2]."""
+    r = submit(leased, conclusion="在线备份 API [S1] 可以取得一致副本；[S٢] 与 [S２] 只是文字，不是引用。")
+    assert r.status_code == 200, r.get_json()
+
+
 @pytest.mark.parametrize("fields, named", [
     ({"uncertainties": [1]}, "uncertainties: "),   # was "uncertainties.function-after[check(), str]"
     ({"evidence": [evidence(), {**evidence(url="https://b.example.org/x"), "title": 1}]},

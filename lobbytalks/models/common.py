@@ -258,7 +258,7 @@ def field_path(loc: tuple[Any, ...]) -> str:
 
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
 # and the pages.
-SOURCE_REF = re.compile(r"\[S(\d+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
+SOURCE_REF = re.compile(r"\[S([0-9]+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
 _PLAIN_INT = re.compile(r"[0-9]{1,6}")
 
 

@@ -20,7 +20,7 @@ from .common import SOURCE_REF
 PROVENANCE = "external-self-reported"
 MIN_SUPPORT = 30
 EMPTY_MEANS_ABSENT = ("uncertainties", "conditions", "toolRuns")
-_MESSAGE_REF = re.compile(r"\[M\d+(?::S\d+)?\]", re.IGNORECASE)
+_MESSAGE_REF = re.compile(r"\[M[0-9]+(?::S[0-9]+)?\]", re.IGNORECASE)
 
 
 def normalise(data: Any, *, now: int) -> dict[str, Any]:
