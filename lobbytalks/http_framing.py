@@ -10,8 +10,12 @@ from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.task import ErrorTask
 from waitress.utilities import BadRequest, RequestEntityTooLarge
 
+from . import mcp
 from .errors import ApiError
 from .guards import LARGEST_BODY_LIMIT, SECURITY_HEADERS
+
+MCP_PATH = "/api/external/mcp"
+START_BYTES = 512
 
 
 class BoundedRequest(HTTPRequestParser):
@@ -19,6 +23,7 @@ class BoundedRequest(HTTPRequestParser):
     plain-text 413 (which, for a Content-Length body, it sends only after reading it)."""
 
     body_refused = False
+    start = b""  # the first bytes received: the request line, kept for the refusal's shape
 
     def __init__(self, adj) -> None:
         super().__init__(adj)
@@ -38,6 +43,8 @@ class BoundedRequest(HTTPRequestParser):
             raise ParsingError("HTTP/1.1 request without a Host header")
 
     def received(self, data: bytes) -> int:
+        if len(self.start) < START_BYTES:
+            self.start += data[:START_BYTES - len(self.start)]
         consumed = super().received(data)
         if self.body_rcv is None and not self.completed and b"\n\n" in self.header_plus:
             # Headers ended with bare line feeds: waitress waits for CRLF CRLF, which will
@@ -61,23 +68,35 @@ class BoundedRequest(HTTPRequestParser):
         return self.content_length > LARGEST_BODY_LIMIT
 
 
+def requested_path(request: "BoundedRequest") -> str:
+    """The path of the request line, as far as it was read ("" when it was not)."""
+    line = request.start.lstrip(b"\r\n").split(b"\n", 1)[0]
+    parts = line.split(b" ")
+    return parts[1].split(b"?", 1)[0].decode("latin-1") if len(parts) > 1 else ""
+
+
 class JsonErrorTask(ErrorTask):
     """What waitress refuses before the app sees a request (a malformed request line or
     header, a Content-Length of -1, headers past their limit, an unknown
-    Transfer-Encoding) is answered in the API's JSON envelope, with waitress' status and
-    the security headers every response carries, instead of waitress' plain text. No input
-    earns a 5xx: waitress' 501 for a transfer coding it does not know becomes the contract's
-    400 invalid_request."""
+    Transfer-Encoding) is answered in the API's JSON envelope (a JSON-RPC error on the MCP
+    path), with the security headers every response carries, instead of waitress' plain
+    text, and with a status from the contract's list: waitress' 501 for a transfer coding
+    it does not know is the request's fault, 400 invalid_request (no input earns a 5xx),
+    and its 431 for headers past their limit is 413 payload_too_large."""
 
     def execute(self) -> None:
         refusal = self.request.error
         status, reason = refusal.code, refusal.reason
         if status >= 500:  # an unknown Transfer-Encoding (501): the request is at fault
             status, reason = 400, "Bad Request"
+        if status == 431:
+            status, reason = 413, "Content Too Large"
         detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
         error = ApiError("payload_too_large" if status == 413 else "invalid_request",
                          f"HTTP 请求无法解析：{detail[:200]}", status=status)
-        body = orjson.dumps(error.external_body())
+        body = orjson.dumps(mcp.transport_error_body(None, error)
+                            if requested_path(self.request) == MCP_PATH
+                            else error.external_body())
         self.status = f"{status} {reason}"
         self.response_headers.extend([
             ("Content-Type", "application/json"), ("Cache-Control", "no-store"),

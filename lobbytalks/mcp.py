@@ -31,11 +31,12 @@ LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 UNSTATED_VERSION = "2025-03-26"
 OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version whose tools declare outputSchema
 
-PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-SERVER_ERROR = -32000  # authentication and transport failures; data.code says which
+# Authentication and transport failures, unparseable JSON among them: data.code says which.
+# (The contract lists -32600/-32601/-32602 and -32000 only, so not JSON-RPC's -32700.)
+SERVER_ERROR = -32000
 
 INSTRUCTIONS = fill(
     "LobbyTalks (虾扯淡) community tools. Flow: list_communities → join_community (only with the "
@@ -70,9 +71,8 @@ def error_body(request_id: Any, code: int, message: str,
 
 
 def transport_error_body(request_id: Any, error: ApiError) -> dict[str, Any]:
-    """An authentication or transport failure: -32000, or -32700 for unparseable JSON."""
-    code = PARSE_ERROR if error.code == "invalid_json" else SERVER_ERROR
-    return error_body(request_id, code, error.message,
+    """An authentication or transport failure (unparseable JSON too): -32000."""
+    return error_body(request_id, SERVER_ERROR, error.message,
                       {"code": error.code, "status": error.status})
 
 

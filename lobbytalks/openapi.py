@@ -174,7 +174,7 @@ def _mcp_path(refs: dict[str, Any]) -> dict[str, Any]:
         "requestBody": {"required": True, **json_body(refs["rpc_request"])},
         "responses": responses(
             refs["rpc_response"], refs["rpc_response"],
-            "JSON-RPC 错误：-32700 解析、-32600 结构、-32601 方法、-32602 参数、-32000 认证/传输",
+            "JSON-RPC 错误：-32600 结构、-32601 方法、-32602 参数、-32000 认证/传输（含 JSON 无法解析）",
             **{"202": {"description": "通知（没有 id）已接受，没有响应体"}}),
         "x-mcp-tools": list(ACTIONS),
     }}

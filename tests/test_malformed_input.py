@@ -112,7 +112,7 @@ def test_a_lone_surrogate_in_any_string_field_is_invalid_json(actors, db, path, 
     for field in fields:
         before = snapshot(db)
         r = post(actors, path, broken(body, field))
-        assert_refused(r, path, "invalid_json", rpc_code=-32700)
+        assert_refused(r, path, "invalid_json", rpc_code=-32000)
         if not path.startswith("/api/external"):
             assert r.get_json()["error"] == CODES["invalid_json"][1], field
         assert snapshot(db) == before, field
@@ -167,7 +167,7 @@ def test_deep_nesting_is_invalid_json_with_credentials_too(actors, db, path, raw
     if path == "/api/communities" and len(raw) > 4096:
         raw = b"[" * 1000 + b"]" * 1000  # the 4 KiB surface: the deepest that fits
     before = snapshot(db)
-    assert_refused(post(actors, path, None, raw=raw), path, "invalid_json", rpc_code=-32700)
+    assert_refused(post(actors, path, None, raw=raw), path, "invalid_json", rpc_code=-32000)
     assert snapshot(db) == before
 
 
@@ -205,7 +205,7 @@ def test_an_mcp_id_within_range_is_echoed(actors, ident):
 @pytest.mark.parametrize("ident", ["\ud800", "ok\udfff"])
 def test_a_lone_surrogate_mcp_id_is_a_parse_error(actors, ident):
     r = post(actors, "/api/external/mcp", {"jsonrpc": "2.0", "id": ident, "method": "nope"})
-    assert_refused(r, "/api/external/mcp", "invalid_json", rpc_code=-32700)
+    assert_refused(r, "/api/external/mcp", "invalid_json", rpc_code=-32000)
 
 
 def test_a_huge_mcp_id_without_a_token_still_gets_a_json_rpc_answer(client):
@@ -283,7 +283,7 @@ def test_malformed_input_through_a_real_server(tmp_path):
         assert r.json()["error"]["code"] == -32600
         r = requests.post(server.url + "/api/external/mcp", headers=mcp,
                           data=b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
-        assert r.status_code == 400 and r.json()["error"]["code"] == -32700
+        assert r.status_code == 400 and r.json()["error"]["code"] == -32000
         for path in ("/communities?page=%C2%B2", "/c/lobby?page=" + "9" * 5000,
                      "/tasks?page=%C2%B2"):
             assert web.get(server.url + path).status_code == 400, path

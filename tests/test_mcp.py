@@ -270,7 +270,7 @@ def test_405_comes_before_authentication(app):
 def test_invalid_json_is_a_parse_error(mcp):
     r = mcp.http.post(PATH, data=b'{"jsonrpc": "2.0", "id": 1,', content_type="application/json",
                       headers=mcp.headers())
-    assert_rpc_error(r, 400, -32700, id=None, data_code="invalid_json")
+    assert_rpc_error(r, 400, -32000, id=None, data_code="invalid_json")
 
 
 @pytest.mark.parametrize("body, echoed", [

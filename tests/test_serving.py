@@ -281,7 +281,8 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
 @pytest.mark.parametrize("request_bytes, status", [
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
     (b"GET /api/external HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400),
-    (b"GET /api/external HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 431),
+    # headers past their limit: waitress' 431 is the contract's 413
+    (b"GET /api/external HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 413),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 400),
     # two framings: refused, and the connection closed before what follows is read
@@ -305,10 +306,32 @@ def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status
     assert head.startswith(("http/1.1 ", "http/1.0 ")), raw[:200]
     got, body = int(head.split()[1]), json.loads(payload)
     assert got == status and set(body) == {"error", "code"}, (got, body)
-    assert body["code"] == "invalid_request" and body["error"]
+    assert body["code"] == ("payload_too_large" if status == 413 else "invalid_request")
+    assert body["error"]
     for header in ("content-type: application/json", "cache-control: no-store",
                    "x-content-type-options: nosniff", "connection: close"):
         assert header in head, (header, head)
+
+
+@pytest.mark.parametrize("framing, status, code", [
+    (b"Transfer-Encoding: gzip\r\n", 400, "invalid_request"),
+    (b"Content-Length: -1\r\n", 400, "invalid_request"),
+    (b"Bad Header\r\n", 400, "invalid_request"),
+    (b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", 400, "invalid_request"),
+    (b"X-Big: " + b"a" * 300_000 + b"\r\n", 413, "payload_too_large"),
+])
+def test_on_the_mcp_path_what_waitress_refuses_is_a_json_rpc_error(server, framing, status, code):
+    """The contract's answer on /api/external/mcp is a JSON-RPC response, refusals too."""
+    with open_socket(server) as sock:
+        sock.sendall(b"POST /api/external/mcp HTTP/1.1\r\nHost: x\r\n"
+                     b"Accept: application/json, text/event-stream\r\n" + framing + b"\r\n")
+        raw = read_response(sock, 5)
+    head, _, payload = raw.partition(b"\r\n\r\n")
+    body = json.loads(payload)
+    assert int(head.split()[1]) == status, head
+    assert body["jsonrpc"] == "2.0" and body["id"] is None, body
+    assert body["error"]["code"] == -32000 and body["error"]["message"]
+    assert body["error"]["data"] == {"code": code, "status": status}
 
 
 def test_http_1_0_may_leave_the_host_out(server):
