@@ -38,7 +38,9 @@ def known(request: Request, username: str) -> str | None:
     nonce, _, mac = request.cookies.get(COOKIE, "").partition(".")
     if not nonce or len(nonce) > 64 or not mac:
         return None
-    return nonce if hmac.compare_digest(_mac(username, nonce), mac) else None
+    # as bytes: compare_digest refuses a str with anything but ASCII, which a cookie may hold
+    right = hmac.compare_digest(_mac(username, nonce).encode(), mac.encode("utf-8", "replace"))
+    return nonce if right else None
 
 
 def remember(response: Response, request: Request, username: str) -> None:

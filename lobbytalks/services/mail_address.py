@@ -94,8 +94,9 @@ def confirm(db: Database, keyring: "Keyring", user_id: int, entered: str, *,
     """Confirm the saved address with ``entered``; None when the code is wrong or old."""
     with db.transaction() as conn:
         email = settings(conn, user_id)["email"]
-        right = any(hmac.compare_digest(code(keyring, user_id, email, now=now, days_ago=d),
-                                        entered) for d in (0, 1))
+        typed = entered.encode("utf-8", "replace")  # compare_digest takes a str of ASCII only
+        right = any(hmac.compare_digest(
+            code(keyring, user_id, email, now=now, days_ago=d).encode(), typed) for d in (0, 1))
         if not email or not right:
             return None
         conn.execute(Q.confirm_email, {"user": user_id, "email": email})
