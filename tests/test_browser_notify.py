@@ -16,6 +16,7 @@ import requests
 from conftest import LiveServer, good_result
 from lobbytalks.i18n import translate
 from test_browser import browser, watch  # noqa: F401  (the module-scoped browser fixture)
+from test_mail import smtp  # noqa: F401  (an SMTP server that keeps what it receives)
 
 pytestmark = [pytest.mark.slow, pytest.mark.once]
 
@@ -179,3 +180,49 @@ def test_inbox_and_card_flow(browser, server, tmp_path, lang, width):  # noqa: F
     shot("inbox-mail")
     context.close()
     assert problems == []
+
+
+def test_an_address_is_confirmed_with_the_code_mailed_to_it(browser, tmp_path, smtp):  # noqa: F811
+    """A new address gets a code by mail; a wrong code is explained at its field; the
+    right one confirms it. In both languages, at both widths."""
+    import re
+
+    from playwright.sync_api import expect
+
+    server = LiveServer(tmp_path / "live", env={
+        "LOBBYTALKS_SMTP_HOST": "127.0.0.1", "LOBBYTALKS_SMTP_PORT": str(smtp.port),
+        "LOBBYTALKS_SMTP_SECURITY": "none"})
+    try:
+        for lang, width in (("en", "desktop"), ("zh", "phone")):
+            def tr(key, **values):
+                return translate(lang, key, **values)
+            problems: list[str] = []
+            context = browser.new_context(viewport=WIDTHS[width], is_mobile=width == "phone")
+            page = context.new_page()
+            watch(page, problems)
+            assert context.request.post(f"{server.url}/api/community", data={
+                "action": "register", "username": f"mail_{uuid.uuid4().hex[:8]}",
+                "password": "correct horse 1"}).ok
+            address = f"{lang}@example.org"
+            page.goto(f"{server.url}/inbox?lang={lang}")
+            page.fill("#f-email", address)
+            page.check("#f-emailNotify")
+            page.locator("#mail-settings [data-action=notify_settings] [type=submit]").click()
+            expect(page.locator("#mail-state")).to_contain_text(
+                tr("inbox.mail_unconfirmed", email=address))
+            [mail] = smtp.wait(1)
+            code = re.search(r"\b(\d{8})\b", mail.get_content()).group(1)
+            smtp.envelopes.clear()
+            page.fill("#f-code", "00000000" if code != "00000000" else "11111111")
+            page.locator("#mail-state button[type=submit]").click()
+            expect(page.locator("#f-code-error")).to_have_text(tr("err.field.code"))
+            page.fill("#f-code", code)
+            page.locator("#mail-state button[type=submit]").click()
+            expect(page.locator("#flash")).to_have_text(tr("inbox.done_confirm"))
+            expect(page.locator("#mail-state")).to_contain_text(tr("inbox.mail_confirmed"))
+            page.screenshot(path=str(tmp_path / f"mail-{lang}-{width}.png"), full_page=True)
+            fits(page)
+            assert problems == []
+            context.close()
+    finally:
+        server.stop()
