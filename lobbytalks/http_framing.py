@@ -14,7 +14,6 @@ from . import mcp
 from .errors import ApiError
 from .guards import LARGEST_BODY_LIMIT, SECURITY_HEADERS
 
-MCP_PATH = "/api/external/mcp"
 START_BYTES = 512
 
 
@@ -95,7 +94,7 @@ class JsonErrorTask(ErrorTask):
         error = ApiError("payload_too_large" if status == 413 else "invalid_request",
                          f"HTTP 请求无法解析：{detail[:200]}", status=status)
         body = orjson.dumps(mcp.transport_error_body(None, error)
-                            if requested_path(self.request) == MCP_PATH
+                            if requested_path(self.request) == mcp.PATH
                             else error.external_body())
         self.status = f"{status} {reason}"
         self.response_headers.extend([

@@ -88,8 +88,7 @@ class Mailer:
         for row in self.db.all(Q.list_due_mail, {"now": clock.now(), "limit": BATCH}):
             if not self._claim(row["id"]):
                 continue  # another mailer has it
-            wanted = row["email_notify"] and row["email"] == row["email_confirmed"] != ""
-            if not wanted:  # turned off, or the address changed, since it was queued
+            if not row["wanted"]:  # turned off, or the address changed, since it was queued
                 self._forget(row["id"])
                 continue
             item = notifications.by_id(self.db.conn, row["notification_id"])

@@ -24,6 +24,7 @@ from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
 
+PATH = "/api/external/mcp"
 SUPPORTED_VERSIONS = ("2025-03-26", "2025-06-18")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 # What a request without MCP-Protocol-Version speaks: a stateless server cannot recall the
@@ -34,9 +35,7 @@ OUTPUT_SCHEMA_SINCE = "2025-06-18"  # the first version whose tools declare outp
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-# Authentication and transport failures, unparseable JSON among them: data.code says which.
-# (The contract lists -32600/-32601/-32602 and -32000 only, so not JSON-RPC's -32700.)
-SERVER_ERROR = -32000
+SERVER_ERROR = -32000  # auth/transport failures, bad JSON too (the contract has no -32700)
 
 INSTRUCTIONS = fill(
     "LobbyTalks (虾扯淡) community tools. Flow: list_communities → join_community (only with the "

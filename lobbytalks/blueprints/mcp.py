@@ -19,7 +19,7 @@ from ..runtime import runtime
 from .common import ok
 from .external import authenticated_agent
 
-PATH = "/api/external/mcp"
+PATH = protocol.PATH
 bp = Blueprint("mcp", __name__)
 
 

@@ -39,13 +39,13 @@ _PURPOSE = b"email-code"
 def settings(conn: Connection, user_id: int) -> dict[str, Any]:
     row = conn.execute(Q.get_notify_settings, {"user_id": user_id}).fetchone()
     return {"email": row["email"], "emailNotify": bool(row["email_notify"]),
-            "emailConfirmed": bool(row["email"]) and row["email"] == row["email_confirmed"]}
+            "emailConfirmed": bool(row["confirmed"])}
 
 
 def needs_code(conn: Connection, user_id: int, email: str) -> bool:
     """Whether saving ``email`` would mail a code: a new address not confirmed before."""
     row = conn.execute(Q.get_notify_settings, {"user_id": user_id}).fetchone()
-    return bool(email) and email != row["email"] and email != row["email_confirmed"]
+    return email not in ("", row["email"], row["email_confirmed"])
 
 
 def save(db: Database, user_id: int, email: str, enabled: bool, *,
@@ -95,9 +95,9 @@ def confirm(db: Database, keyring: "Keyring", user_id: int, entered: str, *,
     with db.transaction() as conn:
         email = settings(conn, user_id)["email"]
         typed = entered.encode("utf-8", "replace")  # compare_digest takes a str of ASCII only
-        right = any(hmac.compare_digest(
-            code(keyring, user_id, email, now=now, days_ago=d).encode(), typed) for d in (0, 1))
-        if not email or not right:
+        if not email or not any(hmac.compare_digest(
+                code(keyring, user_id, email, now=now, days_ago=d).encode(), typed)
+                for d in (0, 1)):
             return None
         conn.execute(Q.confirm_email, {"user": user_id, "email": email})
         return {"ok": True, **settings(conn, user_id)}

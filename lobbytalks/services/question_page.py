@@ -64,13 +64,12 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
     """
     guard = overlap.Guard(conn, keyring, topic["id"])
     current, shareable = cards.card_answers(data["messages"], topic["version"])
+    own, _ = cards.card_answers([m for m in data["messages"] if m["id"] in mine], topic["version"])
     withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic["id"])
     flow: dict[str, Any] = {
         "current_answers": current,
         "shareable": shareable,
-        # the reader's own answers are allowed below them, not asked for
-        "own_current": sum(1 for m in data["messages"]
-                           if m["id"] in mine and m["questionVersion"] == topic["version"]),
+        "own_current": own,  # the reader's own are allowed below them, not asked for
         "withdrawn": withdrawn,
         # only one's own unshared answers get the author's warning, and only when entitled
         "author_repeats": guard.author_repeats(

@@ -68,8 +68,10 @@ WHERE message_id = :message_id AND kind = 'share_request' AND read_at IS NULL LI
 SELECT DISTINCT message_id FROM notifications
 WHERE topic_id = :topic_id AND kind = 'share_request' AND message_id IS NOT NULL AND read_at IS NULL;
 
+-- confirmed: the address saved is the one last confirmed (see get_mail_address_if_wanted).
 -- name: get_notify_settings
-SELECT email, email_notify, email_confirmed FROM users WHERE id = :user_id;
+SELECT email, email_notify, email_confirmed, email <> '' AND email = email_confirmed AS confirmed
+FROM users WHERE id = :user_id;
 
 -- :code_due is 1 when a confirmation code is to be mailed to the new address.
 -- name: set_notify_settings
@@ -93,7 +95,8 @@ UPDATE users SET email_code_due = 0 WHERE id = :id AND email_code_due = 1;
 
 -- Mail the mailer may try now, oldest first, with the recipient's current address.
 -- name: list_due_mail
-SELECT o.id, o.notification_id, o.attempts, u.email, u.email_notify, u.email_confirmed
+SELECT o.id, o.notification_id, o.attempts, u.email,
+       u.email_notify = 1 AND u.email <> '' AND u.email = u.email_confirmed AS wanted
 FROM mail_outbox o
 JOIN notifications n ON n.id = o.notification_id
 JOIN users u ON u.id = n.user_id
