@@ -70,7 +70,8 @@ WHERE topic_id = :topic_id AND kind = 'share_request' AND message_id IS NOT NULL
 
 -- confirmed: the address saved is the one last confirmed (see get_mail_address_if_wanted).
 -- name: get_notify_settings
-SELECT email, email_notify, email_confirmed, email <> '' AND email = email_confirmed AS confirmed
+SELECT email, email_notify, email_confirmed,
+       CASE WHEN email <> '' AND email = email_confirmed THEN 1 ELSE 0 END AS confirmed
 FROM users WHERE id = :user_id;
 
 -- :code_due is 1 when a confirmation code is to be mailed to the new address.
@@ -96,7 +97,8 @@ UPDATE users SET email_code_due = 0 WHERE id = :id AND email_code_due = 1;
 -- Mail the mailer may try now, oldest first, with the recipient's current address.
 -- name: list_due_mail
 SELECT o.id, o.notification_id, o.attempts, u.email,
-       u.email_notify = 1 AND u.email <> '' AND u.email = u.email_confirmed AS wanted
+       CASE WHEN u.email_notify = 1 AND u.email <> '' AND u.email = u.email_confirmed
+            THEN 1 ELSE 0 END AS wanted
 FROM mail_outbox o
 JOIN notifications n ON n.id = o.notification_id
 JOIN users u ON u.id = n.user_id
