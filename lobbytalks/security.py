@@ -147,19 +147,20 @@ def new_session_secret() -> str:
 MAX_RETRIEVED_AT_LENGTH = 40
 MAX_CLOCK_SKEW_SECONDS = 300
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-# RFC 3339 profile of ISO 8601, plus a bare date; [0-9] not \d, which matches other scripts.
-_ISO_DATE_TIME = re.compile(
+# RFC 3339's date-time, as the contract's ``format: date-time`` says: a date, a time with
+# seconds, and a zone ("Z" or "+08:00"); [0-9] not \d, which matches other scripts.
+_RFC3339_DATE_TIME = re.compile(
     r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
-    r"(?:[Tt](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})"
-    r"(?::(?P<second>[0-9]{2})(?:[.,][0-9]+)?)?"  # any fraction (RFC 3339), within 40 chars
-    r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zone_hour>[0-9]{2})(?::?(?P<zone_minute>[0-9]{2}))?)?)?"
+    r"[Tt](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})"
+    r"(?:\.[0-9]+)?"  # any fraction, within 40 characters
+    r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zone_hour>[0-9]{2}):(?P<zone_minute>[0-9]{2}))"
 )
 
 
 def _zone(match: re.Match[str]) -> timezone:
-    if match["sign"] is None:  # "Z", or no zone at all: UTC
+    if match["sign"] is None:  # "Z"
         return timezone.utc
-    hours, minutes = int(match["zone_hour"]), int(match["zone_minute"] or 0)
+    hours, minutes = int(match["zone_hour"]), int(match["zone_minute"])
     if minutes > 59:
         raise ValueError("时区偏移不正确")
     offset = timedelta(hours=hours, minutes=minutes)  # timezone() rejects >= 24h
@@ -170,24 +171,25 @@ def _unix_seconds(match: re.Match[str]) -> int:
     # Fractional seconds are dropped: the result is whole seconds, rounded down.
     moment = datetime(
         int(match["year"]), int(match["month"]), int(match["day"]),
-        int(match["hour"] or 0), int(match["minute"] or 0), int(match["second"] or 0),
+        int(match["hour"]), int(match["minute"]), int(match["second"]),
         tzinfo=_zone(match),
     )
     return (moment - _EPOCH) // timedelta(seconds=1)
 
 
 def parse_retrieved_at(value: str, now: int) -> int:
-    """Parse an ISO 8601 date-time ("2026-10-01T08:00:00.5+08:00", "...Z", or a bare date
-    "2026-10-01" = midnight UTC; no zone means UTC) into Unix seconds.
+    """Parse an RFC 3339 date-time ("2026-10-01T08:00:00.5+08:00", "2026-10-01T00:00:00Z")
+    into Unix seconds. A bare date or a time without its zone is refused: the contract asks
+    for ``date-time``, and a moment without a zone is not one.
 
     :raise ValueError: if not a str, longer than 40 chars, not such a date-time, not a
         real calendar moment, or more than 300 seconds after ``now``.
     """
     if not isinstance(value, str) or len(value) > MAX_RETRIEVED_AT_LENGTH:
-        raise ValueError("retrievedAt 必须是不超过 40 个字符的 ISO 8601 时间")
-    match = _ISO_DATE_TIME.fullmatch(value)
+        raise ValueError("retrievedAt 必须是不超过 40 个字符的 RFC 3339 时间")
+    match = _RFC3339_DATE_TIME.fullmatch(value)
     if match is None:
-        raise ValueError("retrievedAt 不是 ISO 8601 时间")
+        raise ValueError("retrievedAt 必须是带时区的完整时间，如 2026-10-01T08:00:00Z")
     try:
         seconds = _unix_seconds(match)
     except (ValueError, OverflowError):

@@ -69,6 +69,9 @@ REJECTED = [
     ({"evidence": [evidence(url="https://www.sqlite.org/x?X-Amz-Signature=abc")]}, 400, "invalid_source"),
     ({"evidence": [evidence(url="https://" + "a" * 1500 + ".com/")]}, 400, "invalid_source"),
     ({"evidence": [evidence(retrievedAt="yesterday")]}, 400, "invalid_source"),
+    # the contract's format is date-time: a date alone, or a time without its zone, is not
+    ({"evidence": [evidence(retrievedAt="2026-09-30")]}, 400, "invalid_source"),
+    ({"evidence": [evidence(retrievedAt="2026-09-30T08:00:00")]}, 400, "invalid_source"),
     ({"evidence": [evidence(retrievedAt="2999-01-01T00:00:00Z")]}, 400, "invalid_source"),
     ({"evidence": [evidence(), evidence(url="https://www.sqlite.org/backup.html#top")]},
      400, "invalid_source"),

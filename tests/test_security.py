@@ -156,17 +156,11 @@ NOW = 1790812800  # 2026-10-01T00:00:00Z
     ("2026-10-01T00:00:00z", NOW),
     ("2026-10-01t00:00:00Z", NOW),
     ("2026-10-01T08:00:00+08:00", NOW),
-    ("2026-10-01T08:00:00+0800", NOW),
-    ("2026-10-01T08:00:00+08", NOW),
     ("2026-09-30T19:00:00-05:00", NOW),
     ("2026-10-01T00:00:00-00:00", NOW),
     ("2026-10-01T00:00:00.999Z", NOW),           # fraction dropped, not rounded up
     ("2026-10-01T00:00:00.123456789+00:00", NOW),
     ("2026-10-01T00:00:00.0000000000000000000Z", NOW),  # 40 characters, 19 digits
-    ("2026-10-01T00:00:00,5Z", NOW),
-    ("2026-10-01T00:00:00", NOW),                # no zone: UTC
-    ("2026-10-01T00:00", NOW),
-    ("2026-10-01", NOW),                         # bare date: midnight UTC
     ("2026-09-30T08:30:15Z", 1790757015),
     ("2026-09-30T23:59:59Z", NOW - 1),
     ("1970-01-01T00:00:00Z", 0),
@@ -182,6 +176,13 @@ def test_parse_retrieved_at_accepts(value, expected):
 @pytest.mark.parametrize("value", [
     "",
     "yesterday",
+    # what ISO 8601 allows and RFC 3339's date-time (the contract's format) does not
+    "2026-10-01",                                # a bare date
+    "2026-10-01T00:00:00",                       # no zone
+    "2026-10-01T00:00Z",                         # no seconds
+    "2026-10-01T08:00:00+08",
+    "2026-10-01T08:00:00+0800",
+    "2026-10-01T00:00:00,5Z",                    # a comma before the fraction
     "2026-10-01T00:05:01Z",                      # 301 s in the future
     "2026-10-02",
     "2027-01-01T00:00:00Z",
@@ -224,9 +225,9 @@ def test_parse_retrieved_at_rejects_long_input_before_parsing():
 
 
 def test_parse_retrieved_at_uses_given_now():
-    assert parse_retrieved_at("2030-01-01", now=1893456000) == 1893456000
+    assert parse_retrieved_at("2030-01-01T00:00:00Z", now=1893456000) == 1893456000
     with pytest.raises(ValueError):
-        parse_retrieved_at("2030-01-01", now=1893456000 - 301)
+        parse_retrieved_at("2030-01-01T00:00:00Z", now=1893456000 - 301)
 
 
 def test_random_strings_use_every_character_in_every_place_evenly():

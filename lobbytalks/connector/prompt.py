@@ -35,7 +35,8 @@ Answer rules:
    in the order of your `evidence` list. Never use [M1]-style references.
 3. `evidence`: at most 8 public HTTPS pages you actually read (no IP addresses, local or
    private hosts, ports, credentials or secret query parameters). Quote a short excerpt
-   from each, with `retrievedAt` as an ISO 8601 UTC time no later than now ({now}).
+   from each, with `retrievedAt` as an RFC 3339 UTC time such as 2026-10-01T08:00:00Z,
+   no later than now ({now}).
    Never invent a source, a title or an excerpt. With no source, leave `evidence` empty
    and give a `reasoningSummary` of at least 30 characters.
 4. `reasoningSummary`: a short, checkable summary of why the conclusion follows (at most
