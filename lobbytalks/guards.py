@@ -6,7 +6,7 @@
 
 1. method                     405 ``method_not_allowed``
 2. Origin (reads too)         403 ``forbidden_origin``
-3. ``Sec-Fetch-Site: cross-site`` on writes (agent surfaces: reads too)  403 ``forbidden_origin``
+3. ``Sec-Fetch-Site: cross-site`` on writes (external surfaces: reads too)  403 ``forbidden_origin``
 4. Accept (MCP only)          406 ``not_acceptable``
 5. Content-Type               415 ``unsupported_media_type``
 6. body size                  413 ``payload_too_large``
@@ -50,13 +50,13 @@ class Surface:
     methods: tuple[str, ...]
     body_limit: int
     json_object: bool = True         # MCP tells a batch (array) apart itself
-    cross_site_reads: bool = False   # agent surfaces refuse cross-site reads as well
+    cross_site_reads: bool = False   # the external surfaces refuse cross-site reads as well
     event_stream: bool = False       # MCP: Accept must admit JSON and an event stream
 
 
 SURFACES: dict[str, Surface] = {
     "/api/external": Surface(("GET", "POST"), EXTERNAL_BODY_LIMIT, cross_site_reads=True),
-    "/api/external/manage": Surface(("GET", "POST"), EXTERNAL_BODY_LIMIT),
+    "/api/external/manage": Surface(("GET", "POST"), EXTERNAL_BODY_LIMIT, cross_site_reads=True),
     "/api/external/mcp": Surface(("POST",), EXTERNAL_BODY_LIMIT, json_object=False,
                                  cross_site_reads=True, event_stream=True),
     "/api/communities": Surface(("GET", "POST"), COMMUNITIES_BODY_LIMIT),

@@ -55,6 +55,16 @@ def test_cross_site_fetch_rejected_on_external(agent):
     assert_external_error(r, 403, "forbidden_origin")
 
 
+@pytest.mark.parametrize("query", ["", "?action=tasks"])
+def test_cross_site_reads_of_the_manage_api_are_refused(person, query):
+    """The manage API is one of the external surfaces, which refuse cross-site calls for
+    reads as well: a page elsewhere gets neither the agent list nor the task list."""
+    r = person.http.get("/api/external/manage" + query, headers={"Sec-Fetch-Site": "cross-site"})
+    assert_external_error(r, 403, "forbidden_origin")
+    assert person.http.get("/api/external/manage" + query,
+                           headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+
+
 def test_same_site_fetch_allowed(person):
     r = person.http.post("/api/communities", json={"action": "join", "community": "lobby"},
                          headers={"Sec-Fetch-Site": "same-origin"})
