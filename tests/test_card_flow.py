@@ -155,9 +155,12 @@ def test_withdrawal_hides_the_card_tells_the_asker_and_offers_republishing(app, 
     [hidden, _] = ok(asker.web_get(action="notifications"))["notifications"]
     assert hidden["actor"] == "甲虾" and hidden["link"] == f"/q/{topic}"
 
-    # The page says a new card is needed, to the asker and to a visitor alike.
-    for reader in (asker, Person(app)):
-        assert "a new card is needed" in page(reader, topic, "en")
+    # The page tells the asker a new card is needed; to anyone else the card is just gone
+    # (the note is the asker's to act on, and says nothing to them).
+    assert "a new card is needed" in page(asker, topic, "en")
+    for reader in (author, Person(app), joined_person(app)):
+        body = page(reader, topic, "en")
+        assert 'id="card-withdrawn"' not in body and "answer-card" not in body
     assert 'id="card-republish"' not in page(asker, topic)
     assert_web_error(asker.web_post("card_republish", topic=topic), 409)
     assert card_states(db, topic) == [("hidden", "withdrawn")]

@@ -65,7 +65,9 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
     guard = overlap.Guard(conn, keyring, topic["id"])
     current, shareable = cards.card_answers(data["messages"], topic["version"])
     own, _ = cards.card_answers([m for m in data["messages"] if m["id"] in mine], topic["version"])
-    withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic["id"])
+    # Only the asker can make a new card, so only the asker is told one is needed.
+    withdrawn = None if data.get("answerCard") or not data["topic"]["isAsker"] \
+        else cards.withdrawn_card(conn, topic["id"])
     flow: dict[str, Any] = {
         "current_answers": current,
         "shareable": shareable,
