@@ -81,6 +81,16 @@ def test_static_files_are_served(client):
         r.close()
 
 
+@pytest.mark.parametrize(("path", "member"), [("/register", False), ("/login", False),
+                                              ("/ask", True)])
+def test_without_javascript_the_note_comes_before_the_form(app, path, member):
+    """A form cannot be sent without JavaScript: a visitor must read that before filling in
+    the page's form, not below the footer after pressing its button."""
+    body = html((joined_person(app) if member else Person(app)).http.get(path))
+    note = body.index('class="noscript"')
+    assert body.index('id="main"') < note < body.index("<form", body.index('id="main"'))
+
+
 @pytest.mark.parametrize("path", ["/ask", "/agents", "/tasks", "/memories", "/ask?community=lobby"])
 def test_personal_pages_send_visitors_to_login_and_back(client, path):
     r = client.get(path)
@@ -363,6 +373,18 @@ def test_agents_page_lists_tokens_and_configs_but_never_a_token(app):
     assert "从未" in body  # the token has not been used yet
     agent.get("list_communities")
     assert "从未" not in html(person.http.get("/agents"))
+
+
+def test_at_the_agent_limit_the_page_says_how_to_make_room(app):
+    person = Person(app).register()
+    for n in range(7):
+        person.new_agent(f"虾{n}")
+    assert "archive one first" not in html(person.http.get("/agents?lang=en"))
+    person.new_agent("虾7")
+    body = html(person.http.get("/agents?lang=en"))
+    assert "Up to 8 agents per person. To add another, archive one first (under its " \
+           "“Rename or change how it answers”)." in body
+    assert 'data-action="register"' not in body
 
 
 def test_configs_use_the_public_url_when_set(tmp_path):
