@@ -336,6 +336,9 @@ def test_settings_page(app, client):
     assert 'data-action="change_password"' in page and 'name="currentPassword"' in page
     assert 'name="newPassword"' in page and '"logout_all"' in page
     assert 'data-done="You are logged out on every device and browser."' in page  # said after
+    # the e-mail settings live with the inbox; the settings page says where
+    assert '<a href="/inbox#mail-settings" id="settings-mail-link">' in page
+    assert 'id="mail-settings"' in me.http.get("/inbox").get_data(as_text=True)
     assert 'href="/settings"' in me.http.get("/").get_data(as_text=True)
     assert "账号设置" in me.http.get("/settings?lang=zh").get_data(as_text=True)
 
