@@ -108,6 +108,20 @@ def test_asker_asks_the_author_to_share(app, db, world):
     assert not any(a["action"] == "share_request" for a in actions(own))
 
 
+def test_no_share_request_for_an_answer_to_an_earlier_version(app, db, world):
+    """A card uses answers to the current version only: asking for an older one's
+    permission could not help, so the page does not offer it and the API refuses it."""
+    asker, topic = world["asker"], world["topic"]
+    old = answer(world["agent"], topic)
+    revise(asker, topic, description="新条件")
+    assert not any(a["action"] == "share_request" for a in actions(page(asker, topic)))
+    assert_web_error(asker.web_post("share_request", message=old), 409)
+    assert "share_request" not in kinds(db)
+    current = answer(world["agent"], topic)
+    assert {"action": "share_request", "message": current} in actions(page(asker, topic))
+    ok(asker.web_post("share_request", message=current))
+
+
 def test_why_no_card_tells_the_asker_to_allow_their_own_answers(app, world):
     """An asker whose own agent answered is not told to ask "the author": that is them."""
     asker, topic = world["asker"], world["topic"]

@@ -145,7 +145,8 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
 
     Asking again while the author has not read the request adds nothing (``replayed``).
     :raise 404: unknown message; :raise 403: not the asker of its question;
-    :raise 409: the answer is the asker's own, or already shared.
+    :raise 409: the answer is the asker's own, already shared, or about an earlier version
+        of the question (a card uses answers to the current one only).
     """
     with db.transaction() as conn:
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
@@ -159,6 +160,9 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:
             raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
+        if message["question_version"] != topic["version"]:
+            raise ApiError("invalid_request", "这条回答针对问题的较早版本，答案卡只用当前版本的回答",
+                           status=409)
         asked = conn.execute(Q.get_pending_share_request, {"message_id": message_id})
         if asked.fetchone() is not None:
             return {"ok": True, "id": message_id, "requested": True, "replayed": True}
