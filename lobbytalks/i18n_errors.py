@@ -139,4 +139,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.page.profile_page.not_found": ("这个用户不存在。", "This person does not exist."),
     "err.page.question.not_found": ("这个问题不存在，或它所在的社区已不存在。",
                                     "This question does not exist, or its community no longer does."),
+    # a page's form posted by the browser itself: only the site's script sends them
+    "err.page.form_without_script": ("本站的表单要由页面上的 JavaScript 提交。请启用 JavaScript，"
+                                     "返回上一页再提交一次。",
+                                     "This site's forms are sent by the page's JavaScript. Turn "
+                                     "JavaScript on, go back and send the form again."),
 }

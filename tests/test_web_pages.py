@@ -91,6 +91,24 @@ def test_without_javascript_the_note_comes_before_the_form(app, path, member):
     assert body.index('id="main"') < note < body.index("<form", body.index('id="main"'))
 
 
+def test_a_form_sent_without_javascript_is_told_why_it_failed(app):
+    """Without the site's script a browser posts the form to the page itself: the answer
+    says that JavaScript sends the forms, not merely that the request is not supported."""
+    def shown(response) -> str:  # the error page's own words, not the page's script strings
+        return unescape(html(response).split('<section class="narrow panel">')[1].split("</section>")[0])
+
+    visitor, member = Person(app), joined_person(app)
+    r = visitor.http.post("/register?lang=en", data={"username": "nojs", "password": "x" * 12})
+    assert r.status_code == 405 and "This site's forms are sent by the page's JavaScript" in shown(r)
+    r = member.http.post("/ask", data={"title": "没有脚本时提交"},
+                         content_type="multipart/form-data")
+    assert r.status_code == 405 and "本站的表单要由页面上的 JavaScript 提交" in shown(r)
+    # any other refused method keeps the plain explanation
+    r = visitor.http.put("/register?lang=en", data={"username": "nojs"})
+    assert r.status_code == 405 and "JavaScript" not in shown(r)
+    assert "That kind of request is not supported here." in shown(r)
+
+
 @pytest.mark.parametrize("path", ["/ask", "/agents", "/tasks", "/memories", "/ask?community=lobby"])
 def test_personal_pages_send_visitors_to_login_and_back(client, path):
     r = client.get(path)

@@ -253,11 +253,20 @@ def remember_language(response: Response) -> Response:
     return response
 
 
+def _posted_by_a_form() -> bool:
+    """A browser without JavaScript sends a page's form to the page itself, encoded as a
+    form: the pages take no such POST, and the reader should learn why."""
+    return request.method == "POST" and request.mimetype in (
+        "application/x-www-form-urlencoded", "multipart/form-data")
+
+
 def error_page(error: ApiError) -> Response:
     """The site's own error page, in the reader's language, for any HTML path."""
     key = f"error.{error.status}"
     view = (request.endpoint or "").removeprefix("web.")
     detail_key = f"err.page.{view}.{error.code}"
+    if error.code == "method_not_allowed" and _posted_by_a_form():
+        detail_key = "err.page.form_without_script"
     return render("error.html", status=error.status, code=error.status,
                   headline=t(key) if i18n.has(key) else t("error.title"),
                   detail=t(detail_key) if i18n.has(detail_key) else None)
