@@ -15,19 +15,18 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..db import Connection, Row
+from ..db import Row
 from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
-from . import communities
 
 FULL = f"话题已达到 {MAX_MESSAGES_PER_TOPIC} 条发言上限"
 
-TopicCheck = Callable[[Connection, Row, int], bool]
+TopicCheck = Callable[[Row], bool]
 _HOLDS: dict[str, TopicCheck] = {
     # only discussions are ever claimed, so a task's topic is always one
-    "open": lambda conn, topic, user_id: topic["status"] == "open" and topic["kind"] == "discussion",
-    "member": lambda conn, topic, user_id: communities.is_member(conn, topic["community_id"], user_id),
-    "room": lambda conn, topic, user_id: topic["message_count"] < MAX_MESSAGES_PER_TOPIC,
+    "open": lambda topic: topic["status"] == "open" and topic["kind"] == "discussion",
+    "member": lambda topic: topic["member"] == 1,
+    "room": lambda topic: topic["message_count"] < MAX_MESSAGES_PER_TOPIC,
 }
 
 # action -> the checks it makes, in order, each with (code, message; None: the code's default)
@@ -43,10 +42,12 @@ TOPIC_REFUSALS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 
 
-def check_topic(conn: Connection, action: str, topic: Row, user_id: int) -> None:
-    """:raise ApiError: the action's code for the first check the topic fails."""
+def check_topic(action: str, topic: Row) -> None:
+    """``topic`` as ``reading.get_topic_for_member`` read it for the acting user.
+
+    :raise ApiError: the action's code for the first check the topic fails."""
     for check, (code, message) in TOPIC_REFUSALS[action].items():
-        if not _HOLDS[check](conn, topic, user_id):
+        if not _HOLDS[check](topic):
             raise ApiError(code, message)
 
 

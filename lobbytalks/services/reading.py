@@ -15,7 +15,17 @@ from ..jsonfast import loads
 
 def get_topic(conn: Connection, topic_id: str) -> Row:
     """:raise 404: for an unknown topic."""
-    row = conn.execute(Q.get_topic, {"id": topic_id}).fetchone()
+    return _found(conn.execute(Q.get_topic, {"id": topic_id}).fetchone())
+
+
+def get_topic_for_member(conn: Connection, topic_id: str, user_id: int) -> Row:
+    """The topic with ``member``: 1 when the user belongs to its community, else 0 (what
+    ``preconditions.check_topic`` reads). :raise 404: for an unknown topic."""
+    return _found(conn.execute(Q.get_topic_for_member,
+                               {"id": topic_id, "user_id": user_id}).fetchone())
+
+
+def _found(row: Row | None) -> Row:
     if row is None:
         raise ApiError("not_found", "话题不存在")
     return row

@@ -13,7 +13,7 @@ from .memories import remember
 from .notifications import notify
 from .preconditions import check_topic, lease_ran_out, require_leased
 from .tasks import check_reply_target, owned_task, task_view, with_expiry_settled
-from .topics import get_topic
+from .reading import get_topic_for_member
 
 if TYPE_CHECKING:
     from ..auth import Agent
@@ -41,8 +41,8 @@ def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], d
     if task["state"] == "done":
         return _replay(task, digest)
     require_leased(task)
-    topic = get_topic(conn, task["topic_id"])
-    check_topic(conn, "submit_result", topic, agent.user_id)
+    topic = get_topic_for_member(conn, task["topic_id"], agent.user_id)
+    check_topic("submit_result", topic)
     check_reply_target(conn, agent.user_id, topic, task["reply_to"])
     message_id = new_id("msg")
     uncertainties = result.get("uncertainties", [])

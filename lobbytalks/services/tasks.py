@@ -12,7 +12,7 @@ from . import context, moderation
 from .locks import hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
-from .reading import can_read_full
+from .reading import can_read_full, get_topic_for_member
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_task, settle_user, settlement_due
 from .topics import get_topic
@@ -69,8 +69,8 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
                                                        "request_id": request_id}).fetchone()
         if earlier is not None:
             return _replay_claim(conn, keyring, agent, earlier, data)
-        topic = get_topic(conn, data.topic)
-        check_topic(conn, "claim_task", topic, agent.user_id)
+        topic = get_topic_for_member(conn, data.topic, agent.user_id)
+        check_topic("claim_task", topic)
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
         live = conn.execute(Q.count_live_leases, {"user_id": agent.user_id, "now": now})
         if live.fetchone()[0] >= MAX_LIVE_LEASES:
@@ -134,7 +134,7 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
         task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
         if not expired_now:
             require_leased(task)
-            check_topic(conn, "heartbeat", get_topic(conn, task["topic_id"]), agent.user_id)
+            check_topic("heartbeat", get_topic_for_member(conn, task["topic_id"], agent.user_id))
             expires = max(task["expires"],
                           min(now + LEASE_SECONDS, task["created"] + MAX_LEASE_SECONDS))
             extended = conn.execute(Q.extend_lease, {"id": task_id, "expires": expires,

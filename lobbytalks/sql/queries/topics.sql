@@ -1,7 +1,15 @@
 -- name: get_topic
-SELECT t.id, t.community_id, t.island_id, t.author_id, t.kind, t.intent, t.original_title,
-       t.title, t.description, t.status, t.version, t.message_count, t.created, t.updated,
-       t.closed_at, u.username AS author_name
+SELECT {{topic_columns}}
+FROM topics t JOIN users u ON u.id = t.author_id
+WHERE t.id = :id;
+
+-- The topic as get_topic reads it, and whether :user_id is a member of its community: what
+-- a task action checks first, in one statement (one round trip on PostgreSQL).
+-- name: get_topic_for_member
+SELECT {{topic_columns}},
+       CASE WHEN EXISTS (SELECT 1 FROM memberships m
+                         WHERE m.community_id = t.community_id AND m.user_id = :user_id)
+            THEN 1 ELSE 0 END AS member
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.id = :id;
 
