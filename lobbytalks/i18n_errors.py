@@ -14,6 +14,9 @@ sees it in their own language (``i18n`` merges these into its one dictionary):
 """
 from __future__ import annotations
 
+_BAD_PAGE_NUMBER = ("地址里的页码不正确：它是从 1 开始的整数。",
+                    "The page number in the address is not valid: it is a whole number from 1.")
+
 ERROR_STRINGS: dict[str, tuple[str, str]] = {
     # --- every machine code --------------------------------------------------------------
     "err.unauthorized": ("需要先登录。", "You need to log in."),
@@ -139,6 +142,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.page.profile_page.not_found": ("这个用户不存在。", "This person does not exist."),
     "err.page.question.not_found": ("这个问题不存在，或它所在的社区已不存在。",
                                     "This question does not exist, or its community no longer does."),
+    # the only bad input these pages take is their page number (web_base.int_arg)
+    "err.page.community_page.invalid_request": _BAD_PAGE_NUMBER,
+    "err.page.communities_page.invalid_request": _BAD_PAGE_NUMBER,
     # a page's form posted by the browser itself: only the site's script sends them
     "err.page.form_without_script": ("本站的表单要由页面上的 JavaScript 提交。请启用 JavaScript，"
                                      "返回上一页再提交一次。",

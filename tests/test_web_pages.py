@@ -336,6 +336,10 @@ def test_community_page_filters_sorts_and_pages(app, client):
     assert body.index("关于备份的问题") < body.index("关于索引的问题")
     assert 'rel="next"' not in body
     assert client.get("/c/lobby?page=abc").status_code == 400  # said, not guessed
+    for path in ("/c/lobby?page=0&lang=en", "/communities?page=-1&lang=en"):
+        r = client.get(path)
+        shown = html(r).split('<section class="narrow panel">')[1].split("</section>")[0]
+        assert r.status_code == 400 and "The page number in the address is not valid" in shown
 
 
 def test_join_and_leave_buttons_follow_membership(app, db):
