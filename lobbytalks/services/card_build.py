@@ -11,6 +11,12 @@ from ..models.common import SOURCE_REF
 
 Message = Mapping[str, Any]  # a message row (or a dict with its columns)
 
+
+def in_current_card(answer_version: int, question_version: int) -> bool:
+    """Whether an answer can go into the question's card: only answers to its current
+    version do (``Q.list_shared_messages_of_version`` picks them the same way)."""
+    return answer_version == question_version
+
 # intent -> (key, heading) of the section that answers what the question asks for
 MAIN_SECTION = {
     "how": ("methods", "方法与步骤"),

@@ -37,7 +37,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..jsonfast import dumps, loads
 from ..security import new_id
-from .card_build import build
+from .card_build import build, in_current_card
 from .notifications import notify
 from .reading import get_topic
 from .locks import hold_topic
@@ -78,7 +78,7 @@ def reader_cards(conn: Connection, topic: Row, viewer: int | None) -> dict[str, 
 def card_answers(messages: list[dict[str, Any]], version: int) -> tuple[int, int]:
     """(answers to the question's current version, how many of them are shared): a card
     is built from the shared ones only."""
-    current = [m for m in messages if m["questionVersion"] == version]
+    current = [m for m in messages if in_current_card(m["questionVersion"], version)]
     return len(current), sum(1 for m in current if m["sharePublic"])
 
 

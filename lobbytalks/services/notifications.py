@@ -18,6 +18,7 @@ from typing import Any
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from .card_build import in_current_card
 from .reading import can_read_full
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
@@ -160,7 +161,7 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:
             raise ApiError("invalid_request", "作者已许可公开使用此回答", status=409)
-        if message["question_version"] != topic["version"]:
+        if not in_current_card(message["question_version"], topic["version"]):
             raise ApiError("invalid_request", "这条回答针对问题的较早版本，答案卡只用当前版本的回答",
                            status=409)
         asked = conn.execute(Q.get_pending_share_request, {"message_id": message_id})

@@ -65,25 +65,24 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
     guard = overlap.Guard(conn, keyring, topic["id"])
     current, shareable = cards.card_answers(data["messages"], topic["version"])
     own, _ = cards.card_answers([m for m in data["messages"] if m["id"] in mine], topic["version"])
-    # Only the asker can make a new card, so only the asker is told one is needed.
-    withdrawn = None if data.get("answerCard") or not data["topic"]["isAsker"] \
-        else cards.withdrawn_card(conn, topic["id"])
     flow: dict[str, Any] = {
         "current_answers": current,
         "shareable": shareable,
         "own_current": own,  # the reader's own are allowed below them, not asked for
-        "withdrawn": withdrawn,
+        "withdrawn": None,
         # only one's own unshared answers get the author's warning, and only when entitled
         "author_repeats": guard.author_repeats(
             [m for m in data["messages"] if m["id"] in mine and not m["sharePublic"]], reader)
         if reader else {},
     }
     if data["topic"]["isAsker"]:
+        # Only the asker can make a new card, so only the asker is told one is needed.
+        withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic["id"])
         draft = data.get("cardDraft")
         repeats = guard.card_repeats(draft) if draft else []
         spans: Spans | None = (lambda text: guard.spans(draft["version"], text)) if repeats else None
         flow.update(
-            requested=notifications.requested_shares(conn, reader, topic),
+            withdrawn=withdrawn, requested=notifications.requested_shares(conn, reader, topic),
             can_republish=cards.can_republish(conn, topic, withdrawn),
             draft_repeats=repeats, draft_spans=spans)
     return flow
