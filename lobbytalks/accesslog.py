@@ -5,7 +5,8 @@ query's parameter names (values are replaced by ``*``, except ``action``, which 
 endpoint action), status, duration, and the ids of the user and agent profile the request
 was authenticated as. Never headers, cookies, tokens, bodies or query values: a Bearer
 token, a password or private context cannot reach the log because nothing that carries
-them is read.
+them is read, and what is read, the path and the parameter names, is shown with anything
+shaped like a token masked (a client misconfigured to put its token there).
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ _SAFE_IN_FIELD = "/:@!$'()*+,;-._~"
 # What ``quote`` leaves as it is (letters, digits, ``_.-~`` and the above): such a field,
 # the common case, is returned without quoting it.
 _UNCHANGED_BY_QUOTE = re.compile(r"[A-Za-z0-9/:@!$'()*+,;\-._~]*")
+# Our agent token's prefix in any case and what follows it, and any run long enough to be
+# a key or a session id (the server's own ids are at most 26 characters).
+_SECRET_LIKE = re.compile(r"[Ll][Bb][Tt]_[A-Za-z0-9]*|[A-Za-z0-9_-]{40,}")
+_MASK = "(redacted)"
 
 
 class _Stderr(logging.StreamHandler):
@@ -88,8 +93,14 @@ def redacted_query(query: str) -> str:
     parts = []
     for name, value in parse_qsl(query, keep_blank_values=True):
         shown = value if name == "action" and _ACTION.fullmatch(value) else "*"
-        parts.append(f"{_clean(name[:40])}={shown}")
+        parts.append(f"{_shown(name, 40)}={shown}")
     return "&".join(parts)
+
+
+def _shown(text: str, limit: int | None = None) -> str:
+    """A path or a parameter name as the log shows it: masked (before it is cut short, so
+    no cut leaves part of a secret too short to be recognised), then made one field."""
+    return _clean(_SECRET_LIKE.sub(_MASK, text)[:limit])
 
 
 def _clean(text: str) -> str:
@@ -122,7 +133,7 @@ def entry(response: Response) -> dict:
         "time": _utc_stamp(),
         "client": _clean(req.remote_addr or "-"),
         "method": req.method,
-        "path": _clean(req.path),
+        "path": _shown(req.path),
         "query": redacted_query(query.decode("latin-1")) if query else "",
         "status": response.status_code,
         "ms": round((time.perf_counter() - started) * 1000, 1) if started else None,

@@ -103,6 +103,31 @@ def test_paths_and_parameter_names_cannot_forge_fields(logged, capsys):
     assert fields[4] == "404" and fields[6:] == ["user=-", "agent=-"]
 
 
+def test_a_token_in_the_path_or_a_parameter_name_is_masked(logged, capsys):
+    """A client misconfigured to put its token in the URL: the path and the parameter names
+    are the text the log shows, so anything shaped like a token is masked there."""
+    app = logged()
+    agent = Person(app).register().new_agent()
+    session_like = "Zq3" * 15  # 45 characters: as long as a session id or an API key
+    capsys.readouterr()
+    client = app.test_client()
+    client.get(f"/api/external/{agent.token}")
+    client.post(f"/api/external/mcp;{agent.token}")
+    client.get(f"/api/external?action=list_topics&{agent.token}=1&x{agent.token}y=2")
+    client.get(f"/q/{'LBT' + agent.token[3:]}")
+    client.get(f"/docs/{session_like}")
+    client.get("/q/t_0horsft0mwmnvi99v04r?cursor=abc")  # ids are not secrets: kept
+    out = lines(capsys)
+    assert len(out) == 6, out
+    body = agent.token[4:]
+    for line in out:
+        assert body[:12] not in line and body[-12:] not in line and session_like not in line
+    assert [line.split()[3] for line in out] == [
+        "/api/external/(redacted)", "/api/external/mcp;(redacted)",
+        "/api/external?action=list_topics&(redacted)=*&(redacted)=*",
+        "/q/(redacted)", "/docs/(redacted)", "/q/t_0horsft0mwmnvi99v04r?cursor=*"]
+
+
 def test_redacted_query_keeps_names_only():
     assert accesslog.redacted_query("") == ""
     assert accesslog.redacted_query("action=claim_task&token=abc&password=x") == \

@@ -431,11 +431,16 @@ def test_the_data_folder_and_every_file_in_it_are_owner_only(tmp_path):
 
 # --- item 21: access log ----------------------------------------------------------------
 
-def test_a_path_cannot_forge_access_log_fields(tmp_path):
+TOKEN_SHAPED = "lbt_" + "a1B2c3D4e5" * 4 + "F6g7H8"  # an agent token's shape, 46 after lbt_
+
+
+def test_a_path_cannot_forge_access_log_fields_nor_log_a_token(tmp_path):
     server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_ACCESS_LOG": "true"})
     try:
         r = requests.get(server.url + "/healthz%20200%200.1ms%20user=1", timeout=5)
         assert r.status_code == 404
+        assert requests.post(server.url + f"/api/external/mcp/{TOKEN_SHAPED}", timeout=5
+                             ).status_code == 404
         with contextlib.closing(open_socket(server)) as sock:  # exactly these bytes, no client re-quoting
             sock.sendall(b"GET /x%09200%0Bok%C3%A4 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Connection: close\r\n\r\n")
@@ -448,6 +453,9 @@ def test_a_path_cannot_forge_access_log_fields(tmp_path):
     assert fields[6:] == ["user=-", "agent=-"], line
     (line,) = [line for line in out.splitlines() if " /x" in line]
     assert line.split(" ")[3:5] == ["/x%09200%0Bok%C3%A4", "404"], line
+    assert TOKEN_SHAPED[4:] not in out
+    (line,) = [line for line in out.splitlines() if "/api/external/mcp/" in line]
+    assert line.split(" ")[3:5] == ["/api/external/mcp/(redacted)", "404"], line
 
 
 # --- memory -------------------------------------------------------------------------------
