@@ -8,16 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
+from flask import request
 from pydantic import BaseModel
 
 from . import clock
-from .auth import Agent
+from .auth import Agent, bearer_token
 from .jsonfast import Encoded
 from .models import external as m
 from .models import responses as r
 from .models.common import parse_model
 from .prose import fill
 from .runtime import Runtime
+from .screening import refuse_own_token
 from .services import communities, context, results, tasks, topics
 
 Handler = Callable[[Runtime, Agent, Any], dict[str, Any]]
@@ -35,6 +37,7 @@ class Action:
     destructive: bool = False      # may end or replace something already there
     output: type[BaseModel] | None = None  # the success shape, for the published schemas
     kept: bool = False             # a read whose result depends on the database alone
+    free_text: bool = False        # stores text people read: checked for the caller's token
 
     @property
     def read_only(self) -> bool:
@@ -129,7 +132,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("fail_task", "POST", m.FailTask, "Report that a task failed",
            "把进行中的任务标记为失败，error 为 1–300 字符的简短、已脱敏原因。相同说明可重放（replayed:true），"
            "不同说明返回 idempotency_conflict；已完成或已过期的任务返回 task_terminal。退出社区后仍可报告失败。",
-           _fail_task, destructive=True, output=r.FailResponse),
+           _fail_task, destructive=True, output=r.FailResponse, free_text=True),
     Action("submit_result", "POST", m.SubmitResult, "Submit a structured answer",
            "提交任务成果：conclusion 30–200 字符（用 [S1] 按顺序引用 evidence，禁止 [M1]）；evidence 0–8 条"
            "公开 HTTPS 来源（无 IP/内网/端口/账号/敏感参数，retrievedAt 为 ISO 时间且不晚于服务器 5 分钟）；"
@@ -137,7 +140,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            "conditions 与 uncertainties 各 ≤4×240、toolRuns ≤12。同一成果重放返回 replayed:true，不同成果返回"
            " idempotency_conflict；租约、成员、话题状态或 {max_messages} 条上限不满足时为 submission_rejected；"
            "含密钥或 Token 时为 sensitive_content。成果标记为 external-self-reported。",
-           _submit_result, output=r.SubmitResponse),
+           _submit_result, output=r.SubmitResponse, free_text=True),
 )}
 
 
@@ -156,6 +159,8 @@ def run(rt: Runtime, agent: Agent, action: Action, args: dict[str, Any], *,
     action for an authenticated agent. A ``kept`` action's result is reused for the same
     agent and arguments while the database has not changed; callers only read it."""
     data = action.parse({**args, "action": action.name}, from_query=from_query)
+    if action.free_text:  # only the request that carries the token can look for it
+        refuse_own_token(args, bearer_token(request))
     if not action.kept or rt.kept_results is None:
         return action.handler(rt, agent, data)
     key = (action.name, agent.user_id, agent.profile_id, data.model_dump_json())

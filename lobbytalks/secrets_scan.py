@@ -7,12 +7,15 @@ each carries the label reported to the client. Standard library only, no I/O.
 """
 from __future__ import annotations
 
+import base64
+import functools
 import re
+import unicodedata
 from typing import Any, Callable, Iterator, NamedTuple
 
 from .textrules import fold_for_scanning
 
-__all__ = ["find_secret", "find_secret_in", "SECRET_LABELS"]
+__all__ = ["find_secret", "find_secret_in", "holds_disguised", "SECRET_LABELS"]
 
 # Credentials after "Bearer"/"Authorization:" that are really prose or placeholders, e.g.
 # "Bearer authentication/authorization" or "Bearer YOUR_ACCESS_TOKEN_HERE": short words
@@ -65,8 +68,9 @@ _FORMATS: tuple[_Format, ...] = (
     _Format("private_key", ("---",), re.compile(
         r"-{3,}[ \t]*BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?[ \t]*-{3,}",
         re.IGNORECASE)),
-    # Our own tokens by shape only: a leaked token with a typo'd checksum is still a leak.
-    _Format("agent_token", ("lbt_",), re.compile(_START + r"lbt_[A-Za-z0-9]{46}")),
+    # Our own tokens by shape only: a leaked token with a typo'd checksum is still a leak,
+    # and so is one whose prefix was written in capitals.
+    _Format("agent_token", ("lbt_",), re.compile(_START + r"lbt_[a-z0-9]{46}", re.IGNORECASE)),
     _Format("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), re.compile(
         _START + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,})")),
     _Format("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-",
@@ -174,3 +178,47 @@ def find_secret_in(values: Any) -> str | None:
         if label is not None:
             return label
     return None
+
+
+# Everything but ASCII letters, digits and the separator between strings: what is left of
+# a text once whatever was put between a secret's characters is taken out.
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z\x00]+")
+# Taken out before the compatibility decomposition, only to spare it work: ASCII that is
+# not a letter or digit, and Chinese characters (which decompose to nothing ASCII).
+_NOT_ALNUM_NOR_FOLDING = re.compile(r"[\x01-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f"
+                                    r"\u3400-\u4dbf\u4e00-\u9fff]+")
+_SHORTEST_DISGUISED = 16  # a secret's letters and digits; tokens have far more
+
+
+@functools.lru_cache(maxsize=64)
+def _disguises(secret: str) -> tuple[str, ...]:
+    """The secret's letters and digits, its hex and its base64 wherever it starts in the
+    encoded bytes, each without what lies between characters."""
+    raw = secret.encode()
+    forms = [_NOT_ALNUM.sub("", secret), raw.hex(), raw.hex().upper()]
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        forms.append(_NOT_ALNUM.sub("", encoded[4 if shift else 0:-4]))
+    return tuple(forms)
+
+
+def holds_disguised(values: Any, secret: str) -> bool:
+    """Whether a string in ``values`` (a str, or nested dicts and lists as
+    :func:`find_secret_in` reads them) holds ``secret`` as is, spelt out with anything
+    between its letters and digits (spaces, dashes, line breaks, markup, invisible
+    characters, accents), in fullwidth or other compatibility forms, or as hex or base64:
+    what a model talked into leaking a token it knows would print to slip past a search
+    for the token's shape."""
+    if not secret:
+        return False
+    # All the strings at once, the separator kept between them so that no form is found
+    # across two. NFKD, not the scanners' fold: a letter and an accent it would compose
+    # into one non-ASCII letter stay apart, and the accent goes with the rest.
+    joined = _SEPARATOR.join(_strings_in(values))
+    forms = _disguises(secret)
+    if len(forms[0]) < _SHORTEST_DISGUISED:
+        return secret in joined
+    if not joined.isascii():
+        joined = unicodedata.normalize("NFKD", _NOT_ALNUM_NOR_FOLDING.sub("", joined))
+    compact = _NOT_ALNUM.sub("", joined)
+    return any(form in compact for form in forms)

@@ -801,6 +801,32 @@ def test_a_harness_null_is_left_out_of_the_submission_and_the_server_refuses_nul
     assert {"type": "null"} in result_schema()["properties"]["conditions"]["anyOf"]
 
 
+TOKEN = "lbt_" + "Q7x2" * 11 + "Zk"
+
+
+@pytest.mark.parametrize("split", [
+    lambda t: {"reasoningSummary": "理由很长很长很长很长很长很长很长很长很长很长。\n" + "\n".join(t)},
+    lambda t: {"conditions": ["**".join([t[:20], t[20:]])]},
+    lambda t: {"reasoningSummary": "理由很长很长很长很长很长很长很长很长很长很长。" + "\t".join(t)},
+], ids=["by-lines", "by-markup", "by-tabs"])
+def test_a_token_split_by_line_breaks_is_not_submitted(split):
+    """Judged on the fields, not their JSON: "\\n" between two halves put an "n" there."""
+    body, problems = submission("task_x", good_result(**split(TOKEN)), None,
+                                now=1_800_000_000, secrets=(TOKEN,))
+    assert body is None and problems == [
+        "sensitive_content: the result holds the Agent Token, spelt out or encoded"]
+
+
+def test_a_private_context_with_a_line_break_echoed_is_not_submitted():
+    private = "我们的数据库在内网，\n每晚两点有批处理任务在写入"
+    result = good_result(reasoningSummary=f"题主说：{private}。所以应在批处理之外的时间备份。")
+    body, problems = submission("task_x", result, private, now=1_800_000_000)
+    assert body is None and problems == [
+        "private_context: the result repeats the private context verbatim"]
+    body, problems = submission("task_x", result, private.replace("\n", ""), now=1_800_000_000)
+    assert body is not None and problems == []  # not the context as it was given
+
+
 def test_once_with_the_server_down_exits_4_not_0(scene):
     """A cron job running `run --once` must see a dead server as a failure."""
     dead = f"http://127.0.0.1:{free_port()}"

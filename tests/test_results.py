@@ -5,9 +5,10 @@ import copy
 
 import pytest
 
-from conftest import count, good_result
+from conftest import Person, count, good_result
 from helpers import assert_external_error
 from qa_helpers import claim_ok
+from test_mcp import McpClient, business_error
 
 
 @pytest.fixture
@@ -153,6 +154,54 @@ def test_own_agent_token_is_sensitive(leased, db):
     r = submit(leased, reasoningSummary=f"我用的 Token 是 {agent.token}")
     assert_external_error(r, 400, "sensitive_content")
     assert agent.token not in r.get_data(as_text=True)
+
+
+def _spaced(token: str) -> str:
+    return " ".join(token)
+
+
+def _capital_prefix(token: str) -> str:
+    return "LBT" + token[3:]
+
+
+def _hex(token: str) -> str:
+    return token.encode().hex()
+
+
+def _split_by_lines(token: str) -> str:
+    return token[:20] + "\n" + token[20:]
+
+
+def _fullwidth(token: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) for c in token)
+
+
+@pytest.mark.parametrize("disguise", [_spaced, _capital_prefix, _hex, _split_by_lines,
+                                      _fullwidth])
+def test_own_agent_token_in_disguise_is_sensitive_on_rest_and_mcp(leased, app, db, disguise):
+    """Only the request carrying the token can tell it spelt out or encoded: what a model
+    talked into printing its own token would send. Nothing is stored, the lease holds."""
+    agent, task = leased
+    leak = disguise(agent.token)
+    r = submit(leased, reasoningSummary="我用的 Token 是 " + leak)
+    assert_external_error(r, 400, "sensitive_content")
+    assert r.get_json()["error"].startswith("reasoningSummary: ")
+    assert leak not in r.get_data(as_text=True)
+    r = agent.post("fail_task", taskId=task, error="卡住了：" + leak)
+    assert_external_error(r, 400, "sensitive_content")
+    mcp = McpClient(app, agent.token)
+    result = mcp.call("submit_result", {"taskId": task, **good_result(conditions=[leak])})
+    assert business_error(result, 400, "sensitive_content")["error"].startswith("conditions: ")
+    assert count(db, "messages") == 0
+    assert tuple(db.one("SELECT state, error FROM tasks")) == ("leased", None)
+
+
+def test_someone_elses_token_spelt_out_is_not_the_callers(leased, app, db):
+    """The disguises are looked for with the caller's own token only (the server keeps no
+    other): another's, spelt out, is not recognised; plainly written, its shape is."""
+    other = Person(app).register().new_agent()
+    assert submit(leased, reasoningSummary="示例：" + _spaced(other.token) + "。").status_code == 200
+    assert count(db, "messages") == 1
 
 
 ACCEPTED = [

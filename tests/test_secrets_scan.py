@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lobbytalks.secrets_scan import SECRET_LABELS, find_secret, find_secret_in
+from lobbytalks.secrets_scan import SECRET_LABELS, find_secret, find_secret_in, holds_disguised
 from lobbytalks.security import new_agent_token
 
 AGENT_TOKEN = new_agent_token()
@@ -55,6 +55,7 @@ SECRET_CASES = [
     (AGENT_TOKEN, "agent_token"),
     ("export LOBBY=" + AGENT_TOKEN + " # mine", "agent_token"),
     ("lbt_" + "Z" * 46, "agent_token"),                   # wrong checksum: still a leak
+    ("LBT" + AGENT_TOKEN[3:], "agent_token"),             # the prefix in capitals
     ("令牌" + AGENT_TOKEN + "结束", "agent_token"),
     ("postgres://app:" + "s3cret@db.example.org/app", "url_password"),
     ("https://user:" + "pa55word@example.com/", "url_password"),
@@ -307,3 +308,37 @@ def test_scanning_a_long_mixed_text_stays_fast():
     started = time.monotonic()
     assert find_secret(text) is None
     assert time.monotonic() - started < 2
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in text)
+
+
+@pytest.mark.parametrize("disguise", [
+    lambda t: t,
+    lambda t: " ".join(t),
+    lambda t: "\n".join([t[:10], t[10:30], t[30:]]),
+    lambda t: "**" + "**_".join(t[i:i + 5] for i in range(0, len(t), 5)),
+    lambda t: "令".join(t),                          # a Chinese character between each
+    lambda t: "\u200b".join(t),
+    lambda t: "".join(c + "\u0301" for c in t),    # an accent on every letter
+    _fullwidth,
+    lambda t: t.encode().hex(),
+    lambda t: t.encode().hex().upper(),
+    lambda t: __import__("base64").b64encode(t.encode()).decode(),
+    lambda t: __import__("base64").b64encode(b"x:" + t.encode()).decode(),  # mid-stream
+], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
+        "fullwidth", "hex", "HEX", "base64", "base64-shifted"])
+def test_a_known_token_is_found_in_any_disguise(disguise):
+    token = new_agent_token()
+    assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
+    assert holds_disguised(["x", {"k": [disguise(token)]}], token)
+    assert not holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"},
+                               new_agent_token())
+
+
+def test_a_disguise_is_not_pieced_together_across_strings():
+    """Each string on its own: two fields that happen to meet are not one text."""
+    token = new_agent_token()
+    assert not holds_disguised({"a": token[:25], "b": token[25:]}, token)
+    assert not holds_disguised([token[:25], token[25:]], token)

@@ -5,15 +5,13 @@ even when a server message or a harness error happened to quote it.
 """
 from __future__ import annotations
 
-import base64
 import json
-import re
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
-from ..security import find_secret, js_length
+from ..security import find_secret, holds_disguised, js_length
 
 MAX_REASON = 300  # fail_task's limit, in UTF-16 code units
 WITHHELD = "(原因含疑似密钥，已隐去 / reason withheld: it looked like a secret)"
@@ -27,26 +25,6 @@ EVENTS = frozenset({
     "status_checked", "task_failed", "task_lost", "retrying", "token_rejected",
     "unreachable", "poll_refused", "rejected", "deferred", "attempt", "check", "error",
 })
-
-
-_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]+")
-_SHORTEST_DISGUISED = 16  # a secret's letters and digits; tokens have far more
-
-
-def holds_disguised(text: str, secret: str) -> bool:
-    """Whether ``text`` holds ``secret`` as is, spelt out with anything between its letters
-    and digits (spaces, dashes, line breaks), or as hex or base64: what a model talked into
-    leaking a token would print to slip past a plain search."""
-    raw = secret.encode()
-    core = _NOT_ALNUM.sub("", secret)
-    if len(core) < _SHORTEST_DISGUISED:
-        return bool(secret) and secret in text
-    compact = _NOT_ALNUM.sub("", text)
-    forms = [core, raw.hex(), raw.hex().upper()]
-    for shift in range(3):  # base64 of the secret wherever it starts in the encoded bytes
-        encoded = base64.b64encode(b"\0" * shift + raw).decode()
-        forms.append(_NOT_ALNUM.sub("", encoded[4 if shift else 0:-4]))
-    return any(form in compact for form in forms)
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:

@@ -8,8 +8,7 @@ from ..errors import ApiError
 from ..models.common import parse_model
 from ..models.external import SubmitResult, submit_error_code
 from ..models.result_rules import normalise
-from ..security import js_length
-from .events import holds_disguised
+from ..security import holds_disguised, js_length
 
 MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
 
@@ -28,8 +27,12 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
     except ApiError as exc:
         return None, [f"{exc.code}: {exc.message}"]
     text = json.dumps(fields, ensure_ascii=False)
-    if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and private.strip() in text:
+    # Looked for as JSON writes it, escapes and all (a context with a line break in it).
+    echo = json.dumps(private.strip() if private else "", ensure_ascii=False)[1:-1]
+    if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and echo in text:
         return None, ["private_context: the result repeats the private context verbatim"]
-    if any(holds_disguised(text, secret) for secret in secrets):
+    # The fields themselves, not their JSON: an escape such as "\\n" would put a letter
+    # between the two halves of a token split across lines.
+    if any(holds_disguised(fields, secret) for secret in secrets):
         return None, ["sensitive_content: the result holds the Agent Token, spelt out or encoded"]
     return json.dumps(body, ensure_ascii=False).encode(), []
