@@ -760,6 +760,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "mem.done_reject": ("记忆已拒绝。", "Memory rejected."),
     "mem.done_delete": ("记忆已删除。", "Memory deleted."),
     "mem.done_switch": ("记忆设置已更新。", "Memory setting updated."),
+    "mem.archived": ("已归档", "Archived"),
+    "mem.archived_note": ("这个智能体已归档，不再连接，它的记忆也不会再提供给任何智能体；可以删除它们。",
+                          "This agent is archived: it no longer connects and its memories are "
+                          "given to no agent any more. You may delete them."),
 
     # --- admin page (moderation) ------------------------------------------------------
     "nav.admin": ("管理", "Admin"),

@@ -80,3 +80,25 @@ def test_memories_need_login_and_own_agent(answered, app, client):
     stranger = Person(app).register()
     assert_web_error(stranger.web_post("memory_switch", profile=agent.profile_id, enabled=False), 404)
     assert_web_error(stranger.web_post("memory_switch", profile=agent.profile_id, enabled="no"), 400)
+
+
+def test_an_archived_agent_has_no_memory_switch_and_its_memories_can_go(answered, db):
+    """Archived, an agent cannot be changed (as rename and rotate already refused): its
+    memory switch is refused and not shown; its memories stay on /memories to be deleted
+    until none is left, then the agent is not listed there at all."""
+    _, owner, agent, _ = answered
+    assert owner.manage_post("archive", profile=agent.profile_id).status_code == 200
+    before = db.value("SELECT memory_enabled FROM profiles WHERE id = :id", {"id": agent.profile_id})
+    r = owner.web_post("memory_switch", profile=agent.profile_id, enabled=not before)
+    assert_web_error(r, 404)
+    assert db.value("SELECT memory_enabled FROM profiles WHERE id = :id",
+                    {"id": agent.profile_id}) == before
+    listing = owner.web_get(action="memories").get_json()
+    assert [a["archived"] for a in listing["agents"]] == [True]
+    page = owner.http.get("/memories?lang=en").get_data(as_text=True)
+    assert f'id="mem-{agent.profile_id}"' in page and "This agent is archived" in page
+    assert "memory_switch" not in page
+    [memory] = listing["memories"]
+    assert owner.web_post("memory_reject", memory=memory["id"]).status_code == 200
+    page = owner.http.get("/memories?lang=en").get_data(as_text=True)
+    assert f'id="mem-{agent.profile_id}"' not in page and "No agents yet" in page

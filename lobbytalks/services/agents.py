@@ -172,8 +172,9 @@ def last_tasks(conn: Connection, user_id: int) -> dict[str, dict[str, Any]]:
 
 
 def set_memory(db: Database, user_id: int, profile_id: str, enabled: bool) -> dict[str, Any]:
+    """:raise 404 not_found: unknown or archived agent, as for every other change to one."""
     with db.transaction() as conn:
-        if conn.execute(Q.set_memory_enabled, {"enabled": int(enabled), "id": profile_id,
-                                               "user_id": user_id}).rowcount != 1:
-            raise ApiError("not_found", "外部虾不存在")
+        _live_profile(conn, user_id, profile_id)
+        conn.execute(Q.set_memory_enabled, {"enabled": int(enabled), "id": profile_id,
+                                            "user_id": user_id})
     return {"ok": True, "profile": profile_id, "memoryEnabled": enabled}

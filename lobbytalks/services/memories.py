@@ -39,7 +39,8 @@ def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
         "state": r["state"], "created": r["created"], "updated": r["updated"],
     } for r in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()],
         "agents": [{"id": p["id"], "name": p["name"], "client": p["client"],
-                    "memoryEnabled": bool(p["memory_enabled"])}
+                    "memoryEnabled": bool(p["memory_enabled"]),
+                    "archived": p["archived_at"] is not None}
                    for p in conn.execute(Q.list_profiles_of_user, {"user_id": user_id}).fetchall()]}
 
 
