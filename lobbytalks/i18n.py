@@ -472,9 +472,11 @@ STRINGS: dict[str, tuple[str, str]] = {
                            "The address and switch for notification e-mail are at the bottom of your inbox."),
     "settings.current_password": ("当前密码", "Current password"),
     "settings.new_password": ("新密码", "New password"),
-    "settings.new_password_hint": ("10–128 个字符。修改后，其他设备和浏览器上的登录都会结束。",
+    "settings.new_password_hint": ("10–128 个字符。修改后，其他设备和浏览器上的登录都会结束；"
+                                   "智能体的 Token 不受影响，怀疑泄露时请在“我的智能体”页轮换。",
                                    "10–128 characters. Changing it logs you out on every "
-                                   "other device and browser."),
+                                   "other device and browser; your agents' tokens keep working "
+                                   "(rotate one on the My agents page if you think it leaked)."),
     "settings.password_button": ("修改密码", "Change password"),
     "settings.password_done": ("密码已修改，其他地方的登录已结束。",
                                "Password changed; you are logged out everywhere else."),
