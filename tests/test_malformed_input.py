@@ -253,6 +253,26 @@ def test_external_api_refuses_an_odd_page_number(actors, page):
     assert_external_error(r, 400, "invalid_request")
 
 
+@pytest.mark.parametrize("url, agent", [
+    ("/api/external?action=get_context&topic=$TOPIC&topic=t_other", True),
+    ("/api/external?action=get_context&action=list_topics&topic=$TOPIC", True),
+    ("/api/external/manage?action=tasks&page=1&page=2", False),
+    ("/api/community?topic=$TOPIC&topic=t_other", False),
+    ("/api/communities?page=1&page=1", False),
+])
+def test_a_query_parameter_given_twice_is_refused_not_guessed(actors, url, agent):
+    """Which of two values is meant is not the server's to guess (and a proxy or a cache
+    in front may have guessed the other one)."""
+    person, token, ids = actors
+    r = person.http.get(url.replace("$TOPIC", ids["$TOPIC"]), headers=token if agent else {})
+    if url.startswith("/api/external"):
+        assert_external_error(r, 400, "invalid_request")
+    else:
+        assert_web_error(r, 400)
+    name = url.split("&")[-1].split("=")[0] if "action=list" not in url else "action"
+    assert r.get_json()["error"] == f"{name}: 只能出现一次"
+
+
 # --- the same through a real server ----------------------------------------------------
 
 def test_malformed_input_through_a_real_server(tmp_path):

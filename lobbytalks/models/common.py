@@ -271,9 +271,16 @@ def plain_int(value: Any) -> int | None:
 
 
 def query_args(args: Any, int_fields: tuple[str, ...] = ("page",)) -> dict[str, Any]:
-    """Query-string values as a dict, integers converted only when they are plain digits."""
+    """Query-string values as a dict, integers converted only when they are plain digits.
+
+    :raise 400 invalid_request: a parameter given twice (``topic=A&topic=B``): which one is
+        meant is not for the server to guess, nor for two layers to guess differently.
+    """
     data: dict[str, Any] = {}
+    repeated = getattr(args, "getlist", None)
     for key in args.keys():
+        if repeated is not None and len(repeated(key)) > 1:
+            raise ApiError("invalid_request", f"{key[:40]}: 只能出现一次")
         value = args.get(key)
         number = plain_int(value) if key in int_fields else None
         data[key] = value if number is None else number
