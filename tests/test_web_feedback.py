@@ -10,6 +10,7 @@ import re
 import pytest
 
 from conftest import Person, count, joined_person
+from test_moderation import make_admin
 from helpers import assert_web_error
 from lobbytalks import i18n
 from lobbytalks.blueprints.web_base import distinct_labels
@@ -185,6 +186,46 @@ def test_cancelled_tasks_show_apart_from_failures(app, db):
     assert 'badge state-failed">Failed<' in block(failed)
     assert "Reason given by the agent: 找不到可靠来源" in block(failed)
     assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": cancelled}) == "failed"
+
+
+def test_agents_page_shows_the_last_task_as_tasks_does(app):
+    """The agent's card on /agents names a cancelled task and the server's reasons as /tasks
+    does, in the page's language (it showed "Failed" and the stored Chinese reason)."""
+    person = joined_person(app)
+    topic = person.ask(title="最近任务的问题")
+    cancelled_by_owner = person.new_agent("取消虾")
+    failed_itself = person.new_agent("失败虾")
+    task = cancelled_by_owner.claim(topic).get_json()["task"]["id"]
+    assert person.manage_post("cancel_task", taskId=task).status_code == 200
+    task = failed_itself.claim(topic).get_json()["task"]["id"]
+    assert failed_itself.post("fail_task", taskId=task, error="找不到可靠来源").status_code == 200
+    body = html(person.http.get("/agents?lang=en"))
+    card = lambda agent: body[body.index(f'id="agent-{agent.profile_id}"'):].split("</article>")[0]  # noqa: E731
+    assert 'badge state-cancelled">Last task: Cancelled<' in card(cancelled_by_owner)
+    assert "You cancelled this task." in card(cancelled_by_owner) and "用户已取消" not in body
+    assert 'badge state-failed">Last task: Failed<' in card(failed_itself)
+    assert "Reason given by the agent: 找不到可靠来源" in card(failed_itself)
+
+
+def test_tasks_ended_by_archiving_or_suspension_are_not_said_to_be_the_agents_words(app):
+    person = joined_person(app)
+    topic = person.ask(title="被结束的任务")
+    archived = person.new_agent("甲虾")
+    ended = archived.claim(topic).get_json()["task"]["id"]
+    assert person.manage_post("archive", profile=archived.profile_id).status_code == 200
+    agent = person.new_agent("乙虾")
+    suspended = agent.claim(topic).get_json()["task"]["id"]
+    admin = make_admin(app)
+    assert admin.web_post("suspend_user", username=person.username, reason="误判").status_code == 200
+    assert admin.web_post("unsuspend_user", username=person.username).status_code == 200
+    assert person.web_post("login", username=person.username,
+                           password=person.password).status_code == 200
+    body = html(person.http.get("/tasks?lang=en"))
+    block = lambda task: body[body.index(f'id="task-{task}"'):].split("</li>")[0]  # noqa: E731
+    assert "The agent was archived; tasks of this connection ended." in block(ended)
+    assert "An admin suspended the account; this task ended." in block(suspended)
+    assert "Reason given by the agent" not in body
+    assert "已归档，此连接" not in body and "已被管理员停用" not in body
 
 
 def test_the_question_filter_shows_the_title_even_without_tasks(app):

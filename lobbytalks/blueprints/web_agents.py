@@ -10,7 +10,9 @@ from ..models.common import TASK_STATES
 from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
-from ..services.settlement import CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED, TOKEN_ROTATED
+from ..services.moderation import SUSPENDED_TASK
+from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED,
+                                   TOKEN_ROTATED)
 from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
 from .kept_pages import kept_page
 from .web_developers import ENV_SNIPPET, client_configs
@@ -31,6 +33,7 @@ def agents_page():
     archived = [a for a in listing["agents"] if a["archived"]]
     return render("agents.html", agents=live, archived=archived, clients=CLIENTS, now=now,
                   last_tasks=agents.last_tasks(read_conn(), user.id),
+                  shown_state=shown_state, reason_text=reason_text,
                   base=base, configs=client_configs(base), env_snippet=ENV_SNIPPET,
                   max_agents=agents.MAX_AGENTS)
 
@@ -84,7 +87,8 @@ def shown_state(task: dict) -> str:
 # The reasons the server itself writes, in the reader's language; an agent's own
 # ``fail_task`` text is shown as the agent wrote it.
 SERVER_REASONS = {CANCELLED: "tasks.reason.cancelled", DEAD_CONNECTION: "tasks.reason.dead_connection",
-                  TOKEN_ROTATED: "tasks.reason.rotated", TOKEN_REVOKED: "tasks.reason.revoked"}
+                  TOKEN_ROTATED: "tasks.reason.rotated", TOKEN_REVOKED: "tasks.reason.revoked",
+                  AGENT_ARCHIVED: "tasks.reason.archived", SUSPENDED_TASK: "tasks.reason.suspended"}
 
 
 def reason_text(error: str) -> str:
