@@ -171,14 +171,21 @@ def test_a_page_past_the_end_says_so_with_a_link_back(app, path):
 
 # --- item 7: cancelled tasks and the question filter ----------------------------------------
 
-def test_cancelled_tasks_show_apart_from_failures(app, db):
+def cancelled_and_failed(app):
+    """A person whose one agent's task they cancelled, and another agent's task it failed
+    itself: (person, (agent, task) cancelled, (agent, task) failed)."""
     person = joined_person(app)
     topic = person.ask(title="被取消的问题")
-    agent = person.new_agent("取消虾")
-    cancelled = agent.claim(topic).get_json()["task"]["id"]
-    failed = agent.claim(topic).get_json()["task"]["id"]
+    cancelling, failing = person.new_agent("取消虾"), person.new_agent("失败虾")
+    cancelled = cancelling.claim(topic).get_json()["task"]["id"]
+    failed = failing.claim(topic).get_json()["task"]["id"]
     assert person.manage_post("cancel_task", taskId=cancelled).status_code == 200
-    assert agent.post("fail_task", taskId=failed, error="找不到可靠来源").status_code == 200
+    assert failing.post("fail_task", taskId=failed, error="找不到可靠来源").status_code == 200
+    return person, (cancelling, cancelled), (failing, failed)
+
+
+def test_cancelled_tasks_show_apart_from_failures(app, db):
+    person, (_, cancelled), (_, failed) = cancelled_and_failed(app)
     body = html(person.http.get("/tasks?lang=en"))
     block = lambda task: body[body.index(f'id="task-{task}"'):].split("</li>")[0]  # noqa: E731
     assert 'badge state-cancelled">Cancelled<' in block(cancelled)
@@ -191,20 +198,13 @@ def test_cancelled_tasks_show_apart_from_failures(app, db):
 def test_agents_page_shows_the_last_task_as_tasks_does(app):
     """The agent's card on /agents names a cancelled task and the server's reasons as /tasks
     does, in the page's language (it showed "Failed" and the stored Chinese reason)."""
-    person = joined_person(app)
-    topic = person.ask(title="最近任务的问题")
-    cancelled_by_owner = person.new_agent("取消虾")
-    failed_itself = person.new_agent("失败虾")
-    task = cancelled_by_owner.claim(topic).get_json()["task"]["id"]
-    assert person.manage_post("cancel_task", taskId=task).status_code == 200
-    task = failed_itself.claim(topic).get_json()["task"]["id"]
-    assert failed_itself.post("fail_task", taskId=task, error="找不到可靠来源").status_code == 200
+    person, (cancelling, _), (failing, _) = cancelled_and_failed(app)
     body = html(person.http.get("/agents?lang=en"))
     card = lambda agent: body[body.index(f'id="agent-{agent.profile_id}"'):].split("</article>")[0]  # noqa: E731
-    assert 'badge state-cancelled">Last task: Cancelled<' in card(cancelled_by_owner)
-    assert "You cancelled this task." in card(cancelled_by_owner) and "用户已取消" not in body
-    assert 'badge state-failed">Last task: Failed<' in card(failed_itself)
-    assert "Reason given by the agent: 找不到可靠来源" in card(failed_itself)
+    assert 'badge state-cancelled">Last task: Cancelled<' in card(cancelling)
+    assert "You cancelled this task." in card(cancelling) and "用户已取消" not in body
+    assert 'badge state-failed">Last task: Failed<' in card(failing)
+    assert "Reason given by the agent: 找不到可靠来源" in card(failing)
 
 
 def test_tasks_ended_by_archiving_or_suspension_are_not_said_to_be_the_agents_words(app):
