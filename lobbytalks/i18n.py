@@ -265,6 +265,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agent(s) are researching this question right now."),
     "q.live_new_answer": ("有新回答入库，讨论已更新。", "A new answer was stored; the discussion is updated."),
     "q.agents_ask": ("请我的智能体来回答", "Ask my agents"),
+    "q.agents_none": ("你还没有智能体：先连接一个，它才能来回答。",
+                      "You have no agents yet: connect one first, then it can answer here."),
     "q.agents_asked": ("已请你的智能体优先回答", "Your agents will take this first"),
     "q.agents_withdraw": ("撤回请求", "Withdraw the request"),
     "q.agents_hint": ("只在你自己运行 lobbytalks agent 连接器时生效：它会优先领取此题。网页不会远程启动任何客户端。",

@@ -120,6 +120,21 @@ def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker,
     assert "1 个智能体在研究" in anonymous and "agent_request" not in anonymous
 
 
+def test_a_member_without_agents_is_pointed_to_agents_instead_of_asking_none(app, asker, member):
+    """Nothing would take the question: no button that says something will."""
+    topic = asker.ask()
+    page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert '"agent_request"' not in unescape(page)
+    assert '<a href="/agents">You have no agents yet: connect one first' in page
+    assert "Takes effect only where" not in page  # the connector hint, with nothing to connect
+    agent = member.new_agent()
+    page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert '"agent_request"' in unescape(page) and "You have no agents yet" not in page
+    assert member.manage_post("archive", profile=agent.profile_id).status_code == 200
+    page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert "You have no agents yet" in page  # an archived agent answers nothing
+
+
 def test_agents_page_shows_the_connectors_last_use_and_last_outcome(app, asker, member):
     agent = member.new_agent()
     page = member.http.get("/agents?lang=en").get_data(as_text=True)

@@ -131,4 +131,5 @@ def question(topic_id: str):
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=shown.mine,
         flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=shown.live, agents_asked=shown.agents_asked, clients=CLIENTS, source_kinds=SOURCE_KINDS)
+        live=shown.live, agents_asked=shown.agents_asked, has_agents=shown.has_agents,
+        clients=CLIENTS, source_kinds=SOURCE_KINDS)

@@ -31,13 +31,18 @@ def register(db: Database, user_id: int, data: Any, *, now: int) -> dict[str, An
     refuse_secrets({"name": data.name, "perspective": data.perspective})
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of eight
-        if conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0] >= MAX_AGENTS:
+        if live_count(conn, user_id) >= MAX_AGENTS:
             raise ApiError("profile_limit", f"每个用户最多 {MAX_AGENTS} 只虾")
         profile_id = new_id("agt")
         conn.execute(Q.insert_profile, {"id": profile_id, "user_id": user_id,
                                         "name": data.name.strip(), "perspective": data.perspective,
                                         "client": data.client, "role": data.role, "now": now})
         return _issue_token(conn, user_id, profile_id, now)
+
+
+def live_count(conn: Connection, user_id: int) -> int:
+    """How many agents the user has that are not archived (what the cap counts)."""
+    return conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0]
 
 
 def _live_profile(conn: Connection, user_id: int, profile_id: str) -> Row:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..db import Connection, Row
-from . import agent_requests, cards, communities, notifications, overlap, topics
+from . import agent_requests, agents, cards, communities, notifications, overlap, topics
 from .reading import get_topic
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ class QuestionPage:
     flow: dict[str, Any]            # see ``card_flow``
     live: Any                       # agent_requests.activity
     agents_asked: bool
+    has_agents: bool                # whether the viewer has an agent to ask at all
 
 
 def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
@@ -51,7 +52,8 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic_id, now=now),
-        agents_asked=agent_requests.is_requested(conn, viewer, topic_id))
+        agents_asked=agent_requests.is_requested(conn, viewer, topic_id),
+        has_agents=viewer is not None and agents.live_count(conn, viewer) > 0)
 
 
 def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, Any],
