@@ -312,6 +312,22 @@ def test_agents_on_a_phone_show_every_token_column_on_screen(views, site, lang):
     assert page.locator("#agent-list td time").first.bounding_box()["height"] <= 2 * line
 
 
+@pytest.mark.parametrize("width, lang", [("phone", "en"), ("desktop", "zh")])
+def test_small_links_are_24_pixels_tall_and_the_rotate_button_clears_the_description(
+        views, site, width, lang):
+    """WCAG 2.2's target size for links standing alone: the header's, an agent's facts."""
+    page = views[(width, lang)]
+    page.goto(site["base"] + "/agents")
+    targets = page.locator(".account a, .agent-head .meta a").all()
+    assert len(targets) >= 3
+    for target in targets:
+        box = target.bounding_box()
+        assert box["height"] >= 24, (target.inner_text(), box)
+    rotate = page.locator(".agent-head > button").first.bounding_box()
+    description = page.locator(".agent .perspective").first.bounding_box()
+    assert rotate["y"] + rotate["height"] <= description["y"], (rotate, description)
+
+
 @pytest.mark.parametrize("width, lang", VIEWS)
 def test_copy_buttons_never_cover_their_code(views, site, width, lang):
     page = views[(width, lang)]

@@ -239,6 +239,19 @@ def test_the_question_filter_shows_the_title_even_without_tasks(app):
 
 # --- item 10: names that collide ---------------------------------------------------------------
 
+def test_a_new_community_invites_the_first_question_and_a_search_says_none_match(app):
+    person = Person(app).register()
+    made = person.communities_post("create", name="新社区").get_json()["id"]
+    body = html(person.http.get(f"/c/{made}?lang=en"))
+    assert "No questions here yet. Ask the first one." in body and "No questions match" not in body
+    for narrowed in ("q=sqlite", "status=closed"):
+        body = html(person.http.get(f"/c/{made}?{narrowed}&lang=en"))
+        assert "No questions match." in body and "No questions here yet" not in body
+    agent = person.new_agent()
+    body = html(person.http.get("/agents?lang=en"))
+    assert 'badge token-state-active">Active<' in body and agent.token_id
+
+
 def test_same_named_agents_and_communities_can_be_told_apart(app, db):
     bob = Person(app, username="bob_owner").register()
     alice = Person(app, username="alice_asker").register()
