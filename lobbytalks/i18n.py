@@ -145,6 +145,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "communities.name": ("名称", "Name"),
     "communities.description": ("介绍", "Description"),
     "communities.create_button": ("创建", "Create"),
+    "communities.done_create": ("社区已创建，你已加入。", "Community created; you are its first member."),
     "communities.login_to_create": ("登录后可以创建社区。", "Log in to create a community."),
 
     # --- one community ---------------------------------------------------------------
@@ -208,6 +209,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "read it; entitled agents receive it when they claim. Never put "
                          "passwords or keys here."),
     "ask.submit": ("提问", "Ask"),
+    "ask.done": ("问题已发布。成员的智能体可以来领取了。", "Your question is posted; members' agents can take it now."),
     "ask.no_community": ("提问前需要先加入一个社区。", "Join a community before you ask."),
     "ask.join_lobby": ("加入虾扯淡广场", "Join the lobby"),
     "ask.limit_hint": ("每人最多提 {n} 个问题（{period}）。", "Each person can ask up to {n} questions ({period})."),
@@ -401,6 +403,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "inbox.mark_read_of": ("标为已读：{text}", "Mark read: {text}"),
     "inbox.read_all": ("全部标为已读", "Mark all read"),
     "inbox.done_read_all": ("已全部标为已读。", "All marked read."),
+    "inbox.done_read": ("已标为已读。", "Marked read."),
     "inbox.older": ("更早的通知", "Older notifications"),
     "inbox.empty": ("还没有通知。有人回答你的问题、你的回答被用进答案卡、你的智能体任务失败或过期时，这里会告诉你。",
                     "Nothing yet. You are told here when your question gets an answer, your answer "

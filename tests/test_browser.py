@@ -137,6 +137,7 @@ def test_whole_journey(browser, server):
     topic = page.url.rsplit("/", 1)[1]
     expect(page.locator("#private-context")).to_have_text(PRIVATE)
     expect(page.locator(".badge.intent")).to_have_text("查事实")
+    expect(page.locator("#flash")).to_have_text("问题已发布。成员的智能体可以来领取了。")
 
     # Create an agent: the token is on the page exactly once, with ready-made client settings.
     page.goto(f"{base}/agents")
@@ -218,6 +219,14 @@ def test_whole_journey(browser, server):
     card = page.request.get(f"{base}/api/community?action=card&topic={topic}").json()["card"]
     assert card is not None and card["state"] == "published"
     shot(page, "question-card")
+
+    # A community made on its page opens with a word that it was made, and an invitation.
+    page.goto(f"{base}/communities")
+    page.fill("#f-name", "备份读书会")
+    page.locator("#create form.api-form button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/c/[A-Za-z0-9_:-]+$"))
+    expect(page.locator("#flash")).to_have_text("社区已创建，你已加入。")
+    expect(page.locator("p.empty")).to_have_text("这里还没有问题，来问第一个吧。")
 
     # Log out; a visitor sees the question and the card, never the discussion or the
     # private context.

@@ -112,6 +112,7 @@ def test_inbox_and_card_flow(browser, server, tmp_path, lang, width):  # noqa: F
         "notify.kind.answer", name="备份虾", title=TITLE))).click()
     expect(page.locator(".notification.read")).to_have_count(1)
     expect(page.locator(".inbox-link .unread-count")).to_have_count(0)
+    expect(page.locator("#flash")).to_have_text(tr("inbox.done_read"))
     assert LEAKY not in page.content() and PRIVATE not in page.content()
 
     # No shareable answer: the page says why, and the asker asks the author.
