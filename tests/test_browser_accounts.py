@@ -99,3 +99,25 @@ def test_a_form_sent_before_the_script_runs_keeps_the_password_out_of_the_url(
     page.wait_for_load_state()
     assert "password" not in page.url
     context.close()
+
+
+@pytest.mark.parametrize("where", ["header", "logout page"])
+def test_logging_out_works_without_javascript(browser, server, where):  # noqa: F811
+    """Where no script runs, the logout buttons are forms the browser sends itself: the
+    session ends (on a shared computer that matters), and the browser is taken home."""
+    context = browser.new_context(java_script_enabled=False, locale="en-GB")
+    page = context.new_page()
+    page.goto(server.url + "/login?lang=en")
+    session = requests.Session()
+    session.post(server.url + "/api/community", json={
+        "action": "register", "username": "nojs_leaver", "password": PASSWORD}).raise_for_status()
+    cookie = session.cookies.get("xia_session")
+    context.add_cookies([{"name": "xia_session", "value": cookie, "url": server.url}])
+    page.goto(server.url + ("/" if where == "header" else "/logout"))
+    button = page.locator(".account button" if where == "header" else "main button")
+    button.click()
+    page.wait_for_url(server.url + "/")
+    assert page.locator(".account").get_by_role("link", name="Log in").is_visible()
+    # The session itself is gone, not only this browser's cookie.
+    assert session.get(server.url + "/api/community?action=me").json()["user"] is None
+    context.close()

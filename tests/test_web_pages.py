@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import Person, good_result, joined_person, settings_for
+from conftest import Person, count, good_result, joined_person, settings_for
 from lobbytalks import i18n
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "lobbytalks" / "templates"
@@ -89,6 +89,27 @@ def test_without_javascript_the_note_comes_before_the_form(app, path, member):
     body = html((joined_person(app) if member else Person(app)).http.get(path))
     note = body.index('class="noscript"')
     assert body.index('id="main"') < note < body.index("<form", body.index('id="main"'))
+
+
+@pytest.mark.parametrize("headers, status", [
+    ({"Origin": "http://localhost"}, 303),
+    ({"Sec-Fetch-Site": "same-origin"}, 303),
+    ({"Origin": "https://evil.example.com"}, 403),
+    ({"Origin": "null"}, 403),
+    ({"Sec-Fetch-Site": "cross-site"}, 403),
+    ({"Sec-Fetch-Site": "none"}, 403),
+    ({}, 403),  # a form may come from anywhere: one that does not say it is ours is not
+])
+def test_the_logout_form_must_come_from_this_site(app, db, headers, status):
+    person = Person(app).register()
+    r = person.http.post("/logout", data={}, headers=headers)
+    assert r.status_code == status
+    sessions = count(db, "sessions")
+    if status == 303:
+        assert r.headers["Location"] == "/" and sessions == 0
+        assert person.web_get(action="me").get_json()["user"] is None
+    else:
+        assert sessions == 1 and person.web_get(action="me").get_json()["user"] is not None
 
 
 def test_a_form_sent_without_javascript_is_told_why_it_failed(app):

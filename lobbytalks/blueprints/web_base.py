@@ -38,11 +38,19 @@ class Pages:
     registers nothing."""
 
     def __init__(self) -> None:
-        self.routes: list[tuple[str, dict[str, Any], Callable[..., Any]]] = []
+        self.routes: list[tuple[str, str, dict[str, Any], Callable[..., Any]]] = []
 
     def get(self, rule: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return self._route(rule, "GET", options)
+
+    def post(self, rule: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """A form the browser itself sends (the site's script sends JSON to the APIs)."""
+        return self._route(rule, "POST", options)
+
+    def _route(self, rule: str, method: str, options: dict[str, Any]
+               ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def keep(view: Callable[..., Any]) -> Callable[..., Any]:
-            self.routes.append((rule, options, view))
+            self.routes.append((rule, method, options, view))
             return view
         return keep
 
@@ -51,8 +59,8 @@ def blueprint(modules: tuple[Any, ...]) -> Blueprint:
     """One ``web`` blueprint (endpoints ``web.<view>``) serving every module's ``pages``."""
     bp = Blueprint("web", __name__)
     for module in modules:
-        for rule, options, view in module.pages.routes:
-            bp.add_url_rule(rule, view_func=view, methods=["GET"], **options)
+        for rule, method, options, view in module.pages.routes:
+            bp.add_url_rule(rule, view_func=view, methods=[method], **options)
     return bp
 
 

@@ -428,6 +428,7 @@
     readOnOpen(event);
     const poster = event.target.closest('button[data-post]');
     if (poster) {
+      event.preventDefault();  // a button that is also its form's fallback without script
       pressButton(poster);
       return;
     }
