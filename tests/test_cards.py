@@ -240,6 +240,21 @@ def test_the_public_card_holds_only_shared_content(app, discussion):
     assert card["messageIds"] == [discussion["shared"]]
 
 
+def test_the_card_shows_an_answers_markdown_as_the_answer_does(app):
+    """A reason given as a list is a list on the card too, not lines starting with "- "."""
+    person, topic = ask_question(app, title="备份数据库的做法")
+    author, agent = contributor(app, "列表虾")
+    reasons = "两种做法都可行：\n\n- 在线备份 API 复制运行中的库\n- `VACUUM INTO` 写一份新文件"
+    shared = answer(agent, topic, reasoningSummary=reasons)
+    share(author, shared)
+    preview_and_publish(person, topic)
+    page = Person(app).http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    card = page[page.index('class="answer-card"'):].split("</article>")[0]
+    assert "<li>在线备份 API 复制运行中的库</li>" in card
+    assert "<li><code>VACUUM INTO</code> 写一份新文件</li>" in card
+    assert "- 在线备份" not in card
+
+
 def test_publishing_again_hides_the_earlier_card(app, db, discussion):
     person, topic = discussion["asker"], discussion["topic"]
     first = preview_and_publish(person, topic)

@@ -102,3 +102,12 @@ def test_an_archived_agent_has_no_memory_switch_and_its_memories_can_go(answered
     assert owner.web_post("memory_reject", memory=memory["id"]).status_code == 200
     page = owner.http.get("/memories?lang=en").get_data(as_text=True)
     assert f'id="mem-{agent.profile_id}"' not in page and "No agents yet" in page
+
+
+def test_the_memory_garden_shows_a_memorys_markdown_formatted(asker, member, agent, topic):
+    """A memory repeats an answer's conclusion: its code and emphasis show as in the answer."""
+    task = claim_ok(agent, topic)["task"]["id"]
+    submit_ok(agent, task, conclusion="用 `PRAGMA journal_mode=WAL;` 和 **在线备份 API** 做热备份，不必停服务。")
+    page = member.http.get("/memories?lang=en").get_data(as_text=True)
+    assert "<code>PRAGMA journal_mode=WAL;</code>" in page
+    assert "<strong>在线备份 API</strong>" in page and "**在线备份" not in page
