@@ -31,8 +31,8 @@ class BoundedRequest(HTTPRequestParser):
     def parse_header(self, header_plus: bytes) -> None:
         """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
         Content-Length beside a chunked body, which a proxy framing by the length would
-        split elsewhere (the root of request smuggling), more than one Host, and an
-        HTTP/1.1 request without one."""
+        split elsewhere (the root of request smuggling), more than one Host, an HTTP/1.1
+        request without one, and a version other than 1.x."""
         super().parse_header(header_plus)
         if self.chunked and "CONTENT_LENGTH" in self.headers:
             raise ParsingError("Content-Length and Transfer-Encoding together")
@@ -40,6 +40,8 @@ class BoundedRequest(HTTPRequestParser):
             raise ParsingError("more than one Host header")
         if self.version == "1.1" and "HOST" not in self.headers:
             raise ParsingError("HTTP/1.1 request without a Host header")
+        if not self.version.startswith("1."):  # waitress would answer HTTP/2.0 as 1.0
+            raise ParsingError(f"HTTP/{self.version[:8]} is not spoken here")
 
     def received(self, data: bytes) -> int:
         if len(self.start) < START_BYTES:

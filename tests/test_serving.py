@@ -290,6 +290,9 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
      b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
     (b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
     (b"GET /healthz HTTP/1.1\r\n\r\n", 400),  # HTTP/1.1 needs a Host (RFC 9112 3.2)
+    # another major version, in cleartext without an upgrade, is not HTTP/1 at all
+    (b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", 400),
+    (b"GET /healthz HTTP/3.0\r\nHost: x\r\n\r\n", 400),
     # bare line feeds: answered at once, not when the request times out
     (b"GET /healthz HTTP/1.1\nHost: x\n\n", 400),
     (b"GET /healthz HTTP/1.1\r\nHost: x\n\n", 400),
