@@ -28,8 +28,8 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
         return None, [f"{exc.code}: {exc.message}"]
     text = json.dumps(fields, ensure_ascii=False)
     # Looked for as JSON writes it, escapes and all (a context with a line break in it).
-    echo = json.dumps(private.strip() if private else "", ensure_ascii=False)[1:-1]
-    if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and echo in text:
+    if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
+            json.dumps(private.strip(), ensure_ascii=False)[1:-1] in text:
         return None, ["private_context: the result repeats the private context verbatim"]
     # The fields themselves, not their JSON: an escape such as "\\n" would put a letter
     # between the two halves of a token split across lines.
