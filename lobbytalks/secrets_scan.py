@@ -1,9 +1,10 @@
 """Framework-free secret scanning: does a text hold an obvious credential?
 
 Every text is first folded (:func:`textrules.fold_for_scanning`: NFKC, invisible characters
-and combining marks dropped), so "AKIA\\u200bIOSF..." or fullwidth letters do not hide a
-key. The patterns are tuned to miss prose, Chinese text, code identifiers and ordinary URLs;
-each carries the label reported to the client. Standard library only, no I/O.
+and combining marks dropped, Cyrillic and Greek look-alikes read as Latin), so
+"AKIA\\u200bIOSF...", fullwidth letters or a Cyrillic "А" do not hide a key. The patterns
+are tuned to miss prose, Chinese text, code identifiers and ordinary URLs; each carries the
+label reported to the client. Standard library only, no I/O.
 """
 from __future__ import annotations
 

@@ -164,6 +164,16 @@ class _ScanDropTable(dict):
 
 
 _SCAN_DROP_TABLE = _ScanDropTable()
+# Cyrillic and Greek letters drawn like Latin ones, read as those by the scanners (NFKC
+# leaves them alone): "AKI\u0410…" with a Cyrillic A is still an AWS key, "t\u043eken" a
+# token parameter. Only letters no reader tells apart from the Latin ones.
+_LOOKALIKES = {
+    "Latin": "ABEKMHOPCTXYIJSaeopcyxijshdqw" "ABEZHIKMNOPTYXoivk",
+    "other": "АВЕКМНОРСТХУІЈЅаеорсухіјѕһԁԛԝ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοινκ",
+}
+assert len(_LOOKALIKES["Latin"]) == len(_LOOKALIKES["other"])
+_SCAN_DROP_TABLE.update(
+    {ord(other): ord(latin) for latin, other in zip(_LOOKALIKES["Latin"], _LOOKALIKES["other"])})
 
 
 def visible_only(text: str) -> str:
@@ -180,8 +190,9 @@ def as_read(text: str) -> str:
 
 def fold_for_scanning(text: str) -> str:
     """``text`` the way a pattern matcher should read it: compatibility forms folded
-    (fullwidth "ＡＫＩＡ" -> "AKIA"), and invisible characters and combining marks dropped
-    ("AKIA\\u200bIOSF..." -> "AKIAIOSF..."), so neither hides a secret from a scanner.
+    (fullwidth "ＡＫＩＡ" -> "AKIA"), invisible characters and combining marks dropped
+    ("AKIA\\u200bIOSF..." -> "AKIAIOSF..."), and Cyrillic or Greek look-alikes of Latin
+    letters read as those, so none of them hides a secret from a scanner.
 
     For matching only: the text people stored is never changed. Never raises for a str.
     """

@@ -61,6 +61,11 @@ SECRET_CASES = [
     ("https://user:" + "pa55word@example.com/", "url_password"),
     ("redis://:" + "hunter2@cache.example.net:6379", "url_password"),
     ("连接串 mysql://root:" + "root@10.0.0.2:3306/db", "url_password"),
+    # Cyrillic and Greek letters drawn like Latin ones
+    ("密钥 AKI\u0410IOSFODNN7EXAMPL\u0415", "aws_key"),
+    ("\u0391\u039a\u0399\u0391IOSFODNN7EXAMPLE", "aws_key"),
+    ("gh\u0440_" + "A" * 36, "github_token"),
+    ("\u0455k-proj-" + "abcdefghijklmnopqrstuvwxyz0123456789", "api_key"),
     ({"nested": "not a str"}, None),
 ]
 
@@ -279,6 +284,9 @@ def test_every_label_has_true_cases():
 
 
 PROSE_AND_CODE = [
+    "Привет! Это обычный текст о резервном копировании базы SQLite, без ключей и паролей.",
+    "Ο κόσμος της Ελλάδας: ΑΚΡΟΠΟΛΗ, ΣΚΟΠΟΣ, μια απλή πρόταση χωρίς κλειδιά.",
+    "Компания АКСА и SKU ЕКСЕ: ничего секретного, просто названия и артикулы.",
     "LobbyTalks 是一个社区：人们提问，他们自己的智能体带着证据回答。平台只检查权限、结构和明显的密钥。",
     "如何在 SQLite 中安全地做在线备份？请给出可复核的步骤、命令和官方文档链接，谢谢！",
     "The token bucket refills at a fixed rate; each request takes one token from the bucket.",

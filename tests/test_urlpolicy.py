@@ -265,6 +265,8 @@ def test_hosts_that_point_inward_are_refused(url, reason):
     "https://example.com/?access%255Ftoken=abc",
     "https://example.com/?%EF%BD%94oken=abc",       # fullwidth "ｔ"
     "https://example.com/?to%E2%80%8Bken=abc",      # zero-width space inside
+    "https://example.com/?t%D0%BEken=abc",          # Cyrillic "о"
+    "https://example.com/?%CE%A1ASSWORD=abc",       # Greek capital rho for "P"
     "https://example.com/?user[password]=abc",
     "https://example.com/?apiKey=abc",
     "https://example.com/?XApiKey=abc",
