@@ -13,7 +13,7 @@ import unicodedata
 __all__ = [
     "js_length", "js_trim", "has_control_chars", "has_nul",
     "has_bidi_controls", "has_line_separators", "has_visible_char", "check_display_text",
-    "fold_for_scanning",
+    "fold_for_scanning", "LATIN_LOOKALIKES",
 ]
 
 
@@ -172,8 +172,9 @@ _LOOKALIKES = {
     "other": "АВЕКМНОРСТХУІЈЅаеорсухіјѕһԁԛԝ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοινκ",
 }
 assert len(_LOOKALIKES["Latin"]) == len(_LOOKALIKES["other"])
-_SCAN_DROP_TABLE.update(
-    {ord(other): ord(latin) for latin, other in zip(_LOOKALIKES["Latin"], _LOOKALIKES["other"])})
+LATIN_LOOKALIKES = {ord(other): ord(latin)
+                    for latin, other in zip(_LOOKALIKES["Latin"], _LOOKALIKES["other"])}
+_SCAN_DROP_TABLE.update(LATIN_LOOKALIKES)
 
 
 def visible_only(text: str) -> str:

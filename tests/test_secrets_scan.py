@@ -331,12 +331,13 @@ def _fullwidth(text: str) -> str:
     lambda t: "\u200b".join(t),
     lambda t: "".join(c + "\u0301" for c in t),    # an accent on every letter
     _fullwidth,
+    lambda t: t.translate(str.maketrans("aeopcxAEKMHOPT", "аеорсхΑΕΚΜΗΟΡΤ")),  # Cyrillic, Greek
     lambda t: t.encode().hex(),
     lambda t: t.encode().hex().upper(),
     lambda t: __import__("base64").b64encode(t.encode()).decode(),
     lambda t: __import__("base64").b64encode(b"x:" + t.encode()).decode(),  # mid-stream
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
-        "fullwidth", "hex", "HEX", "base64", "base64-shifted"])
+        "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
