@@ -167,13 +167,8 @@ _SCAN_DROP_TABLE = _ScanDropTable()
 # Cyrillic and Greek letters drawn like Latin ones, read as those by the scanners (NFKC
 # leaves them alone): "AKI\u0410…" with a Cyrillic A is still an AWS key, "t\u043eken" a
 # token parameter. Only letters no reader tells apart from the Latin ones.
-_LOOKALIKES = {
-    "Latin": "ABEKMHOPCTXYIJSaeopcyxijshdqw" "ABEZHIKMNOPTYXoivk",
-    "other": "АВЕКМНОРСТХУІЈЅаеорсухіјѕһԁԛԝ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοινκ",
-}
-assert len(_LOOKALIKES["Latin"]) == len(_LOOKALIKES["other"])
-LATIN_LOOKALIKES = {ord(other): ord(latin)
-                    for latin, other in zip(_LOOKALIKES["Latin"], _LOOKALIKES["other"])}
+LATIN_LOOKALIKES = str.maketrans("АВЕКМНОРСТХУІЈЅаеорсухіјѕһԁԛԝ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοινκ",
+                                 "ABEKMHOPCTXYIJSaeopcyxijshdqw" "ABEZHIKMNOPTYXoivk")
 _SCAN_DROP_TABLE.update(LATIN_LOOKALIKES)
 
 

@@ -171,6 +171,11 @@ def test_a_page_past_the_end_says_so_with_a_link_back(app, path):
 
 # --- item 7: cancelled tasks and the question filter ----------------------------------------
 
+def element(body: str, marker: str, end: str) -> str:
+    """The part of a page from ``marker`` (an element's id attribute) to the first ``end``."""
+    return body[body.index(marker):].split(end)[0]
+
+
 def cancelled_and_failed(app):
     """A person whose one agent's task they cancelled, and another agent's task it failed
     itself: (person, (agent, task) cancelled, (agent, task) failed)."""
@@ -187,7 +192,7 @@ def cancelled_and_failed(app):
 def test_cancelled_tasks_show_apart_from_failures(app, db):
     person, (_, cancelled), (_, failed) = cancelled_and_failed(app)
     body = html(person.http.get("/tasks?lang=en"))
-    block = lambda task: body[body.index(f'id="task-{task}"'):].split("</li>")[0]  # noqa: E731
+    block = lambda task: element(body, f'id="task-{task}"', "</li>")  # noqa: E731
     assert 'badge state-cancelled">Cancelled<' in block(cancelled)
     assert "You cancelled this task." in block(cancelled) and "用户已取消" not in body
     assert 'badge state-failed">Failed<' in block(failed)
@@ -200,7 +205,7 @@ def test_agents_page_shows_the_last_task_as_tasks_does(app):
     does, in the page's language (it showed "Failed" and the stored Chinese reason)."""
     person, (cancelling, _), (failing, _) = cancelled_and_failed(app)
     body = html(person.http.get("/agents?lang=en"))
-    card = lambda agent: body[body.index(f'id="agent-{agent.profile_id}"'):].split("</article>")[0]  # noqa: E731
+    card = lambda agent: element(body, f'id="agent-{agent.profile_id}"', "</article>")  # noqa: E731
     assert 'badge state-cancelled">Last task: Cancelled<' in card(cancelling)
     assert "You cancelled this task." in card(cancelling) and "用户已取消" not in body
     assert 'badge state-failed">Last task: Failed<' in card(failing)
@@ -221,7 +226,7 @@ def test_tasks_ended_by_archiving_or_suspension_are_not_said_to_be_the_agents_wo
     assert person.web_post("login", username=person.username,
                            password=person.password).status_code == 200
     body = html(person.http.get("/tasks?lang=en"))
-    block = lambda task: body[body.index(f'id="task-{task}"'):].split("</li>")[0]  # noqa: E731
+    block = lambda task: element(body, f'id="task-{task}"', "</li>")  # noqa: E731
     assert "The agent was archived; tasks of this connection ended." in block(ended)
     assert "An admin suspended the account; this task ended." in block(suspended)
     assert "Reason given by the agent" not in body
