@@ -11,19 +11,15 @@ throws instead of reaching the model. ``scripts/test.sh`` installs the SDK (``np
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import LiveServer, good_result, open_database
 from lobbytalks.actions import ACTIONS
+from node_clients import refusal_in, run_client
 from test_mcp_sdk import ask_in_lobby, register_agent
-
-CLIENT = Path(__file__).parent / "mcp_ts"
 
 
 @pytest.fixture(scope="module")
@@ -34,24 +30,13 @@ def server(tmp_path_factory):
 
 
 def run_steps(server: LiveServer, token: str, steps: list[list[Any]]) -> dict[str, Any]:
-    """Run ``steps`` through the TypeScript client; the token goes through stdin only."""
-    node = shutil.which("node")
-    if node is None or not (CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        pytest.fail("the MCP TypeScript SDK is missing: run `npm install --prefix tests/mcp_ts` "
-                    "(scripts/test.sh does)")
-    request = {"url": server.url + "/api/external/mcp", "token": token, "steps": steps}
-    done = subprocess.run([node, str(CLIENT / "client.mjs")], input=json.dumps(request),
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return run_client("client.mjs", "@modelcontextprotocol/sdk", server.url, token, steps)
 
 
 def refusal(step: dict[str, Any]) -> tuple[int, str]:
     """(status, code) of a tool that ran and refused, read as a text-only client reads it."""
     assert step.get("isError") is True and step["structured"] is None, step
-    payload = json.loads(step["text"])
-    assert set(payload) == {"code", "error", "status"} and payload["error"], payload
-    return payload["status"], payload["code"]
+    return refusal_in(step["text"])
 
 
 def test_ts_sdk_lists_the_tools_and_runs_every_tool(server):
