@@ -31,9 +31,9 @@ need() {
 need chromium chromium fonts-noto-cjk
 # The shared rate-limit tests start Debian's redis-server in a temporary folder.
 need redis-server redis-server
-# tests/test_mcp_ts_sdk.py drives the official MCP TypeScript SDK (Claude Code's client) and
-# tests/test_mcp_dsh.py DeepSeek Harness's MCP bridge, at the versions
-# tests/mcp_ts/package-lock.json pins.
+# Real MCP clients, at the versions tests/mcp_ts/package-lock.json pins: the official MCP
+# TypeScript SDK (Claude Code's client, tests/test_mcp_ts_sdk.py), DeepSeek Harness's MCP
+# bridge (tests/test_mcp_dsh.py) and OpenAI's Codex CLI (tests/test_mcp_codex.py).
 need node nodejs
 need npm npm
 npm ci --prefix tests/mcp_ts --silent --no-audit --no-fund
