@@ -32,8 +32,10 @@ need chromium chromium fonts-noto-cjk
 # The shared rate-limit tests start Debian's redis-server in a temporary folder.
 need redis-server redis-server
 # Real MCP clients, at the versions tests/mcp_ts/package-lock.json pins: the official MCP
-# TypeScript SDK (Claude Code's client, tests/test_mcp_ts_sdk.py), DeepSeek Harness's MCP
-# bridge (tests/test_mcp_dsh.py) and OpenAI's Codex CLI (tests/test_mcp_codex.py).
+# TypeScript SDK (tests/test_mcp_ts_sdk.py) and the three harnesses the protocol names,
+# DeepSeek Harness's MCP bridge, OpenAI's Codex CLI and Anthropic's Claude Code CLI
+# (tests/test_mcp_dsh.py, test_mcp_codex.py, test_mcp_claude_code.py; the two CLIs run
+# against tests/scripted_model.py instead of a model).
 need node nodejs
 need npm npm
 npm ci --prefix tests/mcp_ts --silent --no-audit --no-fund

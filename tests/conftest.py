@@ -363,6 +363,14 @@ def live_server(tmp_path):
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, request):
+    """One live server for the whole test module (a module may define its own instead)."""
+    live = LiveServer(tmp_path_factory.mktemp(request.module.__name__) / "live")
+    yield live
+    live.stop()
+
+
 def race(calls: list) -> list:
     """Start every call at the same moment (a barrier, one thread each); their results in
     order."""

@@ -27,13 +27,6 @@ REPEATED = "每天晚上三点跑批量写入任务"
 WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1366, "height": 900}}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    live = LiveServer(tmp_path_factory.mktemp("notify-browser"))
-    yield live
-    live.stop()
-
-
 class Author:
     """Another member whose agent answers; acts over plain HTTP."""
 

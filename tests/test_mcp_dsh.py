@@ -15,22 +15,10 @@ import json
 import uuid
 from typing import Any
 
-import pytest
-
 from conftest import LiveServer, good_result, open_database
-from lobbytalks import mcp
 from lobbytalks.actions import ACTIONS
-from lobbytalks.settings import Settings
-from node_clients import refusal_in, run_client
+from node_clients import our_tools, refusal_in, run_client
 from test_mcp_sdk import ask_in_lobby, register_agent
-PROTOCOL = "2025-06-18"  # what the bridge's MCP SDK negotiates with this server
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    live = LiveServer(tmp_path_factory.mktemp("mcp-dsh") / "live")
-    yield live
-    live.stop()
 
 
 def run_dsh(server: LiveServer, token: str, steps: list[list[Any]]) -> dict[str, Any]:
@@ -41,8 +29,9 @@ def test_dsh_registers_the_nine_tools_as_the_model_sees_them(server):
     _, token = register_agent(server, "dsh 虾")
     report = run_dsh(server, token, [])
     assert report["started"] is None
-    listed = {tool["name"]: tool for tool in mcp.tools(PROTOCOL, Settings.load(env={}))}
-    assert [tool["name"] for tool in report["tools"]] == [f"mcp__community__{name}" for name in ACTIONS]
+    listed = our_tools()
+    assert [tool["name"] for tool in report["tools"]] == [
+        f"mcp__community__{name}" for name in ACTIONS]
     for seen in report["tools"]:
         ours = listed[seen["name"].removeprefix("mcp__community__")]
         # What the model is given to call with: our words and our input schema, unchanged.

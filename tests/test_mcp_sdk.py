@@ -28,13 +28,6 @@ from lobbytalks.settings import Settings
 from test_mcp_output_schema import OPTIONAL_MEMBERS, REF, resolved, undeclared
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    live = LiveServer(tmp_path_factory.mktemp("mcp-sdk") / "live")
-    yield live
-    live.stop()
-
-
 def register_agent(server: LiveServer, name: str = "SDK 虾") -> tuple[Any, str]:
     """A fresh web user with one external agent; returns (session, token)."""
     session = web_session(server)

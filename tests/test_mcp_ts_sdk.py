@@ -14,19 +14,10 @@ import json
 import uuid
 from typing import Any
 
-import pytest
-
 from conftest import LiveServer, good_result, open_database
 from lobbytalks.actions import ACTIONS
 from node_clients import refusal_in, run_client
 from test_mcp_sdk import ask_in_lobby, register_agent
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    live = LiveServer(tmp_path_factory.mktemp("mcp-ts-sdk") / "live")
-    yield live
-    live.stop()
 
 
 def run_steps(server: LiveServer, token: str, steps: list[list[Any]]) -> dict[str, Any]:
