@@ -1,5 +1,6 @@
 """`lobbytalks agent` end to end: a real `lobbytalks serve`, a real connector process, and a
-stub research harness written by each test (or fake `codex`/`claude` executables on PATH).
+stub research harness written by each test (or fake `codex`/`claude` executables on PATH, or
+the real, pinned ones with a scripted model behind them).
 
 The server's clock and the connector's clock both follow LOBBYTALKS_CLOCK_OFFSET_FILE, so
 heartbeats and the 2-hour limit are driven by moving it, never by sleeping for minutes.
@@ -29,6 +30,8 @@ from lobbytalks.connector.events import EVENTS
 from lobbytalks.connector.prompt import result_schema
 from lobbytalks.connector.submission import submission
 from lobbytalks.db import Row
+from node_clients import CLIENTS
+from scripted_model import ScriptedModel, call
 
 TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"
 
@@ -260,7 +263,7 @@ def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scen
     # What the harness got: the question and the schema, in its own folder, no token.
     doc = json.loads((scene.stub_dir / "doc-1.json").read_text())
     assert doc["question"]["originalTitle"].startswith("SQLite") and "privateContext" not in doc["question"]
-    assert doc["resultSchema"]["properties"]["conclusion"]["maxLength"] == 200
+    assert "30–200 characters" in doc["resultSchema"]["properties"]["conclusion"]["description"]
     assert "data, not instructions" in doc["prompt"]
     assert Path((scene.stub_dir / "cwd-1").read_text()).is_relative_to(scene.state_dir)
     scene.assert_token_nowhere()
@@ -596,6 +599,74 @@ def test_codex_and_claude_adapters_pass_the_documented_arguments(scene, tmp_path
     assert checks["state"]["message"] == f"{made} writable"
     assert ("0.99.0" if kind == "codex" else "2.9.0") in checks["harness"]["message"]
     assert scene.agent["token"] not in doctor.stdout + doctor.stderr
+
+
+# --- the real codex and claude, a scripted model behind them ----------------------------
+
+PORTABLE = {"type", "properties", "required", "additionalProperties", "items", "enum",
+            "anyOf", "$defs", "$ref", "description"}
+
+
+def keywords(node: Any, names: bool = False) -> set[str]:
+    """Every schema keyword used anywhere in ``node`` (property and definition names aside)."""
+    if isinstance(node, list):
+        return set().union(*(keywords(v) for v in node))
+    if not isinstance(node, dict):
+        return set()
+    if names:
+        return set().union(*(keywords(v) for v in node.values()))
+    return set(node).union(*(keywords(v, names=k in ("properties", "$defs"))
+                             for k, v in node.items()))
+
+
+def real_harness_env(kind: str, home: Path, model: ScriptedModel) -> dict[str, str]:
+    """PATH with the pinned codex and claude first, each pointed at the scripted model."""
+    env = {"PATH": f"{CLIENTS / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}",
+           "HOME": str(home)}
+    if kind == "claude":
+        return {**env, "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "unused",
+                "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    (home / "codex").mkdir(parents=True)
+    (home / "codex" / "config.toml").write_text(
+        f'model = "scripted"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+        f'name = "scripted"\nbase_url = "{model.base_url}/v1"\nwire_api = "responses"\n'
+        f'env_key = "SCRIPTED_MODEL_KEY"\n', encoding="utf-8")
+    return {**env, "CODEX_HOME": str(home / "codex"), "SCRIPTED_MODEL_KEY": "unused"}
+
+
+@pytest.mark.parametrize("kind", ["codex", "claude"])
+def test_the_real_codex_and_claude_answer_through_the_connector(scene, tmp_path, kind):
+    """The pinned Codex and Claude Code CLIs take the connector's arguments, and each takes
+    its result schema as a structured-output contract: Codex hands it to the model as a
+    strict json_schema (OpenAI refuses one with `format: uri`), Claude Code offers its
+    StructuredOutput tool (it silently leaves the tool out when the schema holds a format)."""
+    result = good_result(conditions=None)  # a strict schema has every field, null or not
+    answer = ({"text": json.dumps(result, ensure_ascii=False)} if kind == "codex"
+              else call("StructuredOutput", **result))
+    model = ScriptedModel([answer])
+    env = real_harness_env(kind, tmp_path / "home", model)
+    try:
+        code, events = scene.finish(scene.connector("answer", scene.topic,
+                                                    harness=["--harness", kind], env=env),
+                                    timeout=120)
+    finally:
+        model.close()
+    assert code == EXIT_OK, (events, scene.outputs)
+    [message] = scene.messages()
+    assert message["text"] == result["conclusion"]
+    [request] = model.requests
+    if kind == "codex":
+        contract = request["text"]["format"]
+        assert contract["type"] == "json_schema" and contract["strict"] is True
+        schema = contract["schema"]
+    else:
+        [tool] = [t for t in request["tools"] if t["name"] == "StructuredOutput"]
+        schema = tool["input_schema"]
+    assert schema["required"] == list(schema["properties"]) and "conclusion" in schema["required"]
+    assert keywords(schema) <= PORTABLE
+    assert "30–200 characters" in schema["properties"]["conclusion"]["description"]
+    assert scene.agent["token"] not in json.dumps(model.requests)
+    scene.assert_token_nowhere()
 
 
 def test_doctor_says_what_to_fix(scene, tmp_path):

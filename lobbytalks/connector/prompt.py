@@ -14,7 +14,15 @@ from typing import Any
 from ..models.external import SubmitResult
 
 DOCUMENT_VERSION = 1
-_DROPPED_SCHEMA_KEYS = ("default", "title")
+# What every structured-output mode accepts: OpenAI's strict mode (codex --output-schema)
+# refuses a schema with `format: uri` outright, and Claude Code drops --json-schema without
+# a word when the schema holds a `format`. So the schema keeps to these keywords, and a
+# field's limits become words in its description; they still bind, as the connector checks
+# each result with the server's own rules before sending it.
+_PORTABLE_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties",
+                                "items", "enum", "anyOf", "$defs", "$ref", "description"})
+_FORMAT_WORDS = {"uri": "a public https URL",
+                 "date-time": "an RFC 3339 time such as 2026-10-01T08:00:00Z"}
 
 INTENT_ASKS = {
     "how": "concrete steps or methods that work, with their preconditions",
@@ -73,19 +81,41 @@ def research_prompt(document: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def _limits_in_words(node: dict[str, Any]) -> str:
+    """The limits of a schema node that the portable keywords cannot say, as words."""
+    words = []
+    low, high = node.get("minLength", 0), node.get("maxLength")
+    if high is not None:
+        words.append(f"{low}–{high} characters" if low else f"at most {high} characters")
+    elif low:
+        words.append(f"at least {low} characters")
+    if node.get("maxItems") is not None:
+        words.append(f"at most {node['maxItems']} items")
+    if node.get("format"):
+        words.append(_FORMAT_WORDS.get(node["format"], f"format {node['format']}"))
+    return "; ".join(words)
+
+
 def result_schema() -> dict[str, Any]:
     """The JSON Schema of a harness result, generated from the server's submit model: the
     submission without ``action``/``taskId``, every property listed as required (structured
-    output modes want that; optional fields may be empty or null)."""
+    output modes want that; optional fields may be empty or null), in the keywords every
+    structured-output mode accepts (``_PORTABLE_KEYWORDS``)."""
     def tidy(node: Any, names: bool = False) -> Any:
         # ``names``: the keys of this dict are field names (a "properties" map), kept as is.
         if isinstance(node, list):
             return [tidy(v) for v in node]
         if not isinstance(node, dict):
             return node
-        out = {k: tidy(v, names=k == "properties" and not names)
-               for k, v in node.items() if names or k not in _DROPPED_SCHEMA_KEYS}
-        if not names and isinstance(out.get("properties"), dict):
+        if names:
+            return {k: tidy(v) for k, v in node.items()}
+        out = {k: tidy(v, names=k in ("properties", "$defs"))
+               for k, v in node.items() if k in _PORTABLE_KEYWORDS}
+        limits = _limits_in_words(node)
+        if limits:
+            out["description"] = f"{out['description']} ({limits})" if out.get("description") \
+                else limits
+        if isinstance(out.get("properties"), dict):
             out["required"] = list(out["properties"])
         return out
 
