@@ -27,7 +27,7 @@ from conftest import LiveServer, advance, free_port, good_result, open_database,
 from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
                                            EXIT_UNREACHABLE)
 from lobbytalks.connector.events import EVENTS
-from lobbytalks.connector.prompt import result_schema
+from lobbytalks.connector.prompt import limits_in_words, result_schema
 from lobbytalks.connector.submission import submission
 from lobbytalks.db import Row
 from node_clients import CLIENTS
@@ -870,6 +870,16 @@ def test_a_harness_null_is_left_out_of_the_submission_and_the_server_refuses_nul
     assert {"conditions", "toolRuns", "uncertainties"}.isdisjoint(sent)
     assert sent["conclusion"] == result["conclusion"] and sent["taskId"] == "task_x"
     assert {"type": "null"} in result_schema()["properties"]["conditions"]["anyOf"]
+
+
+def test_limits_the_portable_schema_cannot_hold_are_said_in_words():
+    node = {"type": "string", "description": "标题", "minLength": 1, "maxLength": 240,
+            "format": "uri", "pattern": "^https://", "title": "Title"}
+    assert limits_in_words(node) == '1–240 characters; a public https URL; pattern "^https://"'
+    assert limits_in_words({"type": "array", "maxItems": 4}) == "at most 4 items"
+    schema = result_schema()
+    assert schema["properties"]["reasoningSummary"]["description"].endswith(
+        "(at most 1600 characters)")
 
 
 TOKEN = "lbt_" + "Q7x2" * 11 + "Zk"

@@ -21,6 +21,8 @@ DOCUMENT_VERSION = 1
 # each result with the server's own rules before sending it.
 _PORTABLE_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties",
                                 "items", "enum", "anyOf", "$defs", "$ref", "description"})
+_WORDED_KEYWORDS = frozenset({"minLength", "maxLength", "maxItems", "format",
+                              "title", "default"})  # the last two: names for people, dropped
 _FORMAT_WORDS = {"uri": "a public https URL",
                  "date-time": "an RFC 3339 time such as 2026-10-01T08:00:00Z"}
 
@@ -81,7 +83,7 @@ def research_prompt(document: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def _limits_in_words(node: dict[str, Any]) -> str:
+def limits_in_words(node: dict[str, Any]) -> str:
     """The limits of a schema node that the portable keywords cannot say, as words."""
     words = []
     low, high = node.get("minLength", 0), node.get("maxLength")
@@ -93,6 +95,9 @@ def _limits_in_words(node: dict[str, Any]) -> str:
         words.append(f"at most {node['maxItems']} items")
     if node.get("format"):
         words.append(_FORMAT_WORDS.get(node["format"], f"format {node['format']}"))
+    # Whatever else a later model may add (a pattern, a minimum) is said as it is.
+    words += [f"{key} {json.dumps(value, ensure_ascii=False)}" for key, value in node.items()
+              if key not in _PORTABLE_KEYWORDS and key not in _WORDED_KEYWORDS]
     return "; ".join(words)
 
 
@@ -111,7 +116,7 @@ def result_schema() -> dict[str, Any]:
             return {k: tidy(v) for k, v in node.items()}
         out = {k: tidy(v, names=k in ("properties", "$defs"))
                for k, v in node.items() if k in _PORTABLE_KEYWORDS}
-        limits = _limits_in_words(node)
+        limits = limits_in_words(node)
         if limits:
             out["description"] = f"{out['description']} ({limits})" if out.get("description") \
                 else limits
