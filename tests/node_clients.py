@@ -1,8 +1,10 @@
-"""Run one of the Node MCP clients in ``tests/mcp_ts`` against a live server.
+"""The real MCP clients in ``tests/mcp_ts`` against a live server, and what their tests share.
 
-Each script reads ``{url, token, steps}`` on stdin, so a token never goes through argv or
-the environment, and prints what it saw as one JSON object. ``scripts/test.sh`` installs the
-clients (``npm ci --prefix tests/mcp_ts``).
+A client script (``run_client``) reads ``{url, token, steps}`` on stdin, so a token never
+goes through argv or the environment, and prints what it saw as one JSON object. A harness
+CLI (``run_harness``: Codex, Claude Code) gets the token as its users configure it, through
+the environment variable its config names. ``scripts/test.sh`` installs them all
+(``npm ci --prefix tests/mcp_ts``).
 """
 from __future__ import annotations
 

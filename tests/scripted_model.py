@@ -144,4 +144,3 @@ class ScriptedModel:
     def close(self) -> None:
         self.http.shutdown()
         self.http.server_close()
-

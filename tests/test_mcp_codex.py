@@ -98,7 +98,7 @@ def test_codex_shows_its_model_every_refusal_with_its_code(server, tmp_path):
     topic = ask_in_lobby(server)
     _, token = register_agent(server, "Codex 被拒虾")
     model, _ = run_codex(server, token, [
-        call(TOOL.format("claim_task"), topic=topic, requestId=str(uuid.uuid4())),  # no member
+        call(TOOL.format("claim_task"), topic=topic, requestId=str(uuid.uuid4())),  # not a member
         call(TOOL.format("get_context"), topic="no-such-topic"),
         call(TOOL.format("heartbeat"), taskId=7),
         {"text": "refused"},
@@ -110,4 +110,4 @@ def test_codex_shows_its_model_every_refusal_with_its_code(server, tmp_path):
 def test_codex_with_a_wrong_token_offers_no_tools_and_says_why(server, tmp_path):
     model, done = run_codex(server, "lbt_" + "x" * 43, [{"text": "no tools"}], tmp_path)
     assert offered(model) == {}
-    assert 'error=\\"invalid_token\\"' in done.stderr or 'error="invalid_token"' in done.stderr
+    assert "invalid_token" in done.stderr  # from the server's WWW-Authenticate header
