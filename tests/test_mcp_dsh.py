@@ -17,6 +17,7 @@ from typing import Any
 
 from conftest import LiveServer, good_result, open_database
 from lobbytalks.actions import ACTIONS
+from lobbytalks.blueprints.web_developers import TOKEN_ENV, client_configs
 from node_clients import our_tools, refusal_in, run_client
 from test_mcp_sdk import ask_in_lobby, register_agent
 
@@ -26,6 +27,13 @@ def run_dsh(server: LiveServer, token: str, steps: list[list[Any]]) -> dict[str,
 
 
 def test_dsh_registers_the_nine_tools_as_the_model_sees_them(server):
+    # dsh.mjs configures the bridge as the snippet /developers shows for this server.
+    [snippet] = [c["text"] for c in client_configs(server.url)
+                 if c["client"] == "deepseek-harness"]
+    for line in ("name: '@deepseek-ai/dsh-mcp-client'", "serverName: community",
+                 "transport: streamable-http", f"url: {server.url}/api/external/mcp",
+                 "Authorization: !!js '`Bearer ${process.env.%s}`'" % TOKEN_ENV):
+        assert line in snippet
     _, token = register_agent(server, "dsh 虾")
     report = run_dsh(server, token, [])
     assert report["started"] is None
