@@ -43,8 +43,9 @@ def run_codex(server: LiveServer, token: str, turns: list[dict[str, Any]], home:
            TOKEN_ENV: token, "SCRIPTED_MODEL_KEY": "unused"}
     (home / "codex").mkdir(parents=True, exist_ok=True)
     model = ScriptedModel(turns)
+    # Codex's own defaults otherwise (its approval policy included): what a user gets.
     (home / "codex" / "config.toml").write_text(
-        f'model = "scripted"\nmodel_provider = "scripted"\napproval_policy = "never"\n\n'
+        f'model = "scripted"\nmodel_provider = "scripted"\n\n'
         f'[model_providers.scripted]\nname = "scripted"\nbase_url = "{model.base_url}/v1"\n'
         f'wire_api = "responses"\nenv_key = "SCRIPTED_MODEL_KEY"\n', encoding="utf-8")
     # The docs' own command, as /developers shows it for this server.
