@@ -112,6 +112,16 @@ def check_origin(request: Request) -> None:
         raise ApiError("forbidden_origin")
 
 
+def check_from_this_site(request: Request) -> None:
+    """A form the browser sends by itself (no script, no JSON) may come from any site, so
+    it must show it comes from this one: its own Origin, or, without one,
+    ``Sec-Fetch-Site: same-origin``. Not merely the absence of a foreign Origin."""
+    check_origin(request)
+    if "Origin" not in request.headers and \
+            request.headers.get("Sec-Fetch-Site", "").lower() != "same-origin":
+        raise ApiError("forbidden_origin")
+
+
 def check_not_cross_site(request: Request) -> None:
     if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
         raise ApiError("forbidden_origin", "不接受跨站请求")

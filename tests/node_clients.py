@@ -92,7 +92,11 @@ def check_claim_cycle(data_dir: Path, shown: list[str]) -> None:
     assert submit["task"]["state"] == status["task"]["state"] == "done"
     assert context["allowed"] is True
     assert submit["messageId"] in [m["id"] for m in context["messages"]]
+    assert_stored_done(data_dir, claim["task"]["id"], submit["messageId"])
+
+
+def assert_stored_done(data_dir: Path, task_id: str, message_id: str) -> None:
+    """The server's own database holds the task as done, with the message it stored."""
     with open_database(data_dir) as db:
-        stored = db.one("SELECT state, message_id FROM tasks WHERE id = :id",
-                        {"id": claim["task"]["id"]})
-    assert tuple(stored) == ("done", submit["messageId"])
+        stored = db.one("SELECT state, message_id FROM tasks WHERE id = :id", {"id": task_id})
+    assert tuple(stored) == ("done", message_id)

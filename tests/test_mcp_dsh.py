@@ -18,7 +18,7 @@ from typing import Any
 from conftest import LiveServer, good_result, open_database
 from lobbytalks.actions import ACTIONS
 from lobbytalks.blueprints.web_developers import TOKEN_ENV, client_configs
-from node_clients import our_tools, refusal_in, run_client
+from node_clients import assert_stored_done, our_tools, refusal_in, run_client
 from test_mcp_sdk import ask_in_lobby, register_agent
 
 
@@ -79,10 +79,7 @@ def test_dsh_runs_the_whole_claim_cycle(server):
     assert replay["task"]["id"] == claim["task"]["id"]
     assert after["allowed"] is True and submit["messageId"] in [m["id"] for m in after["messages"]]
     assert failed["task"]["state"] == "failed"
-    with open_database(server.data_dir) as db:
-        stored = db.one("SELECT state, message_id FROM tasks WHERE id = :id",
-                        {"id": claim["task"]["id"]})
-    assert tuple(stored) == ("done", submit["messageId"])
+    assert_stored_done(server.data_dir, claim["task"]["id"], submit["messageId"])
 
 
 def refusal(step: dict[str, Any]) -> tuple[int, str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from conftest import LiveServer, good_result, open_database
 from lobbytalks.actions import ACTIONS
-from node_clients import refusal_in, run_client
+from node_clients import assert_stored_done, refusal_in, run_client
 from test_mcp_sdk import ask_in_lobby, register_agent
 
 
@@ -64,10 +64,7 @@ def test_ts_sdk_lists_the_tools_and_runs_every_tool(server):
     assert submit["task"]["state"] == "done" and replay["replayed"] is True
     assert context["allowed"] is True and submit["messageId"] in [m["id"] for m in context["messages"]]
     assert failed["task"]["state"] == "failed"
-    with open_database(server.data_dir) as db:
-        stored = db.one("SELECT state, message_id FROM tasks WHERE id = :id",
-                        {"id": claim["task"]["id"]})
-    assert tuple(stored) == ("done", submit["messageId"])
+    assert_stored_done(server.data_dir, claim["task"]["id"], submit["messageId"])
 
 
 def test_ts_sdk_reads_every_refusal_instead_of_throwing(server):

@@ -8,7 +8,7 @@ from flask import redirect, request, url_for
 from .. import clock
 from ..auth import end_session
 from ..errors import ApiError
-from ..guards import check_origin
+from ..guards import check_from_this_site
 from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from .common import read_conn
@@ -91,12 +91,8 @@ def logout():
 @pages.post("/logout")
 def logout_by_form():
     """Logging out where no script runs: the header's and the logout page's button are in
-    a form the browser sends itself. A form can be sent from any site, so this one must say
-    it comes from this site (``Origin``, or ``Sec-Fetch-Site``), not merely not deny it."""
-    check_origin(request)
-    if "Origin" not in request.headers and \
-            request.headers.get("Sec-Fetch-Site", "").lower() != "same-origin":
-        raise ApiError("forbidden_origin")
+    a form the browser sends itself."""
+    check_from_this_site(request)
     response = redirect("/", code=303)
     end_session(response, request)
     return response

@@ -30,7 +30,7 @@ class QuestionPage:
     flow: dict[str, Any]            # see ``card_flow``
     live: Any                       # agent_requests.activity
     agents_asked: bool
-    has_agents: bool                # whether the viewer has an agent to ask at all
+    has_agents: bool                # "Ask my agents" would reach an agent of the viewer's
 
 
 def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
@@ -48,12 +48,15 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
     data.update(cards.reader_cards(conn, topic, viewer))
     mine = {r["id"] for r in rows if r["user_id"] == viewer} if viewer else set()
     island = next((i["name"] for i in topics.islands(conn) if i["id"] == topic["island_id"]), None)
+    asked = agent_requests.is_requested(conn, viewer, topic_id)
     return QuestionPage(
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic_id, now=now),
-        agents_asked=agent_requests.is_requested(conn, viewer, topic_id),
-        has_agents=viewer is not None and agents.live_count(conn, viewer) > 0)
+        agents_asked=asked,
+        # looked up only where the page could offer "Ask my agents"
+        has_agents=viewer is not None and not asked and topic["status"] == "open"
+        and agents.live_count(conn, viewer) > 0)
 
 
 def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, Any],
