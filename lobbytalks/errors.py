@@ -43,6 +43,8 @@ CODES: dict[str, tuple[int, str]] = {
 class ApiError(Exception):
     """A failure with a stable machine code, an HTTP status and a message for people."""
 
+    page_detail: str | None = None  # what an error page says, where no view's text fits
+
     def __init__(
         self,
         code: str,

@@ -7,7 +7,8 @@ sees it in their own language (``i18n`` merges these into its one dictionary):
 - ``err.field.<name>``: a validation error that names a form field (``title: ...``);
 - ``err.<surface>.<action>.<code>``: one action on one API (``community``, ``communities``,
   ``manage``), e.g. a taken username is ``err.community.register.invalid_request``;
-- ``err.page.<view>.<code>``: an error page for one view (a missing community);
+- ``err.page.<view>.<code>``: an error page for one view (a missing community), or the
+  ``page_detail`` a refusal names itself (``err.page.unknown_host``);
 - ``err.<code>``: every code of the protocol's table, so nothing falls through.
 
 ``{when}`` in a rate-limit message is filled with the local time given by ``Retry-After``.
@@ -146,6 +147,11 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.page.community_page.invalid_request": _BAD_PAGE_NUMBER,
     "err.page.communities_page.invalid_request": _BAD_PAGE_NUMBER,
     # a page's form posted by the browser itself: only the site's script sends them
+    "err.page.unknown_host": ("这个服务只在本机提供：请用 localhost 或 127.0.0.1 打开。要用其他地址访问，"
+                              "管理员需设置 LOBBYTALKS_PUBLIC_URL。",
+                              "This server only answers on this machine: open it as localhost "
+                              "or 127.0.0.1. To reach it under another name, its admin sets "
+                              "LOBBYTALKS_PUBLIC_URL."),
     "err.page.form_without_script": ("本站的表单要由页面上的 JavaScript 提交。请启用 JavaScript，"
                                      "返回上一页再提交一次。",
                                      "This site's forms are sent by the page's JavaScript. Turn "

@@ -190,9 +190,7 @@ def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:
     action = ACTIONS.get(name)
     if action is None:
         raise RpcError(INVALID_PARAMS, f"没有名为 {name} 的工具")
-    arguments = params.get("arguments", {})
-    if arguments is None:
-        arguments = {}
+    arguments = {} if params.get("arguments") is None else params["arguments"]
     if not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "arguments 必须是 JSON 对象")
     try:
@@ -224,11 +222,17 @@ def initialize(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def list_tools(params: dict[str, Any], version: str, settings: Settings) -> dict[str, Any]:
+    if params.get("cursor") is not None:  # all tools are on one page: no cursor is handed out
+        raise RpcError(INVALID_PARAMS, "无效的 cursor：工具列表只有一页")
+    return {"tools": tools(version, settings)}
+
+
 # Each method gets (params, run, the request's protocol version, the app's settings).
 METHODS: dict[str, Callable[[dict[str, Any], RunTool, str, Settings], dict[str, Any]]] = {
     "initialize": lambda params, run, version, settings: initialize(params),
     "ping": lambda params, run, version, settings: {},
-    "tools/list": lambda params, run, version, settings: {"tools": tools(version, settings)},
+    "tools/list": lambda params, run, version, settings: list_tools(params, version, settings),
     "tools/call": lambda params, run, version, settings: call_tool(params, run),
 }
 
@@ -242,8 +246,7 @@ def _check_envelope(payload: Any) -> None:
     if payload.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'jsonrpc 必须是 "2.0"', http_status=400)
     if "method" not in payload and ("result" in payload or "error" in payload):
-        # The transport lets a server refuse what it cannot take: this one asks nothing,
-        # so no response can be for it.
+        # This server asks the client nothing, so no response can be for it: refused.
         raise RpcError(INVALID_REQUEST, "此服务器不向客户端发请求，不接受 JSON-RPC 响应",
                        http_status=400)
     if not isinstance(payload.get("method"), str):
@@ -287,9 +290,7 @@ def answer(payload: Any, *, version_header: str | None, run: RunTool, settings: 
         return 200, error_body(ident, METHOD_NOT_FOUND, f"不支持的方法：{method[:80]}")
     # initialize negotiates in its body instead (and ignores the version handed to it)
     version = LATEST_VERSION if method == "initialize" else check_version_header(version_header)
-    params = payload.get("params", {})
-    if params is None:
-        params = {}
+    params = {} if payload.get("params") is None else payload["params"]
     if not isinstance(params, dict):
         return 200, error_body(ident, INVALID_PARAMS, "params 必须是 JSON 对象")
     try:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from . import accesslog, guards, renderers
+from . import accesslog, guards, hosts, renderers
 from .blueprints import (communities, community, community_account, community_admin,
                          community_agents, community_cards, community_memories,
                          community_notifications, docs, external, health, manage, mcp, web,
@@ -46,9 +46,10 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 
 def before_steps(settings: Any) -> tuple[Callable[[], None], ...]:
     """What runs before every view, in order: the access log's clock first, so that a
-    request the guards refuse is timed too; then the guards of the /api/ surfaces."""
+    request the guards refuse is timed too; on a server only this machine reaches, the
+    names it answers to; then the guards of the /api/ surfaces."""
     clock = (accesslog.start_clock,) if settings.access_log else ()
-    return (*clock, guards.guard_api_request)
+    return (*clock, *hosts.host_step(settings), guards.guard_api_request)
 
 
 def after_steps(settings: Any) -> tuple[Callable[[Response], Response], ...]:

@@ -102,6 +102,14 @@ def client(app):
 
 
 @pytest.fixture
+def open_client(tmp_path, clock_file):
+    """A client of the app as served on every address without a public URL (Docker's
+    way): it answers any Host, and its docs name the one each request used."""
+    settings = settings_for(tmp_path / "open", clock_offset_file=str(clock_file), host="0.0.0.0")
+    return create_app(settings).test_client()
+
+
+@pytest.fixture
 def db(app) -> Database:
     """The app's own Database, for asserting what it holds (``one``/``all``/``value``)."""
     return app.config["LOBBYTALKS"].db

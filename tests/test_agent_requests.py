@@ -162,8 +162,8 @@ def test_asking_ones_agents_is_a_web_action_only(member, asker):
                           400, "unknown_action")
 
 
-def test_developers_page_explains_the_connector_with_this_servers_address(client):
-    page = client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
+def test_developers_page_explains_the_connector_with_this_servers_address(open_client):
+    page = open_client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
     assert page.count("LOBBYTALKS_AGENT_SERVER=https://qa.example.org") == 3  # env, unit and cron
     for command in ("lobbytalks agent doctor", "lobbytalks agent run --harness codex",
                     "lobbytalks agent run --harness claude", "agent run --once",

@@ -28,8 +28,8 @@ def halves(text: str) -> tuple[str, str]:
     return chinese, english
 
 
-def test_markdown_fills_in_the_request_host(client):
-    text = markdown(client, base_url="https://qa.example.org")
+def test_markdown_fills_in_the_request_host(open_client):
+    text = markdown(open_client, base_url="https://qa.example.org")
     assert not re.search(r"\{\{\s*[A-Z_]+\s*\}\}", text)   # every placeholder filled in
     assert "https://qa.example.org/api/external/mcp" in text
     assert "https://lobbytalks.com" not in text
@@ -80,8 +80,8 @@ def test_markdown_action_table_is_generated_from_the_table(client):
     ("zh", "zh-CN", "把你的 AI 客户端接入本站", ">开发者<"),
     ("en", "en", "Connect your AI client", ">Developers<"),
 ])
-def test_developers_page_is_a_site_page_in_either_language(client, lang, html_lang, heading, nav):
-    r = client.get(f"/developers?lang={lang}", base_url="https://qa.example.org")
+def test_developers_page_is_a_site_page_in_either_language(open_client, lang, html_lang, heading, nav):
+    r = open_client.get(f"/developers?lang={lang}", base_url="https://qa.example.org")
     assert r.status_code == 200 and r.mimetype == "text/html"
     page = r.get_data(as_text=True)
     assert f'<html lang="{html_lang}">' in page
@@ -106,8 +106,8 @@ def test_developers_page_is_a_site_page_in_either_language(client, lang, html_la
         assert f'data-copy="#{block}"' in page and f'<code id="{block}">' in page
 
 
-def test_developers_claude_code_config_is_valid_json(client):
-    page = client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
+def test_developers_claude_code_config_is_valid_json(open_client):
+    page = open_client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
     block = re.search(r'<code id="cfg-claude-code">(.*?)</code>', page, re.S).group(1)
     config = json.loads(html.unescape(block))
     server = config["mcpServers"]["xia-chedan"]
@@ -135,18 +135,18 @@ def test_developers_page_is_self_contained_and_csp_friendly(client):
 
 
 @pytest.mark.parametrize("path", ["/developers", MARKDOWN, "/docs/external-agents-openapi.json"])
-def test_a_hostile_host_header_is_not_reflected_or_cached(client, path):
-    r = client.get(path, environ_overrides={"HTTP_HOST": 'evil.example"><script>alert(1)</script>'})
+def test_a_hostile_host_header_is_not_reflected_or_cached(open_client, path):
+    r = open_client.get(path, environ_overrides={"HTTP_HOST": 'evil.example"><script>alert(1)</script>'})
     assert r.status_code == 200
     assert "<script>alert" not in r.get_data(as_text=True)
     assert r.headers["Cache-Control"] == "no-store"
-    other = client.get(path, environ_overrides={"HTTP_HOST": "other.example:8443"})
+    other = open_client.get(path, environ_overrides={"HTTP_HOST": "other.example:8443"})
     assert "http://other.example:8443/" in other.get_data(as_text=True)
     assert other.headers["Cache-Control"] == "no-store" and "Host" in other.headers["Vary"]
 
 
-def test_question_answers_doc_is_served_with_this_address(client):
-    r = client.get("/docs/question-answers-v073.md", base_url="http://talk.local:8123")
+def test_question_answers_doc_is_served_with_this_address(open_client):
+    r = open_client.get("/docs/question-answers-v073.md", base_url="http://talk.local:8123")
     text = r.get_data(as_text=True)
     assert r.status_code == 200 and r.mimetype == "text/markdown"
     assert "http://talk.local:8123" in text and "{{" not in text

@@ -212,8 +212,8 @@ def test_body_refusals_without_reading_past_the_frame(app, environ, code):
 
 @pytest.mark.parametrize("path, target", [("/static//app.css", "/static/app.css"),
                                           ("/c//lobby?x=1", "/c/lobby?x=1")])
-def test_a_redirect_to_this_server_never_repeats_the_host_header(client, path, target):
+def test_a_redirect_to_this_server_never_repeats_the_host_header(open_client, path, target):
     """Werkzeug merges double slashes with an absolute redirect built from Host; anyone can
-    send any Host, so the Location is the path alone."""
-    r = client.get(path, headers={"Host": "evil.example"})
+    send any Host (to a server others reach), so the Location is the path alone."""
+    r = open_client.get(path, headers={"Host": "evil.example"})
     assert r.status_code == 308 and r.headers["Location"] == target

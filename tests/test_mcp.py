@@ -407,6 +407,16 @@ def _walk(node: Any):
             yield from _walk(value)
 
 
+def test_tools_list_refuses_a_cursor_it_never_handed_out(mcp):
+    """Every tool is on the first page and no nextCursor is given, so any cursor is invalid
+    (MCP pagination: invalid cursors get -32602); a null one is no cursor."""
+    first = mcp.rpc("tools/list").get_json()["result"]
+    assert "nextCursor" not in first
+    for cursor in ("bogus", "", 123, {"page": 2}):
+        assert_rpc_error(mcp.rpc("tools/list", {"cursor": cursor}, id=3), 200, -32602, id=3)
+    assert mcp.rpc("tools/list", {"cursor": None}).get_json()["result"] == first
+
+
 def test_tools_list_is_the_action_table(mcp):
     tools = mcp.rpc("tools/list").get_json()["result"]["tools"]
     assert [t["name"] for t in tools] == list(ACTIONS)

@@ -57,10 +57,31 @@ def test_served_document_is_valid_openapi_3_1(doc):
     OpenAPIV31SpecValidator(doc).validate()
 
 
-def test_document_names_this_instance(client, settings):
-    doc = client.get("/docs/external-agents-openapi.json", base_url="https://qa.example.org").get_json()
+def test_document_names_this_instance(open_client, settings):
+    doc = open_client.get("/docs/external-agents-openapi.json", base_url="https://qa.example.org").get_json()
     assert doc["servers"][0]["url"] == "https://qa.example.org"
     assert doc["externalDocs"]["url"] == "https://qa.example.org/docs/external-agents-v1.md"
+
+
+def test_each_host_gets_the_document_built_for_it_without_building_it_again(open_client, app,
+                                                                             monkeypatch):
+    """Without a public URL the address is the request's Host. The document is built once
+    and the address filled in: a stranger sending a new Host each time must not make the
+    server build it again (tens of milliseconds each)."""
+    from lobbytalks import openapi
+    from lobbytalks.blueprints import docs
+    built = []
+    original = openapi.document
+    monkeypatch.setattr(openapi, "document", lambda *a: built.append(a) or original(*a))
+    docs._openapi_template.cache_clear()
+    settings = app.config["LOBBYTALKS"].settings
+    for host in ("qa.example.org", "other.example:8443", "[::1]:8000", "127.0.0.1:18000"):
+        r = open_client.get("/docs/external-agents-openapi.json",
+                       environ_overrides={"HTTP_HOST": host})
+        assert r.status_code == 200
+        # exactly what building it for this address gives
+        assert r.get_json() == json.loads(json.dumps(original(f"http://{host}", settings)))
+    assert len(built) == 1
 
 
 def test_paths_and_operations_match_the_contract(doc):

@@ -200,9 +200,9 @@ def test_a_body_of_unknown_length_a_bodiless_status_and_a_huge_body_keep_waitres
 def test_a_live_server_answers_get_and_head_on_one_connection(server):
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
     with sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
-                     b"HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
-                     b"GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                     b"HEAD /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                     b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         received = b""
         while chunk := sock.recv(65536):
             received += chunk

@@ -150,6 +150,26 @@ def test_login_returns_only_to_local_pages(app, client):
     assert r.status_code == 302 and r.headers["Location"] == "/"
 
 
+@pytest.mark.parametrize("path", ["/%5Cevil.example/login", "/%09/evil.example/login",
+                                  "/%0A/evil.example", "/%2F%2Fevil.example", "/%5C%5Cevil"])
+def test_language_links_stay_on_this_site(client, path):
+    """A crafted path's 404 page links to itself in the other language; read as a browser
+    reads a link (tabs and newlines dropped, backslashes as slashes), it is still a path here."""
+    body = html(client.get(path))
+    links = [unescape(href) for href in re.findall(r'class="lang-switch" href="([^"]*)"', body)]
+    assert links  # the other language
+    for link in links:
+        seen = re.sub(r"[\t\n\r]", "", link).replace("\\", "/")
+        assert seen.startswith("/") and not seen.startswith("//"), link
+        assert client.get(link).status_code == 404  # the same missing page, not elsewhere
+
+
+def test_language_links_keep_the_page_and_its_arguments(client):
+    body = html(client.get("/questions?q=备份&sort=new"))
+    links = {unescape(h) for h in re.findall(r'class="lang-switch" href="([^"]*)"', body)}
+    assert links == {"/questions?q=%E5%A4%87%E4%BB%BD&sort=new&lang=en"}
+
+
 def test_logout_page_needs_a_session(app, client):
     assert client.get("/logout").headers["Location"] == "/"
     person = Person(app).register()

@@ -68,14 +68,22 @@ def question_answers_markdown():
     return _cacheable(Response(text, mimetype="text/markdown", content_type="text/markdown; charset=utf-8"))
 
 
-@lru_cache(maxsize=8)
-def _openapi_text(url: str, settings: Settings) -> str:
-    return json.dumps(openapi.document(url, settings), ensure_ascii=False, indent=1)
+# Built once with this in place of the address; without a public URL each request's Host
+# is the address, and building the document for every new Host would let anyone make the
+# server spend tens of milliseconds a request.
+_ADDRESS_MARK = "https://lobbytalks.invalid/address"
+
+
+@lru_cache(maxsize=2)
+def _openapi_template(settings: Settings) -> str:
+    return json.dumps(openapi.document(_ADDRESS_MARK, settings), ensure_ascii=False, indent=1)
 
 
 @bp.get("/docs/external-agents-openapi.json")
 def openapi_json():
-    return _cacheable(Response(_openapi_text(base_url(), runtime().settings), mimetype="application/json"))
+    address = json.dumps(base_url(), ensure_ascii=False)[1:-1]  # inside JSON strings
+    text = _openapi_template(runtime().settings).replace(_ADDRESS_MARK, address)
+    return _cacheable(Response(text, mimetype="application/json"))
 
 
 # --- the action table of the Markdown doc, generated so it cannot drift ---------------

@@ -13,7 +13,7 @@ import logging
 from datetime import datetime, timezone
 from functools import wraps
 from typing import Any, Callable
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from jinja2.utils import htmlsafe_json_dumps
@@ -31,6 +31,9 @@ from .page_text import lang, remembered, t, translator, when  # noqa: F401  (the
 
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
+# What a path link keeps unquoted (RFC 3986 pchar and "/"); "%" is not among them: the
+# path arrives decoded, so a "%" in it was "%25" and goes back as that.
+_PATH_KEPT = "/:@!$&'()*+,;=-._~"
 
 
 class Pages:
@@ -68,7 +71,7 @@ def lang_url(code: str) -> str:
     """The current page in another language (the choice is then kept in a cookie)."""
     args = request.args.to_dict()
     args["lang"] = code
-    return f"{request.path}?{urlencode(args)}"
+    return f"{current_path()}?{urlencode(args)}"
 
 
 def page_url(**changes: Any) -> str:
@@ -79,7 +82,16 @@ def page_url(**changes: Any) -> str:
             args.pop(key, None)
         else:
             args[key] = str(value)
-    return f"{request.path}?{urlencode(args)}" if args else request.path
+    path = current_path()
+    return f"{path}?{urlencode(args)}" if args else path
+
+
+def current_path() -> str:
+    """The requested path as a link that stays on this site, whatever was asked for (a 404
+    page links to itself in the other language): quoted again, since a browser reads a
+    decoded backslash or tab in ``/\\evil.example`` as ``//evil.example``, another site; and
+    never starting with ``//``."""
+    return "/" + quote(request.path, safe=_PATH_KEPT).lstrip("/")
 
 
 # What a browser's URL parser (WHATWG) does before it reads an address: it drops tabs and
@@ -272,7 +284,7 @@ def error_page(error: ApiError) -> Response:
     """The site's own error page, in the reader's language, for any HTML path."""
     key = f"error.{error.status}"
     view = (request.endpoint or "").removeprefix("web.")
-    detail_key = f"err.page.{view}.{error.code}"
+    detail_key = error.page_detail or f"err.page.{view}.{error.code}"
     if error.code == "method_not_allowed" and _posted_by_a_form():
         detail_key = "err.page.form_without_script"
     return render("error.html", status=error.status, code=error.status,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
 import sys
 import urllib.error
@@ -29,6 +28,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from .. import serverlock, serving, workers
     from ..db import make_private_dir
+    from ..hosts import is_loopback
 
     settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
     if settings.workers != 1:
@@ -53,7 +53,7 @@ def serve(args: argparse.Namespace) -> int:
             return fail(workers.listen_refusal(settings, exc))
         shown = settings.public_url or f"http://{settings.host}:{settings.port}"
         print(f"LobbyTalks {__version__} serving {settings.database_shown} at {shown}", flush=True)
-        if not settings.public_url and not _loopback(settings.host):
+        if not settings.public_url and not is_loopback(settings.host):
             log.warning("LOBBYTALKS_PUBLIC_URL is not set: the Origin rule and the addresses "
                         "in the docs follow each request's Host header; set it to the address "
                         "people use (e.g. https://talk.example.org)")
@@ -117,12 +117,3 @@ def healthcheck(args: argparse.Namespace) -> int:
     print("ok" if healthy else "unhealthy")
     return 0 if healthy else 1
 
-
-def _loopback(host: str) -> bool:
-    """Only this machine can reach ``host`` (a name or address ``serve`` binds)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # another name: it may resolve anywhere
-        return False
