@@ -466,6 +466,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                              "That page needs you to log in. After you log in or register, "
                              "you go straight back to it."),
     "auth.no_account": ("还没有账号？", "No account yet?"),
+    "auth.forgot": ("忘记密码？请联系本站管理员为你重置。",
+                    "Forgot your password? Ask this site's admin to reset it for you."),
     "auth.have_account": ("已经有账号？", "Already registered?"),
     "auth.logout_title": ("退出登录", "Log out"),
     "auth.logout_text": ("退出后需要重新登录才能提问或管理智能体。",
@@ -840,6 +842,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.action.close_question": ("结束他人的问题", "closed someone's question"),
     "admin.action.grant_admin": ("授予管理员", "granted admin"),
     "admin.action.revoke_admin": ("撤销管理员", "revoked admin"),
+    "admin.action.reset_password": ("重置密码", "reset a password"),
 
     # --- error pages -----------------------------------------------------------------
     "error.title": ("出错了", "Something went wrong"),

@@ -159,6 +159,46 @@ def test_admin_from_environment_is_upserted(settings):
     assert p.web_get(action="me").get_json()["user"]["isAdmin"] is True
 
 
+def _logs_in(app, username: str, password: str) -> bool:
+    return Person(app).web_post("login", username=username, password=password).status_code == 200
+
+
+def test_admin_reset_password_gives_a_new_one_and_ends_every_session(app, db, capsys):
+    henry = Person(app, username="henry").register()
+    assert henry.web_get(action="me").get_json()["user"]["username"] == "henry"
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    capsys.readouterr()
+    assert run_cli(["admin", "reset-password", "HENRY"], data_dir) == 0
+    said = capsys.readouterr().out
+    new_password = said.rsplit("the new password is ", 1)[1].split()[0]
+    assert len(new_password) == 16 and henry.password not in said
+    assert not _logs_in(app, "henry", henry.password)
+    assert _logs_in(app, "henry", new_password)
+    assert henry.web_get(action="me").get_json()["user"] is None  # the old session ended
+    assert db.value("SELECT action || ' ' || target_id FROM audit_log ORDER BY id DESC"
+                    " LIMIT 1") == "reset_password henry"
+    # a second reset gives another password
+    assert run_cli(["admin", "reset-password", "henry"], data_dir) == 0
+    assert new_password not in capsys.readouterr().out
+
+
+def test_admin_reset_password_from_standard_input(app, db, capsys, monkeypatch):
+    import io
+    Person(app, username="irene").register()
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert run_cli(["admin", "reset-password", "irene", "--password-stdin"], data_dir) == 1
+    assert "10–128 characters" in capsys.readouterr().err
+    assert _logs_in(app, "irene", "correct horse 1")  # unchanged
+    monkeypatch.setattr("sys.stdin", io.StringIO("a chosen password 9\n"))
+    assert run_cli(["admin", "reset-password", "irene", "--password-stdin"], data_dir) == 0
+    assert "a chosen password 9" not in capsys.readouterr().out
+    assert _logs_in(app, "irene", "a chosen password 9")
+    assert run_cli(["admin", "reset-password", "nobody"], data_dir) == 1
+    assert run_cli(["admin", "grant", "irene", "--password-stdin"], data_dir) == 1
+    assert db.value("SELECT is_admin FROM users WHERE username='irene'") == 0
+
+
 def test_admin_grant_command(app, db):
     Person(app, username="henry").register()
     data_dir = app.config["LOBBYTALKS"].settings.data_dir

@@ -182,7 +182,14 @@ def test_unknown_objects_are_html_404_pages(client):
         r = client.get(path)
         assert r.status_code == 404, path
         assert "找不到这个页面或对象" in html(r)
+        assert re.search(r"<title>找不到这个页面或对象", html(r))  # the tab says so too
         assert "Content-Security-Policy" in r.headers
+
+
+def test_the_login_page_says_what_to_do_about_a_forgotten_password(client):
+    assert "Ask this site's admin to reset it" in unescape(html(client.get("/login?lang=en")))
+    assert "请联系本站管理员为你重置" in html(client.get("/login?lang=zh"))
+    assert "reset it" not in html(client.get("/register?lang=en"))
 
 
 # --- languages ------------------------------------------------------------------------------

@@ -7,15 +7,24 @@ from pathlib import Path
 from .registry import command, fail, open_postgres, settings_from
 
 
+USAGE = ("usage: admin grant|revoke USERNAME, admin reset-password USERNAME "
+         "[--password-stdin], or admin log [--limit N]")
+
+
 def _admin_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("change", choices=("grant", "revoke", "log"))
-    p.add_argument("username", nargs="?", help="the user to grant or revoke (not for log)")
+    p.add_argument("change", choices=("grant", "revoke", "reset-password", "log"))
+    p.add_argument("username", nargs="?", help="the user to change (not for log)")
     p.add_argument("--limit", type=int, default=50, metavar="N",
                    help="log: how many of the newest entries to print (default 50)")
+    p.add_argument("--password-stdin", action="store_true",
+                   help="reset-password: read the new password from the first line of standard "
+                        "input instead of generating one")
 
 
-@command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), or print "
-                  "the audit log of admin actions (admin log [--limit N])", setup=_admin_setup)
+@command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), give a "
+                  "person who forgot theirs a new password (admin reset-password USERNAME), or "
+                  "print the audit log of admin actions (admin log [--limit N])",
+         setup=_admin_setup)
 def admin(args: argparse.Namespace) -> int:
     from .. import clock, ops
     from ..db import DatabaseError, SchemaTooNew
@@ -23,9 +32,15 @@ def admin(args: argparse.Namespace) -> int:
     from ..startup import open_migrated
 
     if (args.change == "log") != (args.username is None):
-        return fail("usage: admin grant|revoke USERNAME, or admin log [--limit N]")
+        return fail(USAGE)
+    if args.password_stdin and args.change != "reset-password":
+        return fail("--password-stdin is for admin reset-password only")
     if not 1 <= args.limit <= 10000:
         return fail("--limit must be between 1 and 10000")
+    if args.change == "reset-password":
+        password = _new_password(args.password_stdin)
+        if password is None:
+            return fail(f"the password must be {PASSWORD_RULE}")
 
     settings = settings_from(args)
     if not settings.uses_postgres and not Path(settings.db_path).exists():
@@ -38,14 +53,47 @@ def admin(args: argparse.Namespace) -> int:
         if args.change == "log":
             print_audit_log(audit.recent(db, args.limit))
             return 0
-        with db.transaction() as conn:  # the change and its audit entry commit together
-            if not accounts.set_admin(db, args.username, args.change == "grant"):
+        if args.change == "reset-password":
+            if not accounts.reset_password(db, args.username, password,
+                                           cost=settings.password_cost, now=clock.now()):
                 return fail(f"no user named {args.username!r}")
-            audit.record(conn, None, f"{args.change}_admin", "user", args.username, "", clock.now())
+        else:
+            with db.transaction() as conn:  # the change and its audit entry commit together
+                if not accounts.set_admin(db, args.username, args.change == "grant"):
+                    return fail(f"no user named {args.username!r}")
+                audit.record(conn, None, f"{args.change}_admin", "user", args.username, "",
+                             clock.now())
     finally:
         db.close()
-    print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
+    if args.change == "reset-password":
+        told = "" if args.password_stdin else f"; the new password is {password}"
+        print(f"{args.username}: password reset, logged out everywhere{told} "
+              "(they can change it under Settings once logged in)")
+    else:
+        print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
     return 0
+
+
+PASSWORD_RULE = "10–128 characters"
+
+
+def _new_password(from_stdin: bool) -> str | None:
+    """The first line of standard input (checked by the registration rule), or a new
+    random password: 16 characters from 96 random bits."""
+    import secrets
+    import sys
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from ..models.web import Password
+
+    if not from_stdin:
+        return secrets.token_urlsafe(12)
+    line = sys.stdin.readline().rstrip("\r\n")
+    try:
+        return TypeAdapter(Password).validate_python(line)
+    except ValidationError:
+        return None
 
 
 def print_audit_log(entries: list[dict]) -> None:

@@ -7,6 +7,7 @@ from ..db import Connection, Database, IntegrityError, Q
 from ..errors import ApiError
 from ..passwords import Argon2Cost, hash_password, needs_rehash, verify_password, \
     verify_password_timing_safe
+from .audit import record
 
 LOGIN_FAILED = "用户名或密码不正确"
 
@@ -64,6 +65,20 @@ def _reset_password(conn: Connection, user_id: int, password_hash: str) -> None:
     # password must log in again.
     conn.execute(Q.set_password_hash, {"password_hash": password_hash, "id": user_id})
     conn.execute(Q.delete_user_sessions, {"user_id": user_id})
+
+
+def reset_password(db: Database, username: str, password: str, *, cost: Argon2Cost,
+                   now: int) -> bool:
+    """The operator's reset of a forgotten password (``lobbytalks admin reset-password``):
+    every session ends, and the audit log records it; False when there is no such user."""
+    password_hash = hash_password(password, cost)
+    with db.transaction() as conn:
+        row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
+        if row is None:
+            return False
+        _reset_password(conn, row["id"], password_hash)
+        record(conn, None, "reset_password", "user", row["username"], "", now)
+    return True
 
 
 def end_all_sessions(db: Database, user_id: int) -> int:
