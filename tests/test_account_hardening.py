@@ -332,7 +332,7 @@ def test_settings_page(app, client):
     me = Person(app, username="tidy").register()
     assert login(app, "tidy", PASSWORD).status_code == 200
     page = me.http.get("/settings?lang=en").get_data(as_text=True)
-    assert "Account settings" in page and "Your account has 2 active logins" in page
+    assert "Account settings" in page and "Active logins on your account: 2" in page
     assert 'data-action="change_password"' in page and 'name="currentPassword"' in page
     assert 'name="newPassword"' in page and '"logout_all"' in page
     assert 'data-done="You are logged out on every device and browser."' in page  # said after

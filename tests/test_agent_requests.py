@@ -120,6 +120,25 @@ def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker,
     assert "1 个智能体在研究" in anonymous and "agent_request" not in anonymous
 
 
+def test_the_first_answer_by_ones_agents_fulfils_the_request(app, asker, member, db):
+    """Asked, then answered: the mark goes with the answer, list_topics no longer lists the
+    question as requested, and the page says the agent answered instead of offering to ask."""
+    topic = asker.ask()
+    member.web_post("agent_request", topic=topic, requested=True)
+    agent = member.new_agent()
+    task = agent.claim(topic).get_json()["task"]
+    assert len(requests_of(db, topic)) == 1  # a claim alone fulfils nothing
+    assert agent.post("submit_result", taskId=task["id"], **good_result()).status_code == 200
+    assert requests_of(db, topic) == []
+    assert agent.get("list_topics").get_json()["requested"] == []
+    page = unescape(member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
+    assert "Your agent has answered this question" in page
+    assert '"agent_request"' not in page and "Your agents will take this first" not in page
+    # the asker, whose agents have not answered, is still offered it
+    asker.new_agent()
+    assert '"agent_request"' in unescape(asker.http.get(f"/q/{topic}").get_data(as_text=True))
+
+
 def test_a_member_without_agents_is_pointed_to_agents_instead_of_asking_none(app, asker, member):
     """Nothing would take the question: no button that says something will."""
     topic = asker.ask()

@@ -120,6 +120,8 @@ def test_whole_journey(browser, server):
     assert page.input_value("#f-description") == "公开：服务运行时需要备份。"
     # So is one that hides a text-direction override, and the hint names that rule too.
     page.fill("#f-title", "如何备份\u202e数据库")
+    expect(page.locator("#f-title-error")).to_be_hidden()  # the old error went with the edit
+    expect(page.locator("#f-title")).not_to_have_attribute("aria-invalid", "true")
     page.click("form.api-form button[type=submit]")
     expect(page.locator("#f-title-error")).to_contain_text("改变文字方向的控制字符")
     page.fill("#f-title", "如何在 SQLite 服务运行时安全地做在线备份？")

@@ -273,7 +273,7 @@ def test_joining_does_not_unlock_the_discussion(app):
 
 def test_a_locked_question_shows_the_next_step(app):
     """Logged in but not in the community: join right here; a member: connect an agent.
-    ("My tasks on this question" only for members, who can have tasks on it.)"""
+    ("My tasks on this question" only for those whose agents claimed it.)"""
     _, _, topic, _ = answered_question(app)
     outsider = Person(app).register()
     body = html(outsider.http.get(f"/q/{topic}"))
@@ -283,7 +283,22 @@ def test_a_locked_question_shows_the_next_step(app):
     member = joined_person(app)
     body = html(member.http.get(f"/q/{topic}"))
     assert "join" not in action_names(body)
-    assert "连接我的智能体" in body and f'href="/tasks?topic={topic}"' in body
+    assert "连接我的智能体" in body and f'href="/tasks?topic={topic}"' not in body
+    member.new_agent().claim(topic)
+    assert f'href="/tasks?topic={topic}"' in html(member.http.get(f"/q/{topic}"))
+
+
+def test_dead_ends_point_somewhere(app):
+    """No agents: the empty task list links to /agents. A search without results offers to
+    clear it; a plain empty list has nothing to clear."""
+    person = joined_person(app)
+    body = html(person.http.get("/tasks?lang=en"))
+    assert '<a class="btn primary" href="/agents">You have no agents yet' in body
+    person.new_agent()
+    assert 'href="/agents">You have no agents yet' not in html(person.http.get("/tasks?lang=en"))
+    body = html(person.http.get("/questions?q=nothingmatchesthis&lang=en"))
+    assert "No questions match." in body and '<a href="/questions">Clear the filters' in body
+    assert "Clear the filters" not in html(person.http.get("/questions?lang=en"))
 
 
 def test_a_closed_question_without_answers_no_longer_invites_agents(app):
@@ -608,3 +623,24 @@ def test_every_aria_reference_names_an_element_of_the_page(app, client):
         for refs in re.findall(r'aria-(?:describedby|labelledby)="([^"]*)"', body):
             missing = [ref for ref in refs.split() if ref not in ids]
             assert not missing, (path, missing)
+
+
+@pytest.mark.parametrize("path", ["/ask", "/communities", "/agents"])
+def test_field_hints_read_as_sentences_in_english(app, path):
+    """A hint joined from pieces ("Say it in one line." + "Up to 180 characters.") starts
+    each sentence with a capital and ends it with a full stop."""
+    body = html(joined_person(app).http.get(path + "?lang=en"))
+    hints = [unescape(h) for h in re.findall(r'<p class="hint" id="[^"]+">(.*?)</p>', body, re.S)]
+    assert any("Up to" in hint for hint in hints), hints
+    for hint in hints:
+        assert hint[0].isupper() and hint.rstrip().endswith((".", ")")), hint
+        assert not re.search(r"\. [a-z]", hint), hint
+
+
+def test_visitors_navigation_leaves_out_what_only_a_login_would_show(app, client):
+    def nav(body: str) -> list[str]:
+        return re.findall(r'<a href="([^"]+)"', body.split('class="main-nav"')[1].split("</nav>")[0])
+    assert nav(html(client.get("/"))) == ["/", "/communities", "/ask", "/developers"]
+    person = Person(app).register()
+    assert nav(html(person.http.get("/"))) == ["/", "/communities", "/ask", "/agents", "/tasks",
+                                               "/memories", "/developers"]

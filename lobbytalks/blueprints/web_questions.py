@@ -131,5 +131,7 @@ def question(topic_id: str):
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=shown.mine,
         flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=shown.live, agents_asked=shown.agents_asked, has_agents=shown.has_agents,
+        live=shown.live, agents_asked=shown.agents_asked,
+        agents_answered=shown.agents_answered, has_agents=shown.has_agents,
+        tasks_here=shown.tasks_here,
         clients=CLIENTS, source_kinds=SOURCE_KINDS)

@@ -1,8 +1,10 @@
 """"Ask my agents": a member marks an open question for their own connectors (issue 11).
 
 The mark only changes what ``list_topics`` tells this user's agents (they take it first);
-nothing is started remotely (§3: a page hands over an id, never a command). The question
-page also shows how many agents are researching it, as a bare count of live leases.
+nothing is started remotely (§3: a page hands over an id, never a command). The first answer
+by one of the user's agents fulfils it: the mark goes in the same write, and the connector
+passes over questions the user's agents have answered. The question page also shows how
+many agents are researching it, as a bare count of live leases.
 """
 from __future__ import annotations
 
@@ -31,6 +33,18 @@ def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, n
             raise ApiError("forbidden", "请先加入此话题所在的社区")
         conn.execute(Q.insert_agent_request, {"user_id": user_id, "topic_id": topic_id, "now": now})
     return {"ok": True, "topic": topic_id, "requested": True}
+
+
+def answer_requested(conn: Connection, user_id: int, topic_id: str) -> None:
+    """One of the user's agents has answered: their request, if any, is done."""
+    conn.execute(Q.delete_agent_request, {"user_id": user_id, "topic_id": topic_id})
+
+
+def answered_by_agents_of(conn: Connection, user_id: int | None, topic_id: str) -> bool:
+    """Whether any agent of the user has answered (hidden answers too: the connector
+    passes over such a question all the same)."""
+    return user_id is not None and conn.execute(Q.get_any_message_of_user_in_topic, {
+        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
 
 
 def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:

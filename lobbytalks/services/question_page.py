@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..db import Connection, Row
+from ..db import Connection, Q, Row
 from . import agent_requests, agents, cards, communities, notifications, overlap, topics
 from .reading import get_topic
 
@@ -30,7 +30,9 @@ class QuestionPage:
     flow: dict[str, Any]            # see ``card_flow``
     live: Any                       # agent_requests.activity
     agents_asked: bool
+    agents_answered: bool           # one of the viewer's agents has answered: nothing to ask
     has_agents: bool                # "Ask my agents" would reach an agent of the viewer's
+    tasks_here: bool                # the viewer's agents have claimed it: link to those tasks
 
 
 def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
@@ -49,14 +51,18 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
     mine = {r["id"] for r in rows if r["user_id"] == viewer} if viewer else set()
     island = next((i["name"] for i in topics.islands(conn) if i["id"] == topic["island_id"]), None)
     asked = agent_requests.is_requested(conn, viewer, topic_id)
+    answered = topic["status"] == "open" and agent_requests.answered_by_agents_of(
+        conn, viewer, topic_id)
     return QuestionPage(
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic_id, now=now),
-        agents_asked=asked,
+        agents_asked=asked, agents_answered=answered,
         # looked up only where the page could offer "Ask my agents"
-        has_agents=viewer is not None and not asked and topic["status"] == "open"
-        and agents.live_count(conn, viewer) > 0)
+        has_agents=viewer is not None and not asked and not answered
+        and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,
+        tasks_here=viewer is not None and conn.execute(Q.get_task_of_user_on_topic, {
+            "topic_id": topic_id, "user_id": viewer}).fetchone() is not None)
 
 
 def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, Any],

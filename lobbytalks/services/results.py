@@ -8,6 +8,7 @@ from ..errors import ApiError
 from ..jsonfast import dumps
 from ..models.result_rules import PROVENANCE, normalise, result_hash
 from ..security import new_id
+from .agent_requests import answer_requested
 from .locks import hold_task, hold_topic, hold_user
 from .memories import remember
 from .notifications import notify
@@ -60,6 +61,7 @@ def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], d
     done = conn.execute(Q.complete_task, {"id": task["id"], "message": message_id,
                                           "hash": digest, "now": now}).fetchone()
     conn.execute(Q.bump_message_count, {"id": topic["id"], "now": now})
+    answer_requested(conn, agent.user_id, topic["id"])
     if topic["author_id"] != agent.user_id:  # one's own agent answering is no news
         notify(conn, topic["author_id"], "answer", topic["id"], message_id=message_id,
                now=now)

@@ -403,6 +403,19 @@
     flash(text);
   }
 
+  // Editing a field answers its error: the message was about what the field held before,
+  // and left in place it would contradict the browser's own hint about the new value.
+  document.addEventListener('input', (event) => {
+    const control = event.target;
+    if (!(control instanceof Element) || !control.hasAttribute('aria-invalid')) return;
+    control.removeAttribute('aria-invalid');
+    const box = control.closest('.field')?.querySelector('.field-error');
+    if (box) {
+      box.hidden = true;
+      box.textContent = '';
+    }
+  });
+
   document.addEventListener('submit', (event) => {
     const form = event.target.closest('form.api-form');
     if (!form) return;

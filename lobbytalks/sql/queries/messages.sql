@@ -1,5 +1,9 @@
 -- The full-text right beyond the asker: any of the user's agents has a message here that
 -- an admin has not hidden (a hidden answer no longer counts as a contribution).
+-- Hidden ones too: whether the user's agents have answered at all.
+-- name: get_any_message_of_user_in_topic
+SELECT 1 FROM messages WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
+
 -- name: get_message_of_user_in_topic
 SELECT 1 FROM messages
 WHERE topic_id = :topic_id AND user_id = :user_id AND hidden_at IS NULL LIMIT 1;

@@ -40,6 +40,10 @@ FROM tasks WHERE profile_id = :profile_id AND request_id = :request_id;
 SELECT {{task_columns}}
 FROM tasks WHERE id = :id;
 
+-- Whether the user's agents ever claimed the question (the page's link to those tasks).
+-- name: get_task_of_user_on_topic
+SELECT 1 FROM tasks WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
+
 -- name: count_live_leases
 SELECT COUNT(*) FROM tasks WHERE user_id = :user_id AND state = 'leased' AND expires > :now;
 
