@@ -21,6 +21,10 @@ def test_valid_answer_creates_a_pending_memory(answered, db):
     listing = owner.web_get(action="memories").get_json()
     assert [m["state"] for m in listing["memories"]] == ["pending"]
     assert listing["memories"][0]["messageId"] == body["messageId"]
+    # its text is the conclusion without the citation of a source it does not keep
+    assert good_result()["conclusion"].count("[S1]") == 1
+    assert listing["memories"][0]["text"].endswith(
+        "：用 SQLite 在线备份 API 可以在服务运行时得到一致副本，不要直接复制文件。")
     # Pending memories are not given to the agent.
     topic = db.value("SELECT topic_id FROM messages")
     assert agent.get("get_context", topic=topic).get_json()["memories"] == []

@@ -259,6 +259,13 @@ def field_path(loc: tuple[Any, ...]) -> str:
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
 # and the pages.
 SOURCE_REF = re.compile(r"\[S([0-9]+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
+_CITING = re.compile(r"[ \t]*" + SOURCE_REF.pattern, re.IGNORECASE)
+
+
+def without_source_refs(text: str) -> str:
+    """The text without its "[S1]" citations (and the spaces before them), for where the
+    sources are not shown beside it."""
+    return _CITING.sub("", text)
 _PLAIN_INT = re.compile(r"[0-9]{1,6}")
 
 

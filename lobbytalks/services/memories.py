@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Connection, Database, Q
 from ..errors import ApiError
+from ..models.common import without_source_refs
 from ..quotas import MAX_MEMORIES
 from ..security import new_id
 from .locks import hold_user
@@ -25,7 +26,8 @@ def remember(conn: Connection, agent: "Agent", message_id: str, topic_title: str
     owner = {"user_id": agent.user_id, "profile_id": agent.profile_id}
     if conn.execute(Q.count_memories, owner).fetchone()[0] >= MAX_MEMORIES:
         return NOTICE_FULL
-    text = f"《{topic_title}》：{conclusion}"
+    # The memory keeps the conclusion, not its sources: their numbers would point nowhere.
+    text = f"《{topic_title}》：{without_source_refs(conclusion)}"
     conn.execute(Q.insert_memory, {**owner, "id": new_id("mem"), "message_id": message_id,
                                    "text": text, "now": now})
     return NOTICE_CREATED
