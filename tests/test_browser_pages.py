@@ -169,6 +169,14 @@ LAYOUT = """() => {
         scrollWidth: document.documentElement.scrollWidth,
         clientWidth: document.documentElement.clientWidth,
         tops: ['.brand', '.main-nav', '.account'].map((s) => Math.round(box(s).top)),
+        navRows: new Set(Array.from(document.querySelectorAll('.main-nav a'),
+                                    (a) => Math.round(a.getBoundingClientRect().top))).size,
+        currentInView: (() => {  // the current page's item, whole, inside the navigation row
+            const current = document.querySelector('.main-nav [aria-current="page"]');
+            if (!current) return true;
+            const item = current.getBoundingClientRect(), row = box('.main-nav ul');
+            return item.left >= row.left - 1 && item.right <= row.right + 1;
+        })(),
         placeholderFits: (() => {  // the header search box shows its whole placeholder
             const input = document.querySelector('#site-q');
             const style = getComputedStyle(input);
@@ -197,6 +205,12 @@ def test_every_page_fits_with_one_heading_and_the_site_frame(views, site, shots,
         if width == "desktop":
             # One header row: the brand, the navigation and the account share a line.
             assert max(shown["tops"]) - min(shown["tops"]) < 12, (path, shown["tops"])
+        else:
+            # The logo and the account share the first row; the navigation is one more row
+            # (scrolling sideways), with the current page's item in view.
+            brand, _, account = shown["tops"]
+            assert abs(brand - account) < 12 and shown["navRows"] == 1, (path, shown)
+        assert shown["currentInView"], path
         page.screenshot(path=str(shots / f"{width}-{lang}-{name}.png"))  # the first screen
 
 

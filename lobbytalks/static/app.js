@@ -416,6 +416,15 @@
     }
   });
 
+  // On a phone the navigation is one row that scrolls sideways: the current page's item
+  // is brought into that row's view (the page itself does not move).
+  const current = document.querySelector('.main-nav [aria-current="page"]');
+  const row = current && current.closest('ul');
+  if (row && row.scrollWidth > row.clientWidth) {
+    const offset = current.getBoundingClientRect().left - row.getBoundingClientRect().left;
+    row.scrollLeft += offset - (row.clientWidth - current.offsetWidth) / 2;
+  }
+
   document.addEventListener('submit', (event) => {
     const form = event.target.closest('form.api-form');
     if (!form) return;
