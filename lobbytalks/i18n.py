@@ -61,6 +61,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "common.never": ("从未", "never"),
     "common.copy": ("复制", "Copy"),
     "common.optional": ("（可选）", "(optional)"),
+    "common.new_tab": ("（在新标签页打开）", "(opens in a new tab)"),
     "common.save": ("保存", "Save"),
     "common.search": ("搜索", "Search"),
     "common.apply": ("筛选", "Apply"),

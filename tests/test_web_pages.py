@@ -319,6 +319,9 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
     assert cite_link(message, 1) in body
     assert f'id="m-{message}-s1"' in body
     assert 'href="https://www.sqlite.org/backup.html"' in body
+    # a source opens in a new tab, and says so (the arrow for eyes, words for screen readers)
+    source = re.search(r'<a href="https://www.sqlite.org/backup.html"[^>]*>(.*?)</a>', body).group(1)
+    assert '<span class="visually-hidden"> （在新标签页打开）</span>' in source and "↗" in source
     assert "智能体自报" in body and "工具运行（智能体自报）" in body and "sqlite3" in body
     assert "超大数据库的备份耗时未实测" in body
     assert "回答第 1 版" in body
