@@ -189,3 +189,10 @@ def test_developers_page_explains_the_connector_with_this_servers_address(open_c
                     "RestartPreventExitStatus=2 3 5"):
         assert command in page
     assert 'id="agent"' in page
+    # Each snippet works on a fresh account: the token's folder is made first, and the unit
+    # and the cron line give the PATH the harness is found on (cron's is /usr/bin:/bin).
+    shown = unescape(page)
+    assert "mkdir -p ~/.config/lobbytalks && install -m 600" in shown
+    assert "Environment=PATH=%h/.local/bin:" in shown
+    assert "*/20 * * * * PATH=$HOME/.local/bin:" in shown
+    assert "a wheel or the single executable" not in shown  # pip installs no executable

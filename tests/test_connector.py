@@ -1150,3 +1150,98 @@ def test_a_running_connector_tells_the_failure_once_the_server_is_back(scene, pr
     assert code == EXIT_OK, events
     assert [e["confirmed"] for e in events if e["event"] == "task_failed"] == [False, True]
     assert scene.tasks()[0]["error"].startswith("the harness result was invalid twice")
+
+
+# --- what an outside walk through the connector found ----------------------------------
+
+def _hold_three_leases(scene: Scene) -> list[str]:
+    """The owner's three live leases, all taken by another agent of theirs."""
+    url, other = scene.world.server.url, scene.world.agent(scene.owner)
+    held = []
+    for i in range(3):
+        topic = scene.world.ask(scene.asker, f"占满租约的问题 {i}？", community="lobby")
+        r = requests.post(url + "/api/external", json={
+            "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())},
+            headers={"Authorization": f"Bearer {other['token']}"})
+        assert r.status_code == 200, r.text
+        held.append(r.json()["task"]["id"])
+    return held
+
+
+def test_a_claim_refused_spends_none_of_the_daily_budget(scene):
+    """The budget counts research runs: a pass whose claim is refused for now researched
+    nothing, so a budget of one is still there for the pass after the leases are free."""
+    held = _hold_three_leases(scene)
+    for _ in range(2):
+        code, events = scene.finish(scene.run_once("--daily-budget", "1"))
+        assert code == EXIT_OK and "deferred" in names(events), events
+        assert "skipped_budget" not in names(events)
+    assert sum(json.loads((scene.state_dir / "budget.json").read_text()).values()) == 0
+    for task in held:
+        r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                             json={"action": "cancel_task", "taskId": task})
+        assert r.status_code == 200, r.text
+    code, events = scene.finish(scene.run_once("--daily-budget", "1"))
+    assert code == EXIT_OK and [t["state"] for t in scene.tasks()] == ["done"], events
+    assert set(json.loads((scene.state_dir / "budget.json").read_text()).values()) == {1}
+
+
+def test_the_harness_is_told_the_moment_it_is_really_stopped_at(scene):
+    code, events = scene.finish(scene.run_once("--harness-timeout", "30"))
+    assert code == EXIT_OK, events
+    doc = json.loads((scene.stub_dir / "doc-1.json").read_text())
+    [started_] = [e for e in events if e["event"] == "research_started"]
+    assert doc["deadline"] == started_["deadline"]
+    [task] = scene.tasks()
+    assert 30 <= doc["deadline"] - task["created"] <= 35  # its own 30 s, not the lease's 2 h
+
+
+def test_output_that_is_no_json_gets_the_second_chance_too(scene, tmp_path):
+    once_garbled = tmp_path / "garbled.py"
+    once_garbled.write_text(
+        "import json, os, sys, pathlib\n"
+        "d = pathlib.Path(os.environ['STUB_DIR']); doc = json.load(sys.stdin)\n"
+        "n = len(list(d.glob('g-*.json'))) + 1\n"
+        "(d / f'g-{n}.json').write_text(json.dumps(doc, ensure_ascii=False))\n"
+        "print('I ran out of room before the JSON' if n == 1 else (d / 'result.json').read_text())\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {once_garbled}"]))
+    assert code == EXIT_OK, events
+    assert [t["state"] for t in scene.tasks()] == ["done"]
+    second = json.loads((scene.stub_dir / "g-2.json").read_text())
+    assert second["previousErrors"] == ["the result is not a JSON object"]
+
+
+def test_a_harness_missing_from_path_is_said_before_anything_is_claimed(scene):
+    """cron runs with PATH=/usr/bin:/bin: a harness installed elsewhere is not found, and no
+    question may be claimed (and failed, one per run) for that."""
+    code, events = scene.finish(scene.run_once(harness=["--harness", "claude"],
+                                               env={"PATH": "/usr/bin:/bin"}))
+    assert code == 2 and scene.tasks() == [], events
+    assert "harness executable not found: claude (PATH=/usr/bin:/bin)" in scene.outputs[-1]
+
+
+def test_an_empty_token_file_is_no_token(scene, tmp_path):
+    empty = tmp_path / "token"
+    empty.write_text("\n")
+    empty.chmod(0o600)
+    # run stops as without a token (2); doctor names it among its checks (1: a problem)
+    for command, exit_code in (("run", 2), ("doctor", EXIT_TASK_FAILED)):
+        code, _ = scene.finish(scene.connector(command, "--token-file", str(empty)))
+        assert (command, code) == (command, exit_code)
+        assert f"--token-file {empty} is empty" in scene.outputs[-2] + scene.outputs[-1]
+    assert not scene.state_dir.exists()
+
+
+def test_claude_saying_why_it_failed_is_what_the_owner_reads(scene, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake(bin_dir, "claude", "#!PYTHON\nimport json, sys\nsys.stdin.read()\n"
+          "print(json.dumps({'type': 'result', 'is_error': True, "
+          "'result': 'Not logged in · Please run /login'}))\nsys.exit(1)\n")
+    code, events = scene.finish(scene.connector(
+        "answer", scene.topic, harness=["--harness", "claude"],
+        env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}))
+    assert code == EXIT_TASK_FAILED, events
+    [task] = scene.tasks()
+    assert task["error"] == "harness failed: claude reported an error: Not logged in · Please run /login"

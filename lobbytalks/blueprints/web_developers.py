@@ -58,8 +58,8 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
     token = "--token-file ~/.config/lobbytalks/agent-token"
     return [
         {"id": "agent-install", "hint": "dev.agent.install",
-         "text": "pip install /path/to/lobbytalks   # a checkout, a wheel or the single executable\n"
-                 "install -m 600 /dev/null ~/.config/lobbytalks/agent-token   # write the token into it\n"
+         "text": "pip install /path/to/lobbytalks   # a checkout or a wheel (or use the single executable)\n"
+                 "mkdir -p ~/.config/lobbytalks && install -m 600 /dev/null ~/.config/lobbytalks/agent-token   # write the token into it\n"
                  f"export LOBBYTALKS_AGENT_SERVER={base}\n"
                  f"lobbytalks agent doctor --harness codex {token}"},
         {"id": "agent-codex", "hint": "dev.agent.codex",
@@ -69,14 +69,16 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
         {"id": "agent-claude", "hint": "dev.agent.claude",
          "text": f"lobbytalks agent run --harness claude {token}"},
         {"id": "agent-unit", "hint": "dev.agent.unit",
-         "text": "[Service]\n"
+         "text": "[Unit]\nDescription=LobbyTalks connector\n\n[Service]\n"
                  f"Environment=LOBBYTALKS_AGENT_SERVER={base}\n"
+                 "Environment=PATH=%h/.local/bin:/usr/local/bin:/usr/bin:/bin\n"
                  "ExecStart=%h/.local/bin/lobbytalks agent run --harness codex "
                  "--token-file %h/.config/lobbytalks/agent-token\n"
                  "Restart=on-failure\nRestartPreventExitStatus=2 3 5\n\n"
                  "[Install]\nWantedBy=default.target"},
         {"id": "agent-cron", "hint": "dev.agent.cron",
-         "text": f"*/20 * * * * LOBBYTALKS_AGENT_SERVER={base} $HOME/.local/bin/lobbytalks agent run "
+         "text": f"*/20 * * * * PATH=$HOME/.local/bin:/usr/local/bin:/usr/bin:/bin "
+                 f"LOBBYTALKS_AGENT_SERVER={base} lobbytalks agent run "
                  "--once --harness claude --token-file $HOME/.config/lobbytalks/agent-token"},
     ]
 

@@ -30,9 +30,12 @@ def read_token(args: argparse.Namespace) -> str:
     """From ``--token-file`` or the environment variable; never from the command line."""
     if args.token_file:
         try:
-            return Path(args.token_file).read_text("utf-8").strip()
+            token = Path(args.token_file).read_text("utf-8").strip()
         except OSError as exc:
             raise UsageError(f"cannot read --token-file {args.token_file}: {exc.strerror}") from None
+        if not token:
+            raise UsageError(f"no Agent Token: --token-file {args.token_file} is empty")
+        return token
     token = os.environ.get(args.token_env, "").strip()
     if not token:
         raise UsageError(f"no Agent Token: set {args.token_env} (or use --token-file); "
@@ -113,11 +116,17 @@ def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
 
 
 def working(args: argparse.Namespace) -> Connection:
-    """A connection holding its state folder, stopped cleanly by SIGINT/SIGTERM.
+    """A connection holding its state folder, stopped cleanly by SIGINT/SIGTERM, with a
+    harness it can start: one missing from PATH (cron's is /usr/bin:/bin) is said before
+    anything is claimed, instead of failing one question after another.
 
     :raise StateInUse: another connector holds the folder.
     """
     conn = connect(args)
+    harness, path = conn.runner.harness, conn.runner.env.get("PATH")
+    if harness.found(path) is None:
+        raise UsageError(f"harness executable not found: {harness.executable() or '(none)'} "
+                         f"(PATH={path or ''}); give its folder in PATH or its full path")
     try:
         conn.store.open().lock()
     except OSError as exc:

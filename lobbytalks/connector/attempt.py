@@ -17,7 +17,8 @@ from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
 from .endings import Endings
 from .events import Reporter, describe
-from .harness import HarnessConfig, HarnessFailed, RunFiles, Running, stop_leftover
+from .harness import (HarnessConfig, HarnessFailed, ResultUnreadable, RunFiles, Running,
+                      stop_leftover)
 from .pacing import Deadline, Stopped, Timing
 from .prompt import result_schema, task_document
 from .state import StateStore
@@ -90,6 +91,7 @@ class AttemptRunner(Endings):
         except TokenRejected:
             raise
         except ProtocolError as exc:
+            self.store.refund_run(attempt)  # no research started: not a run of the budget
             if exc.code in NOT_NOW:
                 self._set(attempt, "deferred")
                 self.say("deferred", f"claim refused for now: {exc.code}: {exc.message}",
@@ -133,10 +135,15 @@ class AttemptRunner(Endings):
         private = ((claim.get("context") or {}).get("question") or {}).get("privateContext")
         errors: list[str] = []
         for round_ in (1, 2):  # an invalid result goes back to the harness once
-            document = task_document(claim, deadline=deadline, schema=schema,
+            # The harness is told the moment it is really stopped at: its own time limit,
+            # or the lease's, whichever comes first.
+            limit = min(self.now() + self.timing.harness_timeout, deadline)
+            document = task_document(claim, deadline=limit, schema=schema,
                                      previous_errors=errors)
             try:
-                result = self._run_harness(attempt, document, deadline)
+                result = self._run_harness(attempt, document, limit, deadline)
+            except ResultUnreadable as exc:
+                result, errors = None, [exc.reason]
             except HarnessFailed as exc:
                 return self._fail(attempt, f"harness failed: {exc.reason}")
             except Deadline as exc:
@@ -146,8 +153,10 @@ class AttemptRunner(Endings):
                 raise
             if attempt["state"] != "leased":
                 return None  # lost while researching (cancelled, expired, token gone)
-            body, errors = submission(attempt["task"]["id"], result, private, now=self.now(),
-                                      secrets=self.secrets)
+            body = None
+            if result is not None:
+                body, errors = submission(attempt["task"]["id"], result, private,
+                                          now=self.now(), secrets=self.secrets)
             if body is not None:
                 self.store.keep_result(attempt, body)
                 self._set(attempt, "submitting")
@@ -158,15 +167,13 @@ class AttemptRunner(Endings):
             self.say("result_invalid", errors[0], taskId=task["id"], round=round_)
         return self._fail(attempt, f"the harness result was invalid twice: {errors[0]}")
 
-    def _run_harness(self, attempt: dict[str, Any], document: dict[str, Any],
+    def _run_harness(self, attempt: dict[str, Any], document: dict[str, Any], limit: int,
                      deadline: int) -> dict[str, Any]:
         attempt["harnessRuns"] = attempt.get("harnessRuns", 0) + 1
         self.store.save(attempt)
         files = RunFiles.in_folder(self.store.work_dir(attempt), attempt["harnessRuns"])
-        timeout_at = self.now() + self.timing.harness_timeout
-        limit = min(timeout_at, deadline)
         why = (f"the harness ran past its {self.timing.harness_timeout} s time limit"
-               if timeout_at < deadline else "research did not finish before the 2-hour lease limit")
+               if limit < deadline else "research did not finish before the 2-hour lease limit")
         running = Running(self.harness, document, files, self.env)
         self.say("research_started", taskId=attempt["task"]["id"], harness=self.harness.kind,
                  run=attempt["harnessRuns"], deadline=limit)

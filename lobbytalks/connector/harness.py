@@ -38,6 +38,11 @@ class HarnessFailed(Exception):
         super().__init__(reason)
 
 
+class ResultUnreadable(HarnessFailed):
+    """The harness finished but what it printed is no JSON object: it gets the same second
+    chance as a result that breaks the rules."""
+
+
 def scrubbed_env(token: str, token_env: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items()
             if k != token_env and token not in v and not k.startswith("LOBBYTALKS_AGENT_")}
@@ -56,6 +61,11 @@ class HarnessConfig:
             parts = shlex.split(self.command)
             return parts[0] if parts else ""
         return self.kind
+
+    def found(self, path: str | None) -> str | None:
+        """Where the harness program is on ``path`` (the harness's own PATH), if anywhere."""
+        program = self.executable()
+        return shutil.which(program, path=path) if program else None
 
     def version_argv(self) -> list[str] | None:
         return None if self.kind == "command" else [self.kind, "--version"]
@@ -85,11 +95,24 @@ class HarnessConfig:
         if self.kind == "claude":
             envelope = _parse_object(text, "claude's output is not a JSON object")
             if envelope.get("is_error"):
-                raise HarnessFailed(f"claude reported an error: {envelope.get('result', '')}")
+                raise HarnessFailed(self.reported_error(files) or "claude reported an error")
             if isinstance(envelope.get("structured_output"), dict):
                 return envelope["structured_output"]
             text = str(envelope.get("result", ""))
         return _parse_object(text, "the result is not a JSON object")
+
+    def reported_error(self, files: "RunFiles") -> str | None:
+        """Claude Code's own account of a failure ("Not logged in"), which it prints as its
+        JSON output, exiting 0 or not, with nothing on stderr."""
+        if self.kind != "claude":
+            return None
+        try:
+            envelope = _parse_object(_read(files.stdout, ""), "")
+        except HarnessFailed:
+            return None
+        if not envelope.get("is_error"):
+            return None
+        return f"claude reported an error: {str(envelope.get('result', '')).strip()[:300]}"
 
 
 @dataclass
@@ -199,7 +222,8 @@ class Running:
         self._close_files()
         self.check_output_size()
         if self.proc.returncode != 0:
-            raise HarnessFailed(_last_line(self.files.stderr)
+            raise HarnessFailed(self.config.reported_error(self.files)
+                                or _last_line(self.files.stderr)
                                 or f"the harness exited with status {self.proc.returncode}")
         return self.config.read_result(self.files)
 
@@ -239,9 +263,9 @@ def _parse_object(text: str, problem: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError:
-        raise HarnessFailed(problem) from None
+        raise ResultUnreadable(problem) from None
     if not isinstance(value, dict):
-        raise HarnessFailed(problem)
+        raise ResultUnreadable(problem)
     return value
 
 

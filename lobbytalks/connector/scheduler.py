@@ -128,8 +128,8 @@ class Scheduler:
         for topic in chosen:
             self.say("chosen", topic["title"], topic=topic["id"],
                      requestedByMe=topic.get("requestedByMe"), askedByMe=topic.get("askedByMe"))
-            self.store.count_run(today)
             attempt = self.store.new_attempt(topic["id"])
+            self.store.count_run(today, attempt)
             self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
             self._start(attempt)
 

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -77,6 +78,7 @@ class StateStore:
         self.results = self.root / "results"
         self.work = self.root / "work"
         self._lock_fd: int | None = None
+        self._budget = threading.Lock()  # the scheduler counts, attempt threads refund
 
     def open(self) -> "StateStore":
         for folder in (self.root, self.attempts, self.results, self.work):
@@ -156,6 +158,22 @@ class StateStore:
             return 0
         return int(data.get(today, 0))
 
-    def count_run(self, today: str) -> None:
-        write_atomic(self.root / "budget.json", _json_bytes({today: self.runs_today(today) + 1}))
+    def count_run(self, today: str, attempt: dict[str, Any]) -> None:
+        """A research run of ``today``'s budget, for ``attempt`` (refunded if its claim is
+        refused: nothing was researched)."""
+        with self._budget:
+            write_atomic(self.root / "budget.json",
+                         _json_bytes({today: self.runs_today(today) + 1}))
+        attempt["budgetDay"] = today
+        self.save(attempt)
+
+    def refund_run(self, attempt: dict[str, Any]) -> None:
+        day = attempt.pop("budgetDay", None)
+        if day is None:
+            return
+        with self._budget:
+            counted = self.runs_today(day)
+            if counted > 0:  # a day that has passed is no longer counted at all
+                write_atomic(self.root / "budget.json", _json_bytes({day: counted - 1}))
+        self.save(attempt)
 
