@@ -144,10 +144,23 @@ class Settings:
         for f in fields(self):
             if f.name.startswith("rate_"):
                 _check_rate(ENV_PREFIX + f.name.upper(), getattr(self, f.name))
+        if self.admin_username:
+            self._check_admin_username()
         if self.admin_username and len(self.admin_password) < PASSWORD_MIN_LENGTH:
             raise SettingsError(
                 f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {PASSWORD_MIN_LENGTH} "
                 f"characters, as logging in takes (set it, or its _FILE, with ADMIN_USERNAME)")
+
+    def _check_admin_username(self) -> None:
+        """The name must be one people can log in with: the registration rule."""
+        from .models.common import USERNAME_LENGTH, USERNAME_PATTERN
+
+        shortest, longest = USERNAME_LENGTH
+        name = self.admin_username
+        if not (shortest <= len(name) <= longest and re.fullmatch(USERNAME_PATTERN, name)):
+            raise SettingsError(
+                f"{ENV_PREFIX}ADMIN_USERNAME must be {shortest}–{longest} letters, digits or "
+                f"underscores, as a username to log in with; got {name!r}")
 
     @property
     def password_cost(self) -> Argon2Cost:

@@ -63,7 +63,10 @@ def refusal(settings: Settings) -> str | None:
 def bind(settings: Settings) -> list[socket.socket]:
     """Listening sockets for ``settings.host``/``port`` (one per address family), as
     waitress itself would bind them. :raise OSError: when the address is taken."""
-    adj = Adjustments(host=settings.host, port=settings.port)
+    try:
+        adj = Adjustments(host=settings.host, port=settings.port)
+    except ValueError:  # waitress could not resolve it: a name unknown here, no address
+        raise OSError(f"{settings.host!r} is no address or name of this machine") from None
     sockets = []
     for family, socktype, proto, address in adj.listen:
         sock = socket.socket(family, socktype, proto)

@@ -508,3 +508,27 @@ def test_a_taken_port_is_one_line_and_exit_1(tmp_path):
     assert done.returncode == 1
     assert f"lobbytalks: cannot listen on 127.0.0.1:{port}: " in done.stderr
     assert "Traceback" not in done.stderr and "serving" not in done.stdout
+
+
+def _serve_refused(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "serve", "--port", "0", *args],
+        env={**os.environ, "LOBBYTALKS_ACCESS_LOG": "false", **env}, capture_output=True,
+        text=True, timeout=60, cwd=tmp_path)
+
+
+def test_settings_serve_cannot_use_are_one_line_each(tmp_path):
+    """What an operator may get wrong: no traceback, one line naming it."""
+    done = _serve_refused(tmp_path, "--data-dir", str(tmp_path / "d1"), LOBBYTALKS_HOST="not a host")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.endswith("lobbytalks: cannot listen on not a host:0: 'not a host' is no "
+                                "address or name of this machine\n")
+    (tmp_path / "a-file").write_text("")
+    done = _serve_refused(tmp_path, "--data-dir", str(tmp_path / "a-file" / "data"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"lobbytalks: cannot use the data folder {tmp_path}/a-file/data:")
+    for name in ("x", "bad name!", "a" * 25):  # an admin nobody could log in as
+        done = _serve_refused(tmp_path, "--data-dir", str(tmp_path / "d2"),
+                              LOBBYTALKS_ADMIN_USERNAME=name, LOBBYTALKS_ADMIN_PASSWORD="long enough 1")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "LOBBYTALKS_ADMIN_USERNAME must be 3–24 letters, digits or underscores" in done.stderr

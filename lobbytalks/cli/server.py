@@ -43,6 +43,9 @@ def serve(args: argparse.Namespace) -> int:
         lock = None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
     except serverlock.DatabaseInUse as exc:
         return fail(str(exc))
+    except OSError as exc:  # a data folder it may not create or write: one line, no traceback
+        return fail(f"cannot use the data folder {Path(settings.db_path).parent}: "
+                    f"{exc.strerror or exc}")
     try:
         app = _app_or_none(settings)
         if app is None:

@@ -26,6 +26,7 @@ COMMUNITY_ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
 COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # for checks outside a model
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 USERNAME_PATTERN = r"^[a-zA-Z0-9_]+$"
+USERNAME_LENGTH = (3, 24)
 # The models' patterns said in words, rather than as a regular expression.
 PATTERN_RULES = {
     UUID_PATTERN: "必须是 UUID，如 123e4567-e89b-42d3-a456-426614174000",

@@ -6,8 +6,8 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
-from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_PATTERN, Id, IdRef, Page, Strict,
-                     Text)
+from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
+                     IdRef, Page, Strict, Text)
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
@@ -48,7 +48,7 @@ Password = Text(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH)
 class WebAuth(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
     action: Literal["register", "login"]
-    username: Text(3, 24, pattern=USERNAME_PATTERN)
+    username: Text(*USERNAME_LENGTH, pattern=USERNAME_PATTERN)
     password: Password
 
 
@@ -199,7 +199,7 @@ class AnswerModeration(_Moderation):
 
 class PersonModeration(_Moderation):
     action: Literal["suspend_user", "unsuspend_user"]
-    username: Text(3, 24, pattern=USERNAME_PATTERN)
+    username: Text(*USERNAME_LENGTH, pattern=USERNAME_PATTERN)
 
 
 class TopicReopen(_Moderation):
