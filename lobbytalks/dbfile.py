@@ -59,10 +59,12 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return self.integrity == ["ok"] and not self.foreign_key_problems and not self.too_new
+        return (self.integrity == ["ok"] and not self.foreign_key_problems and not self.too_new
+                and self.version > 0)
 
     def lines(self) -> list[str]:
         state = ("up to date" if self.version == self.latest else
+                 "NO LobbyTalks schema: is it the right file?" if self.version == 0 else
                  "NEWER than this LobbyTalks: run a newer release" if self.too_new else
                  "older: migrates forward at the next start")
         out = [f"database: {self.path}",

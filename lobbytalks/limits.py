@@ -142,6 +142,14 @@ class RateStorageUnavailable(RuntimeError):
     """The shared rate-limit storage cannot be used; the message names it, masked."""
 
 
+def _redis_client_installed() -> bool:
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class SharedWindow:
     """A ``limits`` storage shared by every process, with its moving-window strategy."""
 
@@ -156,6 +164,9 @@ class SharedWindow:
         except (ConfigurationError, ValueError) as exc:
             # The library's message may repeat the whole URI, password and all.
             reason = str(exc).replace(storage_uri, self._shown)
+            if options.get("socket_timeout") and not _redis_client_installed():
+                reason = ("the Redis client is not installed: pip install redis (the [scale] "
+                          "extra of LobbyTalks installs it)")
             raise RateStorageUnavailable(
                 f"LOBBYTALKS_RATELIMIT_STORAGE={self._shown} cannot be used: {reason}") from None
         if not self._storage.check():

@@ -162,6 +162,19 @@ def test_check_rejects_a_file_that_is_not_a_database(tmp_path):
         ops.check(junk)
 
 
+def test_check_fails_a_sqlite_file_that_holds_no_lobbytalks_schema(tmp_path):
+    """Used to vet a file before restoring it: someone else's database is not "ok"."""
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+    conn.commit()
+    conn.close()
+    report = ops.check(other)
+    assert report.version == 0 and report.integrity == ["ok"] and not report.ok
+    assert "NO LobbyTalks schema" in "\n".join(report.lines())
+    assert report.lines()[-1] == "result: PROBLEMS FOUND"
+
+
 # --- restore -----------------------------------------------------------------------------------
 
 def test_restore_replaces_the_database_keeps_the_old_one_and_ends_sessions(app, tmp_path):

@@ -532,3 +532,17 @@ def test_settings_serve_cannot_use_are_one_line_each(tmp_path):
                               LOBBYTALKS_ADMIN_USERNAME=name, LOBBYTALKS_ADMIN_PASSWORD="long enough 1")
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert "LOBBYTALKS_ADMIN_USERNAME must be 3–24 letters, digits or underscores" in done.stderr
+
+
+@pytest.mark.sqlite_only
+def test_init_never_migrates_a_file_a_server_is_serving(live_server):
+    """An upgrade's `init` run while the old server still serves the file is refused, as
+    restore and a second serve are."""
+    done = subprocess.run([sys.executable, "-m", "lobbytalks", "init", "--data-dir",
+                           str(live_server.data_dir)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "database ready" not in done.stdout, done.stdout
+    assert done.stderr.startswith("lobbytalks: ") and "Traceback" not in done.stderr
+    live_server.stop()
+    done = subprocess.run([sys.executable, "-m", "lobbytalks", "init", "--data-dir",
+                           str(live_server.data_dir)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "database ready" in done.stdout, done.stderr

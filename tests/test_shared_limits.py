@@ -110,6 +110,14 @@ def test_an_unusable_storage_uri_is_refused_at_start(settings, uri):
     assert not settings.db_path.exists()
 
 
+def test_a_missing_redis_client_is_named_with_how_to_install_it(settings, monkeypatch):
+    monkeypatch.setitem(sys.modules, "redis", None)  # as if the [scale] extra was not installed
+    with pytest.raises(RateStorageUnavailable) as refused:
+        create_app(settings.with_overrides(ratelimit_storage=f"redis://:{PASSWORD}@127.0.0.1:1/0"))
+    assert "the Redis client is not installed: pip install redis" in str(refused.value)
+    assert PASSWORD not in str(refused.value)
+
+
 def test_redis_failing_mid_request_fails_closed_then_recovers(settings, own_redis, caplog):
     app = create_app(settings.with_overrides(ratelimit_storage=own_redis.url))
     asker = Person(app).register()

@@ -24,10 +24,8 @@ def _serve_setup(p: argparse.ArgumentParser) -> None:
 @command("serve", "start the server (creates and migrates the database)", setup=_serve_setup)
 def serve(args: argparse.Namespace) -> int:
     import signal
-    from pathlib import Path
 
     from .. import serverlock, serving, workers
-    from ..db import make_private_dir
     from ..hosts import is_loopback
 
     settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
@@ -37,15 +35,9 @@ def serve(args: argparse.Namespace) -> int:
             fail(refused)
             return 2
         return workers.serve_several(settings, _app_or_none)
-    try:
-        make_private_dir(Path(settings.db_path).parent)
-        # One process per SQLite file; PostgreSQL serves many processes itself.
-        lock = None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
-    except serverlock.DatabaseInUse as exc:
-        return fail(str(exc))
-    except OSError as exc:  # a data folder it may not create or write: one line, no traceback
-        return fail(f"cannot use the data folder {Path(settings.db_path).parent}: "
-                    f"{exc.strerror or exc}")
+    lock = _hold_database(settings)
+    if isinstance(lock, str):
+        return fail(lock)
     try:
         app = _app_or_none(settings)
         if app is None:
@@ -91,11 +83,37 @@ def _app_or_none(settings):
 
 @command("init", "create or migrate the database and key without serving")
 def init(args: argparse.Namespace) -> int:
+    from .. import serverlock
+
     settings = settings_from(args)
-    if _app_or_none(settings) is None:
-        return 1
+    lock = _hold_database(settings)  # never migrate a file an older server is serving
+    if isinstance(lock, str):
+        return fail(lock)
+    try:
+        if _app_or_none(settings) is None:
+            return 1
+    finally:
+        if lock is not None:
+            serverlock.release(lock)
     print(f"database ready: {settings.database_shown}")
     return 0
+
+
+def _hold_database(settings) -> int | None | str:
+    """The data folder made, and the SQLite file's serving lock held (None on PostgreSQL,
+    which serves many processes itself); or why not, in one line."""
+    from pathlib import Path
+
+    from .. import serverlock
+    from ..db import make_private_dir
+
+    try:
+        make_private_dir(Path(settings.db_path).parent)
+        return None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
+    except serverlock.DatabaseInUse as exc:
+        return str(exc)
+    except OSError as exc:  # a folder it may not create or write: one line, no traceback
+        return f"cannot use the data folder {Path(settings.db_path).parent}: {exc.strerror or exc}"
 
 
 def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
