@@ -1177,6 +1177,8 @@ def test_a_claim_refused_spends_none_of_the_daily_budget(scene):
         assert code == EXIT_OK and "deferred" in names(events), events
         assert "skipped_budget" not in names(events)
     assert sum(json.loads((scene.state_dir / "budget.json").read_text()).values()) == 0
+    # and no attempt file is kept for a claim no task came of
+    assert list((scene.state_dir / "attempts").iterdir()) == []
     for task in held:
         r = scene.owner.post(scene.world.server.url + "/api/external/manage",
                              json={"action": "cancel_task", "taskId": task})

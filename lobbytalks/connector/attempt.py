@@ -93,7 +93,8 @@ class AttemptRunner(Endings):
         except ProtocolError as exc:
             self.store.refund_run(attempt)  # no research started: not a run of the budget
             if exc.code in NOT_NOW:
-                self._set(attempt, "deferred")
+                attempt["state"] = "deferred"
+                self.store.discard(attempt)
                 self.say("deferred", f"claim refused for now: {exc.code}: {exc.message}",
                          topic=attempt["topic"])
                 return None

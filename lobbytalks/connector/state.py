@@ -32,7 +32,8 @@ from urllib.parse import urlsplit
 # claimed, researching; "submitting": result saved, not yet confirmed; "failing": failed
 # here, fail_task not yet confirmed; the rest are final.
 # "deferred": the claim was refused for now (the user's leases are all taken), so the
-# question may be chosen again by a later attempt.
+# question may be chosen again by a later attempt; no task exists for its requestId, so its
+# file is not kept (one a minute would pile up while the leases stay busy).
 OPEN_STATES = ("new", "leased", "submitting", "failing")
 FINAL_STATES = ("done", "failed", "expired", "rejected", "deferred")
 MAX_ERRORS_KEPT = 10
@@ -108,6 +109,9 @@ class StateStore:
     def save(self, attempt: dict[str, Any]) -> None:
         attempt["updated"] = int(time.time())
         write_atomic(self.attempts / f"{attempt['requestId']}.json", _json_bytes(attempt))
+
+    def discard(self, attempt: dict[str, Any]) -> None:
+        (self.attempts / f"{attempt['requestId']}.json").unlink(missing_ok=True)
 
     def note_error(self, attempt: dict[str, Any], error: str) -> None:
         attempt["errors"] = [*attempt.get("errors", []), error][-MAX_ERRORS_KEPT:]
