@@ -142,6 +142,9 @@ class RateStorageUnavailable(RuntimeError):
     """The shared rate-limit storage cannot be used; the message names it, masked."""
 
 
+REDIS_SCHEMES = ("redis://", "rediss://", "redis+unix://")
+
+
 def _redis_client_installed() -> bool:
     try:
         import redis  # noqa: F401
@@ -156,7 +159,7 @@ class SharedWindow:
     def __init__(self, storage_uri: str) -> None:
         self._shown = mask_uri_credentials(storage_uri)
         options: dict = {"wrap_exceptions": True}
-        if storage_uri.startswith(("redis://", "rediss://", "redis+unix://")):
+        if storage_uri.startswith(REDIS_SCHEMES):
             options.update(socket_timeout=STORAGE_TIMEOUT_SECONDS,
                            socket_connect_timeout=STORAGE_TIMEOUT_SECONDS)
         try:
@@ -164,7 +167,7 @@ class SharedWindow:
         except (ConfigurationError, ValueError) as exc:
             # The library's message may repeat the whole URI, password and all.
             reason = str(exc).replace(storage_uri, self._shown)
-            if options.get("socket_timeout") and not _redis_client_installed():
+            if storage_uri.startswith(REDIS_SCHEMES) and not _redis_client_installed():
                 reason = ("the Redis client is not installed: pip install redis (the [scale] "
                           "extra of LobbyTalks installs it)")
             raise RateStorageUnavailable(

@@ -40,7 +40,9 @@ def admin(args: argparse.Namespace) -> int:
     if args.change == "reset-password":
         password = _new_password(args.password_stdin)
         if password is None:
-            return fail(f"the password must be {PASSWORD_RULE}")
+            from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
+            return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} "
+                        "characters")
 
     settings = settings_from(args)
     if not settings.uses_postgres and not Path(settings.db_path).exists():
@@ -72,9 +74,6 @@ def admin(args: argparse.Namespace) -> int:
     else:
         print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
     return 0
-
-
-PASSWORD_RULE = "10–128 characters"
 
 
 def _new_password(from_stdin: bool) -> str | None:

@@ -35,9 +35,10 @@ def serve(args: argparse.Namespace) -> int:
             fail(refused)
             return 2
         return workers.serve_several(settings, _app_or_none)
-    lock = _hold_database(settings)
-    if isinstance(lock, str):
-        return fail(lock)
+    try:
+        lock = _hold_database(settings)
+    except CannotHold as exc:
+        return fail(str(exc))
     try:
         app = _app_or_none(settings)
         if app is None:
@@ -86,9 +87,10 @@ def init(args: argparse.Namespace) -> int:
     from .. import serverlock
 
     settings = settings_from(args)
-    lock = _hold_database(settings)  # never migrate a file an older server is serving
-    if isinstance(lock, str):
-        return fail(lock)
+    try:
+        lock = _hold_database(settings)  # never migrate a file an older server is serving
+    except CannotHold as exc:
+        return fail(str(exc))
     try:
         if _app_or_none(settings) is None:
             return 1
@@ -99,9 +101,15 @@ def init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hold_database(settings) -> int | None | str:
+class CannotHold(Exception):
+    """Why serve or init cannot have the database, in one line."""
+
+
+def _hold_database(settings) -> int | None:
     """The data folder made, and the SQLite file's serving lock held (None on PostgreSQL,
-    which serves many processes itself); or why not, in one line."""
+    which serves many processes itself).
+
+    :raise CannotHold: the file is in use, or the folder cannot be made or written."""
     from pathlib import Path
 
     from .. import serverlock
@@ -111,9 +119,10 @@ def _hold_database(settings) -> int | None | str:
         make_private_dir(Path(settings.db_path).parent)
         return None if settings.uses_postgres else serverlock.acquire(Path(settings.db_path))
     except serverlock.DatabaseInUse as exc:
-        return str(exc)
+        raise CannotHold(str(exc)) from None
     except OSError as exc:  # a folder it may not create or write: one line, no traceback
-        return f"cannot use the data folder {Path(settings.db_path).parent}: {exc.strerror or exc}"
+        raise CannotHold(f"cannot use the data folder {Path(settings.db_path).parent}: "
+                         f"{exc.strerror or exc}") from None
 
 
 def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
