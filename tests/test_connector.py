@@ -1045,7 +1045,7 @@ LEAK = r'''
 import base64, json, os, pathlib, sys
 d = pathlib.Path(os.environ["STUB_DIR"])
 token = (d / "token").read_text()
-shown = {"spaced": " ".join(token), "dashed": "-".join(token),
+shown = {"plain": token, "spaced": " ".join(token), "dashed": "-".join(token),
          "base64": base64.b64encode(token.encode()).decode(),
          "hex": token.encode().hex()}[sys.argv[1]]
 if sys.argv[2] == "stderr":
@@ -1057,8 +1057,9 @@ print(json.dumps(result, ensure_ascii=False))
 '''
 
 
-@pytest.mark.parametrize("disguise, where", [("spaced", "result"), ("base64", "result"),
-                                             ("hex", "result"), ("dashed", "stderr")])
+@pytest.mark.parametrize("disguise, where", [("plain", "result"), ("spaced", "result"),
+                                             ("base64", "result"), ("hex", "result"),
+                                             ("plain", "stderr"), ("dashed", "stderr")])
 def test_a_token_spelt_out_or_encoded_never_leaves(scene, tmp_path, disguise, where):
     leak = tmp_path / "leak.py"
     leak.write_text(LEAK)
@@ -1068,12 +1069,18 @@ def test_a_token_spelt_out_or_encoded_never_leaves(scene, tmp_path, disguise, wh
     assert scene.messages() == []
     [task] = scene.tasks()
     assert task["state"] == "failed"
-    if where == "result":
+    if where == "result" and disguise == "plain":  # the server's own secret scan says it
+        assert task["error"].startswith("the harness result was invalid twice: "
+                                        "sensitive_content: reasoningSummary"), task["error"]
+    elif where == "result":
         assert task["error"].endswith("sensitive_content: the result holds the Agent Token, "
                                       "spelt out or encoded"), task["error"]
+    elif disguise == "plain":  # what the owner reads keeps the line, without the token
+        assert task["error"] == "harness failed: could not finish: [redacted]", task["error"]
     else:
         assert "withheld" in task["error"] and "could not finish" not in task["error"]
-    scene.assert_token_nowhere()
+    scene.assert_token_nowhere()  # what the harness printed is kept, the token taken out
+    assert list(scene.state_dir.rglob("stdout-*.txt"))
 
 
 def test_a_task_of_a_rotated_token_is_set_aside_not_retried_on_every_start(scene, proxy):

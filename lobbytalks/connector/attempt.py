@@ -57,6 +57,8 @@ class AttemptRunner(Endings):
             # same state folder. Nothing here can finish it; the result (if any) is kept.
             self._rejected(attempt, f"the task belongs to an earlier token: {exc.message}")
             return attempt["state"]
+        finally:  # the harness has stopped: what it printed keeps no token
+            self.store.scrub_work(attempt, self.secrets)
 
     def _drive(self, attempt: dict[str, Any]) -> str:
         if attempt["state"] == "failing":  # the server did not hear of the failure last time

@@ -153,6 +153,21 @@ class StateStore:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return folder
 
+    def scrub_work(self, attempt: dict[str, Any], secrets: tuple[str, ...]) -> None:
+        """Take the token out of what the harness printed, once the attempt has read it:
+        the files stay for the owner to look at, the token is never stored."""
+        folder = self.work / attempt["requestId"]
+        for path in folder.glob("*") if folder.is_dir() else ():
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            scrubbed = data
+            for secret in secrets:
+                scrubbed = scrubbed.replace(secret.encode(), b"[redacted]")
+            if scrubbed != data:
+                write_atomic(path, scrubbed)
+
     # --- the daily budget ------------------------------------------------------------------
 
     def runs_today(self, today: str) -> int:
