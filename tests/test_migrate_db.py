@@ -224,6 +224,21 @@ def test_the_url_can_come_from_a_file(community, empty_target, tmp_path):
     assert pg_tables(empty_target)["topics"] == 2
 
 
+def test_a_backup_without_its_key_beside_it_is_told_where_the_key_is(community, empty_target,
+                                                                      tmp_path):
+    """The docs' own route (a final backup, migrated from its folder): no secret.key sits
+    beside it, so the message must not name one there as if it existed."""
+    backups = tmp_path / "backups"
+    done = run_cli("backup", str(backups / "final.db"), "--data-dir", str(community["data"]))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("migrate-db", "--db", str(backups / "final.db"), "--to", empty_target)
+    assert done.returncode == 0, done.stderr
+    assert not (backups / "secret.key").exists()
+    assert f"there is none beside {backups / 'final.db'}" in done.stdout
+    assert "FILE.key beside a backup made with --with-key" in done.stdout
+    assert str(backups / "secret.key") not in done.stdout
+
+
 def test_a_running_server_is_warned_about_and_its_snapshot_copied(community, empty_target):
     server = LiveServer(community["data"])
     try:

@@ -245,7 +245,14 @@ def migrate_db(args: argparse.Namespace) -> int:
         print(f"{r.name:<{width}}  {r.rows:>9} rows  sha256-sum {r.checksum}")
     print(f"verified {len(reports)} tables, {sum(r.rows for r in reports)} rows: the copy in "
           f"{shown} matches {source} ({time.monotonic() - started:.1f} s)")
-    print(f"The secret key is not in the database and stays where it is ({_key_source(settings)}): "
-          f"every server on {shown} needs that same key to open private context.")
+    if settings.secret_key.strip() or settings.secret_key_path.exists():
+        print(f"The secret key is not in the database and stays where it is "
+              f"({_key_source(settings)}): every server on {shown} needs that same key to "
+              "open private context.")
+    else:  # a copy on its own (a backup): its key is wherever the server kept it
+        print(f"The secret key is not in the database, and there is none beside {source}: "
+              f"every server on {shown} needs the key this database was sealed with (the "
+              "secret.key of the data folder it was served from, or FILE.key beside a backup "
+              "made with --with-key) to open private context.")
     print(f"Next: set LOBBYTALKS_DATABASE_URL={shown} (or _FILE) and start the server.")
     return 0
