@@ -176,7 +176,8 @@ def test_whole_journey(browser, server):
     cite = answer.locator("a.cite", has_text="[S1]")
     expect(cite).to_have_attribute("href", f"#m-{message_id}-s1")
     source = page.locator(f"#m-{message_id}-s1 a")
-    expect(source).to_have_text("SQLite Online Backup API")
+    # its title, and (for screen readers) that it opens in a new tab
+    expect(source).to_have_accessible_name("SQLite Online Backup API （在新标签页打开）")
     expect(source).to_have_attribute("href", "https://www.sqlite.org/backup.html")
     expect(answer.locator(".badge.self-reported")).to_be_visible()
     expect(answer.locator(".tools")).to_contain_text("sqlite3")
