@@ -29,6 +29,7 @@ def admin(args: argparse.Namespace) -> int:
     from .. import clock, ops
     from ..db import DatabaseError, SchemaTooNew
     from ..services import accounts, audit
+    from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
     from ..startup import open_migrated
 
     if (args.change == "log") != (args.username is None):
@@ -37,12 +38,9 @@ def admin(args: argparse.Namespace) -> int:
         return fail("--password-stdin is for admin reset-password only")
     if not 1 <= args.limit <= 10000:
         return fail("--limit must be between 1 and 10000")
-    if args.change == "reset-password":
-        password = _new_password(args.password_stdin)
-        if password is None:
-            from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
-            return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} "
-                        "characters")
+    password = _new_password(args.password_stdin) if args.change == "reset-password" else ""
+    if password is None:
+        return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} characters")
 
     settings = settings_from(args)
     if not settings.uses_postgres and not Path(settings.db_path).exists():
@@ -56,23 +54,20 @@ def admin(args: argparse.Namespace) -> int:
             print_audit_log(audit.recent(db, args.limit))
             return 0
         if args.change == "reset-password":
-            if not accounts.reset_password(db, args.username, password,
-                                           cost=settings.password_cost, now=clock.now()):
-                return fail(f"no user named {args.username!r}")
+            found = accounts.reset_password(db, args.username, password,
+                                            cost=settings.password_cost, now=clock.now())
+            told = "" if args.password_stdin else f"; the new password is {password}"
+            done = (f"password reset, logged out everywhere{told} (they can change it under "
+                    "Settings once logged in)")
         else:
-            with db.transaction() as conn:  # the change and its audit entry commit together
-                if not accounts.set_admin(db, args.username, args.change == "grant"):
-                    return fail(f"no user named {args.username!r}")
-                audit.record(conn, None, f"{args.change}_admin", "user", args.username, "",
-                             clock.now())
+            found = accounts.change_admin(db, args.username, args.change == "grant",
+                                          now=clock.now())
+            done = f"admin {'granted' if args.change == 'grant' else 'revoked'}"
     finally:
         db.close()
-    if args.change == "reset-password":
-        told = "" if args.password_stdin else f"; the new password is {password}"
-        print(f"{args.username}: password reset, logged out everywhere{told} "
-              "(they can change it under Settings once logged in)")
-    else:
-        print(f"{args.username}: admin {'granted' if args.change == 'grant' else 'revoked'}")
+    if not found:
+        return fail(f"no user named {args.username!r}")
+    print(f"{args.username}: {done}")
     return 0
 
 

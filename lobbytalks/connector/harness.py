@@ -95,7 +95,7 @@ class HarnessConfig:
         if self.kind == "claude":
             envelope = _parse_object(text, "claude's output is not a JSON object")
             if envelope.get("is_error"):
-                raise HarnessFailed(self.reported_error(files) or "claude reported an error")
+                raise HarnessFailed(_claude_error(envelope))
             if isinstance(envelope.get("structured_output"), dict):
                 return envelope["structured_output"]
             text = str(envelope.get("result", ""))
@@ -110,9 +110,7 @@ class HarnessConfig:
             envelope = _parse_object(_read(files.stdout, ""), "")
         except HarnessFailed:
             return None
-        if not envelope.get("is_error"):
-            return None
-        return f"claude reported an error: {str(envelope.get('result', '')).strip()[:300]}"
+        return _claude_error(envelope) if envelope.get("is_error") else None
 
 
 @dataclass
@@ -246,6 +244,10 @@ class Running:
         for f in (self._out, self._err):
             if f is not None and not f.closed:
                 f.close()
+
+
+def _claude_error(envelope: dict[str, Any]) -> str:
+    return f"claude reported an error: {str(envelope.get('result', '')).strip()[:300]}"
 
 
 def _read(path: Path, missing: str) -> str:

@@ -181,8 +181,7 @@ class StateStore:
         """A research run of ``today``'s budget, for ``attempt`` (refunded if its claim is
         refused: nothing was researched)."""
         with self._budget:
-            write_atomic(self.root / "budget.json",
-                         _json_bytes({today: self.runs_today(today) + 1}))
+            self._set_runs(today, self.runs_today(today) + 1)
         attempt["budgetDay"] = today
         self.save(attempt)
 
@@ -193,6 +192,9 @@ class StateStore:
         with self._budget:
             counted = self.runs_today(day)
             if counted > 0:  # a day that has passed is no longer counted at all
-                write_atomic(self.root / "budget.json", _json_bytes({day: counted - 1}))
+                self._set_runs(day, counted - 1)
         self.save(attempt)
+
+    def _set_runs(self, day: str, runs: int) -> None:
+        write_atomic(self.root / "budget.json", _json_bytes({day: runs}))  # only the one day
 

@@ -98,6 +98,16 @@ def set_admin(db: Database, username: str, admin: bool) -> bool:
             "is_admin": int(admin), "username": username}).rowcount == 1
 
 
+def change_admin(db: Database, username: str, admin: bool, *, now: int) -> bool:
+    """The operator's grant or revoke (``lobbytalks admin grant|revoke``), audited in the
+    same write; False when there is no such user."""
+    with db.transaction() as conn:  # the change and its audit entry commit together
+        if not set_admin(db, username, admin):
+            return False
+        record(conn, None, f"{'grant' if admin else 'revoke'}_admin", "user", username, "", now)
+    return True
+
+
 def ensure_admin(db: Database, username: str, password: str, *, now: int,
                  cost: Argon2Cost) -> None:
     """Create the configured administrator (LOBBYTALKS_ADMIN_USERNAME/_PASSWORD), or set

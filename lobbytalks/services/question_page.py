@@ -61,8 +61,10 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
         and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,
-        tasks_here=viewer is not None and conn.execute(Q.get_task_of_user_on_topic, {
-            "topic_id": topic_id, "user_id": viewer}).fetchone() is not None)
+        # an answer of theirs came from a task: no need to look for one
+        tasks_here=answered or viewer is not None and conn.execute(
+            Q.get_task_of_user_on_topic, {"topic_id": topic_id, "user_id": viewer}
+        ).fetchone() is not None)
 
 
 def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, Any],
