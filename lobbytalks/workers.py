@@ -60,6 +60,12 @@ def refusal(settings: Settings) -> str | None:
     return None
 
 
+def listening_at(settings: Settings) -> str:
+    """The address the server listens on, as a URL (an IPv6 address in brackets)."""
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return f"http://{host}:{settings.port}"
+
+
 def bind(settings: Settings) -> list[socket.socket]:
     """Listening sockets for ``settings.host``/``port`` (one per address family), as
     waitress itself would bind them. :raise OSError: when the address is taken."""
@@ -269,7 +275,7 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
 
     def announce() -> None:
         served.append(True)
-        print(f"LobbyTalks serving at http://{settings.host}:{settings.port} with "
+        print(f"LobbyTalks serving at {listening_at(settings)} with "
               f"{settings.workers} worker processes", flush=True)
 
     code = Supervisor(child_main, settings.workers, on_serving=announce).run()

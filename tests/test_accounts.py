@@ -205,3 +205,16 @@ def test_admin_grant_command(app, db):
     assert run_cli(["admin", "grant", "henry"], data_dir) == 0
     assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 1
     assert run_cli(["admin", "grant", "nobody"], data_dir) == 1
+
+
+def test_a_grant_or_revoke_that_changes_nothing_says_so_and_records_nothing(app, db, capsys):
+    Person(app, username="ingrid").register()
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    assert run_cli(["admin", "revoke", "ingrid"], data_dir) == 0
+    assert capsys.readouterr().out.strip() == "ingrid: not an admin, nothing changed"
+    assert run_cli(["admin", "grant", "INGRID"], data_dir) == 0
+    assert run_cli(["admin", "grant", "ingrid"], data_dir) == 0
+    assert capsys.readouterr().out.strip().splitlines() == [
+        "INGRID: admin granted", "ingrid: already an admin, nothing changed"]
+    assert [tuple(row) for row in db.all("SELECT action, target_id FROM audit_log")] == [
+        ("grant_admin", "ingrid")]

@@ -161,7 +161,7 @@ def test_restore_round_trip(app, data_dir, tmp_path, capsys):
 
 
 @pytest.mark.sqlite_only
-def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, tmp_path,
+def test_restore_with_the_wrong_key_fails_and_with_key_fixes_it(app, data_dir, tmp_path,
                                                                 capsys):
     add_private_question(app)
     backup = tmp_path / "b.db"
@@ -170,9 +170,10 @@ def test_restore_with_the_wrong_key_warns_and_with_key_fixes_it(app, data_dir, t
     create_app(settings_for(other)).config["LOBBYTALKS"].db.close_thread_connection()
     capsys.readouterr()
 
-    assert run("restore", "--data-dir", str(other), "--yes", str(backup)) == 0
+    assert run("restore", "--data-dir", str(other), "--yes", str(backup)) == 1
     err = capsys.readouterr().err
     assert "WARNING: the secret key does not match this database" in err
+    assert "The database is restored, but the server refuses to start" in err
     assert f"{backup}.key: rerun with --with-key" in err
     with pytest.raises(RuntimeError, match="does not match"):
         create_app(settings_for(other))
@@ -351,6 +352,32 @@ def test_config_masks_credentials_inside_uri_settings(tmp_path, monkeypatch, cap
     assert "LOBBYTALKS_RATELIMIT_STORAGE=redis://:****@cache.internal:6379/0" in out
     assert "hunter2pw" not in out
     assert "LOBBYTALKS_PUBLIC_URL=https://talk.example.org" in out  # nothing to hide stays
+
+
+def test_config_fails_on_what_would_stop_serve(tmp_path, monkeypatch, capsys):
+    data = tmp_path / "data"
+    monkeypatch.setenv("LOBBYTALKS_WORKERS", "0")
+    monkeypatch.setenv("LOBBYTALKS_SECRET_KEY", "k1:dG9vIHNob3J0")
+    assert run("config", "--data-dir", str(data)) == 1
+    captured = capsys.readouterr()
+    assert "LOBBYTALKS_WORKERS=0" in captured.out  # the configuration is shown all the same
+    assert captured.err.splitlines() == [
+        "lobbytalks: --workers must be at least 1",
+        "lobbytalks: LOBBYTALKS_SECRET_KEY: line 1: key 'k1' decodes to 9 bytes, expected 32"]
+    assert "dG9v" not in captured.out + captured.err
+
+    monkeypatch.delenv("LOBBYTALKS_SECRET_KEY")
+    monkeypatch.setenv("LOBBYTALKS_WORKERS", "2")  # several processes need PostgreSQL
+    assert run("config", "--data-dir", str(data)) == 1
+    assert "needs a database several processes can share" in capsys.readouterr().err
+    monkeypatch.setenv("LOBBYTALKS_WORKERS", "1")
+    data.mkdir()
+    (data / "secret.key").write_text("not a key\n")
+    assert run("config", "--data-dir", str(data)) == 1
+    assert "secret.key" in capsys.readouterr().err
+    (data / "secret.key").unlink()  # no key yet is fine: serve makes one
+    assert run("config", "--data-dir", str(data)) == 0
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("raw,shown", [

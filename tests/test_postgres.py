@@ -9,6 +9,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import uuid
 import threading
@@ -423,3 +424,18 @@ def test_a_served_process_runs_on_postgresql_without_showing_the_password(tmp_pa
     assert check.value("SELECT COUNT(*) FROM users WHERE username = 'livepg'") == 1
     check.close()
     assert not (tmp_path / "live" / "lobbytalks.db").exists()
+
+
+def test_an_unreachable_database_stops_serve_at_once_with_one_reason(tmp_path):
+    """No pool warnings retried for ten seconds: the refusal itself, once, without the
+    password."""
+    port = free_port()  # nothing listens there
+    done = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "serve", "--port", str(free_port()),
+         "--data-dir", str(tmp_path / "data")],
+        env={**os.environ, "LOBBYTALKS_DATABASE_URL": f"postgresql://app:pa55word@127.0.0.1:{port}/x"},
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f'lobbytalks: connection failed: connection to server at '
+                                  f'"127.0.0.1", port {port} failed: Connection refused'), done.stderr
+    assert "WARNING" not in done.stderr and "pa55word" not in done.stderr

@@ -510,6 +510,21 @@ def test_a_taken_port_is_one_line_and_exit_1(tmp_path):
     assert "Traceback" not in done.stderr and "serving" not in done.stdout
 
 
+def test_the_start_line_names_the_address_listened_on_and_the_public_one(tmp_path):
+    server = LiveServer(tmp_path / "live", env={"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org"})
+    out = server.stop()
+    assert f" at http://127.0.0.1:{server.port} (public address https://talk.example.org)\n" in out
+
+
+@pytest.mark.parametrize("host,shown", [("127.0.0.1", "http://127.0.0.1:8000"),
+                                        ("::1", "http://[::1]:8000"),
+                                        ("localhost", "http://localhost:8000")])
+def test_the_address_listened_on_is_a_url(host, shown):
+    from lobbytalks.settings import Settings
+    from lobbytalks.workers import listening_at
+    assert listening_at(Settings(host=host)) == shown
+
+
 def _serve_refused(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "lobbytalks", "serve", "--port", "0", *args],

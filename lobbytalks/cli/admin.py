@@ -60,9 +60,12 @@ def admin(args: argparse.Namespace) -> int:
             done = (f"password reset, logged out everywhere{told} (they can change it under "
                     "Settings once logged in)")
         else:
-            found = accounts.change_admin(db, args.username, args.change == "grant",
-                                          now=clock.now())
-            done = f"admin {'granted' if args.change == 'grant' else 'revoked'}"
+            changed = accounts.change_admin(db, args.username, args.change == "grant",
+                                            now=clock.now())
+            found = changed is not None
+            done = (f"admin {'granted' if args.change == 'grant' else 'revoked'}" if changed
+                    else f"{'already' if args.change == 'grant' else 'not'} an admin, nothing "
+                         "changed")
     finally:
         db.close()
     if not found:
@@ -107,7 +110,25 @@ def config(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     for name, value, help_text in settings.describe():
         print(f"{name}={value}    # {help_text}")
-    return 0
+    problems = _start_problems(settings)
+    for problem in problems:
+        fail(problem)
+    return 1 if problems else 0
+
+
+def _start_problems(settings) -> list[str]:
+    """What would stop ``serve`` with these settings before it touches the database: the
+    number of processes and a secret key that is there but malformed."""
+    from .. import crypto, keystore, workers
+
+    problems = [workers.refusal(settings)]
+    if settings.secret_key.strip() or settings.secret_key_path.exists():
+        try:
+            keystore.load_keyring(env_value=settings.secret_key,
+                                  key_path=settings.secret_key_path, create=False)
+        except crypto.SecretKeyProblem as exc:
+            problems.append(str(exc))
+    return [problem for problem in problems if problem]
 
 
 @command("rotate-key", "re-encrypt private question context under a new secret key")

@@ -141,11 +141,13 @@ def restore(args: argparse.Namespace) -> int:
     if status.matches is False:
         hint = (f" The backup's own key is at {key_file}: rerun with --with-key or copy it "
                 f"to {settings.secret_key_path}." if key_file.is_file() else "")
-        print(f"WARNING: {status.message}. The server refuses to start until the key used "
-              f"with this backup is back: in {settings.secret_key_path} or "
-              f"LOBBYTALKS_SECRET_KEY.{hint}", file=sys.stderr)
-    else:
-        print(f"key: {status.message}")
+        # Exit 1 although the data is in place: a script's next step, starting the
+        # server, would fail, so it should stop here.
+        print(f"WARNING: {status.message}. The database is restored, but the server refuses "
+              f"to start until the key used with this backup is back: in "
+              f"{settings.secret_key_path} or LOBBYTALKS_SECRET_KEY.{hint}", file=sys.stderr)
+        return 1
+    print(f"key: {status.message}")
     return 0
 
 

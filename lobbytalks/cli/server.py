@@ -47,8 +47,9 @@ def serve(args: argparse.Namespace) -> int:
             sockets = workers.bind(settings)
         except OSError as exc:  # the port is taken: one line, not a traceback
             return fail(workers.listen_refusal(settings, exc))
-        shown = settings.public_url or f"http://{settings.host}:{settings.port}"
-        print(f"LobbyTalks {__version__} serving {settings.database_shown} at {shown}", flush=True)
+        public = f" (public address {settings.public_url})" if settings.public_url else ""
+        print(f"LobbyTalks {__version__} serving {settings.database_shown} at "
+              f"{workers.listening_at(settings)}{public}", flush=True)
         if not settings.public_url and not is_loopback(settings.host):
             log.warning("LOBBYTALKS_PUBLIC_URL is not set: the Origin rule and the addresses "
                         "in the docs follow each request's Host header; set it to the address "
@@ -129,7 +130,8 @@ def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("url", nargs="?", default=None,
                    help="server address (default http://127.0.0.1:PORT, the port "
                         "LOBBYTALKS_PORT says, 8000 unless set)")
-    p.add_argument("--timeout", type=float, default=5.0)
+    p.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="how long to wait for the answer (default 5)")
 
 
 @command("healthcheck", "exit 0 when the server at URL answers /healthz with ok",

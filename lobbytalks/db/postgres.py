@@ -79,6 +79,10 @@ class PostgresDatabase(TransactionalDatabase):
                                    kwargs={"autocommit": True}, configure=configure_connection,
                                    open=False, name="lobbytalks")
         try:
+            # One plain connection first: unreachable or refused, it says why in one error,
+            # where the pool would log a warning for each retry and then only time out.
+            import psycopg
+            psycopg.connect(url, connect_timeout=max(1, round(timeout))).close()
             self.pool.open(wait=True, timeout=timeout)
         except Exception as exc:
             self.pool.close()

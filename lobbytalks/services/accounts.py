@@ -98,13 +98,19 @@ def set_admin(db: Database, username: str, admin: bool) -> bool:
             "is_admin": int(admin), "username": username}).rowcount == 1
 
 
-def change_admin(db: Database, username: str, admin: bool, *, now: int) -> bool:
+def change_admin(db: Database, username: str, admin: bool, *, now: int) -> bool | None:
     """The operator's grant or revoke (``lobbytalks admin grant|revoke``), audited in the
-    same write; False when there is no such user."""
+    same write. True when the role changed, False when the account already had it that way
+    (nothing recorded), None when there is no such user."""
     with db.transaction() as conn:  # the change and its audit entry commit together
-        if not set_admin(db, username, admin):
+        row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
+        if row is None:
+            return None
+        if bool(row["is_admin"]) == admin:
             return False
-        record(conn, None, f"{'grant' if admin else 'revoke'}_admin", "user", username, "", now)
+        set_admin(db, username, admin)
+        record(conn, None, f"{'grant' if admin else 'revoke'}_admin", "user", row["username"], "",
+               now)
     return True
 
 
