@@ -26,9 +26,9 @@ def create_app(settings: Any = None, **overrides: Any) -> Flask:
     app = Flask(__name__)
     jsonfast.install(app)
     if settings.trusted_proxies:
-        from werkzeug.middleware.proxy_fix import ProxyFix
-        n = settings.trusted_proxies
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore
+        from .proxies import TrustedPeers, parse_networks
+        app.wsgi_app = TrustedPeers(app.wsgi_app, settings.trusted_proxies,  # type: ignore
+                                    parse_networks(settings.trusted_proxy_networks))
 
     rt = Runtime(settings=settings, db=db, keyring=keyring, gate=gate,
                  generation=kept.for_database(db.dialect))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .passwords import PASSWORD_MIN_LENGTH, Argon2Cost
+from .proxies import parse_networks
 
 ENV_PREFIX = "LOBBYTALKS_"
 SQLITE_URL_PREFIX = "sqlite:///"  # then the path, as SQLAlchemy: sqlite:////srv/lt.db is absolute
@@ -80,6 +81,10 @@ class Settings:
     session_days: int = _setting(30, "Days a login session lasts")
     trusted_proxies: int = _setting(
         0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto are trusted (0: none)")
+    trusted_proxy_networks: str = _setting(
+        "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,169.254.0.0/16,fc00::/7,"
+        "fe80::/10", "Addresses or networks (comma-separated) the trusted proxy connects from; "
+        "X-Forwarded-* from any other peer are dropped (default: loopback and private ranges)")
     log_format: str = _setting("plain", "Access log format: plain or json")
     access_log: bool = _setting(True, "Write one access-log line per request")
     ratelimit_storage: str = _setting(
@@ -141,6 +146,10 @@ class Settings:
         if self.public_url and not self.public_url.startswith(("http://", "https://")):
             raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must start with http:// or https://, "
                                 f"got {self.public_url!r}")
+        try:
+            parse_networks(self.trusted_proxy_networks)
+        except ValueError as exc:
+            raise SettingsError(f"{ENV_PREFIX}TRUSTED_PROXY_NETWORKS: {exc}") from None
         for f in fields(self):
             if f.name.startswith("rate_"):
                 _check_rate(ENV_PREFIX + f.name.upper(), getattr(self, f.name))

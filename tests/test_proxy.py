@@ -6,6 +6,7 @@ import requests
 
 from lobbytalks import create_app
 from lobbytalks.guards import SECURITY_HEADERS
+from lobbytalks.settings import Settings, SettingsError
 
 from conftest import LiveServer, Person, live_usernames
 
@@ -37,6 +38,53 @@ def test_forwarded_for_is_the_client_address_for_rate_limits(behind_proxy):
     assert register(behind_proxy, "user_b3", "1.1.1.1, 198.51.100.9").status_code == 429
     names = {r[0] for r in behind_proxy.config["LOBBYTALKS"].db.all("SELECT username FROM users")}
     assert names == {"user_a1", "user_a2", "user_b1", "user_b2"}
+
+
+def register_from(app, peer: str, name: str, **headers: str):
+    """A registration arriving over a connection from ``peer``."""
+    return app.test_client().post(
+        "/api/community", environ_base={"REMOTE_ADDR": peer},
+        headers={key.replace("_", "-"): value for key, value in headers.items()},
+        json={"action": "register", "username": name, "password": "correct horse 1"})
+
+
+def test_forwarded_headers_count_only_from_the_proxy_networks(behind_proxy):
+    """A client reaching the port directly from a public address cannot borrow addresses
+    (a fresh rate-limit budget each time) or claim https: its own address counts."""
+    stranger = "203.0.113.50"
+    r = register_from(behind_proxy, stranger, "direct_1", X_Forwarded_For="198.51.100.1",
+                      X_Forwarded_Proto="https")
+    assert r.status_code == 200 and "Secure" not in r.headers["Set-Cookie"]
+    assert register_from(behind_proxy, stranger, "direct_2",
+                         X_Forwarded_For="198.51.100.2").status_code == 200
+    assert register_from(behind_proxy, stranger, "direct_3",
+                         X_Forwarded_For="198.51.100.3").status_code == 429
+    # the proxy on this machine (an IPv4-mapped IPv6 loopback too) or in a container
+    # network still speaks for its clients
+    for peer, client in (("::ffff:127.0.0.1", "192.0.2.1"), ("172.18.0.5", "192.0.2.2"),
+                         ("fd00::7", "192.0.2.3")):
+        r = register_from(behind_proxy, peer, f"proxied_{client.rsplit('.', 1)[1]}",
+                          X_Forwarded_For=client, X_Forwarded_Proto="https")
+        assert r.status_code == 200 and "; Secure" in r.headers["Set-Cookie"], peer
+
+
+def test_the_proxy_networks_can_name_a_public_proxy(settings):
+    app = create_app(settings.with_overrides(trusted_proxies=1, rate_register="1/hour",
+                                             trusted_proxy_networks="203.0.113.0/24, 2001:db8::1"))
+    for n, peer in enumerate(("203.0.113.50", "2001:db8::1", "203.0.113.9")):
+        r = register_from(app, peer, f"via_cdn_{n}", X_Forwarded_For=f"198.51.100.{n}")
+        assert r.status_code == 200, peer  # each its own client: a budget of one each
+    # the proxy on this machine is no longer among them: all its requests are its own
+    assert register_from(app, "127.0.0.1", "local_1",
+                         X_Forwarded_For="192.0.2.1").status_code == 200
+    assert register_from(app, "127.0.0.1", "local_2",
+                         X_Forwarded_For="192.0.2.2").status_code == 429
+
+
+@pytest.mark.parametrize("value", ["", " , ", "10.0.0.0/33", "localhost", "10.0.0.0/8;"])
+def test_proxy_networks_that_are_no_networks_are_refused(value):
+    with pytest.raises(SettingsError, match="LOBBYTALKS_TRUSTED_PROXY_NETWORKS"):
+        Settings.load(env={"LOBBYTALKS_TRUSTED_PROXY_NETWORKS": value or ","})
 
 
 def test_without_trusted_proxies_the_headers_are_ignored(settings):
