@@ -1029,16 +1029,22 @@ def test_a_claim_refused_for_task_limit_leaves_the_question_for_later(scene):
     assert [t["state"] for t in scene.tasks()] == ["done"]
 
 
-def test_a_harness_printing_without_end_is_stopped_at_16_mib(scene, tmp_path):
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_harness_printing_without_end_is_stopped_at_16_mib(scene, tmp_path, stream):
+    """Stopped at the byte it passes the cap, not at the next tick: what it printed (up to
+    200 MiB as fast as it can, then waiting) is kept to 16 MiB exactly."""
     flood = tmp_path / "flood.py"
-    flood.write_text("import sys, time\nchunk = 'x' * (1 << 20)\n"
-                     "for _ in range(40):\n    sys.stdout.write(chunk)\n    sys.stdout.flush()\n"
+    flood.write_text(f"import os, time\nchunk = b'x' * (1 << 20)\nout = {stream!r}\n"
+                     "for _ in range(200):\n    os.write(1 if out == 'stdout' else 2, chunk)\n"
                      "time.sleep(60)\n")
     code, events = scene.finish(scene.run_once(
         harness=["--harness", "command", "--harness-command", f"{sys.executable} {flood}"]))
     assert code == EXIT_TASK_FAILED, events
     [task] = scene.tasks()
-    assert task["state"] == "failed" and "more than 16 MiB" in task["error"], task["error"]
+    assert task["state"] == "failed", task
+    assert task["error"] == f"harness failed: the harness wrote more than 16 MiB to {stream}-1.txt; it was stopped"
+    [kept] = scene.state_dir.rglob(f"{stream}-1.txt")
+    assert kept.stat().st_size == 16 * 2**20
 
 
 LEAK = r'''

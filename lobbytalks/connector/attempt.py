@@ -17,10 +17,10 @@ from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
 from .endings import Endings
 from .events import Reporter, describe
-from .harness import (HarnessConfig, HarnessFailed, ResultUnreadable, RunFiles, Running,
-                      stop_leftover)
+from .harness import HarnessConfig, HarnessFailed, ResultUnreadable, RunFiles
 from .pacing import Deadline, Stopped, Timing
 from .prompt import result_schema, task_document
+from .running import Running, stop_leftover
 from .state import StateStore
 from .submission import submission
 

@@ -1,4 +1,4 @@
-"""Research harnesses: codex, claude or any command, run as a child process.
+"""Research harnesses: codex, claude or any command, run as a child process (``running``).
 
 The harness gets the question and returns a result; it never gets the token. Its
 environment is the connector's minus the token variable (and anything holding the token's
@@ -11,9 +11,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
-import subprocess
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,7 @@ DEFAULT_CODEX_SANDBOX = "read-only"
 # and a runaway loop must not fill the disk or the connector's memory.
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
-def _owner_only(path: str, flags: int) -> int:
+def owner_only(path: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
 
 
@@ -130,122 +127,6 @@ class RunFiles:
                    stdout=folder / f"stdout-{run}.txt", stderr=folder / f"stderr-{run}.txt")
 
 
-def process_started(pid: int) -> str | None:
-    """When a process started (Linux: clock ticks after boot), which tells it from a later
-    process given the same pid; None when it is gone or this cannot be read."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()  # after the name, which may hold anything
-    return fields[19] if len(fields) > 19 else None
-
-
-def stop_leftover(record: dict[str, Any] | None) -> bool:
-    """Stop a harness run a killed connector left behind (``Running.record``): its whole
-    process group, only when that very process still runs. True when one was stopped."""
-    if not record or record.get("started") is None:
-        return False
-    if process_started(record["pid"]) != record["started"]:
-        return False
-    try:
-        os.killpg(record["pid"], signal.SIGKILL)
-    except OSError:
-        return False
-    return True
-
-
-class Running:
-    """One harness run: started at once, polled by the attempt while it heartbeats."""
-
-    def __init__(self, config: HarnessConfig, document: dict[str, Any], files: RunFiles,
-                 env: dict[str, str]) -> None:
-        self.config, self.files = config, files
-        self._out = self._err = None
-        try:
-            self._start(document, env)
-        except OSError as exc:  # the state folder full or read-only, a program that will not run
-            self._close_files()
-            raise HarnessFailed(f"could not start the harness: {exc}") from None
-
-    def _start(self, document: dict[str, Any], env: dict[str, str]) -> None:
-        files = self.files
-        with open(files.schema, "w", encoding="utf-8", opener=_owner_only) as schema:
-            schema.write(json.dumps(document["resultSchema"], ensure_ascii=False))
-        argv = self.config.argv(files)
-        found = shutil.which(argv[0], path=env.get("PATH")) if argv else None
-        if found is None:
-            raise HarnessFailed(f"harness executable not found: {argv[0] if argv else '(none)'}")
-        # Found from the connector's folder, run from the harness's own: "./research.py"
-        # must name the same file there.
-        argv[0] = os.path.abspath(found)
-        # Only the owner reads what the harness printed: it may hold what a result
-        # refused (the secret scan's catch is kept here for the owner to see).
-        self._out = open(files.stdout, "wb", opener=_owner_only)
-        self._err = open(files.stderr, "wb", opener=_owner_only)
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=self._out,
-                                     stderr=self._err, cwd=files.cwd, env=env,
-                                     start_new_session=True)
-        payload = self.config.stdin(document)
-        # A writer thread: a large document must not block us on a full pipe.
-        threading.Thread(target=self._feed, args=(payload,), daemon=True).start()
-
-    def _feed(self, payload: bytes) -> None:
-        try:
-            self.proc.stdin.write(payload)
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-
-    def record(self) -> dict[str, Any]:
-        """What lets a restarted connector find this run again (``stop_leftover``)."""
-        return {"pid": self.proc.pid, "started": process_started(self.proc.pid)}
-
-    def finished(self) -> bool:
-        return self.proc.poll() is not None
-
-    def check_output_size(self) -> None:
-        """:raise HarnessFailed: the harness printed more than ``MAX_OUTPUT_BYTES``."""
-        for path in (self.files.stdout, self.files.stderr, self.files.last_message):
-            try:
-                size = path.stat().st_size
-            except OSError:
-                continue
-            if size > MAX_OUTPUT_BYTES:
-                raise HarnessFailed(f"the harness wrote more than {MAX_OUTPUT_BYTES >> 20} MiB "
-                                    f"to {path.name}; it was stopped")
-
-    def result(self) -> dict[str, Any]:
-        """After :meth:`finished`: the result, or :class:`HarnessFailed` with stderr's last line."""
-        self._close_files()
-        self.check_output_size()
-        if self.proc.returncode != 0:
-            raise HarnessFailed(self.config.reported_error(self.files)
-                                or _last_line(self.files.stderr)
-                                or f"the harness exited with status {self.proc.returncode}")
-        return self.config.read_result(self.files)
-
-    def stop(self, grace: float = 5.0) -> None:
-        """Stop the harness and whatever it started (its process group)."""
-        if self.proc.poll() is None:
-            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-                try:
-                    os.killpg(self.proc.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    self.proc.wait(timeout=wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        self._close_files()
-
-    def _close_files(self) -> None:
-        for f in (self._out, self._err):
-            if f is not None and not f.closed:
-                f.close()
-
-
 def _claude_error(envelope: dict[str, Any]) -> str:
     return f"claude reported an error: {str(envelope.get('result', '')).strip()[:300]}"
 
@@ -269,13 +150,3 @@ def _parse_object(text: str, problem: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ResultUnreadable(problem)
     return value
-
-
-def _last_line(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, f.seek(0, os.SEEK_END) - 64 * 1024))
-            lines = f.read().decode("utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return lines[-1].strip() if lines else ""
