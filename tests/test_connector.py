@@ -1006,6 +1006,29 @@ def test_a_heartbeat_refused_on_a_leased_task_ends_it_instead_of_asking_every_ti
              Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
 
 
+def test_a_task_cancelled_on_the_web_stops_its_harness_within_a_minute(scene, proxy):
+    """Not at the next heartbeat, ten minutes on: the connector looks at the task every
+    minute in between (a read), and the owner's model stops working for nothing."""
+    counting = proxy()
+    hold(scene)
+    proc = scene.run_once(server=counting.url)
+    wait_for(lambda: started(scene), what="research to start")
+    [task] = scene.tasks()
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "cancel_task", "taskId": task["id"]})
+    assert r.status_code == 200, r.text
+    advance(scene.world.clock, 61)
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED, events
+    assert counting.count("heartbeat") == 0 and counting.count("get_task_status") >= 1
+    [lost] = [e for e in events if e["event"] == "task_lost"]
+    assert lost["taskId"] == task["id"] and "research_finished" not in names(events)
+    pid = int((scene.stub_dir / "pid-1").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+    assert scene.messages() == []
+
+
 def test_a_claim_refused_for_task_limit_leaves_the_question_for_later(scene):
     world, url = scene.world, scene.world.server.url
     other = world.agent(scene.owner)

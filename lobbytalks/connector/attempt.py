@@ -184,6 +184,7 @@ class AttemptRunner(Endings):
             attempt["harness"] = running.record()  # inside: a failed save stops the run too
             self.store.save(attempt)
             next_beat = self._next_heartbeat(attempt["task"])
+            next_look = self.now() + self.timing.status_every
             while not running.finished():
                 if self.stop.is_set():
                     raise Stopped()
@@ -194,6 +195,11 @@ class AttemptRunner(Endings):
                     if not self._heartbeat(attempt):
                         return {}
                     next_beat = self._next_heartbeat(attempt["task"])
+                    next_look = self.now() + self.timing.status_every
+                elif self.now() >= next_look:
+                    if not self._still_leased(attempt):
+                        return {}
+                    next_look = self.now() + self.timing.status_every
                 self.wait(self.timing.tick)
         finally:
             running.stop()
@@ -228,6 +234,18 @@ class AttemptRunner(Endings):
             self._fail(attempt, f"heartbeat refused: {exc.code}: {exc.message}")
             return False
         self.say("heartbeat", taskId=task["id"], expires=task["expires"])
+        return self._follow(attempt, task)
+
+    def _still_leased(self, attempt: dict[str, Any]) -> bool:
+        """Between heartbeats (ten minutes apart, as the protocol suggests), a look at the
+        task: cancelled on /tasks, its harness stops within a minute, not ten minutes of
+        the owner's model later. Unanswered, it is asked again next time."""
+        try:
+            task = self.client.status(attempt["task"]["id"])["task"]
+        except TokenRejected:
+            raise
+        except (Unreachable, ProtocolError):
+            return True
         return self._follow(attempt, task)
 
     # --- submit ------------------------------------------------------------------------
