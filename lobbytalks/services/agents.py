@@ -9,7 +9,8 @@ from ..quotas import MAX_AGENTS, TOKEN_DAYS
 from ..screening import refuse_secrets
 from ..security import new_agent_token, new_id, sha256_hex
 from .locks import hold_user
-from .settlement import AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_user
+from .settlement import (AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_for_view,
+                         settle_user)
 
 
 def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:
@@ -126,8 +127,7 @@ def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
     Each token also carries ``last4`` and ``lastUsed`` for the owner's own page; the manage API
     sends :func:`manage_view` of this instead.
     """
-    with db.transaction() as conn:
-        settle_user(conn, user_id, now)
+    settle_for_view(db, user_id, now)
     tokens: dict[str, list[dict[str, Any]]] = {}
     for t in db.all(Q.list_tokens_of_user, {"user_id": user_id}):
         tokens.setdefault(t["profile_id"], []).append({

@@ -97,7 +97,10 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
         if message["user_id"] != user_id:
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
         hold_topic(conn, message["topic_id"])  # the topic's cards, against publish
-        was_shared = bool(message["share_public"])
+        # Read again under the lock: a share at the same moment may have changed it, and
+        # each would offer the asker to republish.
+        now_shared = conn.execute(Q.get_message, {"id": message_id}).fetchone()
+        was_shared = bool(now_shared["share_public"])
         conn.execute(Q.set_message_share, {"share": int(allowed), "id": message_id,
                                            "user_id": user_id})
         if not allowed:

@@ -62,8 +62,8 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
     """Hide an answer from every reader; it stays stored and counted, and the published
     cards built on it are hidden in the same write. :raise 404: unknown answer."""
     with db.transaction() as conn:
-        message = _message(conn, message_id)
-        hold_topic(conn, message["topic_id"])  # the published card of its topic
+        hold_topic(conn, _message(conn, message_id)["topic_id"])  # its topic's published card
+        message = _message(conn, message_id)  # again under the lock: hidden just now?
         if message["hidden_at"] is not None:
             return {"ok": True, "id": message_id, "hidden": True, "replayed": True}
         conn.execute(Q.hide_message, {"id": message_id, "reason": reason, "now": now,

@@ -19,6 +19,7 @@ from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .card_build import in_current_card
+from .locks import hold_topic
 from .reading import can_read_full
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
@@ -153,6 +154,10 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
             raise ApiError("not_found", "发言不存在")
+        # One request at a time per question, the answer read again under the lock: two
+        # at once would each find none pending and each tell the author.
+        hold_topic(conn, message["topic_id"])
+        message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         # (read here, not through topics.get_topic: topics -> cards -> this module)
         topic = conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone()
         if topic["author_id"] != user_id:

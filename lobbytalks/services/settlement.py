@@ -9,7 +9,8 @@ rotation, revocation -- is not settled here and tells nobody).
 from __future__ import annotations
 
 
-from ..db import Connection, Q
+from ..db import Connection, Database, Q
+from .locks import hold_user
 from .notifications import notify_tasks_ended
 
 DEAD_CONNECTION = "连接已撤销或 Token 已过期"
@@ -29,6 +30,17 @@ def settle_user(conn: Connection, user_id: int, now: int) -> None:
     notify_tasks_ended(conn, expired, "task_expired", now=now)
     dead = conn.execute(Q.settle_dead_connections, params).fetchall()
     notify_tasks_ended(conn, dead, "task_failed", now=now)
+
+
+def settle_for_view(db: Database, user_id: int, now: int) -> None:
+    """What the owner's views (/tasks, /agents and their API) settle before they list:
+    nothing, without a write, unless something is due; then, as every change of a lease,
+    under the user's row lock, so that a heartbeat, fail or submit that read the task as
+    leased is not overtaken between its read and its write."""
+    if settlement_due(db.conn, user_id, now):
+        with db.transaction() as conn:
+            hold_user(conn, user_id)
+            settle_user(conn, user_id, now)
 
 
 def settlement_due(conn: Connection, user_id: int, now: int) -> bool:

@@ -14,7 +14,7 @@ from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
 from .reading import can_read_full, get_topic_for_member
 from ..screening import refuse_secrets
-from .settlement import CANCELLED, settle_task, settle_user, settlement_due
+from .settlement import CANCELLED, settle_for_view, settle_task, settle_user
 from .topics import get_topic
 
 if TYPE_CHECKING:
@@ -178,10 +178,7 @@ def managed_view(row: Row) -> dict[str, Any]:
 
 def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[str, Any]:
     """The user's tasks, newest first, 20 a page, after settling what can no longer finish."""
-    if settlement_due(db.conn, user_id, now):
-        with db.transaction() as conn:
-            hold_user(conn, user_id)
-            settle_user(conn, user_id, now)
+    settle_for_view(db, user_id, now)
     params = {"user": user_id, "topic": filters.topic, "profile": filters.profile,
               "state": filters.state}
     total = db.value(Q.count_managed_tasks, params)

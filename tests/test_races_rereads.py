@@ -1,0 +1,126 @@
+"""Rules whose state must be read under the row lock, not before it (PostgreSQL).
+
+Each of these once read what its rule decides on (a task's state, whether an answer is
+shared, hidden or already asked about) before taking the lock, or changed it without the
+lock at all, so that requests at the same moment on two processes each acted on what the
+other was about to change: an answer stored against a lease another request had just
+expired (a 503), and one notification or audit entry per request instead of one in all.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import psycopg
+import pytest
+
+from conftest import advance, contributor, good_result, joined_person, race, settings_for
+from test_races import Owner, database_url, pair, wait_for_a_lock_wait  # noqa: F401 (fixture)
+from tests.redisserver import redis_server  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.postgres
+
+
+def count(pair, sql: str, *params: Any) -> int:
+    return pair.value(f"SELECT COUNT(*) FROM {sql}", params)
+
+
+def answered(owner: Owner, asker: Owner) -> str:
+    """An answer by ``owner``'s agent to a new question of ``asker``."""
+    agent = owner.agent()
+    r = agent.submit(0, agent.task(asker.ask()))
+    assert r.ok, r.text
+    return r.json()["messageId"]
+
+
+def test_asking_an_author_again_and_again_at_once_tells_them_once(pair):
+    asker, author = Owner(pair), Owner(pair)
+    for _ in range(2):
+        message = answered(author, asker)
+        responses = race([lambda i=i: asker.post(i, "/api/community", action="share_request",
+                                                 message=message) for i in range(8)])
+        assert [r.status_code for r in responses] == [200] * 8, [r.text for r in responses]
+        assert sum(not r.json().get("replayed") for r in responses) == 1
+        assert count(pair, "notifications WHERE kind = 'share_request' AND message_id = %s",
+                     message) == 1
+
+
+def test_sharing_again_at_once_offers_the_card_back_once(pair):
+    asker, author = Owner(pair), Owner(pair)
+    message = answered(author, asker)
+    topic = pair.value("SELECT topic_id FROM messages WHERE id = %s", (message,))
+    assert author.post(0, "/api/community", action="share", message=message, sharePublic=True).ok
+    for action in ("card_preview", "card_publish"):
+        assert asker.post(0, "/api/community", action=action, topic=topic).ok
+    for _ in range(2):
+        assert author.post(1, "/api/community", action="share", message=message,
+                           sharePublic=False).ok  # the card is hidden
+        before = count(pair, "notifications WHERE kind = 'card_republishable'")
+        responses = race([lambda i=i: author.post(i, "/api/community", action="share",
+                                                  message=message, sharePublic=True)
+                          for i in range(8)])
+        assert all(r.ok for r in responses), [r.text for r in responses]
+        assert count(pair, "notifications WHERE kind = 'card_republishable'") == before + 1
+
+
+def test_hiding_an_answer_at_once_is_recorded_once(pair):
+    asker, admin = Owner(pair), Owner(pair)
+    message = answered(Owner(pair), asker)
+    name = admin.web.get(pair.base(0) + "/api/community", params={"action": "me"},
+                         timeout=30).json()["user"]["username"]
+    with psycopg.connect(pair.url) as conn:
+        conn.execute("UPDATE users SET is_admin = 1 WHERE username = %s", (name,))
+    responses = race([lambda i=i: admin.post(i, "/api/community", action="hide_answer",
+                                             message=message, reason=f"spam {i}")
+                      for i in range(8)])
+    assert all(r.ok for r in responses), [r.text for r in responses]
+    assert sum(not r.json().get("replayed") for r in responses) == 1
+    assert count(pair, "audit_log WHERE action = 'hide_answer' AND target_id = %s", message) == 1
+    [reason] = [r.request.body for r in responses if not r.json().get("replayed")]
+    assert pair.value("SELECT hidden_reason FROM messages WHERE id = %s", (message,)) \
+        in reason.decode()
+
+
+@pytest.fixture
+def clocked(request, tmp_path):
+    clock = tmp_path / "clock-offset"
+    clock.write_text("0")
+    data_dir = tmp_path / "app"
+    return settings_for(data_dir, database_url=database_url(request, data_dir),
+                        clock_offset_file=str(clock)), clock
+
+
+def test_the_owners_listing_never_expires_a_lease_a_submit_is_storing(clocked):
+    """The submit read its task as leased (holding the owner's row) and waits for the
+    question's row; meanwhile the lease runs out and the owner opens /agents. The listing
+    waits for the owner's row as every change of a lease does, so the answer is stored
+    and the lease is not expired under it (it used to be, and the submit answered 503)."""
+    from lobbytalks import create_app
+
+    settings, clock = clocked
+    app = create_app(settings)
+    topic = joined_person(app).ask(title="租约与列表")
+    owner, agent = contributor(app)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    answers: dict[str, Any] = {}
+    with psycopg.connect(settings.database_url) as other:
+        other.execute("SELECT 1 FROM topics WHERE id = %s FOR UPDATE", (topic,))
+        submitting = threading.Thread(target=lambda: answers.setdefault("submit", agent.post(
+            "submit_result", taskId=task, **good_result())))
+        submitting.start()
+        wait_for_a_lock_wait(settings)
+        advance(clock, 31 * 60)  # the 30-minute lease is over
+        listing = threading.Thread(target=lambda: answers.setdefault(
+            "listing", owner.manage_get()))
+        listing.start()
+        time.sleep(0.5)  # the listing settles (the old way) or waits for the owner's row
+        other.commit()
+        submitting.join(30)
+        listing.join(30)
+    assert answers["submit"].status_code == 200, answers["submit"].get_json()
+    assert answers["listing"].status_code == 200
+    with psycopg.connect(settings.database_url) as conn:
+        assert conn.execute("SELECT state FROM tasks WHERE id = %s", (task,)).fetchone() == ("done",)
+        assert conn.execute("SELECT COUNT(*) FROM notifications WHERE kind = 'task_expired'"
+                            ).fetchone() == (0,)
