@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -179,6 +181,31 @@ def test_failed_logins_count_per_pair_without_a_proxy_too(app, db):
     assert_web_error(login(app, "owner3", PASSWORD), 429)
     assert login(app, "bystander", PASSWORD).status_code == 200  # same address, other name
     assert sessions_of(db, "owner3") == 1 and sessions_of(db, "bystander") == 2
+
+
+def test_guesses_at_once_cannot_share_the_last_free_slot(app, db, monkeypatch):
+    """With one failure left in the window, seven guesses sent together: one is checked,
+    six are refused before any hashing, and the right password among them is not let in."""
+    from lobbytalks.services import accounts
+
+    Person(app, username="owner4").register()
+    for _ in range(9):
+        assert login(app, "owner4", WRONG).status_code == 401
+    checked = []
+    verify = accounts.verify_password_timing_safe
+
+    def slow_verify(password, stored, cost):  # a real hash takes tens of milliseconds
+        checked.append(password)
+        time.sleep(0.2)
+        return verify(password, stored, cost)
+
+    monkeypatch.setattr(accounts, "verify_password_timing_safe", slow_verify)
+    guesses = [WRONG + str(n) for n in range(6)] + [PASSWORD]
+    with ThreadPoolExecutor(len(guesses)) as pool:
+        statuses = list(pool.map(lambda guess: login(app, "owner4", guess).status_code,
+                                 guesses))
+    assert len(checked) == 1 and sorted(statuses) == [401] + [429] * 6, (checked, statuses)
+    assert sessions_of(db, "owner4") == 1  # registration's own
 
 
 # --- 6. the configured admin ----------------------------------------------------------
