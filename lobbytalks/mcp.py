@@ -283,13 +283,14 @@ def answer(payload: Any, *, version_header: str | None, run: RunTool, settings: 
         check_version_header(version_header)
         return 202, None  # a notification: nothing to say back
     ident = payload["id"]
+    # initialize negotiates in its body instead (and ignores the version handed to it).
+    # Every other request with a version this server does not speak is a 400, as the
+    # transport says, whatever its method: a newer client's server/discover probe then
+    # falls back to initialize (the SDKs take any error as a legacy server).
+    version = LATEST_VERSION if method == "initialize" else check_version_header(version_header)
     handler = METHODS.get(method)
     if handler is None:
-        # Answered before the version check, so a newer client's probe (server/discover,
-        # sent with its own newer version) learns at once that it should initialize.
         return 200, error_body(ident, METHOD_NOT_FOUND, f"不支持的方法：{method[:80]}")
-    # initialize negotiates in its body instead (and ignores the version handed to it)
-    version = LATEST_VERSION if method == "initialize" else check_version_header(version_header)
     params = {} if payload.get("params") is None else payload["params"]
     if not isinstance(params, dict):
         return 200, error_body(ident, INVALID_PARAMS, "params 必须是 JSON 对象")

@@ -186,11 +186,13 @@ def test_methods_not_offered_are_32601(mcp, method):
     assert_rpc_error(mcp.rpc(method, {}, id=5), 200, -32601, id=5)
 
 
-def test_a_newer_clients_discover_probe_gets_32601_at_once(mcp):
-    # Sent with the client's newer version in the header: still "method not found", so the
-    # client falls back to initialize instead of giving up.
-    r = mcp.rpc("server/discover", {"_meta": {}}, **{"MCP-Protocol-Version": "2026-07-28"})
-    assert_rpc_error(r, 200, -32601, id=1)
+@pytest.mark.parametrize("method", ["server/discover", "resources/list", "tools/list", "ping"])
+def test_an_unsupported_version_header_is_400_whatever_the_method(mcp, method):
+    """The transport's MUST: a newer client's server/discover probe, sent with its own
+    version, is refused as any request would be (the SDK then falls back to initialize:
+    test_mcp_sdk)."""
+    r = mcp.rpc(method, {"_meta": {}}, **{"MCP-Protocol-Version": "2026-07-28"})
+    assert_rpc_error(r, 400, -32000, id=1, data_code="unsupported_protocol")
 
 
 # --- protocol version header ---------------------------------------------------------
