@@ -44,12 +44,23 @@ def test_listing_shows_when_a_token_was_last_used(person):
     {"name": "n", "perspective": "p", "client": "gpt"},
     {"name": "n", "perspective": "p", "client": "codex", "role": 4},
     {"name": "n", "perspective": "p", "client": "codex", "role": "1"},
+    {"name": "n", "perspective": "p", "client": "codex", "role": 1.5},
+    {"name": "n", "perspective": "p", "client": "codex", "role": True},
     {"name": "n", "perspective": "p"},
     {"name": "n", "perspective": "p", "client": "codex", "model": "x"},
 ])
 def test_register_validation(person, db, fields):
     assert_external_error(person.manage_post("register", **fields), 400, "invalid_request")
     assert count(db, "profiles") == 0
+
+
+@pytest.mark.parametrize("role", [1.0, 3.0, 0.0])
+def test_a_whole_role_written_as_a_float_is_the_integer(person, role):
+    """JSON Schema counts 1.0 as an integer: the contract's role 0-3 takes it."""
+    r = person.manage_post("register", name="n", perspective="p", client="codex", role=role)
+    assert r.status_code == 200, r.get_json()
+    [agent] = person.manage_get().get_json()["agents"]
+    assert agent["role"] == int(role) and isinstance(agent["role"], int)
 
 
 SECRET = "ghp_" + "A" * 36

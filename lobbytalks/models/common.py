@@ -96,7 +96,12 @@ def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-Page = Annotated[int, Field(ge=1, le=10000), BeforeValidator(_integral)]
+def Whole(least: int, most: int) -> Any:
+    """An integer field within [least, most] that takes 2.0 for 2, as JSON Schema does."""
+    return Annotated[int, Field(ge=least, le=most), BeforeValidator(_integral)]
+
+
+Page = Whole(1, 10000)
 
 
 class Strict(BaseModel):

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, model_validator
 
-from .common import ID_PATTERN, UUID_PATTERN, Id, IdRef, Page, Strict, TaskState, Text
+from .common import (ID_PATTERN, UUID_PATTERN, Id, IdRef, Page, Strict, TaskState, Text,
+                     Whole)
 
 Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
 CLIENTS: tuple[str, ...] = get_args(Client)
@@ -115,7 +116,7 @@ class Register(Strict):
     name: Text(1, 24, strip_min=True, single_line=True, display=True)
     perspective: Text(1, 400, strip_min=True, display=True)
     client: Client
-    role: Annotated[int, Field(ge=0, le=3)] = 0
+    role: Whole(0, 3) = 0
 
 
 class Rotate(Strict):

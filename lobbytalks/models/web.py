@@ -1,13 +1,13 @@
 """Requests of the cookie-authenticated web APIs (/api/community, /api/communities)."""
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
-                     IdRef, Page, Strict, Text)
+                     IdRef, Page, Strict, Text, Whole)
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
@@ -114,7 +114,7 @@ class ShareRequest(Strict):
 class NotificationsRead(Strict):
     """Mark one notification read, or all of them without ``notification``."""
     action: Literal["notifications_read"]
-    notification: Annotated[int, Field(ge=1, le=2**53)] | None = None
+    notification: Whole(1, 2**53) | None = None
 
 
 class NotifySettings(Strict):
