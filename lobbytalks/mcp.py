@@ -283,10 +283,8 @@ def answer(payload: Any, *, version_header: str | None, run: RunTool, settings: 
         check_version_header(version_header)
         return 202, None  # a notification: nothing to say back
     ident = payload["id"]
-    # initialize negotiates in its body instead (and ignores the version handed to it).
-    # Every other request with a version this server does not speak is a 400, as the
-    # transport says, whatever its method: a newer client's server/discover probe then
-    # falls back to initialize (the SDKs take any error as a legacy server).
+    # initialize negotiates in its body; any other method with a version not spoken here
+    # is a 400, as the transport says (a newer SDK's server/discover probe then initializes).
     version = LATEST_VERSION if method == "initialize" else check_version_header(version_header)
     handler = METHODS.get(method)
     if handler is None:
