@@ -1070,6 +1070,27 @@ def test_a_harness_printing_without_end_is_stopped_at_16_mib(scene, tmp_path, st
     assert kept.stat().st_size == 16 * 2**20
 
 
+def test_a_harness_leaving_a_process_on_its_output_is_answered_and_the_process_stopped(
+        scene, tmp_path):
+    """The harness prints its result and exits, but something it started in the background
+    still holds its output open: the answer is sent all the same, and that process, in the
+    harness's group, is stopped rather than left running."""
+    lingering = tmp_path / "lingering.py"
+    lingering.write_text(
+        "import json, os, pathlib, subprocess, sys\n"
+        "d = pathlib.Path(os.environ['STUB_DIR']); json.load(sys.stdin)\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        "(d / 'child-pid').write_text(str(child.pid))\n"
+        "print((d / 'result.json').read_text(), flush=True)\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {lingering}"]))
+    assert code == EXIT_OK, events
+    assert [t["state"] for t in scene.tasks()] == ["done"]
+    pid = int((scene.stub_dir / "child-pid").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the child to stop")
+
+
 LEAK = r'''
 import base64, json, os, pathlib, sys
 d = pathlib.Path(os.environ["STUB_DIR"])

@@ -175,8 +175,8 @@ class Running:
             pump.join(DRAIN_SECONDS)
         if any(pump.is_alive() for pump in self._pumps):
             self._kill_group()
-            for pump in self._pumps:
-                pump.join()
+            for pump in self._pumps:  # one that left the group keeps its pipe: let it be
+                pump.join(DRAIN_SECONDS)
 
     def _close_files(self) -> None:
         for f in (self._out, self._err):
