@@ -11,7 +11,8 @@ from .db import Q
 from .errors import ApiError
 from .runtime import runtime
 from .security import new_session_secret, sha256_hex
-from .services import moderation
+from .services import accounts, moderation
+from .services.locks import hold_user
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -69,18 +70,27 @@ def require_admin(request: Request) -> User:
     return user
 
 
-def start_session(response: Response, request: Request, user_id: int) -> None:
+def start_session(response: Response, request: Request, user_id: int, *,
+                  checked_hash: str | None = None) -> None:
     """A new session for ``user_id``, replacing the one this browser presented (whoever's
     it was: logging in again leaves no older session of it valid).
 
-    :raise 403 forbidden: the user is suspended (no session ever starts for them)."""
+    Under the user's row lock, as a suspension and a password change are, so that neither
+    can slip between the check and the session: a login whose password (``checked_hash``)
+    was changed since it was checked gets no session, nor does a suspended user.
+
+    :raise 403 forbidden: the user is suspended (no session ever starts for them).
+    :raise 401 unauthorized: the password checked is no longer the account's."""
     rt = runtime()
     secret = new_session_secret()
     now = clock.now()
     max_age = rt.settings.session_days * 86400
     presented = request.cookies.get(SESSION_COOKIE)
     with rt.db.transaction() as conn:
+        hold_user(conn, user_id)
         moderation.refuse_if_suspended(conn, user_id)
+        if checked_hash is not None and not accounts.password_still(conn, user_id, checked_hash):
+            raise ApiError("unauthorized", accounts.LOGIN_FAILED)
         if presented:
             conn.execute(Q.delete_session, {"digest": sha256_hex(presented)})
         conn.execute(Q.delete_expired_sessions, {"user_id": user_id, "now": now})

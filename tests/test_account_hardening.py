@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -206,6 +207,33 @@ def test_guesses_at_once_cannot_share_the_last_free_slot(app, db, monkeypatch):
                                  guesses))
     assert len(checked) == 1 and sorted(statuses) == [401] + [429] * 6, (checked, statuses)
     assert sessions_of(db, "owner4") == 1  # registration's own
+
+
+def test_a_login_checked_before_a_password_change_gets_no_session(app, db, monkeypatch):
+    """The login's password was right when checked; the owner changed it before the
+    session was written. A session then would outlive the change that was meant to end
+    every session under the old password (a thief logging in in a loop kept one)."""
+    owner = Person(app, username="owner5").register()
+    rt = app.config["LOBBYTALKS"]
+    checked, go_on = threading.Event(), threading.Event()
+    hit = rt.gate.hit
+
+    def pause_after_the_check(limit, scope, key):  # between the check and the session
+        if scope == "login-ok" and not checked.is_set():
+            checked.set()
+            go_on.wait(10)
+        return hit(limit, scope, key)
+
+    monkeypatch.setattr(rt.gate, "hit", pause_after_the_check)
+    with ThreadPoolExecutor(1) as pool:
+        thief = pool.submit(login, app, "owner5", PASSWORD)
+        assert checked.wait(10)
+        changed = owner.web_post("change_password", currentPassword=PASSWORD,
+                                 newPassword="a brand new one 2")
+        assert changed.status_code == 200, changed.get_json()
+        go_on.set()
+        assert_web_error(thief.result(10), 401)
+    assert sessions_of(db, "owner5") == 1  # the owner's own, after the change
 
 
 # --- 6. the configured admin ----------------------------------------------------------

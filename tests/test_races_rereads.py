@@ -124,3 +124,69 @@ def test_the_owners_listing_never_expires_a_lease_a_submit_is_storing(clocked):
         assert conn.execute("SELECT state FROM tasks WHERE id = %s", (task,)).fetchone() == ("done",)
         assert conn.execute("SELECT COUNT(*) FROM notifications WHERE kind = 'task_expired'"
                             ).fetchone() == (0,)
+
+
+def db_value(settings, sql: str, *params: Any) -> Any:
+    with psycopg.connect(settings.database_url) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def in_thread(call):
+    """Start ``call`` in a thread; the returned function waits for its answer."""
+    answers: list[Any] = []
+    thread = threading.Thread(target=lambda: answers.append(call()))
+    thread.start()
+    return lambda: (thread.join(30), answers[0])[1]
+
+
+def suspension_under_way(settings, title: str):
+    """A member with an agent holding a lease, and an admin's suspension of that member
+    held inside its transaction: another connection holds the task's row, which the
+    suspension fails last, after ending the sessions. Returns (app, victim, agent, release):
+    ``release()`` lets the suspension commit and returns its answer."""
+    from lobbytalks import create_app
+    from lobbytalks.services import accounts
+
+    app = create_app(settings)
+    topic = joined_person(app).ask(title=title)
+    victim, agent = contributor(app)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    admin = joined_person(app)
+    assert accounts.set_admin(app.config["LOBBYTALKS"].db, admin.username, True)
+    other = psycopg.connect(settings.database_url)
+    other.execute("SELECT 1 FROM tasks WHERE id = %s FOR UPDATE", (task,))
+    suspended = in_thread(lambda: admin.web_post("suspend_user", username=victim.username,
+                                                 reason="spam"))
+    wait_for_a_lock_wait(settings)
+
+    def release():
+        other.commit()
+        other.close()
+        return suspended()
+    return app, victim, agent, release
+
+
+def test_a_login_during_a_suspension_gets_no_session(clocked):
+    app, victim, _, release = suspension_under_way(clocked[0], "停用与登录")
+    logging_in = in_thread(lambda: app.test_client().post("/api/community", json={
+        "action": "login", "username": victim.username, "password": victim.password}))
+    time.sleep(0.5)  # the login checks the password, then waits for the person's row
+    assert release().status_code == 200
+    assert logging_in().status_code == 403
+    assert db_value(clocked[0], "SELECT COUNT(*) FROM sessions s JOIN users u ON "
+                                "u.id = s.user_id WHERE u.username = %s", victim.username) == 0
+
+
+def test_a_token_asked_for_during_a_suspension_is_not_issued(clocked):
+    _, victim, agent, release = suspension_under_way(clocked[0], "停用与轮换")
+    rotating = in_thread(lambda: victim.manage_post("rotate", profile=agent.profile_id))
+    registering = in_thread(lambda: victim.manage_post(
+        "register", name="第二只", perspective="p", client="codex"))
+    time.sleep(0.5)  # both wait for the person's row, which the suspension holds
+    assert release().status_code == 200
+    assert rotating().status_code == 403 and registering().status_code == 403
+    assert db_value(clocked[0], "SELECT COUNT(*) FROM tokens t JOIN users u ON "
+                                "u.id = t.user_id WHERE u.username = %s AND t.revoked = 0",
+                    victim.username) == 0
+    assert db_value(clocked[0], "SELECT COUNT(*) FROM profiles p JOIN users u ON "
+                                "u.id = p.user_id WHERE u.username = %s", victim.username) == 1

@@ -44,8 +44,9 @@ def _failure_windows(username: str) -> tuple[tuple[str, str, str], ...]:
 _CHECKS_OF_NAME = tuple(threading.Lock() for _ in range(64))
 
 
-def _checked_password(username: str, password: str) -> int | None:
-    """The user id when the password is right, else None after counting the failure.
+def _checked_password(username: str, password: str) -> tuple[int, str] | None:
+    """The user id and the hash checked when the password is right, else None after
+    counting the failure.
 
     :raise 429: when a failure window is already full (checked before any hashing).
     """
@@ -54,12 +55,12 @@ def _checked_password(username: str, password: str) -> int | None:
     with turns.waiting(_CHECKS_OF_NAME[hash(username.lower()) % len(_CHECKS_OF_NAME)]):
         for limit, scope, key in windows:
             rt.gate.check(limit, scope, key)
-        user_id = accounts.authenticate(rt.db, username, password,
-                                        cost=rt.settings.password_cost)
-        if user_id is None:
+        verified = accounts.authenticate(rt.db, username, password,
+                                         cost=rt.settings.password_cost)
+        if verified is None:
             for limit, scope, key in windows:
                 rt.gate.hit(limit, scope, key)
-    return user_id
+    return verified
 
 
 @actions.post("register")
@@ -78,13 +79,14 @@ def register(body: dict[str, Any]) -> Response:
 @actions.post("login")
 def login(body: dict[str, Any]) -> Response:
     data = parse_model(WebAuth, body)
-    user_id = _checked_password(data.username, data.password)
-    if user_id is None:
+    verified = _checked_password(data.username, data.password)
+    if verified is None:
         raise ApiError("unauthorized", accounts.LOGIN_FAILED)
+    user_id, checked_hash = verified
     rt = runtime()
     rt.gate.hit(rt.settings.rate_login_success, "login-ok", user_id)
     response = ok({"ok": True})
-    start_session(response, request, user_id)
+    start_session(response, request, user_id, checked_hash=checked_hash)
     devices.remember(response, request, data.username)
     return response
 
@@ -102,7 +104,8 @@ def logout(body: dict[str, Any]) -> Response:
 def change_password(body: dict[str, Any]) -> Response:
     """Every session of the account ends, this browser gets a new one."""
     user, data, rt = signed_in_write(PasswordChange, body)
-    if _checked_password(user.username, data.currentPassword) != user.id:
+    verified = _checked_password(user.username, data.currentPassword)
+    if verified is None or verified[0] != user.id:
         raise ApiError("forbidden", "currentPassword: 当前密码不正确")
     if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
         raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)

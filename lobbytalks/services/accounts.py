@@ -8,6 +8,7 @@ from ..errors import ApiError
 from ..passwords import Argon2Cost, hash_password, needs_rehash, verify_password, \
     verify_password_timing_safe
 from .audit import record
+from .locks import hold_user
 
 LOGIN_FAILED = "用户名或密码不正确"
 
@@ -29,8 +30,11 @@ def register(db: Database, username: str, password: str, *, now: int,
         raise ApiError("invalid_request", "username: 用户名已被使用", status=409) from None
 
 
-def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost) -> int | None:
-    """The user id for a correct password, else None (same cost for unknown names).
+def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost
+                 ) -> tuple[int, str] | None:
+    """The user id and the password hash that was checked, for a correct password, else
+    None (same cost for unknown names). A session is started only while that hash is
+    still the one stored (``auth.start_session``): a password changed meanwhile wins.
 
     A correct password stored under an older scheme or cost (scrypt) is re-hashed now.
     """
@@ -41,16 +45,24 @@ def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost
         return None
     if needs_rehash(stored, cost):
         with db.transaction() as conn:
-            _upgrade_hash(conn, row["id"], stored, password, cost)
-    return row["id"]
+            stored = _upgrade_hash(conn, row["id"], stored, password, cost)
+    return row["id"], stored
 
 
 def _upgrade_hash(conn: Connection, user_id: int, stored: str, password: str,
-                  cost: Argon2Cost) -> None:
-    # The same password under the current scheme and cost; the sessions stay. Only if the
-    # stored hash is still the one checked, so a password changed meanwhile wins.
-    conn.execute(Q.replace_password_hash, {"password_hash": hash_password(password, cost),
-                                           "id": user_id, "stored": stored})
+                  cost: Argon2Cost) -> str:
+    """The same password under the current scheme and cost (the sessions stay), only if
+    the stored hash is still the one checked; the hash in place afterwards."""
+    upgraded = hash_password(password, cost)
+    replaced = conn.execute(Q.replace_password_hash, {"password_hash": upgraded,
+                                                      "id": user_id, "stored": stored})
+    return upgraded if replaced.rowcount == 1 else stored
+
+
+def password_still(conn: Connection, user_id: int, checked: str) -> bool:
+    """Whether ``checked`` is still the user's password hash (read under their row lock)."""
+    row = conn.execute(Q.get_password_hash, {"id": user_id}).fetchone()
+    return row is not None and row["password_hash"] == checked
 
 
 def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> None:
@@ -62,7 +74,8 @@ def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost)
 
 def _reset_password(conn: Connection, user_id: int, password_hash: str) -> None:
     # The one place a password is replaced: whoever held a session under the old
-    # password must log in again.
+    # password must log in again. Under the user's row lock, as a session's start is.
+    hold_user(conn, user_id)
     conn.execute(Q.set_password_hash, {"password_hash": password_hash, "id": user_id})
     conn.execute(Q.delete_user_sessions, {"user_id": user_id})
 

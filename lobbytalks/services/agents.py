@@ -9,11 +9,15 @@ from ..quotas import MAX_AGENTS, TOKEN_DAYS
 from ..screening import refuse_secrets
 from ..security import new_agent_token, new_id, sha256_hex
 from .locks import hold_user
+from .moderation import refuse_if_suspended
 from .settlement import (AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_for_view,
                          settle_user)
 
 
 def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:
+    """The one place a token is made; the caller holds the user's row, so a suspension
+    (which revokes every token under that lock) cannot have slipped in unseen."""
+    refuse_if_suspended(conn, user_id)
     token = new_agent_token()
     token_id = new_id("tok")
     expires = now + TOKEN_DAYS * 86400

@@ -39,6 +39,9 @@ INSERT INTO users (username, password_hash, is_admin, created) VALUES (:username
 -- name: set_admin
 UPDATE users SET is_admin = :is_admin WHERE lower(username) = lower(:username);
 
+-- name: get_password_hash
+SELECT password_hash FROM users WHERE id = :id;
+
 -- name: set_password_hash
 UPDATE users SET password_hash = :password_hash WHERE id = :id;
 
