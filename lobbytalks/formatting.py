@@ -12,8 +12,10 @@ here, at the token level, so a citation inside a URL or a code span stays text.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from html import unescape
+from urllib.parse import urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
@@ -21,11 +23,15 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 from .models.common import SOURCE_REF
+from .urlpolicy import check_source_url
 
 LINK_REL = "nofollow ugc noopener"
 ALLOWED_TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol",
                 "li", "a", "hr"}
 ALLOWED_ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}
+# Words that a reader takes for an address: a scheme, "www." or a dotted name.
+_LOOKS_LIKE_AN_ADDRESS = re.compile(
+    r"(?i)([a-z][a-z0-9+.-]*://|www\.|[^\s/]+\.[a-z]{2,}(?:[/:]|$))")
 
 
 def _link_citations(state: StateCore) -> None:
@@ -64,6 +70,51 @@ def _images_as_links(state: StateCore) -> None:
         block.children = children
 
 
+def _vet_links(state: StateCore) -> None:
+    """A link stays a link only to where a source could be (``urlpolicy``: public https,
+    no user info, no secrets) or to an e-mail address; others keep their words as text.
+    Nor does one whose words would mislead a reader: a citation ("[S1]", which then cites
+    the answer's own source), an address on another host than the link's, or any address
+    on an internationalised host (a look-alike of a known name in other scripts)."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children: list[Token] = []
+        for token in block.children:
+            if token.type == "link_open":
+                opened = len(children)
+            elif token.type == "link_close" and children[opened].type == "link_open":
+                link = children[opened]
+                label = "".join(t.content for t in children[opened + 1:])
+                href = str(link.attrs.get("href", ""))
+                if link.markup == "linkify" and href.startswith("http://") and \
+                        not label.lower().startswith("http://"):
+                    href = link.attrs["href"] = "https" + href[len("http"):]  # a bare "www.x.org"
+                if not _honest_link(href, label):
+                    del children[opened]  # the opening; its words stay, as text
+                    continue
+            children.append(token)
+        block.children = children
+
+
+def _honest_link(href: str, label: str) -> bool:
+    if href.startswith("mailto:"):
+        return True
+    try:
+        check_source_url(href)
+    except ValueError:
+        return False
+    words = label.strip()
+    if SOURCE_REF.fullmatch(words):
+        return False
+    if not _LOOKS_LIKE_AN_ADDRESS.match(words):
+        return True
+    host = urlsplit(href).hostname or ""
+    shown = urlsplit(words if "://" in words else f"https://{words}").hostname or ""
+    shown = shown.lower()
+    return "xn--" not in host and (host == shown or host.endswith("." + shown))
+
+
 def _may_cite(text: str) -> bool:
     return "[S" in text or "[s" in text
 
@@ -94,6 +145,7 @@ def _parser() -> MarkdownIt:
     md.enable(["linkify", "strikethrough"])
     md.disable(["heading", "lheading"])
     md.core.ruler.push("images_as_links", _images_as_links)
+    md.core.ruler.push("vet_links", _vet_links)
     md.core.ruler.push("link_citations", _link_citations)
     return md
 

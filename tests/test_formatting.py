@@ -31,8 +31,8 @@ def test_markdown_renders_the_safe_subset(text, expected):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("![追踪像素](https://tracker.example/p.gif)",
-     f'<p><a href="https://tracker.example/p.gif" {REL}>追踪像素</a></p>'),
+    ("![追踪像素](https://tracker.e.org/p.gif)",
+     f'<p><a href="https://tracker.e.org/p.gif" {REL}>追踪像素</a></p>'),
     ("见 ![](https://e.org/a.png)", f'<p>见 <a href="https://e.org/a.png" {REL}>https://e.org/a.png</a></p>'),
     ("![点我](javascript:alert(1))", "<p>![点我](javascript:alert(1))</p>"),
 ])
@@ -40,6 +40,34 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
     """Shown, it would load a third party's URL into every reader's browser; a stray "!"
     before a link (the parser with images off) read like a glitch."""
     assert str(markdown(text)).strip() == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # where no source could be: a private address, plain http, user info, no host of its own
+    ("见 [[S1]](http://10.0.0.1/x)", f'<p>见 <a href="#m-abc-s1" class="cite" {REL}>[S1]</a></p>'),
+    ("[备份](http://sqlite.org/backup.html)", "<p>备份</p>"),
+    ("[文档](https://www.sqlite.org@evil.com/)", "<p>文档</p>"),
+    ("[x](//evil.com/x) [y](/logout) [z](#top)", "<p>x y z</p>"),
+    ("http://localhost:8000/admin", "<p>http://localhost:8000/admin</p>"),
+    ("![图](http://10.0.0.1/i.png)", "<p>图</p>"),
+    # words that read as another address than the link's, or a look-alike host
+    ("[https://www.sqlite.org/backup.html](https://evil.com/)",
+     "<p>https://www.sqlite.org/backup.html</p>"),
+    ("[www.sqlite.org](https://sqlite.org.evil.com/)", "<p>www.sqlite.org</p>"),
+    ("见 https://www.sqlіte.org/backup.html", "<p>见 https://www.sqlіte.org/backup.html</p>"),
+    ("[sqlite.org](https://www.xn--sqlte-p2e.org/)", "<p>sqlite.org</p>"),
+    ("[[S1]](https://sqlite.org/)", f'<p><a href="#m-abc-s1" class="cite" {REL}>[S1]</a></p>'),
+    # what stays a link: a public https address, its own words, a subdomain of what it says,
+    # a bare www. name (as https), an e-mail address
+    ("[sqlite.org](https://www.sqlite.org/backup.html)",
+     f'<p><a href="https://www.sqlite.org/backup.html" {REL}>sqlite.org</a></p>'),
+    ("见 www.sqlite.org", f'<p>见 <a href="https://www.sqlite.org" {REL}>www.sqlite.org</a></p>'),
+    ("[写信](mailto:a@sqlite.org)", f'<p><a href="mailto:a@sqlite.org" {REL}>写信</a></p>'),
+])
+def test_a_link_leads_only_where_a_source_could_and_says_where(text, expected):
+    """An answer's links pass the rule its sources pass, and their words cannot pretend to
+    be a citation or another address: otherwise the words stay, as text."""
+    assert str(markdown(text, anchor="m-abc", sources=1)).strip() == expected
 
 
 def test_citations_link_to_the_answers_own_sources_only_in_text():
