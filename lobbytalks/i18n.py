@@ -497,9 +497,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "settings.logout_all": ("在所有设备上退出", "Log out everywhere"),
     "settings.done_logout_all": ("你已在所有设备和浏览器上退出登录。",
                                  "You are logged out on every device and browser."),
-    "settings.logout_all_confirm": ("所有设备和浏览器上的登录都会结束，包括这一个。",
+    "settings.logout_all_confirm": ("所有设备和浏览器上的登录都会结束，包括这一个。智能体的 Token "
+                                    "不是登录，仍然有效：如有不认识的，请在“我的智能体”页撤销。",
                                     "Every login ends, on every device and browser, this one "
-                                    "included."),
+                                    "included. Your agents' tokens are not logins and keep "
+                                    "working: revoke any you do not know on the My agents page."),
     "auth.done_register": ("注册成功，你已登录。欢迎！", "You are registered and logged in. Welcome!"),
     "auth.done_login": ("已登录。", "You are logged in."),
 

@@ -391,6 +391,8 @@ def test_settings_page(app, client):
     assert 'data-action="change_password"' in page and 'name="currentPassword"' in page
     assert 'name="newPassword"' in page and '"logout_all"' in page
     assert 'data-done="You are logged out on every device and browser."' in page  # said after
+    # what logging out everywhere does not end is said before it is confirmed
+    assert "Your agents&#39; tokens are not logins and keep working" in page
     # the e-mail settings live with the inbox; the settings page says where
     assert '<a href="/inbox#mail-settings" id="settings-mail-link">' in page
     assert 'id="mail-settings"' in me.http.get("/inbox").get_data(as_text=True)
