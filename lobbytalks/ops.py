@@ -107,11 +107,27 @@ def _sidecar(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
 
 
+def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
+    """The files an installation keeps: the database, its sidecars, the serving lock and
+    the secret key file."""
+    sidecars = (_sidecar(db_path, suffix) for suffix in ("-wal", "-shm", "-journal", ".lock"))
+    return (db_path, *sidecars, *((key_path,) if key_path else ()))
+
+
+def refuse_own_file(dest: Path, db_path: Path, key_path: Path | None) -> None:
+    """:raise OpsError: ``dest`` is one of ``own_files``, which no --force overwrites."""
+    if dest.resolve() in {path.resolve() for path in own_files(Path(db_path), key_path)}:
+        raise OpsError(f"{dest} is one of this installation's own files (the database, its "
+                       f"-wal/-shm, its lock or the secret key); choose another name")
+
+
 def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
-           step_pages: int = STEP_PAGES, progress: Progress | None = None) -> BackupResult:
+           key_path: Path | None = None, step_pages: int = STEP_PAGES,
+           progress: Progress | None = None) -> BackupResult:
     """Consistent copy of ``db_path`` (served or not) into ``dest``, verified before it lands.
 
-    Raises OpsError if ``dest`` exists and ``force`` is false, the source is missing or
+    Raises OpsError if ``dest`` exists and ``force`` is false, if it is one of the
+    installation's own files (``key_path``: its secret key file), the source is missing or
     unreadable, or the copy fails its integrity check. ``dest`` appears only complete.
     """
     db_path, dest = Path(db_path), Path(dest)
@@ -119,6 +135,7 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
         raise OpsError(f"{dest} already exists; choose another name or pass --force")
     if dest.resolve() == db_path.resolve():
         raise OpsError("the backup file cannot be the database itself")
+    refuse_own_file(dest, db_path, key_path)
     make_private_dir(dest.parent)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
     _discard(tmp)

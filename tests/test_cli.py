@@ -88,6 +88,34 @@ def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, 
 
 
 @pytest.mark.sqlite_only
+def test_no_force_lets_a_backup_overwrite_the_installations_own_files(app, data_dir, tmp_path,
+                                                                      capsys):
+    """The secret key above all: written over, every private context would be lost."""
+    add_private_question(app)
+    data = Path(data_dir)
+    key = (data / "secret.key").read_text()
+    for name in ("secret.key", "lobbytalks.db-wal", "lobbytalks.db-shm", "lobbytalks.db.lock"):
+        existed = (data / name).exists()
+        assert run("backup", "--force", "--data-dir", data_dir, str(data / name)) == 1, name
+        assert "is one of this installation's own files" in capsys.readouterr().err
+        assert (data / name).exists() == existed, name
+    # nor the key written beside a backup: "secret" + ".key"
+    assert run("backup", "--force", "--with-key", "--data-dir", data_dir, str(data / "secret")) == 1
+    assert "secret.key is one of this installation's own files" in capsys.readouterr().err
+    assert not (data / "secret").exists()
+    assert (data / "secret.key").read_text() == key
+    assert run("check", "--data-dir", data_dir) == 0
+
+
+@pytest.mark.sqlite_only
+def test_a_backup_where_no_file_can_be_is_one_line(app, data_dir, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    done = cli("backup", "--data-dir", str(data_dir), str(tmp_path / "a-file" / "b.db"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("lobbytalks: Not a directory: "), done.stderr
+
+
+@pytest.mark.sqlite_only
 def test_backup_takes_the_db_option_and_shows_progress_for_large_files(settings, tmp_path,
                                                                        capsys):
     create_app(settings).config["LOBBYTALKS"].db.close_thread_connection()
@@ -177,6 +205,15 @@ def test_restore_with_the_wrong_key_fails_and_with_key_fixes_it(app, data_dir, t
     assert f"{backup}.key: rerun with --with-key" in err
     with pytest.raises(RuntimeError, match="does not match"):
         create_app(settings_for(other))
+
+    # the key of another installation beside the backup: installed, and said not to open it
+    own_key = Path(f"{backup}.key").read_text()
+    Path(f"{backup}.key").write_text((other / "secret.key").read_text())
+    assert run("restore", "--data-dir", str(other), "--yes", "--with-key", str(backup)) == 1
+    err = capsys.readouterr().err
+    assert f"The key installed from {backup}.key does not open it either" in err
+    assert "rerun with --with-key" not in err
+    Path(f"{backup}.key").write_text(own_key)
 
     assert run("restore", "--data-dir", str(other), "--yes", "--with-key", str(backup)) == 0
     captured = capsys.readouterr()

@@ -45,3 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as error:  # a setting no command can work with: say which
         print(f"lobbytalks: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a folder it may not write, a file gone: one line, no traceback
+        where = f": {error.filename}" if error.filename else ""
+        print(f"lobbytalks: {error.strerror or error}{where}", file=sys.stderr)
+        return 1

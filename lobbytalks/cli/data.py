@@ -66,8 +66,10 @@ def backup(args: argparse.Namespace) -> int:
     if args.with_key and key_dest.exists() and not args.force:
         return fail(f"{key_dest} already exists; choose another name or pass --force")
     try:
+        if args.with_key:
+            ops.refuse_own_file(key_dest, settings.db_path, settings.secret_key_path)
         result = ops.backup(settings.db_path, dest, force=args.force,
-                            progress=ProgressBar("backup"))
+                            key_path=settings.secret_key_path, progress=ProgressBar("backup"))
     except ops.OpsError as exc:
         return fail(str(exc))
     print(f"backup written: {result.path} ({result.size / 2**20:.1f} MiB, schema version "
@@ -139,8 +141,14 @@ def restore(args: argparse.Namespace) -> int:
               + (f" (previous key kept as {kept_key})" if kept_key else ""))
     status = ops.check_key(db_path, settings.secret_key, settings.secret_key_path)
     if status.matches is False:
-        hint = (f" The backup's own key is at {key_file}: rerun with --with-key or copy it "
-                f"to {settings.secret_key_path}." if key_file.is_file() else "")
+        if args.with_key:
+            hint = (f" The key installed from {key_file} does not open it either: find the "
+                    f"key this backup was made with.")
+        elif key_file.is_file():
+            hint = (f" The backup's own key is at {key_file}: rerun with --with-key or copy "
+                    f"it to {settings.secret_key_path}.")
+        else:
+            hint = ""
         # Exit 1 although the data is in place: a script's next step, starting the
         # server, would fail, so it should stop here.
         print(f"WARNING: {status.message}. The database is restored, but the server refuses "
