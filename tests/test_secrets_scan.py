@@ -336,8 +336,11 @@ def _fullwidth(text: str) -> str:
     lambda t: t.encode().hex().upper(),
     lambda t: __import__("base64").b64encode(t.encode()).decode(),
     lambda t: __import__("base64").b64encode(b"x:" + t.encode()).decode(),  # mid-stream
+    lambda t: f"the key starts {t[:25]} and ends with {t[25:]}",          # in parts
+    lambda t: " / then / ".join(t[i:i + 11] for i in range(0, len(t), 11)),
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
-        "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted"])
+        "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted", "halves",
+        "quarters"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
@@ -347,7 +350,14 @@ def test_a_known_token_is_found_in_any_disguise(disguise):
 
 
 def test_a_disguise_is_not_pieced_together_across_strings():
-    """Each string on its own: two fields that happen to meet are not one text."""
+    """Each string on its own: two fields that happen to meet are not one text. (Each
+    half of a token is found on its own now: any eleven of its letters and digits in a
+    row hold one of the pieces looked for.)"""
     token = new_agent_token()
-    assert not holds_disguised({"a": token[:25], "b": token[25:]}, token)
-    assert not holds_disguised([token[:25], token[25:]], token)
+    plain = "".join(c for c in token if c.isalnum())
+    # six letters each, straddling the pieces [0:6], [6:12], [12:18]: together they hold
+    # [6:12], apart neither does
+    assert holds_disguised({"a": plain[2:8] + plain[8:14]}, token)
+    assert not holds_disguised({"a": plain[2:8], "b": plain[8:14]}, token)
+    assert not holds_disguised([plain[2:8], plain[8:14]], token)
+    assert holds_disguised({"a": token[:25], "b": "x"}, token)
