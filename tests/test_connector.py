@@ -1091,13 +1091,49 @@ def test_a_harness_leaving_a_process_on_its_output_is_answered_and_the_process_s
              Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the child to stop")
 
 
+def test_what_a_harness_left_running_when_it_exited_is_stopped(scene, tmp_path):
+    """A helper it started with its output elsewhere, still in its process group, does
+    not outlive the run: stopping the harness stops what it started, and so does its end."""
+    leaving = tmp_path / "leaving.py"
+    leaving.write_text(
+        "import json, os, pathlib, subprocess, sys\n"
+        "d = pathlib.Path(os.environ['STUB_DIR']); json.load(sys.stdin)\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
+        "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "(d / 'child-pid').write_text(str(child.pid))\n"
+        "print((d / 'result.json').read_text(), flush=True)\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {leaving}"]))
+    assert code == EXIT_OK, events
+    pid = int((scene.stub_dir / "child-pid").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the child to stop")
+
+
+def test_output_that_is_no_utf8_gets_the_second_chance(scene, tmp_path):
+    mangled = tmp_path / "mangled.py"
+    mangled.write_text(
+        "import json, os, sys, pathlib\n"
+        "d = pathlib.Path(os.environ['STUB_DIR']); doc = json.load(sys.stdin)\n"
+        "n = len(list(d.glob('m-*.json'))) + 1\n"
+        "(d / f'm-{n}.json').write_text(json.dumps(doc, ensure_ascii=False))\n"
+        "out = (d / 'result.json').read_bytes()\n"
+        "sys.stdout.buffer.write(b'\\xff\\xfe' + out if n == 1 else out)\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {mangled}"]))
+    assert code == EXIT_OK, events
+    assert [t["state"] for t in scene.tasks()] == ["done"]
+    second = json.loads((scene.stub_dir / "m-2.json").read_text())
+    assert second["previousErrors"] == ["the output is not UTF-8 text"]
+
+
 LEAK = r'''
 import base64, json, os, pathlib, sys
 d = pathlib.Path(os.environ["STUB_DIR"])
 token = (d / "token").read_text()
 shown = {"plain": token, "spaced": " ".join(token), "dashed": "-".join(token),
          "base64": base64.b64encode(token.encode()).decode(),
-         "hex": token.encode().hex()}[sys.argv[1]]
+         "hex": token.encode().hex(), "halves": token[:25] + " and " + token[25:]}[sys.argv[1]]
 if sys.argv[2] == "stderr":
     print("could not finish: " + shown, file=sys.stderr)
     sys.exit(1)
@@ -1109,6 +1145,7 @@ print(json.dumps(result, ensure_ascii=False))
 
 @pytest.mark.parametrize("disguise, where", [("plain", "result"), ("spaced", "result"),
                                              ("base64", "result"), ("hex", "result"),
+                                             ("halves", "result"),
                                              ("plain", "stderr"), ("dashed", "stderr")])
 def test_a_token_spelt_out_or_encoded_never_leaves(scene, tmp_path, disguise, where):
     leak = tmp_path / "leak.py"

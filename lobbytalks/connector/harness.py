@@ -134,9 +134,13 @@ def _claude_error(envelope: dict[str, Any]) -> str:
 def _read(path: Path, missing: str) -> str:
     try:
         with open(path, "rb") as f:
-            return f.read(MAX_OUTPUT_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+            data = f.read(MAX_OUTPUT_BYTES)
+    except OSError:
         raise HarnessFailed(missing) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:  # a mangled result: the harness gets the second chance
+        raise ResultUnreadable("the output is not UTF-8 text") from None
 
 
 def _parse_object(text: str, problem: str) -> dict[str, Any]:

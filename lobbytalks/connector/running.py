@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,8 @@ class Running:
         return self.config.read_result(self.files)
 
     def stop(self, grace: float = 5.0) -> None:
-        """Stop the harness and whatever it started (its process group)."""
+        """Stop the harness and whatever it started (its process group), also what it left
+        running when it exited by itself."""
         if self.proc.poll() is None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
                 try:
@@ -165,18 +167,18 @@ class Running:
                     break
                 except subprocess.TimeoutExpired:
                     continue
+        # The group outlives its leader while any member lives (and its id is not given to
+        # another process meanwhile): what is left of it goes now.
+        self._kill_group()
         self._drain()
         self._close_files()
 
     def _drain(self) -> None:
-        """Let the pumps copy what is still in the pipes. Something the harness started in
-        the background may hold them open after it exits: that is stopped with its group."""
+        """Let the pumps copy what is still in the pipes, for a few seconds in all: a
+        process that left the group may hold them open for as long as it likes."""
+        deadline = time.monotonic() + DRAIN_SECONDS
         for pump in self._pumps:
-            pump.join(DRAIN_SECONDS)
-        if any(pump.is_alive() for pump in self._pumps):
-            self._kill_group()
-            for pump in self._pumps:  # one that left the group keeps its pipe: let it be
-                pump.join(DRAIN_SECONDS)
+            pump.join(max(0.0, deadline - time.monotonic()))
 
     def _close_files(self) -> None:
         for f in (self._out, self._err):
