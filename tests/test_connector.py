@@ -1070,61 +1070,26 @@ def test_a_harness_printing_without_end_is_stopped_at_16_mib(scene, tmp_path, st
     assert kept.stat().st_size == 16 * 2**20
 
 
-def test_a_harness_leaving_a_process_on_its_output_is_answered_and_the_process_stopped(
-        scene, tmp_path):
-    """The harness prints its result and exits, but something it started in the background
-    still holds its output open: the answer is sent all the same, and that process, in the
-    harness's group, is stopped rather than left running."""
-    lingering = tmp_path / "lingering.py"
-    lingering.write_text(
-        "import json, os, pathlib, subprocess, sys\n"
-        "d = pathlib.Path(os.environ['STUB_DIR']); json.load(sys.stdin)\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
-        "(d / 'child-pid').write_text(str(child.pid))\n"
-        "print((d / 'result.json').read_text(), flush=True)\n")
-    code, events = scene.finish(scene.run_once(
-        harness=["--harness", "command", "--harness-command", f"{sys.executable} {lingering}"]))
-    assert code == EXIT_OK, events
-    assert [t["state"] for t in scene.tasks()] == ["done"]
-    pid = int((scene.stub_dir / "child-pid").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the child to stop")
-
-
-def test_what_a_harness_left_running_when_it_exited_is_stopped(scene, tmp_path):
-    """A helper it started with its output elsewhere, still in its process group, does
-    not outlive the run: stopping the harness stops what it started, and so does its end."""
+@pytest.mark.parametrize("output", ["", ", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"],
+                         ids=["holding-its-output", "output-elsewhere"])
+def test_what_a_harness_left_running_is_stopped_and_its_answer_sent(scene, tmp_path, output):
+    """The harness prints its result and exits, leaving a process it started running in
+    its group (holding the harness's output open, or not): the answer is sent all the
+    same, and that process does not outlive the run."""
     leaving = tmp_path / "leaving.py"
     leaving.write_text(
         "import json, os, pathlib, subprocess, sys\n"
         "d = pathlib.Path(os.environ['STUB_DIR']); json.load(sys.stdin)\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
-        "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']{output})\n"
         "(d / 'child-pid').write_text(str(child.pid))\n"
         "print((d / 'result.json').read_text(), flush=True)\n")
     code, events = scene.finish(scene.run_once(
         harness=["--harness", "command", "--harness-command", f"{sys.executable} {leaving}"]))
     assert code == EXIT_OK, events
+    assert [t["state"] for t in scene.tasks()] == ["done"]
     pid = int((scene.stub_dir / "child-pid").read_text())
     wait_for(lambda: not Path(f"/proc/{pid}").exists() or
              Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the child to stop")
-
-
-def test_output_that_is_no_utf8_gets_the_second_chance(scene, tmp_path):
-    mangled = tmp_path / "mangled.py"
-    mangled.write_text(
-        "import json, os, sys, pathlib\n"
-        "d = pathlib.Path(os.environ['STUB_DIR']); doc = json.load(sys.stdin)\n"
-        "n = len(list(d.glob('m-*.json'))) + 1\n"
-        "(d / f'm-{n}.json').write_text(json.dumps(doc, ensure_ascii=False))\n"
-        "out = (d / 'result.json').read_bytes()\n"
-        "sys.stdout.buffer.write(b'\\xff\\xfe' + out if n == 1 else out)\n")
-    code, events = scene.finish(scene.run_once(
-        harness=["--harness", "command", "--harness-command", f"{sys.executable} {mangled}"]))
-    assert code == EXIT_OK, events
-    assert [t["state"] for t in scene.tasks()] == ["done"]
-    second = json.loads((scene.stub_dir / "m-2.json").read_text())
-    assert second["previousErrors"] == ["the output is not UTF-8 text"]
 
 
 LEAK = r'''
@@ -1292,20 +1257,25 @@ def test_the_harness_is_told_the_moment_it_is_really_stopped_at(scene):
     assert 30 <= doc["deadline"] - task["created"] <= 35  # its own 30 s, not the lease's 2 h
 
 
-def test_output_that_is_no_json_gets_the_second_chance_too(scene, tmp_path):
+@pytest.mark.parametrize("first, problem", [
+    ("b'I ran out of room before the JSON'", "the result is not a JSON object"),
+    ("b'\\xff\\xfe' + result", "the output is not UTF-8 text"),
+])
+def test_output_that_is_no_json_gets_the_second_chance_too(scene, tmp_path, first, problem):
     once_garbled = tmp_path / "garbled.py"
     once_garbled.write_text(
         "import json, os, sys, pathlib\n"
         "d = pathlib.Path(os.environ['STUB_DIR']); doc = json.load(sys.stdin)\n"
         "n = len(list(d.glob('g-*.json'))) + 1\n"
         "(d / f'g-{n}.json').write_text(json.dumps(doc, ensure_ascii=False))\n"
-        "print('I ran out of room before the JSON' if n == 1 else (d / 'result.json').read_text())\n")
+        "result = (d / 'result.json').read_bytes()\n"
+        f"sys.stdout.buffer.write({first} if n == 1 else result)\n")
     code, events = scene.finish(scene.run_once(
         harness=["--harness", "command", "--harness-command", f"{sys.executable} {once_garbled}"]))
     assert code == EXIT_OK, events
     assert [t["state"] for t in scene.tasks()] == ["done"]
     second = json.loads((scene.stub_dir / "g-2.json").read_text())
-    assert second["previousErrors"] == ["the result is not a JSON object"]
+    assert second["previousErrors"] == [problem]
 
 
 def test_a_harness_missing_from_path_is_said_before_anything_is_claimed(scene):
