@@ -139,24 +139,30 @@ def restore(args: argparse.Namespace) -> int:
     if args.with_key:
         print(f"installed the key from {key_file} as {settings.secret_key_path}"
               + (f" (previous key kept as {kept_key})" if kept_key else ""))
+    return _key_after_restore(settings, db_path, key_file, installed=args.with_key)
+
+
+def _key_after_restore(settings, db_path, key_file, *, installed: bool) -> int:
+    """Say whether the key in place opens the restored private context; 1 when it does not
+    (the data is in place, but a script's next step, starting the server, would fail)."""
+    from .. import ops
+
     status = ops.check_key(db_path, settings.secret_key, settings.secret_key_path)
-    if status.matches is False:
-        if args.with_key:
-            hint = (f" The key installed from {key_file} does not open it either: find the "
-                    f"key this backup was made with.")
-        elif key_file.is_file():
-            hint = (f" The backup's own key is at {key_file}: rerun with --with-key or copy "
-                    f"it to {settings.secret_key_path}.")
-        else:
-            hint = ""
-        # Exit 1 although the data is in place: a script's next step, starting the
-        # server, would fail, so it should stop here.
-        print(f"WARNING: {status.message}. The database is restored, but the server refuses "
-              f"to start until the key used with this backup is back: in "
-              f"{settings.secret_key_path} or LOBBYTALKS_SECRET_KEY.{hint}", file=sys.stderr)
-        return 1
-    print(f"key: {status.message}")
-    return 0
+    if status.matches is not False:
+        print(f"key: {status.message}")
+        return 0
+    if installed:
+        hint = (f" The key installed from {key_file} does not open it either: find the "
+                f"key this backup was made with.")
+    elif key_file.is_file():
+        hint = (f" The backup's own key is at {key_file}: rerun with --with-key or copy "
+                f"it to {settings.secret_key_path}.")
+    else:
+        hint = ""
+    print(f"WARNING: {status.message}. The database is restored, but the server refuses "
+          f"to start until the key used with this backup is back: in "
+          f"{settings.secret_key_path} or LOBBYTALKS_SECRET_KEY.{hint}", file=sys.stderr)
+    return 1
 
 
 def _confirm(question: str) -> bool:
