@@ -27,6 +27,7 @@ from conftest import LiveServer, advance, free_port, good_result, open_database,
 from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
                                            EXIT_UNREACHABLE)
 from lobbytalks.connector.events import EVENTS
+from lobbytalks.connector.harness import HarnessConfig
 from lobbytalks.connector.prompt import limits_in_words, result_schema
 from lobbytalks.connector.submission import submission
 from lobbytalks.db import Row
@@ -705,6 +706,49 @@ def test_doctor_names_a_harness_that_is_not_executable_and_a_token_file_others_c
     assert checks["harness"]["message"] == f"{program} is not executable"
 
 
+def test_only_names_of_files_that_are_there_are_taken_from_the_starting_folder(tmp_path):
+    (tmp_path / "research.py").write_text("")
+    (tmp_path / "deepseek").mkdir()  # a folder named like a plain word argument
+    (tmp_path / "tools").mkdir()
+    config = HarnessConfig(kind="command", start=str(tmp_path), command=(
+        "python3 research.py deepseek tools/ --out=x.json https://example.org/a.py "
+        "/abs/helper.py"), extra_args=["--config", "settings.toml", "helper.sh"])
+    assert config.argv(None) == [
+        "python3", str(tmp_path / "research.py"), "deepseek", str(tmp_path / "tools"),
+        "--out=x.json", "https://example.org/a.py", "/abs/helper.py", "--config",
+        "settings.toml", "helper.sh"]
+    assert config.missing_scripts() == ["/abs/helper.py", "helper.sh"]
+    assert HarnessConfig(kind="codex", start=str(tmp_path)).missing_scripts() == []
+
+
+def test_doctor_names_a_missing_script_and_a_state_folder_others_can_open(scene, tmp_path):
+    state = tmp_path / "shared-state"
+    state.mkdir(mode=0o755)
+    state.chmod(0o755)  # whatever the umask
+
+    def doctor(script: str) -> dict[str, dict]:
+        r = subprocess.run(
+            [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness",
+             "command", "--harness-command", f"{sys.executable} {script} --model x",
+             "--server", scene.world.server.url, "--state-dir", str(state)],
+            env={**os.environ, TOKEN_ENV: scene.agent["token"]}, cwd=tmp_path,
+            capture_output=True, text=True)
+        checks = {c["name"]: c for c in map(json.loads, r.stdout.splitlines())}
+        assert r.returncode == (EXIT_OK if all(c["ok"] for c in checks.values())
+                                else EXIT_TASK_FAILED), checks
+        return checks
+
+    checks = doctor("reserch.py")  # a typo of the stub's name, research.py
+    assert checks["harness"]["ok"] is True  # the interpreter itself is there
+    assert checks["harness script"]["ok"] is False
+    assert checks["harness script"]["message"] == f"reserch.py not found from {tmp_path}"
+    assert checks["state"]["ok"] is False and checks["state"]["fix"] == f"chmod 700 {state}"
+    state.chmod(0o700)
+    checks = doctor("research.py")  # found from where the connector starts
+    assert "harness script" not in checks
+    assert checks["state"]["ok"] is True, checks["state"]
+
+
 def test_a_busy_state_folder_is_said_on_stdout_too_with_json(scene):
     hold(scene)
     first = scene.run_once()
@@ -942,15 +986,18 @@ def test_an_option_out_of_range_is_a_usage_error_that_names_it(tmp_path, option,
 
 # --- local faults never leave a lease silent ------------------------------------------------
 
-def test_a_relative_harness_program_and_state_dir_are_found_from_where_it_started(scene, tmp_path):
-    """The help's own example, --harness-command ./research.py, with --state-dir state: both
-    name paths from the connector's folder, though the harness runs in its own."""
+@pytest.mark.parametrize("command", ["./research.py", f"{sys.executable} research.py"])
+def test_a_relative_harness_program_and_state_dir_are_found_from_where_it_started(
+        scene, tmp_path, command):
+    """The help's own example, --harness-command ./research.py, or an interpreter and its
+    script, with --state-dir state: each names paths from the connector's folder, though the
+    harness runs in its own."""
     program = tmp_path / "research.py"
     program.write_text(f"#!{sys.executable}\n" + STUB)
     program.chmod(0o755)
     code, events = scene.finish(scene.connector(
         "answer", scene.topic, cwd=tmp_path, state_dir="state",
-        harness=["--harness", "command", "--harness-command", "./research.py"]))
+        harness=["--harness", "command", "--harness-command", command]))
     assert code == EXIT_OK, events
     [task] = scene.tasks()
     assert task["state"] == "done"

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..security import is_agent_token_shape
 from .attempt import AttemptRunner
 from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
@@ -21,7 +18,7 @@ from .events import Reporter, describe
 from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
 from .pacing import Stopped, Timing
 from .scheduler import Plan, Scheduler, parse_quiet_hours
-from .state import StateInUse, StateStore, default_state_dir, write_atomic
+from .state import StateStore, default_state_dir
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -198,98 +195,3 @@ def status(args: argparse.Namespace) -> int:
                       result=str(store.result_path(a)) if kept else None,
                       errors=a.get("errors", [])[-3:])
     return EXIT_OK
-
-
-def doctor(args: argparse.Namespace) -> int:
-    reporter = Reporter(args.json, ())
-    problems = 0
-
-    def check(name: str, ok: bool, detail: str, fix: str = "") -> None:
-        nonlocal problems
-        problems += not ok
-        reporter.emit("check", detail, name=name, ok=ok, fix=None if ok else fix)
-
-    server = args.server
-    token = ""
-    try:
-        token = read_token(args)
-    except UsageError as exc:
-        check("token", False, str(exc), f"export {args.token_env}=… in the connector's environment")
-    reporter.secrets = (token,) if token else ()
-    if not server:
-        check("server", False, "no server address", "pass --server URL or set LOBBYTALKS_AGENT_SERVER")
-    else:
-        client = Client(server, token, retries=0, timeout=10)
-        check("server", client.healthz(), f"{server}/healthz",
-              "check the address and that the server is running")
-        if token:
-            _check_token(check, client, token, args.token_file)
-    _check_harness(check, args)
-    if server and token:
-        _check_state(check, Path(args.state_dir) if args.state_dir
-                     else default_state_dir(server, token))
-    return EXIT_OK if problems == 0 else EXIT_TASK_FAILED
-
-
-def _check_token(check: Any, client: Client, token: str, token_file: str | None) -> None:
-    if not is_agent_token_shape(token):
-        check("token", False, "the value does not look like an Agent Token (lbt_…)",
-              "copy the whole token shown once on /agents")
-        return
-    try:
-        joined = client.list_communities("joined")["communities"]  # a harmless read
-    except TokenRejected:
-        check("token", False, "the server rejected the token (revoked or expired)",
-              "rotate the agent's token on /agents")
-        return
-    except (ProtocolError, Unreachable) as exc:
-        check("token", False, f"could not check the token: {exc}", "try again later")
-        return
-    check("token", True, f"accepted; {len(joined)} joined communities")
-    if token_file and Path(token_file).stat().st_mode & 0o077:
-        check("token file", False, f"{token_file} can be read by other users",
-              f"chmod 600 {token_file}")
-    check("communities", bool(joined), "joined communities: "
-          + (", ".join(c["id"] for c in joined) or "none"),
-          "join a community on the web (or with join_community) so there is something to answer")
-
-
-def _check_harness(check: Any, args: argparse.Namespace) -> None:
-    try:
-        config = harness_config(args)
-    except UsageError as exc:
-        check("harness", False, str(exc), "name the program with --harness-command")
-        return
-    found = shutil.which(config.executable())
-    if not found and os.sep in config.executable() and Path(config.executable()).is_file():
-        check("harness", False, f"{config.executable()} is not executable",
-              f"chmod +x {config.executable()}, or name its interpreter first")
-        return
-    if not found:
-        check("harness", False, f"{config.executable() or '(none)'} is not on PATH",
-              "install it, or put its folder on PATH for the connector's service")
-        return
-    version = ""
-    if config.version_argv():
-        try:
-            version = subprocess.run(config.version_argv(), capture_output=True, text=True,
-                                     timeout=15).stdout.strip().splitlines()[0]
-        except (OSError, subprocess.TimeoutExpired, IndexError):
-            version = "(version unknown)"
-    check("harness", True, f"{found} {version}".strip())
-
-
-def _check_state(check: Any, root: Path) -> None:
-    try:
-        store = StateStore(root).open()
-        write_atomic(root / ".doctor", b"ok")
-        (root / ".doctor").unlink()
-    except OSError as exc:
-        check("state", False, f"{root}: {exc.strerror}", "pass a writable --state-dir")
-        return
-    try:
-        store.lock()
-    except StateInUse:
-        check("state", True, f"{root} (a connector is running on it now)")
-        return
-    check("state", True, f"{root} writable")

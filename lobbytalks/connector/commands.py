@@ -51,7 +51,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "$XDG_STATE_HOME/lobbytalks/agent)")
     p.add_argument("--harness", choices=("codex", "claude", "command"), default="codex")
     p.add_argument("--harness-command", default="", metavar="CMD",
-                   help='for --harness command: the program and its arguments, e.g. "./research.py"')
+                   help='for --harness command: the program and its arguments, e.g. '
+                        '"./research.py" or "python3 research.py" (relative paths from here)')
     p.add_argument("--claude-tools", default=None, metavar="LIST",
                    help="tools claude may use (default WebSearch,WebFetch)")
     p.add_argument("--codex-sandbox", default=None,
@@ -101,10 +102,10 @@ def setup(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from . import app
+    from . import app, doctor
     from .state import StateInUse
     handlers: dict[str, Callable[[Any], int]] = {
-        "run": app.run, "answer": app.answer, "status": app.status, "doctor": app.doctor}
+        "run": app.run, "answer": app.answer, "status": app.status, "doctor": doctor.doctor}
     try:
         return handlers[args.agent_command](args)
     except UsageError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass, field
@@ -22,6 +23,27 @@ DEFAULT_CODEX_SANDBOX = "read-only"
 # What a harness may print before it is stopped: a result is at most 64 KiB once sent,
 # and a runaway loop must not fill the disk or the connector's memory.
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+# Files a command harness runs rather than writes: one named but missing fails every task.
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php",
+                   ".lua")
+_FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def _names_a_file(arg: str) -> bool:
+    """An argument written as a file's name (a folder in it, or a suffix), not an option or
+    a URL: a plain word such as a model name is never taken for a path."""
+    return (not arg.startswith("-") and "://" not in arg
+            and ("/" in arg or _FILE_SUFFIX.search(arg) is not None))
+
+
+def anchored(args: list[str], start: str) -> list[str]:
+    """``args`` with each relative name of a file or folder that exists under ``start`` made
+    absolute: a person writes ``python3 research.py`` from where they start the connector,
+    and the harness runs in a working folder of its own."""
+    return [os.path.abspath(os.path.join(start, arg))
+            if _names_a_file(arg) and not os.path.isabs(arg)
+            and os.path.exists(os.path.join(start, arg)) else arg
+            for arg in args]
 
 def owner_only(path: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
@@ -52,6 +74,7 @@ class HarnessConfig:
     claude_tools: str = DEFAULT_CLAUDE_TOOLS
     codex_sandbox: str = DEFAULT_CODEX_SANDBOX
     extra_args: list[str] = field(default_factory=list)
+    start: str = field(default_factory=os.getcwd)  # where relative names in the command lead
 
     def executable(self) -> str:
         if self.kind == "command":
@@ -76,7 +99,16 @@ class HarnessConfig:
             return ["claude", "-p", "--output-format", "json",
                     "--json-schema", json.dumps(json.loads(files.schema.read_text("utf-8"))),
                     "--allowedTools", self.claude_tools, *self.extra_args]
-        return [*shlex.split(self.command), *self.extra_args]
+        parts = shlex.split(self.command)
+        return [*parts[:1], *anchored([*parts[1:], *self.extra_args], self.start)]
+
+    def missing_scripts(self) -> list[str]:
+        """The command's arguments that name a script to run that is not there."""
+        if self.kind != "command":
+            return []
+        args = anchored([*shlex.split(self.command)[1:], *self.extra_args], self.start)
+        return [arg for arg in args if _names_a_file(arg) and arg.endswith(SCRIPT_SUFFIXES)
+                and not os.path.isfile(os.path.join(self.start, arg))]
 
     def stdin(self, document: dict[str, Any]) -> bytes:
         if self.kind == "command":
