@@ -277,6 +277,19 @@ def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scen
     assert listed["result"].endswith(f"{listed['requestId']}.json")
 
 
+def test_answer_does_not_answer_again_what_it_answered_unless_told(scene):
+    code, _ = scene.finish(scene.connector("answer", scene.topic))
+    assert code == EXIT_OK
+    [message] = scene.messages()
+    code, events = scene.finish(scene.connector("answer", scene.topic))
+    assert code == EXIT_OK
+    assert [(e["event"], e["messageId"]) for e in events] == [("idle", message["id"])]
+    assert len(scene.tasks()) == 1 and len(scene.messages()) == 1
+    code, events = scene.finish(scene.connector("answer", scene.topic, "--again"))
+    assert code == EXIT_OK, events
+    assert len(scene.messages()) == 2 and {t["state"] for t in scene.tasks()} == {"done"}
+
+
 def test_run_takes_requested_questions_first_and_skips_answered_ones(scene):
     world = scene.world
     url = world.server.url

@@ -161,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
 def answer(args: argparse.Namespace) -> int:
     conn = working(args)
     open_ones = [a for a in conn.store.open_attempts() if a["topic"] == args.topic]
+    answered = [a for a in conn.store.all_attempts()
+                if a["topic"] == args.topic and a["state"] == "done"]
+    if answered and not open_ones and not args.again:  # a second answer costs a second research
+        conn.reporter.emit("idle", "already answered from this state folder; --again answers "
+                           "it once more", topic=args.topic, messageId=answered[-1].get("messageId"))
+        return EXIT_OK
     attempt = open_ones[0] if open_ones else conn.store.new_attempt(args.topic)
     conn.reporter.emit("attempt_created", topic=args.topic, requestId=attempt["requestId"],
                        resumed=bool(open_ones))

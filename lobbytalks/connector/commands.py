@@ -85,12 +85,17 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="seconds between list_topics polls, with jitter (default 60)")
 
 
+def _answer_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("topic", metavar="TOPIC_ID")
+    p.add_argument("--again", action="store_true",
+                   help="answer even if this state folder already answered the question")
+
+
 def setup(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="agent_command", metavar="SUBCOMMAND", required=True)
     for name, help_text, extra in (
         ("run", "poll, claim, research and answer until stopped", _run_options),
-        ("answer", "research and answer one given question",
-         lambda p: p.add_argument("topic", metavar="TOPIC_ID")),
+        ("answer", "research and answer one given question", _answer_options),
         ("status", "show the attempts, results and errors kept in the state folder", None),
         ("doctor", "check the server, the token, the harness and the state folder", None),
     ):
