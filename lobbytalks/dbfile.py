@@ -6,6 +6,7 @@ which keys the file's private context needs. Used by ``ops`` (backup, restore) a
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -23,21 +24,28 @@ def stamp(now: int) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
 
 
-def open_existing(path: str | Path) -> sqlite3.Connection:
+def open_existing(path: str | Path, only_reading: bool = False) -> sqlite3.Connection:
     """Open a database that must already exist, without changing its journal mode.
 
     ``db.connect`` would create a missing file and switch a backup to WAL mode; opening with
     ``mode=rw`` does neither, and closing it leaves no ``-wal``/``-shm`` behind (a read-only
-    handle on a WAL file would). A file we may not write falls back to read-only.
+    handle on a WAL file would). A file we may not write falls back to read-only; for
+    ``only_reading`` (a check), one we may not write with no ``-wal`` beside it, that is one
+    no process has open, is read as unchanging: SQLite then needs no ``-shm``, which it
+    could not create in a folder we may not write, and leaves none behind in one we may.
     """
     path = Path(path)
     if not path.is_file():
         raise OpsError(f"{path}: no such database file")
     uri = path.resolve().as_uri()
-    try:
-        conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
-    except sqlite3.OperationalError:
-        conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
+    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    if only_reading and not writable and not Path(f"{path}-wal").exists():
+        conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
+    else:
+        try:  # a file the system will not let us write is opened read-only
+            conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
+        except sqlite3.OperationalError:
+            conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
@@ -95,7 +103,7 @@ def inspect(conn: sqlite3.Connection, path: Path) -> CheckReport:
 
 
 def check(path: str | Path) -> CheckReport:
-    conn = open_existing(path)
+    conn = open_existing(path, only_reading=True)
     try:
         return inspect(conn, Path(path))
     finally:

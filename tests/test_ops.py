@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lobbytalks import create_app, db as dbmod, ops, serverlock
+from lobbytalks import create_app, db as dbmod, dbfile, ops, serverlock
 from lobbytalks.db import Database, SchemaTooNew, connect, migrate
 from lobbytalks.services import accounts
 
@@ -127,6 +127,35 @@ def test_check_reports_version_and_passes_a_fresh_database(app):
     report = ops.check(app.config["LOBBYTALKS"].db.path)
     assert report.ok and report.version == report.latest == dbmod.latest_version()
     assert "result: ok" in report.lines()
+
+
+def test_check_of_a_file_it_may_only_read_leaves_nothing_beside_it(tmp_path, monkeypatch):
+    """As another user than the file's owner, in a folder that user may not write: a WAL
+    file no process has open is read without the -shm SQLite could not create there."""
+    path = tmp_path / "lobbytalks.db"
+    new_db(path)
+    assert path.read_bytes()[18:20] == b"\x02\x02"  # WAL mode, read from the header
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert before == ["lobbytalks.db"]
+    real_access = os.access
+
+    def without_write_access(where, mode, **kwargs):  # root may write anything
+        return False if mode & os.W_OK else real_access(where, mode, **kwargs)
+
+    real_inspect = dbfile.inspect
+    beside_while_reading = []
+
+    def inspect(conn, where):
+        report = real_inspect(conn, where)
+        beside_while_reading.extend(sorted(p.name for p in tmp_path.iterdir()))
+        return report
+
+    monkeypatch.setattr(os, "access", without_write_access)
+    monkeypatch.setattr("lobbytalks.dbfile.inspect", inspect)
+    report = ops.check(path)
+    assert report.ok and report.version == dbmod.latest_version()
+    assert beside_while_reading == before  # no -shm: none could be made in a read-only folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_check_finds_a_broken_foreign_key(app):
