@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,17 @@ class Statements:
     def _keep(self, sql: str) -> None:
         if not sql.lstrip().upper().startswith(self.SKIPPED):
             self.seen.append(sql)
+
+
+def written(app, request) -> tuple[Any, list[str]]:
+    """``request()``'s response and every statement it ran on the writer's connection."""
+    writer = app.config["LOBBYTALKS"].db._writer()  # where write transactions run
+    seen: list[str] = []
+    writer.set_trace_callback(seen.append)
+    try:
+        return request(), seen
+    finally:
+        writer.set_trace_callback(None)
 
 
 def statements_of(app, client, path: str, **kwargs) -> list[str]:
@@ -287,13 +299,8 @@ def test_a_claim_with_no_lease_to_settle_updates_none(app):
     first, second = asker.ask(), asker.ask()
     _, agent = contributor(app)
     assert agent.claim(first).status_code == 200  # a lease that is still running
-    writer = app.config["LOBBYTALKS"].db._writer()  # where write transactions run
-    seen: list[str] = []
-    writer.set_trace_callback(seen.append)
-    try:
-        assert agent.claim(second).status_code == 200
-    finally:
-        writer.set_trace_callback(None)
+    claimed, seen = written(app, lambda: agent.claim(second))
+    assert claimed.status_code == 200
     assert any(sql.lstrip().startswith("INSERT INTO tasks") for sql in seen), seen
     updates = [sql for sql in seen if sql.lstrip().upper().startswith("UPDATE")]
     assert updates == [], updates
@@ -304,14 +311,21 @@ def test_a_claim_reads_the_full_text_right_once(app):
     """The claim has just read whether the agent's person may read the whole discussion;
     the frozen context it returns uses that answer instead of asking again."""
     _, _, agent, topic = answered_topic(app, 1)  # the agent contributed: the right holds
-    writer = app.config["LOBBYTALKS"].db._writer()
-    seen: list[str] = []
-    writer.set_trace_callback(seen.append)
-    try:
-        claimed = agent.claim(topic)
-    finally:
-        writer.set_trace_callback(None)
+    claimed, seen = written(app, lambda: agent.claim(topic))
     assert claimed.status_code == 200, claimed.get_json()
     assert claimed.get_json()["context"]["allowed"] is True
     right = [sql for sql in seen if "FROM messages" in sql and "LIMIT 1" in sql]
     assert len(right) == 1, right
+
+
+@sqlite_only
+def test_a_claim_reads_the_question_version_once(app):
+    """The version's row gives the public context and, sealed, the private one: one read."""
+    asker = joined_person(app)
+    topic = asker.ask(privateContext="内部网段 10.2.0.0/16，只给回答过的人看")
+    agent = asker.new_agent("自家虾")  # the asker may read all: the private context comes too
+    claimed, seen = written(app, lambda: agent.claim(topic))
+    assert claimed.status_code == 200, claimed.get_json()
+    assert claimed.get_json()["context"]["question"]["privateContext"].startswith("内部网段")
+    reads = [sql for sql in seen if "FROM question_versions" in sql]
+    assert len(reads) == 1, reads

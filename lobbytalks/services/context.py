@@ -7,7 +7,7 @@ from ..db import Connection, Q, Row
 from ..jsonfast import dumps
 from ..quotas import CONTEXT_MEMORIES
 from .reading import can_read_full, latest_messages, message_view
-from .topics import get_topic, private_context
+from .topics import get_topic, opened_private_context
 
 if TYPE_CHECKING:
     from ..auth import Agent
@@ -73,7 +73,7 @@ def build(
     row = _version_row(conn, topic["id"], version)
     messages = _messages(conn, topic, allowed, frozen_ids)
     include_private = allowed and (private_allowed if private_allowed is not None else True)
-    private = private_context(conn, keyring, topic["id"], version) if include_private else None
+    private = opened_private_context(keyring, row) if include_private else None
     question = {
         "originalTitle": topic["original_title"], "intent": topic["intent"], "version": version,
         "publicContext": row["public_context"], "privateContextIncluded": private is not None,

@@ -79,8 +79,14 @@ def private_context(conn: Connection, keyring: "Keyring", topic_id: str,
     """
     row = conn.execute(Q.get_question_version, {
         "topic_id": topic_id, "version": version}).fetchone()
+    return opened_private_context(keyring, row)
+
+
+def opened_private_context(keyring: "Keyring", row: Row | None) -> str | None:
+    """``private_context`` of a question version row already read."""
     if row is None or row["private_context"] is None:
         return None
+    topic_id, version = row["topic_id"], row["version"]
     try:
         return keyring.decrypt(row["private_key_id"], row["private_context"],
                                topic_id=topic_id, version=version)
