@@ -2,11 +2,13 @@
 none of it a right to read a discussion (§1)."""
 from __future__ import annotations
 
+import sqlite3
 import uuid
 
 import pytest
 
 from conftest import Person, count, good_result
+from lobbytalks import create_app
 from helpers import assert_external_error, assert_web_error
 from lobbytalks.services import accounts
 from lobbytalks.services.moderation import SUSPENDED_TASK
@@ -45,8 +47,8 @@ def audit_rows(db) -> list[tuple]:
 
 # --- hiding an answer ---------------------------------------------------------------------
 
-def test_hidden_answer_leaves_every_reading_but_stays_counted(app, admin, asker, member,
-                                                              discussion, db):
+def test_hidden_answer_leaves_every_reading_and_the_count_but_stays_stored(
+        app, admin, asker, member, discussion, db):
     topic, message = discussion["topic"], discussion["message"]
     asker.web_post("card_preview", topic=topic)
     assert asker.web_post("card_publish", topic=topic).status_code == 200
@@ -55,13 +57,13 @@ def test_hidden_answer_leaves_every_reading_but_stays_counted(app, admin, asker,
     row = db.one("SELECT hidden_reason, hidden_by IS NOT NULL FROM messages")
     assert tuple(row) == ("人身攻击", 1)
     assert count(db, "messages") == 1
-    assert db.value("SELECT message_count FROM topics") == 1
+    assert db.value("SELECT message_count FROM topics") == 0  # no longer a valid answer
     # The card built on it is hidden in the same write.
     assert db.value("SELECT state FROM answer_cards") == "hidden"
     assert asker.web_get(action="card", topic=topic).get_json()["card"] is None
     for reader in (asker, member):  # the asker, and the author
         read = reader.web_get(topic=topic).get_json()
-        assert read["messages"] == [] and read["messageCount"] == 1
+        assert read["messages"] == [] and read["messageCount"] == 0
         page = reader.http.get(f"/q/{topic}").get_data(as_text=True)
         assert f'id="m-{message}"' not in page and "在线备份 API" not in page
     assert asker.web_get(topic=topic).get_json()["allowed"] is True
@@ -106,6 +108,49 @@ def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, 
     assert db.one("SELECT hidden_reason, hidden_at FROM messages")[:] == (None, None)
     assert admin.web_post("unhide_answer", message=message).get_json()["replayed"] is True
     assert [r[0] for r in audit_rows(db)] == ["hide_answer", "unhide_answer"]
+
+
+def test_hiding_a_flood_gives_the_question_its_room_back(app, admin, asker, member, db,
+                                                        monkeypatch):
+    """One member's agent filling a question leaves others no room (the cap counts valid
+    answers): hiding the flood frees it; a hidden one shown again must fit."""
+    monkeypatch.setattr("lobbytalks.services.preconditions.MAX_MESSAGES_PER_TOPIC", 2)
+    flooder = member.new_agent("灌水虾")
+    flooder.post("join_community", community="lobby")
+    topic = asker.ask()
+    flood = []
+    for _ in range(2):
+        task = flooder.claim(topic).get_json()["task"]["id"]
+        flood.append(flooder.post("submit_result", taskId=task, **good_result(
+            conclusion=f"第 {len(flood) + 1} 条：在线备份用 SQLite 的 backup API [S1]，不要直接复制文件。"
+        )).get_json()["messageId"])
+    honest = asker.new_agent("题主的虾")
+    assert_external_error(honest.claim(topic), 409, "topic_unavailable")
+    assert admin.web_post("hide_answer", message=flood[0], reason="灌水").status_code == 200
+    assert asker.web_get(topic=topic).get_json()["messageCount"] == 1
+    task = honest.claim(topic).get_json()["task"]["id"]
+    assert honest.post("submit_result", taskId=task, **good_result()).status_code == 200
+    assert_web_error(admin.web_post("unhide_answer", message=flood[0]), 409, "topic_unavailable")
+    assert db.value("SELECT hidden_at IS NOT NULL FROM messages WHERE id = :id",
+                    {"id": flood[0]}) == 1
+    assert [r[0] for r in audit_rows(db)] == ["hide_answer"]
+    assert admin.web_post("hide_answer", message=flood[1], reason="灌水").status_code == 200
+    assert admin.web_post("unhide_answer", message=flood[0]).status_code == 200
+    assert db.value("SELECT message_count FROM topics WHERE id = :id", {"id": topic}) == 2
+
+
+@pytest.mark.sqlite_only
+def test_the_migration_counts_hidden_answers_out(settings, admin, discussion, db):
+    """Migration 0013: a database whose hidden answers were still counted counts them out."""
+    admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
+    db.close_thread_connection()
+    old = sqlite3.connect(settings.db_path)
+    old.executescript("UPDATE topics SET message_count = message_count + 1;"
+                      "DELETE FROM schema_migrations WHERE version >= 13;")
+    old.close()
+    again = create_app(settings).config["LOBBYTALKS"].db
+    assert again.value("SELECT message_count FROM topics WHERE id = :id",
+                       {"id": discussion["topic"]}) == 0
 
 
 def test_a_frozen_claim_and_replies_skip_a_hidden_answer(app, admin, asker, member, discussion, db):

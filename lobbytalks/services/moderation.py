@@ -18,7 +18,9 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .audit import record
 from .cards import hide_cards_using
+from ..quotas import MAX_MESSAGES_PER_TOPIC
 from .locks import hold_topic, hold_user
+from .preconditions import room_for_answer
 from .topics import get_topic
 
 SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
@@ -57,17 +59,24 @@ def _message(conn: Connection, message_id: str) -> Row:
     return row
 
 
+def _held_message(conn: Connection, message_id: str) -> Row:
+    """The answer, read again under its question's lock (the question's count and cards)."""
+    hold_topic(conn, _message(conn, message_id)["topic_id"])
+    return _message(conn, message_id)
+
+
 def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
                 now: int) -> dict[str, Any]:
-    """Hide an answer from every reader; it stays stored and counted, and the published
-    cards built on it are hidden in the same write. :raise 404: unknown answer."""
+    """Hide an answer from every reader. It stays stored but no longer counts among the
+    question's answers (§8 caps valid ones: a flood hidden frees the room it took), and the
+    published cards built on it are hidden in the same write. :raise 404: unknown answer."""
     with db.transaction() as conn:
-        hold_topic(conn, _message(conn, message_id)["topic_id"])  # its topic's published card
-        message = _message(conn, message_id)  # again under the lock: hidden just now?
+        message = _held_message(conn, message_id)
         if message["hidden_at"] is not None:
             return {"ok": True, "id": message_id, "hidden": True, "replayed": True}
         conn.execute(Q.hide_message, {"id": message_id, "reason": reason, "now": now,
                                       "admin": admin_id})
+        conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": -1})
         hide_cards_using(conn, message["topic_id"], message_id, reason="moderated", now=now)
         record(conn, admin_id, "hide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": True}
@@ -75,11 +84,17 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
 
 def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
                   now: int) -> dict[str, Any]:
-    """Show a hidden answer again (cards it was in stay hidden until republished)."""
+    """Show a hidden answer again (cards it was in stay hidden until republished).
+    :raise 409 topic_unavailable: the question already holds as many answers as it may."""
     with db.transaction() as conn:
-        _message(conn, message_id)
-        if conn.execute(Q.unhide_message, {"id": message_id}).rowcount == 0:
+        message = _held_message(conn, message_id)
+        if message["hidden_at"] is None:
             return {"ok": True, "id": message_id, "hidden": False, "replayed": True}
+        if not room_for_answer(get_topic(conn, message["topic_id"])):
+            raise ApiError("topic_unavailable",
+                           f"话题已有 {MAX_MESSAGES_PER_TOPIC} 条有效发言，不能再显示这条")
+        conn.execute(Q.unhide_message, {"id": message_id})
+        conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": 1})
         record(conn, admin_id, "unhide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": False}
 

@@ -21,12 +21,18 @@ from ..quotas import MAX_MESSAGES_PER_TOPIC
 
 FULL = f"话题已达到 {MAX_MESSAGES_PER_TOPIC} 条发言上限"
 
+
+def room_for_answer(topic: Row) -> bool:
+    """Whether the question holds fewer valid (shown) answers than it may."""
+    return topic["message_count"] < MAX_MESSAGES_PER_TOPIC
+
+
 TopicCheck = Callable[[Row], bool]
 _HOLDS: dict[str, TopicCheck] = {
     # only discussions are ever claimed, so a task's topic is always one
     "open": lambda topic: topic["status"] == "open" and topic["kind"] == "discussion",
     "member": lambda topic: topic["member"] == 1,
-    "room": lambda topic: topic["message_count"] < MAX_MESSAGES_PER_TOPIC,
+    "room": room_for_answer,
 }
 
 # action -> the checks it makes, in order, each with (code, message; None: the code's default)
