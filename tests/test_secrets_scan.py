@@ -338,9 +338,16 @@ def _fullwidth(text: str) -> str:
     lambda t: __import__("base64").b64encode(b"x:" + t.encode()).decode(),  # mid-stream
     lambda t: f"the key starts {t[:25]} and ends with {t[25:]}",          # in parts
     lambda t: " / then / ".join(t[i:i + 11] for i in range(0, len(t), 11)),
+    lambda t: t[::-1],
+    lambda t: __import__("codecs").encode(t, "rot13"),
+    lambda t: __import__("codecs").encode(t, "rot13")[::-1],
+    lambda t: "".join(c + str(i % 10) for i, c in enumerate(t)),          # l0b1t2_3…
+    lambda t: "".join(c + "xy" for c in t),
+    lambda t: f"backwards, in two: {t[::-1][:22]} … {t[::-1][22:]}",
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
         "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted", "halves",
-        "quarters"])
+        "quarters", "reversed", "rot13", "rot13-reversed", "interleaved", "interleaved-2",
+        "reversed-halves"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
