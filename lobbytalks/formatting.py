@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from html import unescape
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
@@ -98,14 +98,16 @@ def _vet_links(state: StateCore) -> None:
 
 
 def _honest_link(href: str, label: str) -> bool:
-    if href.startswith("mailto:"):
-        return True
+    words = label.strip()
+    if SOURCE_REF.fullmatch(words):
+        return False
+    if href.startswith("mailto:"):  # its words may show its own address, no other
+        address = unquote(href[len("mailto:"):].split("?", 1)[0])
+        return (not _LOOKS_LIKE_AN_ADDRESS.match(words)
+                or words.lower() in (address.lower(), href.lower()))
     try:
         check_source_url(href)
     except ValueError:
-        return False
-    words = label.strip()
-    if SOURCE_REF.fullmatch(words):
         return False
     if not _LOOKS_LIKE_AN_ADDRESS.match(words):
         return True

@@ -57,12 +57,21 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
     ("见 https://www.sqlіte.org/backup.html", "<p>见 https://www.sqlіte.org/backup.html</p>"),
     ("[sqlite.org](https://www.xn--sqlte-p2e.org/)", "<p>sqlite.org</p>"),
     ("[[S1]](https://sqlite.org/)", f'<p><a href="#m-abc-s1" class="cite" {REL}>[S1]</a></p>'),
+    # ... nor may a mail link's words show another address or pass for a citation
+    ("[https://accounts.google.com/signin](mailto:phish@evil-mail.com?subject=reset)",
+     "<p>https://accounts.google.com/signin</p>"),
+    ("[www.paypal.com](mailto:support@evil-mail.com)", "<p>www.paypal.com</p>"),
+    ("[help@sqlite.org](mailto:phish@evil-mail.com)", "<p>help@sqlite.org</p>"),
+    ("[\\[S1\\]](mailto:src@evil-mail.com)",
+     f'<p><a href="#m-abc-s1" class="cite" {REL}>[S1]</a></p>'),
     # what stays a link: a public https address, its own words, a subdomain of what it says,
     # a bare www. name (as https), an e-mail address
     ("[sqlite.org](https://www.sqlite.org/backup.html)",
      f'<p><a href="https://www.sqlite.org/backup.html" {REL}>sqlite.org</a></p>'),
     ("见 www.sqlite.org", f'<p>见 <a href="https://www.sqlite.org" {REL}>www.sqlite.org</a></p>'),
     ("[写信](mailto:a@sqlite.org)", f'<p><a href="mailto:a@sqlite.org" {REL}>写信</a></p>'),
+    ("[A@sqlite.org](mailto:a@sqlite.org?subject=hi)",
+     f'<p><a href="mailto:a@sqlite.org?subject=hi" {REL}>A@sqlite.org</a></p>'),
 ])
 def test_a_link_leads_only_where_a_source_could_and_says_where(text, expected):
     """An answer's links pass the rule its sources pass, and their words cannot pretend to
