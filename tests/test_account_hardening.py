@@ -146,6 +146,25 @@ def test_a_browser_the_owner_logged_in_from_keeps_its_way_in(settings):
     assert statuses == [401] * 10 + [429] * 2
 
 
+def test_a_new_password_forgets_the_browsers_that_knew_the_old_one(settings):
+    """Someone who once knew the password keeps no window of their own after it changes:
+    the device cookies they collected then are no way past the per-username ceiling."""
+    app = create_app(settings.with_overrides(trusted_proxies=1, rate_login_pair="10/hour",
+                                             rate_login_user="25/hour"))
+    owner = Person(app, username="owner6").register()
+    thief = app.test_client()
+    assert login(app, "owner6", PASSWORD, "203.0.113.9", http=thief).status_code == 200
+    new = "a much better one 2"
+    changed = owner.web_post("change_password", currentPassword=PASSWORD, newPassword=new)
+    assert changed.status_code == 200
+    statuses = [login(app, "owner6", WRONG, f"203.0.113.{i // 10}").status_code
+                for i in range(30)]
+    assert statuses.count(401) == 25 and set(statuses[25:]) == {429}
+    assert_web_error(login(app, "owner6", new, "198.51.100.8", http=thief), 429)
+    # the browser that changed it was given a cookie for the new password
+    assert login(app, "owner6", new, "198.51.100.8", http=owner.http).status_code == 200
+
+
 def test_the_device_cookie_goes_only_to_the_login_api_and_never_to_scripts(app):
     person = Person(app, username="owner5")
     r = person.http.post("/api/community", json={"action": "register", "username": "owner5",

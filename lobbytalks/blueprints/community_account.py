@@ -28,8 +28,10 @@ actions = ActionTable()
 
 
 def _failure_windows(username: str) -> tuple[tuple[str, str, str], ...]:
-    settings, name, address = runtime().settings, username.lower(), client_address(request)
-    device = devices.known(request, username)
+    rt, name, address = runtime(), username.lower(), client_address(request)
+    settings = rt.settings
+    device = devices.offered(request) and devices.known(
+        request, username, accounts.password_hash_of(rt.db, username))
     # A browser that has logged in to this account before is held to a window of its own,
     # so strangers filling the account's window do not lock its owner out.
     whose = ((settings.rate_login_pair, "login-device", device) if device else
@@ -72,7 +74,8 @@ def register(body: dict[str, Any]) -> Response:
                                 cost=rt.settings.password_cost)
     response = ok({"ok": True})
     start_session(response, request, user_id)
-    devices.remember(response, request, data.username)
+    devices.remember(response, request, data.username,
+                     accounts.password_hash_of(rt.db, data.username) or "")
     return response
 
 
@@ -87,7 +90,7 @@ def login(body: dict[str, Any]) -> Response:
     rt.gate.hit(rt.settings.rate_login_success, "login-ok", user_id)
     response = ok({"ok": True})
     start_session(response, request, user_id, checked_hash=checked_hash)
-    devices.remember(response, request, data.username)
+    devices.remember(response, request, data.username, checked_hash)
     return response
 
 
@@ -109,9 +112,11 @@ def change_password(body: dict[str, Any]) -> Response:
         raise ApiError("forbidden", "currentPassword: 当前密码不正确")
     if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
         raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)
-    accounts.set_password(rt.db, user.id, data.newPassword, cost=rt.settings.password_cost)
+    new_hash = accounts.set_password(rt.db, user.id, data.newPassword,
+                                     cost=rt.settings.password_cost)
     response = ok({"ok": True})
     start_session(response, request, user.id)
+    devices.remember(response, request, user.username, new_hash)  # the others are forgotten
     return response
 
 

@@ -59,17 +59,25 @@ def _upgrade_hash(conn: Connection, user_id: int, stored: str, password: str,
     return upgraded if replaced.rowcount == 1 else stored
 
 
+def password_hash_of(db: Database, username: str) -> str | None:
+    """The account's password hash (for ``devices``), None when there is no such account."""
+    row = db.one(Q.get_user_by_name, {"username": username})
+    return row["password_hash"] if row else None
+
+
 def password_still(conn: Connection, user_id: int, checked: str) -> bool:
     """Whether ``checked`` is still the user's password hash (read under their row lock)."""
     row = conn.execute(Q.get_password_hash, {"id": user_id}).fetchone()
     return row is not None and row["password_hash"] == checked
 
 
-def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> None:
-    """A new password; every session of the account ends in the same write."""
+def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> str:
+    """A new password, whose hash is returned; every session of the account ends in the
+    same write."""
     password_hash = hash_password(password, cost)
     with db.transaction() as conn:
         _reset_password(conn, user_id, password_hash)
+    return password_hash
 
 
 def _reset_password(conn: Connection, user_id: int, password_hash: str) -> None:
