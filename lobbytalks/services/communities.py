@@ -8,7 +8,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import new_id
-from ..textrules import as_read, visible_only
+from ..textrules import fold_for_scanning
 from .locks import hold_user
 
 PAGE_SIZE = 60
@@ -49,10 +49,14 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
     return _public(row)
 
 
+# Traditional forms of the default community's Chinese name, read as the simplified ones.
+_SAME_CHARACTERS = str.maketrans("蝦廣場", "虾广场")
+
+
 def _name_key(name: str) -> str:
-    """A community name as people read it: width, case, spacing and what draws nothing
-    aside."""
-    return " ".join(as_read(visible_only(name)).split())
+    """A community name as people read it: width, case, spacing, what draws nothing, accents
+    and Cyrillic or Greek look-alikes of Latin letters aside."""
+    return " ".join(fold_for_scanning(name).casefold().translate(_SAME_CHARACTERS).split())
 
 
 # The default community's names, in every language the pages speak: a community of
