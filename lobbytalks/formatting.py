@@ -23,6 +23,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 from .models.common import SOURCE_REF
+from .textrules import fold_for_scanning
 from .urlpolicy import check_source_url
 
 LINK_REL = "nofollow ugc noopener"
@@ -32,6 +33,12 @@ ALLOWED_ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}
 # Words that a reader takes for an address: a scheme, "www." or a dotted name.
 _LOOKS_LIKE_AN_ADDRESS = re.compile(
     r"(?i)([a-z][a-z0-9+.-]*://|www\.|[^\s/]+\.[a-z]{2,}(?:[/:]|$))")
+# Among other words, only what nobody takes for anything else: a scheme, "www." or a name
+# of three parts ("docs.python.org"); "Node.js" in "Node.js docs" is a name, not a site.
+_PLAINLY_AN_ADDRESS = re.compile(r"(?i)([a-z][a-z0-9+.-]*://|www\.|[^\s/.]+\.[^\s/.]+\.[a-z]{2,}\b)")
+# A bare name is linked only when it is written as an address is: "www.x.org", not the
+# file names "main.rs" or "setup.py", which linkify would send to those domains.
+_WRITTEN_AS_AN_ADDRESS = re.compile(r"(?i)(https?://|www\.)")
 
 
 def _link_citations(state: StateCore) -> None:
@@ -90,7 +97,9 @@ def _vet_links(state: StateCore) -> None:
                 if link.markup == "linkify" and href.startswith("http://") and \
                         not label.lower().startswith("http://"):
                     href = link.attrs["href"] = "https" + href[len("http"):]  # a bare "www.x.org"
-                if not _honest_link(href, label):
+                bare = link.markup == "linkify" and not href.startswith("mailto:") and \
+                    not _WRITTEN_AS_AN_ADDRESS.match(label)
+                if bare or not _honest_link(href, label):
                     del children[opened]  # the opening; its words stay, as text
                     continue
             children.append(token)
@@ -98,23 +107,29 @@ def _vet_links(state: StateCore) -> None:
 
 
 def _honest_link(href: str, label: str) -> bool:
-    words = label.strip()
-    if SOURCE_REF.fullmatch(words):
+    # As read: what draws nothing and look-alike letters do not make other words of them.
+    words = fold_for_scanning(label).strip()
+    prose = " ".join(w for w in words.split() if not _LOOKS_LIKE_AN_ADDRESS.match(w))
+    if SOURCE_REF.search(prose):  # "[S1]", "[S1] official": a citation to a reader
         return False
+    shown = [words] + [w for w in words.split()[1:] if _PLAINLY_AN_ADDRESS.match(w)] \
+        if " " in words else [words]
+    shown = [w for w in shown if _LOOKS_LIKE_AN_ADDRESS.match(w)]
     if href.startswith("mailto:"):  # its words may show its own address, no other
-        address = unquote(href[len("mailto:"):].split("?", 1)[0])
-        return (not _LOOKS_LIKE_AN_ADDRESS.match(words)
-                or words.lower() in (address.lower(), href.lower()))
+        address = unquote(href[len("mailto:"):].split("?", 1)[0]).lower()
+        return all(w.lower() in (address, href.lower()) for w in shown)
     try:
         check_source_url(href)
     except ValueError:
         return False
-    if not _LOOKS_LIKE_AN_ADDRESS.match(words):
-        return True
     host = urlsplit(href).hostname or ""
+    return not shown or "xn--" not in host and all(_same_site(host, w) for w in shown)
+
+
+def _same_site(host: str, words: str) -> bool:
     shown = urlsplit(words if "://" in words else f"https://{words}").hostname or ""
     shown = shown.lower()
-    return "xn--" not in host and (host == shown or host.endswith("." + shown))
+    return host == shown or host.endswith("." + shown)
 
 
 def _may_cite(text: str) -> bool:

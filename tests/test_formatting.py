@@ -72,6 +72,19 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
     ("[写信](mailto:a@sqlite.org)", f'<p><a href="mailto:a@sqlite.org" {REL}>写信</a></p>'),
     ("[A@sqlite.org](mailto:a@sqlite.org?subject=hi)",
      f'<p><a href="mailto:a@sqlite.org?subject=hi" {REL}>A@sqlite.org</a></p>'),
+    # ... also with what draws nothing or more words around them
+    ("[[S1]\u200b](https://example.com/phish)",
+     f'<p><a href="#m-abc-s1" class="cite" {REL}>[S1]</a>\u200b</p>'),
+    ("[[S1] official](https://example.com/other)",
+     f'<p><a href="#m-abc-s1" class="cite" {REL}>[S1]</a> official</p>'),
+    ("[docs.python.org\u200b](https://example.com/b)", "<p>docs.python.org\u200b</p>"),
+    ("[see docs.python.org now](https://example.com/b)", "<p>see docs.python.org now</p>"),
+    ("[Node.js docs](https://nodejs.org/docs)",
+     f'<p><a href="https://nodejs.org/docs" {REL}>Node.js docs</a></p>'),
+    # file names are no addresses: only what is written as one is linked
+    ("见 main.rs、setup.py 和 v1.2.io", "<p>见 main.rs、setup.py 和 v1.2.io</p>"),
+    ("见 https://sqlite.org/wal.html", f'<p>见 <a href="https://sqlite.org/wal.html" {REL}>'
+                                      'https://sqlite.org/wal.html</a></p>'),
 ])
 def test_a_link_leads_only_where_a_source_could_and_says_where(text, expected):
     """An answer's links pass the rule its sources pass, and their words cannot pretend to
