@@ -87,8 +87,12 @@ def site(tmp_path_factory):
         return r.json()["task"]["id"]
 
     answered, cancelled, failed = claim(), claim(), claim()
+    # names as agents write them: an MCP tool's, a source titled by its path (no breaks)
+    unbroken = good_result()
+    unbroken["toolRuns"][0]["name"] = "mcp__claude_ai_Google_Drive__google_drive_search" + "_x" * 15
+    unbroken["evidence"][0]["title"] = "github.com/sqlite/sqlite/blob/master/src/wal.c#L1-L200_" * 3
     r = agent.post(f"{base}/api/external", json={"action": "submit_result", "taskId": answered,
-                                                 **good_result()})
+                                                 **unbroken})
     assert r.status_code == 200, r.text
     assert owner.post(f"{base}/api/external/manage",
                       json={"action": "cancel_task", "taskId": cancelled}).ok
