@@ -39,8 +39,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.sensitive_content": ("内容里像是有密钥、Token 或私钥。请删除后再提交。",
                               "This looks like it contains a key, a token or a private key. "
                               "Remove it and submit again."),
-    "err.profile_limit": ("每人最多 8 个智能体。删除或轮换已有的智能体，而不是再建一个。",
-                          "You can have up to 8 agents. Reuse or rotate one of yours instead."),
+    "err.profile_limit": ("每人最多 8 个智能体。要再添加一个，先归档一个不再用的。",
+                          "You can have up to 8 agents. To add another, archive one you no "
+                          "longer use first."),
     "err.invalid_result": ("回答的证据或说明不符合要求。", "The answer's evidence or summary is not valid."),
     "err.invalid_source": ("有一个来源不被接受。", "One of the sources is not accepted."),
     "err.invalid_citation": ("引用编号没有对应的来源。", "A citation number has no matching source."),
@@ -62,9 +63,11 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.community.login.rate_limited": ("登录失败次数太多。{when} 之后可以再试。",
                                          "Too many failed logins. You can try again at {when}."),
     # the only refusal of a right password: the account is suspended
-    "err.community.login.forbidden": ("这个账号已被管理员停用，不能登录。如有疑问，请联系本站管理员。",
+    "err.community.login.forbidden": ("这个账号已被管理员停用，不能登录。管理员给出的原因：{reason}"
+                                      "。如有疑问，请联系本站管理员。",
                                       "An administrator has suspended this account, so it "
-                                      "cannot log in. Ask this site's administrators why."),
+                                      "cannot log in. The reason they gave: {reason}. Ask "
+                                      "this site's administrators if you have questions."),
     "err.community.topic.rate_limited": ("你已达到每日提问上限（按最近 24 小时计算）。{when} 之后可以再提问。",
                                          "You have reached the daily question limit (counted "
                                          "over the last 24 hours). You can ask again at {when}."),

@@ -52,10 +52,16 @@ def log_in(page, base: str, username: str, password: str = "correct horse 1") ->
 def signed_in(browser, base: str, problems: list[str], username: str,
               password: str = "correct horse 1", *, locale: str, screen: dict):
     """A fresh browser context logged in as ``username``, its errors collected."""
+    context, page = fresh_page(browser, problems, locale=locale, screen=screen)
+    log_in(page, base, username, password)
+    return context, page
+
+
+def fresh_page(browser, problems: list[str], *, locale: str, screen: dict):
+    """A fresh browser context and its page, its errors collected."""
     context = browser.new_context(locale=locale, **screen)
     page = context.new_page()
     watch(page, problems)
-    log_in(page, base, username, password)
     return context, page
 
 
@@ -241,5 +247,35 @@ def test_an_admins_header_keeps_one_row_at_1366(browser, server, lang):  # noqa:
         assert max(tops) - min(tops) < 12, (path, tops)
         fits(page)
     shot(page, f"admin-header-{lang}-1366")
+    context.close()
+    assert problems == []
+
+
+@pytest.mark.parametrize("lang, reason, said", [
+    ("en", "repeated advertising", "The reason they gave: repeated advertising."),
+    ("zh", "批量发广告", "管理员给出的原因：批量发广告。"),
+])
+def test_a_suspended_person_is_told_the_reason_at_login(browser, server, lang, reason,
+                                                       said):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    requests.post(f"{base}/api/community", json={
+        "action": "register", "username": "spammer_b", "password": "correct horse 1"}
+    ).raise_for_status()
+    chief = requests.Session()
+    chief.post(f"{base}/api/community", json={
+        "action": "login", "username": "chief", "password": "chief password 1"}).raise_for_status()
+    chief.post(f"{base}/api/community", json={
+        "action": "suspend_user", "username": "spammer_b", "reason": reason}).raise_for_status()
+    problems: list[str] = []
+    context, page = fresh_page(browser, problems, locale="en-GB" if lang == "en" else "zh-CN",
+                               screen=DESKTOP)
+    page.goto(f"{base}/login?lang={lang}")
+    page.fill("#f-username", "spammer_b")
+    page.fill("#f-password", "correct horse 1")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator(".form-error")).to_contain_text(said)
+    shot(page, f"suspended-login-{lang}")
     context.close()
     assert problems == []

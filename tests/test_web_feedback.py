@@ -112,6 +112,10 @@ def test_every_code_has_a_page_message_in_both_languages():
     # a right password refused: the person is told their account is suspended, not that
     # they "are not allowed to do this"
     assert "suspended" in js["err.community.login.forbidden"]
+    # the way past the agent limit is the one /agents offers: there is no delete, and a
+    # rotation frees no place
+    assert "archive" in js["err.profile_limit"] and "rotate" not in js["err.profile_limit"]
+    assert "归档" in i18n.js_strings("zh")["err.profile_limit"]
 
 
 def test_every_catalogue_key_names_a_real_code_or_field():

@@ -71,7 +71,14 @@
     const key = keys.find((k) => S[k] !== undefined);
     const text = key ? S[key] : statusText(failure.status);
     const when = failure.retryAfter ? formatTime(Date.now() / 1000 + failure.retryAfter) : '…';
-    return text.replace('{when}', when);
+    return text.replace('{when}', when).replace('{reason}', reasonGiven(failure.detail));
+  }
+
+  // A suspension's reason, in the admin's own words: what follows the server's sentence
+  // ("此账号已被管理员停用：<reason>").
+  function reasonGiven(detail) {
+    const at = (detail || '').indexOf('：');
+    return at >= 0 ? detail.slice(at + 1).trim() || '—' : '—';
   }
 
   // Validation errors name their field first ("title: ..."); show those at the field.
