@@ -468,6 +468,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "auth.needed_for_next": ("这一页需要先登录。登录或注册后会回到你刚才要去的地方。",
                              "That page needs you to log in. After you log in or register, "
                              "you go straight back to it."),
+    "auth.back_after": ("登录或注册后会回到你刚才所在的页面。",
+                        "After you log in or register, you go back to the page you were on."),
     "auth.no_account": ("还没有账号？", "No account yet?"),
     "auth.forgot": ("忘记密码？请联系本站管理员为你重置。",
                     "Forgot your password? Ask this site's admin to reset it for you."),

@@ -6,7 +6,7 @@ import re
 import string
 from html import unescape
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
@@ -135,10 +135,25 @@ def test_personal_pages_send_visitors_to_login_and_back(client, path):
     r = client.get(path)
     assert r.status_code == 302
     location = urlsplit(r.headers["Location"])
-    assert location.path == "/login" and parse_qs(location.query) == {"next": [path]}
+    assert location.path == "/login"
+    assert parse_qs(location.query) == {"next": [path], "needed": ["1"]}
     # and the login page says why it is there; one opened on its own does not
-    assert "这一页需要先登录" in html(client.get(r.headers["Location"]))
+    page = html(client.get(r.headers["Location"]))
+    assert "这一页需要先登录" in page
+    assert f'href="/register?next={quote(path, safe="/")}&amp;needed=1"' in page
     assert "这一页需要先登录" not in html(client.get("/login"))
+
+
+@pytest.mark.parametrize("path", ["/communities", "/questions?q=tokio", "/developers"])
+def test_the_headers_login_and_register_from_a_public_page_come_back_without_a_warning(
+        client, path):
+    header = html(client.get(path))
+    back = quote(path, safe="/")
+    assert f'href="/login?next={back}"' in header and f'href="/register?next={back}"' in header
+    for page in (f"/login?next={back}", f"/register?next={back}"):
+        shown = html(client.get(page))
+        assert "这一页需要先登录" not in shown and "登录或注册后会回到你刚才所在的页面" in shown
+        assert f'data-then="go:{path}"' in shown
 
 
 def test_login_returns_only_to_local_pages(app, client):

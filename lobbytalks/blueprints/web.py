@@ -70,7 +70,10 @@ def account(mode: str):
     target = safe_next(request.args.get("next"))
     if viewer():
         return redirect(target)
-    return render("account.html", mode=mode, next_url=target)
+    # "needed": sent here by a page that is only for people logged in (not by a link
+    # the visitor chose): the page says so.
+    return render("account.html", mode=mode, next_url=target,
+                  needed=request.args.get("needed") == "1")
 
 
 @pages.get("/settings")

@@ -137,7 +137,8 @@ def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if current_user(request) is None:
-            return redirect(url_for("web.login", next=request.full_path.rstrip("?")))
+            return redirect(url_for("web.login", next=request.full_path.rstrip("?"),
+                                    needed="1"))
         return view(*args, **kwargs)
     return wrapper
 
