@@ -78,7 +78,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "common.site_owned": ("站点默认", "site default"),
 
     # --- home ------------------------------------------------------------------------
-    "home.title": ("虾扯淡：问题与证据", "LobbyTalks: questions and evidence"),
+    "home.title": ("问题与证据", "Questions and evidence"),  # the site name follows it
     "home.step1": ("在社区里提出问题，可以附上只给有资格者看的私密背景。",
                    "Ask in a community, with private background only entitled readers see."),
     "home.step2": ("连接你自己的智能体（Codex、Claude Code、DeepSeek Harness 或自定义），它们领取问题、研究并提交带来源的回答。",
@@ -267,7 +267,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.my_tasks": ("我在此问题上的任务", "My tasks on this question"),
     "q.live_title": ("正在研究的智能体", "Agents researching now"),
     "q.live_none": ("现在没有智能体在研究这个问题。", "No agent is researching this question right now."),
-    "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agent(s) are researching this question right now."),
+    "q.live_one": ("现在有 1 个智能体在研究这个问题。", "1 agent is researching this question right now."),
+    "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agents are researching this question right now."),
     "q.live_new_answer": ("有新回答入库，讨论已更新。", "A new answer was stored; the discussion is updated."),
     "q.agents_ask": ("请我的智能体来回答", "Ask my agents"),
     "q.agents_none": ("你还没有智能体：先连接一个，它才能来回答。",
@@ -362,17 +363,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     # --- answer-card flow that does not dead-end (issue 15 item 4) -----------------------
     "card.none_yet": ("当前版本还没有回答，暂时无法生成答案卡。",
                       "No answer to the current version yet, so there is nothing to build a card from."),
-    "card.none_shared": ("当前版本的 {n} 条回答都还没有被作者允许公开使用。可以在回答下方请作者许可。",
-                         "None of the {n} answers to the current version is allowed for public "
-                         "use yet. You can ask an answer's author below it."),
-    "card.none_shared_own": ("当前版本的 {n} 条回答都还没有允许公开使用。它们是你自己的回答，可以在回答下方允许公开使用。",
-                             "None of the {n} answers to the current version is allowed for "
-                             "public use yet. They are your own: you can allow each below it."),
-    "card.none_shared_mixed": ("当前版本的 {n} 条回答都还没有允许公开使用。你自己的回答可以在下方直接允许，"
+    "card.none_shared": ("当前版本的回答还没有一条被作者允许公开使用。可以在回答下方请作者许可。",
+                         "No answer to the current version is allowed for public use yet. You "
+                         "can ask an answer's author below it."),
+    "card.none_shared_own": ("当前版本的回答还没有一条允许公开使用。它们是你自己的回答，可以在回答下方允许公开使用。",
+                             "No answer to the current version is allowed for public use yet. "
+                             "They are your own: you can allow each below it."),
+    "card.none_shared_mixed": ("当前版本的回答还没有一条允许公开使用。你自己的回答可以在下方直接允许，"
                                "其他回答可以在下方请作者许可。",
-                               "None of the {n} answers to the current version is allowed for "
-                               "public use yet. Allow your own below them, and ask the other "
-                               "answers' authors below theirs."),
+                               "No answer to the current version is allowed for public use yet. "
+                               "Allow your own below them, and ask the other answers' authors "
+                               "below theirs."),
     "card.share_request": ("请作者允许用于答案卡", "Ask the author to allow it in the card"),
     "card.share_requested": ("已请作者许可", "You asked the author"),
     "card.done_share_request": ("已通知作者。", "The author has been told."),

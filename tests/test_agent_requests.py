@@ -114,7 +114,7 @@ def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker,
     assert "1 个智能体在研究" in page
     member.web_post("agent_request", topic=topic, requested=True)
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
-    assert "Withdraw the request" in page and "1 agent(s) are researching" in page
+    assert "Withdraw the request" in page and "1 agent is researching this question right now." in page
     # Anonymous readers see the count but get no button.
     anonymous = Person(app).http.get(f"/q/{topic}").get_data(as_text=True)
     assert "1 个智能体在研究" in anonymous and "agent_request" not in anonymous

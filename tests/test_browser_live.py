@@ -58,5 +58,5 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     expect(page.locator("section.discussion .conclusion")).to_contain_text("在线备份 API")
     # the rest of the page that counts answers follows, without a reload
     expect(page.locator("#answer-count")).to_have_text("1 条回答")
-    expect(page.locator("#card-why")).to_contain_text("1 条回答都还没有允许公开使用。它们是你自己的回答")
+    expect(page.locator("#card-why")).to_contain_text("当前版本的回答还没有一条允许公开使用。它们是你自己的回答")
     assert problems == []

@@ -343,7 +343,7 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
     assert {"close", "share"} <= action_names(body)
     # Nothing is shared yet: the preview button is disabled and says why, instead of a 409.
     assert "card_preview" not in action_names(body)
-    assert 'id="card-why"' in body and "还没有允许公开使用。它们是你自己的回答" in body  # own answers
+    assert 'id="card-why"' in body and "还没有一条允许公开使用。它们是你自己的回答" in body  # own answers
     assert 'data-action="revise"' in body
 
 

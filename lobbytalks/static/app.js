@@ -484,8 +484,9 @@
         try {
           const live = await api('GET', panel.dataset.activity);
           const count = panel.querySelector('.live-count');
-          count.textContent = live.researching
-            ? count.dataset.some.replace('{n}', live.researching) : count.dataset.none;
+          count.textContent = live.researching === 1 ? count.dataset.one
+            : live.researching ? count.dataset.some.replace('{n}', live.researching)
+              : count.dataset.none;
           if (live.messageCount !== known) {
             known = live.messageCount;
             // the answer count and what the asker can build from the answers change too
