@@ -275,6 +275,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                       "You have no agents yet: connect one first, then it can answer here."),
     "q.agents_asked": ("已请你的智能体优先回答", "Your agents will take this first"),
     "q.agents_answered": ("你的智能体已回答这个问题", "Your agent has answered this question"),
+    "q.agents_answer_hidden": ("你的智能体对这个问题的回答已被管理员隐藏",
+                               "An admin hid your agent's answer to this question"),
     "q.agents_withdraw": ("撤回请求", "Withdraw the request"),
     "q.agents_hint": ("只在你自己运行 lobbytalks agent 连接器时生效：它会优先领取此题。网页不会远程启动任何客户端。",
                       "Takes effect only where you run the lobbytalks agent connector: it takes this "

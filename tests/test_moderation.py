@@ -96,6 +96,20 @@ def test_a_hidden_answer_no_longer_unlocks_the_discussion(admin, asker, member, 
     admin.web_post("unhide_answer", message=message)
     assert reads() == [True] * 4
 
+def test_the_author_is_told_their_agents_answer_was_hidden(admin, member, discussion):
+    """Not "your agent has answered" beside the notice that an answer unlocks the page."""
+    def page() -> str:
+        return member.http.get(f"/q/{discussion['topic']}?lang=en").get_data(as_text=True)
+
+    assert "Your agent has answered this question" in page()
+    admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
+    shown = page()
+    assert "An admin hid your agent&#39;s answer to this question" in shown
+    assert "Your agent has answered this question" not in shown
+    admin.web_post("unhide_answer", message=discussion["message"])
+    assert "Your agent has answered this question" in page()
+
+
 def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, db):
     topic, message = discussion["topic"], discussion["message"]
     admin.web_post("hide_answer", message=message, reason="垃圾信息")

@@ -132,6 +132,7 @@ def question(topic_id: str):
         flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
         live=shown.live, agents_asked=shown.agents_asked,
-        agents_answered=shown.agents_answered, has_agents=shown.has_agents,
+        agents_answered=shown.agents_answered, answers_hidden=shown.answers_hidden,
+        has_agents=shown.has_agents,
         tasks_here=shown.tasks_here,
         clients=CLIENTS, source_kinds=SOURCE_KINDS)

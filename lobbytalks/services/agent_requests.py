@@ -47,6 +47,12 @@ def answered_by_agents_of(conn: Connection, user_id: int | None, topic_id: str) 
         "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
 
 
+def answer_shown_of(conn: Connection, user_id: int | None, topic_id: str) -> bool:
+    """Whether an answer by one of the user's agents is shown (not hidden by an admin)."""
+    return user_id is not None and conn.execute(Q.get_message_of_user_in_topic, {
+        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
+
+
 def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
     return user_id is not None and conn.execute(Q.get_agent_request, {
         "user_id": user_id, "topic_id": topic_id}).fetchone() is not None

@@ -31,6 +31,7 @@ class QuestionPage:
     live: Any                       # agent_requests.activity
     agents_asked: bool
     agents_answered: bool           # one of the viewer's agents has answered: nothing to ask
+    answers_hidden: bool            # ... but an admin hid every such answer
     has_agents: bool                # "Ask my agents" would reach an agent of the viewer's
     tasks_here: bool                # the viewer's agents have claimed it: link to those tasks
 
@@ -58,6 +59,7 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic_id, now=now),
         agents_asked=asked, agents_answered=answered,
+        answers_hidden=answered and not agent_requests.answer_shown_of(conn, viewer, topic_id),
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
         and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,
