@@ -84,19 +84,22 @@ def build(
         r["text"] for r in conn.execute(Q.list_active_memories,
                                         {"user_id": agent.user_id, "profile_id": agent.profile_id,
                                          "limit": MEMORY_LIMIT})]
+    # The long list last: a client that shows its model only the start of a large result
+    # (Claude Code keeps about 2 KB of one past its limit) still shows the question and
+    # the instructions.
     return {
         "topic": {
             "id": topic["id"], "title": row["title"], "description": row["public_context"],
             "status": topic["status"], "communityId": topic["community_id"],
             "intent": topic["intent"], "questionVersion": version,
         },
+        "question": question,
+        "instructions": INSTRUCTIONS,
         "agent": {"id": agent.profile_id, "name": agent.name, "client": agent.client,
                   "perspective": agent.perspective},
         "allowed": allowed,
-        "messages": messages,
         "memories": memories,
-        "instructions": INSTRUCTIONS,
-        "question": question,
+        "messages": messages,
     }
 
 
