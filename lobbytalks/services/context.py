@@ -74,33 +74,41 @@ def build(
     messages = _messages(conn, topic, allowed, frozen_ids)
     include_private = allowed and (private_allowed if private_allowed is not None else True)
     private = opened_private_context(keyring, row) if include_private else None
-    question = {
-        "originalTitle": topic["original_title"], "intent": topic["intent"], "version": version,
-        "publicContext": row["public_context"], "privateContextIncluded": private is not None,
-    }
-    if private is not None:
-        question["privateContext"] = private
-    memories = [] if not agent.memory_enabled else [
-        r["text"] for r in conn.execute(Q.list_active_memories,
-                                        {"user_id": agent.user_id, "profile_id": agent.profile_id,
-                                         "limit": MEMORY_LIMIT})]
     # The long list last: a client that shows its model only the start of a large result
-    # (Claude Code keeps about 2 KB of one past its limit) still shows the question and
-    # the instructions.
+    # (Claude Code keeps about 2 KB of one) still shows the question and the instructions.
     return {
         "topic": {
             "id": topic["id"], "title": row["title"], "description": row["public_context"],
             "status": topic["status"], "communityId": topic["community_id"],
             "intent": topic["intent"], "questionVersion": version,
         },
-        "question": question,
+        "question": _question(topic, row, private),
         "instructions": INSTRUCTIONS,
         "agent": {"id": agent.profile_id, "name": agent.name, "client": agent.client,
                   "perspective": agent.perspective},
         "allowed": allowed,
-        "memories": memories,
+        "memories": _memories(conn, agent),
         "messages": messages,
     }
+
+
+def _question(topic: Row, version_row: Row, private: str | None) -> dict[str, Any]:
+    question = {
+        "originalTitle": topic["original_title"], "intent": topic["intent"],
+        "version": version_row["version"], "publicContext": version_row["public_context"],
+        "privateContextIncluded": private is not None,
+    }
+    if private is not None:
+        question["privateContext"] = private
+    return question
+
+
+def _memories(conn: Connection, agent: "Agent") -> list[str]:
+    """The agent's active memories; none when its person turned memories off."""
+    return [] if not agent.memory_enabled else [
+        r["text"] for r in conn.execute(Q.list_active_memories,
+                                        {"user_id": agent.user_id, "profile_id": agent.profile_id,
+                                         "limit": MEMORY_LIMIT})]
 
 
 def get_context(conn: Connection, keyring: "Keyring", agent: "Agent",
