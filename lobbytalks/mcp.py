@@ -20,6 +20,7 @@ from .actions import ACTIONS, Action
 from .errors import ApiError
 from .jsonfast import Encoded
 from .models.common import VALIDATION_MESSAGES
+from .models.jsonrpc import is_response, request_id
 from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
@@ -73,26 +74,6 @@ def transport_error_body(request_id: Any, error: ApiError) -> dict[str, Any]:
     """An authentication or transport failure (unparseable JSON too): -32000."""
     return error_body(request_id, SERVER_ERROR, error.message,
                       {"code": error.code, "status": error.status})
-
-
-# Integers the response encoder (orjson) can write back: signed and unsigned 64-bit.
-ECHOABLE_INTEGERS = range(-(2**63), 2**64)
-EXACT_IN_A_DOUBLE = 2**53
-
-
-def request_id(payload: Any) -> str | int | float | None:
-    """The id to echo: only a valid one (a string or a number, as the contract and MCP's
-    schema allow), else null. A whole number only within 64 bits: the encoder writes no
-    more, and the parser reads a longer integer as a float that would echo another value."""
-    if isinstance(payload, dict):
-        value = payload.get("id")
-        if isinstance(value, str):
-            return value
-        if isinstance(value, float):  # whole, only where a double still holds every one
-            return value if not value.is_integer() or abs(value) <= EXACT_IN_A_DOUBLE else None
-        if isinstance(value, int) and not isinstance(value, bool) and value in ECHOABLE_INTEGERS:
-            return value
-    return None
 
 
 # --- Accept --------------------------------------------------------------------------
@@ -245,8 +226,7 @@ def _check_envelope(payload: Any) -> None:
         raise RpcError(INVALID_REQUEST, "请求必须是 JSON-RPC 对象", http_status=400)
     if payload.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'jsonrpc 必须是 "2.0"', http_status=400)
-    if "method" not in payload and ("result" in payload or "error" in payload):
-        # This server asks the client nothing, so no response can be for it: refused.
+    if is_response(payload):  # this server asks the client nothing: none is for it
         raise RpcError(INVALID_REQUEST, "此服务器不向客户端发请求，不接受 JSON-RPC 响应",
                        http_status=400)
     if not isinstance(payload.get("method"), str):

@@ -287,7 +287,7 @@ def test_invalid_json_is_a_parse_error(mcp):
     ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
     ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
     ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, None),
-    ({"jsonrpc": "2.0", "id": 6, "result": {}}, 6),            # we never ask, so no answers
+    ({"jsonrpc": "2.0", "id": 6, "result": {}}, None),  # we never ask; its id is not the client's
 ])
 def test_malformed_messages_are_32600(mcp, body, echoed):
     assert_rpc_error(mcp.send(body), 400, -32600, id=echoed)
@@ -296,8 +296,10 @@ def test_malformed_messages_are_32600(mcp, body, echoed):
 @pytest.mark.parametrize("body", [{"jsonrpc": "2.0", "id": 6, "result": {}},
                                   {"jsonrpc": "2.0", "id": 6, "error": {"code": 1}}])
 def test_a_response_posted_to_the_server_is_told_it_asked_nothing(mcp, body):
+    """Without an id: a response's id is from the server's requests, and echoing it would
+    pair the error with the client's own request 6 (the transport: an error with no id)."""
     r = mcp.send(body)
-    assert_rpc_error(r, 400, -32600, id=6)
+    assert_rpc_error(r, 400, -32600, id=None)
     assert "不接受 JSON-RPC 响应" in r.get_json()["error"]["message"]
 
 

@@ -1,4 +1,5 @@
-"""The JSON-RPC envelope of ``/api/external/mcp`` as the OpenAPI document publishes it."""
+"""The JSON-RPC envelope of ``/api/external/mcp`` as the OpenAPI document publishes it, and
+which id an answer may echo."""
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -27,3 +28,28 @@ class JsonRpcResponse(Doc):
     result: dict[str, Any] | None = Field(
         None, description="工具的业务失败是 isError:true 的 result，内容带 code/error/status")
     error: JsonRpcError | None = None
+
+
+# Integers the response encoder (orjson) can write back: signed and unsigned 64-bit.
+ECHOABLE_INTEGERS = range(-(2**63), 2**64)
+EXACT_IN_A_DOUBLE = 2**53
+
+
+def request_id(payload: Any) -> str | int | float | None:
+    """The id to echo: only a valid one (a string or a number, as the contract and MCP's
+    schema allow), else null. A whole number only within 64 bits: the encoder writes no
+    more, and the parser reads a longer integer as a float that would echo another value.
+    Null for a response the client posted: its id is one of the server's own requests'."""
+    value = payload.get("id") if isinstance(payload, dict) and not is_response(payload) else None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):  # whole, only where a double still holds every one
+        return value if not value.is_integer() or abs(value) <= EXACT_IN_A_DOUBLE else None
+    if isinstance(value, int) and not isinstance(value, bool) and value in ECHOABLE_INTEGERS:
+        return value
+    return None
+
+
+def is_response(payload: dict[str, Any]) -> bool:
+    """Whether a posted message is a JSON-RPC response (a result or an error, no method)."""
+    return "method" not in payload and ("result" in payload or "error" in payload)
