@@ -73,7 +73,13 @@ def error_body(request_id: Any, code: int, message: str,
 def transport_error_body(request_id: Any, error: ApiError) -> dict[str, Any]:
     """An authentication or transport failure (unparseable JSON too): -32000."""
     return error_body(request_id, SERVER_ERROR, error.message,
-                      {"code": error.code, "status": error.status})
+                      {"code": error.code, "status": error.status, **waiting(error)})
+
+
+def waiting(error: ApiError) -> dict[str, int]:
+    """How many seconds to wait, where the refusal says (a 429's or 503's Retry-After),
+    for clients that never see the header: the MCP SDKs pass on an error's body only."""
+    return {"retryAfter": error.retry_after} if error.retry_after else {}
 
 
 # --- Accept --------------------------------------------------------------------------
@@ -181,7 +187,8 @@ def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:
     except ApiError as error:
         # The tool ran and refused: a result the model can read and act on, not a
         # protocol error. Same codes and statuses as REST.
-        failure = {"code": error.code, "error": error.message, "status": error.status}
+        failure = {"code": error.code, "error": error.message, "status": error.status,
+                   **waiting(error)}
         return tool_result(failure, is_error=True)
     return tool_result(result, is_error=False)
 

@@ -55,7 +55,9 @@ def assert_rpc_error(response, status: int, code: int, *, id: Any = None,
     assert body["id"] == id, body
     assert body["error"]["code"] == code and body["error"]["message"], body
     if data_code is not None:
-        assert body["error"]["data"] == {"code": data_code, "status": status}, body
+        waited = {"retryAfter": int(response.headers["Retry-After"])} \
+            if "Retry-After" in response.headers else {}
+        assert body["error"]["data"] == {"code": data_code, "status": status, **waited}, body
     assert response.headers["Content-Type"] == "application/json"
     assert response.headers.get("Cache-Control") == "no-store"
     assert "Mcp-Session-Id" not in response.headers
@@ -81,7 +83,10 @@ def tool_payload(result: dict) -> dict:
 def business_error(result: dict, status: int, code: str) -> dict:
     assert result["isError"] is True, result
     payload = tool_payload(result)
-    assert set(payload) == {"code", "error", "status"} and payload["error"], payload
+    # the wait a 429 names (REST's Retry-After), which an MCP client cannot otherwise see
+    waits = {"retryAfter"} if code == "rate_limited" else set()
+    assert set(payload) == {"code", "error", "status"} | waits and payload["error"], payload
+    assert all(isinstance(payload[k], int) and payload[k] >= 1 for k in waits), payload
     assert (payload["status"], payload["code"]) == (status, code), payload
     return payload
 
@@ -382,7 +387,7 @@ def test_per_token_budget_is_shared_with_rest(settings):
     assert mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
     r = mcp.rpc("tools/list", id=8)
     assert_rpc_error(r, 429, -32000, id=8, data_code="rate_limited")
-    assert int(r.headers["Retry-After"]) >= 1
+    assert int(r.headers["Retry-After"]) >= 1 and r.get_json()["error"]["data"]["retryAfter"] >= 1
     assert agent.get("list_topics").status_code == 429
     other = McpClient(app, owner.new_agent("另一只").token)  # budgets are per token
     assert other.rpc("ping").status_code == 200
