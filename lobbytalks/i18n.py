@@ -68,6 +68,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "common.clear": ("清除", "Clear"),
     "common.by": ("提问者 {name}", "asked by {name}"),
     "common.in": ("发布于 {name}", "in {name}"),
+    # A control's name for screen readers where a page repeats it: its words, then what it
+    # acts on (the words first, so that the visible label stays part of the name).
+    "common.acting_on": ("{action}：{subject}", "{action}: {subject}"),
+    "admin.subject_answer": ("{name} 的回答 {id}", "answer {id} by {name}"),
     "common.back_home": ("回到首页", "Back to the home page"),
     "common.chars": ("最多 {n} 个字符。", "Up to {n} characters."),
     "common.login_needed": ("请先登录。", "Please log in first."),

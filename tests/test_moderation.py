@@ -2,8 +2,10 @@
 none of it a right to read a discussion (§1)."""
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
+from html import unescape
 
 import pytest
 
@@ -347,6 +349,22 @@ def test_admin_page_lists_public_facts_never_private_context(admin, asker, membe
     asker.web_post("card_publish", topic=discussion["topic"])
     page = admin.http.get(f"/admin?lang={lang}").get_data(as_text=True)
     assert "在线备份 API" in page and PRIVATE not in page and "官方文档说明备份 API" not in page
+
+
+def test_the_admin_pages_repeated_controls_name_what_they_act_on(app, admin, asker, member,
+                                                                discussion):
+    """Each answer, question and person has its own Hide/Close/Suspend and reason field:
+    a screen reader hears which one (the visible words first)."""
+    Person(app, username="another_one").register()
+    second = asker.ask("另一个问题：WAL 文件为什么会变大？")
+    task = discussion["agent"].claim(second).get_json()["task"]["id"]
+    assert discussion["agent"].post("submit_result", taskId=task, **good_result()).status_code == 200
+    page = unescape(admin.http.get("/admin?lang=en").get_data(as_text=True))
+    for words in ("Hide answer", "Close question", "Suspend", "Reason (required)"):
+        names = re.findall(rf'aria-label="({re.escape(words)}: [^"]+)"', page)
+        assert len(names) >= 2 and len(names) == len(set(names)), (words, names)
+    assert f'aria-label="Hide answer: answer {discussion["message"]} by 答题虾"' in page
+    assert 'aria-label="Suspend: another_one"' in page
 
 
 def test_admin_page_shows_states_reasons_and_the_log(admin, asker, member, discussion):

@@ -531,6 +531,17 @@ def test_memory_garden_lists_pending_and_active_per_agent(app):
         in actions(body)
 
 
+def test_per_agent_controls_name_their_agent(app):
+    """Rotate token and the memory switch repeat for every agent: a screen reader hears
+    whose (the visible words first)."""
+    person = joined_person(app)
+    for name in ("第一只虾", "第二只虾"):
+        person.new_agent(name)
+    for path, words in (("/agents?lang=en", "Rotate token"), ("/memories?lang=en", "Turn memory off")):
+        page = unescape(person.http.get(path).get_data(as_text=True))
+        assert sorted(re.findall(rf'aria-label="{words}: ([^"]+)"', page)) == ["第一只虾", "第二只虾"]
+
+
 def test_home_lists_newest_open_questions(app, client):
     asker = joined_person(app)
     asker.ask(title="首页上的问题")
