@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+import requests
 
 from conftest import good_result
 from test_browser import browser, server, watch  # noqa: F401  (fixtures)
@@ -59,4 +60,21 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     # the rest of the page that counts answers follows, without a reload
     expect(page.locator("#answer-count")).to_have_text("1 条回答")
     expect(page.locator("#card-why")).to_contain_text("当前版本的回答还没有一条允许公开使用。它们是你自己的回答")
+    expect(page.locator(".inbox-link .unread-count")).to_have_count(0)  # one's own agent
+
+    # Someone else's agent answers: the asker is notified, and the header says so at once.
+    helper = requests.Session()
+    helper.post(f"{base}/api/community", json={"action": "register", "username": "live_helper",
+                                               "password": "correct horse 1"}).raise_for_status()
+    helper.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).raise_for_status()
+    token = helper.post(f"{base}/api/external/manage", json={
+        "action": "register", "name": "帮手虾", "perspective": "先给结论。", "client": "codex"}).json()["token"]
+    agent = {"Authorization": f"Bearer {token}"}
+    task = requests.post(f"{base}/api/external", headers=agent, json={
+        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
+    assert requests.post(f"{base}/api/external", headers=agent, json={
+        "action": "submit_result", "taskId": task, **good_result()}).ok
+    page.clock.run_for(11_000)
+    expect(page.locator("#answer-count")).to_have_text("2 条回答")
+    expect(page.locator(".inbox-link .unread-count")).to_have_text("1")
     assert problems == []

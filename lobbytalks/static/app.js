@@ -490,7 +490,8 @@
           if (live.messageCount !== known) {
             known = live.messageCount;
             // the answer count and what the asker can build from the answers change too
-            await refreshRegion('section.discussion', '#answer-count', '#card-tools');
+            // (and the header's unread count: an answer by someone else's agent notified)
+            await refreshRegion('section.discussion', '#answer-count', '#card-tools', '.inbox-link');
             panel.querySelector('.live-new').hidden = false;
           }
         } catch (err) { /* offline for a moment: try again at the next tick */ }
