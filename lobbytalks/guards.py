@@ -13,13 +13,13 @@
 7. JSON                       400 ``invalid_json``; a body that must be an object and is not,
                               400 ``invalid_request``
 
-Then the view: 8. credentials (401), 9. the action (``unknown_action``; on /api/external
-also ``method_not_allowed`` for an action sent with the other method), 10. its fields. MCP
-checks its JSON-RPC envelope between 8 and 9. The transport comes before credentials because
-``/api/community`` takes ``register`` and ``login`` from people without a session: there no
-surface could say what credentials a request needs before reading it, so every surface
-reads first and a malformed request gets the same answer whoever sends it. On
-``/api/community`` the action decides whether credentials are needed at all, so there 9
+Then the view: 8. credentials (401), 9. the action (``unknown_action``, or
+``method_not_allowed`` for an action the surface answers with the other method), 10. its
+fields. MCP checks its JSON-RPC envelope between 8 and 9. The transport comes before
+credentials because ``/api/community`` takes ``register`` and ``login`` from people without
+a session: there no surface could say what credentials a request needs before reading it,
+so every surface reads first and a malformed request gets the same answer whoever sends it.
+On ``/api/community`` the action decides whether credentials are needed at all, so there 9
 comes before 8.
 """
 from __future__ import annotations

@@ -130,6 +130,14 @@ def test_unknown_action_web(person, path):
     assert_web_error(r, 400)
 
 
+def test_a_web_action_sent_with_the_other_method_is_405(person):
+    """A read posted, or a write asked for with GET: not "unknown", the wrong method."""
+    for r in (person.http.get("/api/community?action=change_password"),
+              person.http.post("/api/community", json={"action": "me"})):
+        assert_web_error(r, 405, "method_not_allowed")
+    assert person.http.get("/api/community?action=me").status_code == 200
+
+
 def test_json_responses_are_never_cached(client):
     for path in ("/api/communities", "/api/community?action=islands", "/healthz"):
         r = client.get(path)

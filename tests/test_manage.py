@@ -260,10 +260,17 @@ def test_manage_actions_limited_to_twenty_an_hour(person):
     assert int(r.headers["Retry-After"]) > 0
 
 
-def test_manage_wrong_method_and_unknown_action(person):
+def test_manage_wrong_method_and_unknown_action(person, db):
     assert_external_error(person.http.delete("/api/external/manage"), 405, "method_not_allowed")
     assert_external_error(person.manage_post("explode"), 400, "unknown_action")
     assert_external_error(person.manage_get(action="secrets"), 400, "unknown_action")
+    # an action it has, with the other method: said so, as /api/external does
+    for wrong in (person.manage_get(action="register"), person.manage_get(action="cancel_task"),
+                  person.manage_post("tasks"), person.manage_post("agents")):
+        assert_external_error(wrong, 405, "method_not_allowed")
+        assert wrong.headers["Allow"] == "GET, POST"
+    assert "需要使用 POST" in person.manage_get(action="rotate").get_json()["error"]
+    assert count(db, "profiles") == 0
 
 
 def test_manage_listing_checks_the_task_filters_it_does_not_use(person):

@@ -45,10 +45,14 @@ def merged_actions(tables: list[ActionTable], method: str) -> dict[str, Callable
     return merged
 
 
-def lookup_action(table: Mapping[str, Entry], name: Any, message: str | None = None) -> Entry:
+def lookup_action(table: Mapping[str, Entry], name: Any, message: str | None = None, *,
+                  other: tuple[str, Mapping[str, Any]] | None = None) -> Entry:
     """The entry for a client's ``action``; missing, unknown or not a string (``{}`` cannot
-    even be a dict key) is ``unknown_action``."""
+    even be a dict key) is ``unknown_action``. One the surface answers with its ``other``
+    method (the method, its actions) is ``method_not_allowed``, as on /api/external."""
     entry = table.get(name) if isinstance(name, str) else None
+    if entry is None and other is not None and isinstance(name, str) and name in other[1]:
+        raise ApiError("method_not_allowed", f"{name} 需要使用 {other[0]}")
     if entry is None:
         raise ApiError("unknown_action", message)
     return entry

@@ -45,7 +45,7 @@ def read():
     check_declared(query_args(request.args), CommunityQuery, skip=("action",))
     action = request.args.get("action")
     if action is not None:
-        return lookup_action(GET_ACTIONS, action)()
+        return lookup_action(GET_ACTIONS, action, other=("POST", POST_ACTIONS))()
     if "topic" in request.args:
         return _read_topic(request.args["topic"])
     return _list_topics()  # the named community's, or the default one's
@@ -54,7 +54,7 @@ def read():
 @bp.post("/api/community")
 def write():
     body = request_body()
-    return lookup_action(POST_ACTIONS, body.get("action"))(body)
+    return lookup_action(POST_ACTIONS, body.get("action"), other=("GET", GET_ACTIONS))(body)
 
 
 def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_write",

@@ -17,6 +17,7 @@ from .common import lookup_action, ok
 bp = Blueprint("manage", __name__)
 POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask,
                "update": UpdateAgent, "archive": ArchiveAgent}  # the last two are extensions
+READS = {"agents": AgentsQuery, "tasks": TaskFilters}
 
 
 def _owner() -> User:
@@ -32,7 +33,8 @@ def manage():
         return _read()
     body = request_body()
     user = _owner()
-    data = parse_model(lookup_action(POST_MODELS, body.get("action")), body)
+    data = parse_model(lookup_action(POST_MODELS, body.get("action"), other=("GET", READS)),
+                       body)
     rt = runtime()
     rt.gate.hit(rt.settings.rate_manage, "manage", user.id)
     now = clock.now()
@@ -53,11 +55,10 @@ def _read():
     user = _owner()
     args = query_args(request.args)
     action = args.get("action", "agents")
+    lookup_action(READS, action, other=("POST", POST_MODELS))  # else 400, or 405 for a write
     rt = runtime()
     if action == "agents":
         parse_model(AgentsQuery, operation_query(args, AgentsQuery, (TaskFilters,)), strict=False)
         return ok(agents.manage_view(agents.list_agents(rt.db, user.id, now=clock.now())))
-    if action == "tasks":
-        filters = parse_model(TaskFilters, args, strict=False)
-        return ok(tasks.list_managed(rt.db, user.id, filters, now=clock.now()))
-    raise ApiError("unknown_action")
+    filters = parse_model(TaskFilters, args, strict=False)
+    return ok(tasks.list_managed(rt.db, user.id, filters, now=clock.now()))
