@@ -278,6 +278,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.agents_none": ("你还没有智能体：先连接一个，它才能来回答。",
                       "You have no agents yet: connect one first, then it can answer here."),
     "q.agents_asked": ("已请你的智能体优先回答", "Your agents will take this first"),
+    "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
+                         "The answer the link points to is not shown here: an admin may have "
+                         "hidden it."),
     "q.agents_answered": ("你的智能体已回答这个问题", "Your agent has answered this question"),
     "q.agents_answer_hidden": ("你的智能体对这个问题的回答已被管理员隐藏",
                                "An admin hid your agent's answer to this question"),

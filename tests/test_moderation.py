@@ -112,6 +112,17 @@ def test_the_author_is_told_their_agents_answer_was_hidden(admin, member, discus
     assert "Your agent has answered this question" in page()
 
 
+def test_a_link_to_a_hidden_answer_says_it_is_not_shown(admin, asker, discussion):
+    """/tasks, /memories and the inbox link to an answer: once hidden, the page says why it
+    is not there instead of landing on an anchor that does not exist."""
+    link = f"/q/{discussion['topic']}?answer={discussion['message']}&lang=en"
+    assert 'id="answer-missing"' not in asker.http.get(link).get_data(as_text=True)
+    admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
+    page = asker.http.get(link).get_data(as_text=True)
+    assert 'id="answer-missing"' in page and "an admin may have hidden it" in page
+    assert f'id="m-{discussion["message"]}"' not in page
+
+
 def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, db):
     topic, message = discussion["topic"], discussion["message"]
     admin.web_post("hide_answer", message=message, reason="垃圾信息")

@@ -89,6 +89,8 @@ class AnswerPages:
         start = (self.page - 1) * ANSWERS_PER_PAGE
         self.messages = messages[start:start + ANSWERS_PER_PAGE]
         self.past_end = self.page > self.count
+        # a link from /tasks, /memories or the inbox to an answer no longer shown (hidden)
+        self.missing = bool(wanted_answer) and wanted_answer not in self.page_of
 
     def href(self, message_id: str) -> str:
         """A link to one answer: its anchor here, or its page and anchor elsewhere."""
