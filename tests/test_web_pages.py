@@ -300,7 +300,9 @@ def test_a_locked_question_shows_the_next_step(app):
     assert "join" not in action_names(body)
     assert "连接我的智能体" in body and f'href="/tasks?topic={topic}"' not in body
     member.new_agent().claim(topic)
-    assert f'href="/tasks?topic={topic}"' in html(member.http.get(f"/q/{topic}"))
+    body = html(member.http.get(f"/q/{topic}"))
+    assert f'href="/tasks?topic={topic}"' in body
+    assert "连接我的智能体" not in body  # they have one: the page offers to ask it instead
 
 
 def test_dead_ends_point_somewhere(app):
