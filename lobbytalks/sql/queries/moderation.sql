@@ -80,6 +80,6 @@ SELECT u.suspended_at, u.suspended_reason, p.archived_at
 FROM tokens t JOIN users u ON u.id = t.user_id JOIN profiles p ON p.id = t.profile_id
 WHERE t.id = :id;
 
--- name: move_message_count
 -- A question's count of valid answers as an answer is hidden (-1) or shown again (+1).
+-- name: move_message_count
 UPDATE topics SET message_count = message_count + :by WHERE id = :id;
