@@ -204,7 +204,18 @@ class Settings:
                 raw = _read_setting_file(name + "_FILE", env[name + "_FILE"])
             if raw is not None and raw != "":
                 values[f.name] = _convert(f.type, raw, name)
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        explicit = {k: v for k, v in overrides.items() if v is not None}
+        # Where the database is, the environment says three ways (DATABASE_URL, DB,
+        # DATA_DIR): a flag naming it wins over all of them, or `restore --data-dir X` would
+        # restore into the file LOBBYTALKS_DB names. A PostgreSQL URL stays beside
+        # --data-dir alone (the folder then holds only the key).
+        if "db" in explicit:
+            values.pop("database_url", None)
+        elif "data_dir" in explicit:
+            values.pop("db", None)
+            if values.get("database_url", "").startswith(SQLITE_URL_PREFIX):
+                del values["database_url"]
+        values.update(explicit)
         return cls(**values)
 
     def with_overrides(self, **overrides: Any) -> "Settings":

@@ -189,6 +189,28 @@ def test_restore_round_trip(app, data_dir, tmp_path, capsys):
 
 
 @pytest.mark.sqlite_only
+def test_restore_goes_where_the_flag_says_whatever_the_environment_names(
+        app, data_dir, tmp_path, capsys, monkeypatch):
+    """A systemd EnvironmentFile's LOBBYTALKS_DB must not turn `restore --data-dir X` into a
+    restore of another file (flags win over the environment)."""
+    Person(app, username="alice").register()
+    backup = tmp_path / "b.db"
+    assert run("backup", "--data-dir", data_dir, str(backup)) == 0
+    Person(app, username="bob").register()
+    elsewhere = tmp_path / "elsewhere.db"
+    elsewhere.write_bytes(backup.read_bytes())
+    monkeypatch.setenv("LOBBYTALKS_DB", str(elsewhere))
+    monkeypatch.setenv("LOBBYTALKS_DATABASE_URL", f"sqlite:///{elsewhere}")
+    capsys.readouterr()
+    assert run("restore", "--data-dir", data_dir, "--yes", str(backup)) == 0
+    db_path = Path(data_dir) / "lobbytalks.db"
+    assert f"restored {backup} into {db_path}" in capsys.readouterr().out
+    assert "bob" not in usernames(db_path)
+    assert run("check", "--db", str(backup)) == 0
+    assert f"database: {backup}" in capsys.readouterr().out
+
+
+@pytest.mark.sqlite_only
 def test_restore_with_the_wrong_key_fails_and_with_key_fixes_it(app, data_dir, tmp_path,
                                                                 capsys):
     add_private_question(app)

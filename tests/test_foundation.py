@@ -5,6 +5,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import requests
@@ -20,6 +21,21 @@ def test_settings_precedence_flags_over_env_over_defaults():
     from_env = Settings.load(env)
     assert (from_env.port, from_env.host, from_env.rate_claim) == (9001, "0.0.0.0", "5/minute")
     assert Settings.load(env, port=9100).port == 9100
+
+
+def test_a_flag_naming_the_database_wins_over_every_way_the_environment_names_it(tmp_path):
+    env = {"LOBBYTALKS_DB": "/srv/other.db", "LOBBYTALKS_DATA_DIR": "/srv/data"}
+    assert Settings.load(env).db_path == Path("/srv/other.db")
+    assert Settings.load(env, data_dir=str(tmp_path)).db_path == tmp_path / "lobbytalks.db"
+    assert Settings.load(env, db="/b/backup.db").db_path == Path("/b/backup.db")
+    sqlite_url = {**env, "LOBBYTALKS_DATABASE_URL": "sqlite:////srv/url.db"}
+    assert Settings.load(sqlite_url).db_path == Path("/srv/url.db")
+    assert Settings.load(sqlite_url, data_dir=str(tmp_path)).db_path == tmp_path / "lobbytalks.db"
+    assert Settings.load(sqlite_url, db="/b/backup.db").db_path == Path("/b/backup.db")
+    postgres = {"LOBBYTALKS_DATABASE_URL": "postgresql://lt@db/lt"}
+    assert not Settings.load(postgres, db="/b/backup.db").uses_postgres
+    # the data folder alone holds PostgreSQL's key: the URL stays
+    assert Settings.load(postgres, data_dir=str(tmp_path)).uses_postgres
 
 
 def test_settings_reject_bad_values():
