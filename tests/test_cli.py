@@ -281,6 +281,19 @@ def test_a_backup_from_before_a_key_rotation_still_opens(app, data_dir, tmp_path
     assert "WARNING" not in captured.err
 
 
+@pytest.mark.sqlite_only
+def test_rotate_key_with_the_key_in_the_environment_says_the_steps_that_work(
+        app, data_dir, capsys, monkeypatch):
+    key = (Path(data_dir) / "secret.key").read_text().strip()
+    monkeypatch.setenv("LOBBYTALKS_SECRET_KEY", key)
+    assert run("rotate-key", "--data-dir", data_dir) == 1
+    said = capsys.readouterr().err
+    assert "unset the variable" in said and "DATA_DIR/secret.key" in said
+    # following them: the key written to the file, the variable unset
+    monkeypatch.delenv("LOBBYTALKS_SECRET_KEY")
+    assert run("rotate-key", "--data-dir", data_dir) == 0
+
+
 # --- the key test: a backup under load restores to a complete, healthy database -------------
 
 @pytest.mark.sqlite_only

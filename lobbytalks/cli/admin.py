@@ -139,9 +139,10 @@ def rotate_key(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     if settings.secret_key:
-        return fail("the key comes from LOBBYTALKS_SECRET_KEY; rotate it there: "
-                    "add a new KEYID:BASE64 line as the last line, then run rotate-key with "
-                    "--data-dir pointing to a key file, or re-encrypt via a key file")
+        return fail("the key comes from LOBBYTALKS_SECRET_KEY (or its _FILE), which would "
+                    "override a rotated key file at the next start: write its value to "
+                    "DATA_DIR/secret.key (mode 0600), unset the variable, run rotate-key, then "
+                    "keep the file or put its new contents back into the variable")
     try:
         opened = _opened_alone(settings)
     except (serverlock.DatabaseInUse, DatabaseError) as exc:
