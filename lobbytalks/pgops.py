@@ -8,7 +8,7 @@ operator controls. The secret key is never in the database, on either backend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from .db import latest_version, schema_version
 
@@ -92,11 +92,20 @@ def other_sessions(conn: Any) -> int:
                         "current_database() AND pid <> pg_backend_pid()").fetchone()[0]
 
 
-def backup_instead(shown: str, dest: str, key_source: str) -> str:
-    """Why ``backup`` does nothing on PostgreSQL, and the exact command that does it."""
+def url_in_shell(env: Mapping[str, str]) -> str:
+    """How a shell line names the configured database URL: its variable, or the contents of
+    its file where only ``LOBBYTALKS_DATABASE_URL_FILE`` is set (as the compose file does)."""
+    if not env.get("LOBBYTALKS_DATABASE_URL") and env.get("LOBBYTALKS_DATABASE_URL_FILE"):
+        return '"$(cat "$LOBBYTALKS_DATABASE_URL_FILE")"'
+    return '"$LOBBYTALKS_DATABASE_URL"'
+
+
+def backup_instead(shown: str, dest: str, key_source: str, url: str) -> str:
+    """Why ``backup`` does nothing on PostgreSQL, and the exact command that does it
+    (``url``: ``url_in_shell``)."""
     return (f"the data is in PostgreSQL ({shown}), not in a file this command can copy. "
             f"Take a consistent dump while the servers run with:\n"
-            f"  pg_dump --format=custom --file={dest} \"$LOBBYTALKS_DATABASE_URL\"\n"
+            f"  pg_dump --format=custom --file={dest} {url}\n"
             f"The secret key is not in the dump: keep a copy of {key_source} with it "
             f"(private question context opens only with that key).")
 

@@ -142,6 +142,25 @@ def seeded_login(tmp_path, pg_url) -> str:
         server.stop()
 
 
+def test_the_dump_command_reads_the_url_where_it_is_kept(cli, pg_url, tmp_path):
+    """With only LOBBYTALKS_DATABASE_URL_FILE set (the compose file's way), the printed
+    pg_dump line reads the file: "$LOBBYTALKS_DATABASE_URL" would be empty there."""
+    url_file = tmp_path / "database-url"
+    url_file.write_text(pg_url)
+    env = {k: v for k, v in os.environ.items() if k != "LOBBYTALKS_DATABASE_URL"}
+    dump = tmp_path / "by-file.dump"
+    done = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "backup", str(dump), "--data-dir",
+         str(tmp_path / "data")], capture_output=True, text=True, timeout=120,
+        env={**env, "LOBBYTALKS_DATABASE_URL_FILE": str(url_file)})
+    assert done.returncode == 1 and PASSWORD not in done.stdout + done.stderr
+    command = next(l.strip() for l in done.stderr.splitlines() if l.strip().startswith("pg_dump"))
+    assert command.endswith('"$(cat "$LOBBYTALKS_DATABASE_URL_FILE")"')
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                         env={**env, "LOBBYTALKS_DATABASE_URL_FILE": str(url_file)})
+    assert ran.returncode == 0 and dump.stat().st_size > 0, ran.stderr
+
+
 def test_backup_and_restore_name_the_pg_commands_that_work(cli, pg_url, pg_server, request,
                                                            tmp_path):
     seeded(tmp_path, pg_url).stop()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .registry import command, fail, open_postgres, settings_from
@@ -59,8 +60,9 @@ def backup(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     if settings.uses_postgres:
-        from ..pgops import backup_instead
-        return fail(backup_instead(settings.database_shown, args.file, _key_source(settings)))
+        from ..pgops import backup_instead, url_in_shell
+        return fail(backup_instead(settings.database_shown, args.file, _key_source(settings),
+                                   url_in_shell(os.environ)))
     dest = Path(args.file)
     key_dest = ops.key_file_for(dest)
     if args.with_key and key_dest.exists() and not args.force:
