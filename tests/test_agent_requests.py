@@ -196,3 +196,9 @@ def test_developers_page_explains_the_connector_with_this_servers_address(open_c
     assert "Environment=PATH=%h/.local/bin:" in shown
     assert "*/20 * * * * PATH=$HOME/.local/bin:" in shown
     assert "a wheel or the single executable" not in shown  # pip installs no executable
+    # Installed as Debian 12 lets a user (no pip into the system's Python), at the path the
+    # unit starts (%h/.local/bin/lobbytalks).
+    assert "python3 -m venv ~/.local/lobbytalks" in shown
+    assert "ln -s ~/.local/lobbytalks/bin/lobbytalks ~/.local/bin/lobbytalks" in shown
+    assert "ExecStart=%h/.local/bin/lobbytalks agent run" in shown
+    assert "\npip install" not in shown

@@ -58,7 +58,9 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
     token = "--token-file ~/.config/lobbytalks/agent-token"
     return [
         {"id": "agent-install", "hint": "dev.agent.install",
-         "text": "pip install /path/to/lobbytalks   # a checkout or a wheel (or use the single executable)\n"
+         "text": "python3 -m venv ~/.local/lobbytalks   # or use the single executable\n"
+                 "~/.local/lobbytalks/bin/pip install /path/to/lobbytalks   # a checkout or a wheel\n"
+                 "mkdir -p ~/.local/bin && ln -s ~/.local/lobbytalks/bin/lobbytalks ~/.local/bin/lobbytalks\n"
                  "mkdir -p ~/.config/lobbytalks && install -m 600 /dev/null ~/.config/lobbytalks/agent-token   # write the token into it\n"
                  f"export LOBBYTALKS_AGENT_SERVER={base}\n"
                  f"lobbytalks agent doctor --harness codex {token}"},
