@@ -239,6 +239,18 @@ def test_a_backup_without_its_key_beside_it_is_told_where_the_key_is(community, 
     assert str(backups / "secret.key") not in done.stdout
 
 
+def test_a_backup_with_its_key_beside_it_is_told_that_key(community, empty_target, tmp_path):
+    """The final backup taken with --with-key, as docs/admin.md says: its FILE.key is named."""
+    backups = tmp_path / "backups"
+    done = run_cli("backup", "--with-key", str(backups / "final.db"),
+                   "--data-dir", str(community["data"]))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("migrate-db", "--db", str(backups / "final.db"), "--to", empty_target)
+    assert done.returncode == 0, done.stderr
+    assert f"it is in {backups / 'final.db.key'}, written with the backup" in done.stdout
+    assert "there is none beside" not in done.stdout
+
+
 def test_a_running_server_is_warned_about_and_its_snapshot_copied(community, empty_target):
     server = LiveServer(community["data"])
     try:

@@ -263,14 +263,26 @@ def migrate_db(args: argparse.Namespace) -> int:
         print(f"{r.name:<{width}}  {r.rows:>9} rows  sha256-sum {r.checksum}")
     print(f"verified {len(reports)} tables, {sum(r.rows for r in reports)} rows: the copy in "
           f"{shown} matches {source} ({time.monotonic() - started:.1f} s)")
-    if settings.secret_key.strip() or settings.secret_key_path.exists():
-        print(f"The secret key is not in the database and stays where it is "
-              f"({_key_source(settings)}): every server on {shown} needs that same key to "
-              "open private context.")
-    else:  # a copy on its own (a backup): its key is wherever the server kept it
-        print(f"The secret key is not in the database, and there is none beside {source}: "
-              f"every server on {shown} needs the key this database was sealed with (the "
-              "secret.key of the data folder it was served from, or FILE.key beside a backup "
-              "made with --with-key) to open private context.")
+    print(_key_after_migration(settings, source, shown))
     print(f"Next: set LOBBYTALKS_DATABASE_URL={shown} (or _FILE) and start the server.")
     return 0
+
+
+def _key_after_migration(settings, source, shown: str) -> str:
+    """Where the key the copied database needs is: it never travels in the database."""
+    from pathlib import Path
+
+    if settings.secret_key.strip() or settings.secret_key_path.exists():
+        return (f"The secret key is not in the database and stays where it is "
+                f"({_key_source(settings)}): every server on {shown} needs that same key to "
+                "open private context.")
+    exported = Path(f"{source}.key")  # written beside a backup by backup --with-key
+    if exported.is_file():
+        return (f"The secret key is not in the database: it is in {exported}, written with "
+                f"the backup. Every server on {shown} needs it to open private context (as "
+                "its data folder's secret.key, or in LOBBYTALKS_SECRET_KEY).")
+    # a copy on its own (a backup): its key is wherever the server kept it
+    return (f"The secret key is not in the database, and there is none beside {source}: "
+            f"every server on {shown} needs the key this database was sealed with (the "
+            "secret.key of the data folder it was served from, or FILE.key beside a backup "
+            "made with --with-key) to open private context.")
