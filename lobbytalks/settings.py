@@ -80,7 +80,8 @@ class Settings:
         "senders are disconnected")
     session_days: int = _setting(30, "Days a login session lasts")
     trusted_proxies: int = _setting(
-        0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto are trusted (0: none)")
+        0, "Number of reverse proxies in front whose X-Forwarded-For/-Proto/-Host are trusted "
+        "(0: none)")
     trusted_proxy_networks: str = _setting(
         "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,169.254.0.0/16,fc00::/7,"
         "fe80::/10", "Addresses or networks (comma-separated) the trusted proxy connects from; "

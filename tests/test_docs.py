@@ -60,6 +60,8 @@ def test_markdown_is_chinese_first_then_english_and_complete(client):
                        "requestId", "heartbeat", "replayed", "codex mcp add", "mcpServers",
                        "dsh-mcp-client", "XIA_CHEDAN_AGENT_TOKEN", "64 KiB", "120"):
             assert needle in half, needle
+    assert "`2025-03-26`、`2025-06-18`" in chinese  # each half punctuated in its language
+    assert "Protocol versions: `2025-03-26`, `2025-06-18`." in english
 
 
 def test_markdown_action_table_is_generated_from_the_table(client):

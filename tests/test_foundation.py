@@ -163,6 +163,10 @@ def test_real_server_flow_and_healthcheck_command(live_server):
                            capture_output=True, text=True,
                            env={**os.environ, "LOBBYTALKS_PORT": str(live_server.port)})
     assert check.returncode == 0, check.stderr
+    # an address without its scheme, as a container's check is often written
+    check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck",
+                            f"127.0.0.1:{live_server.port}"], capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.strip() == "ok", check.stderr
     assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
 
 

@@ -46,6 +46,7 @@ def protocol_markdown():
     text = (_source("external-agents-v1.md")
             .replace("{{ACTIONS}}", actions_table())
             .replace("{{VERSIONS}}", "、".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
+            .replace("{{VERSIONS_EN}}", ", ".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
             .replace("{{LATEST}}", LATEST_VERSION)
             .replace("{{CLAUDE_CONFIG}}", json.dumps(claude_config(base_url()), separators=(",", ":")))
             .replace("{{TOKEN_ENV}}", TOKEN_ENV)

@@ -138,6 +138,8 @@ def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
          setup=_healthcheck_setup, db_options=False)
 def healthcheck(args: argparse.Namespace) -> int:
     url = (args.url or f"http://127.0.0.1:{settings_from(args).port}").rstrip("/")
+    if "://" not in url:  # "127.0.0.1:8000", as one writes an address to a container check
+        url = f"http://{url}"
     if not url.endswith("/healthz"):
         url += "/healthz"
     try:

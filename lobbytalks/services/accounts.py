@@ -155,7 +155,7 @@ def ensure_admin(db: Database, username: str, password: str, *, now: int,
                 f"LOBBYTALKS_ADMIN_USERNAME names the account {row['username']!r}, which exists "
                 "and is not an administrator (anyone may have registered that name). If it is "
                 f"yours, run `lobbytalks admin grant {row['username']}`; otherwise choose "
-                "another name. The server was not started.")
+                "another name. Nothing was changed.")
         if not verify_password(password, row["password_hash"]):
             _reset_password(conn, row["id"], hash_password(password, cost))
         elif needs_rehash(row["password_hash"], cost):
