@@ -24,6 +24,11 @@ from .. import __version__
 
 TRANSIENT_STATUSES = (502, 503, 504)
 MAX_RETRY_AFTER = 300
+# The largest answer the protocol gives is a claim or get_context with 40 long answers, a few
+# MB; a server sending more is broken or hostile, and is not read into memory.
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+READ_CHUNK = 64 * 1024
+ANSWER_TIMEOUTS = 2  # a whole answer may take this many socket timeouts (60 s by default)
 
 
 class ProtocolError(Exception):
@@ -44,6 +49,17 @@ class Unreachable(Exception):
 
 class AnswerLost(Exception):
     """A write was sent but its answer never arrived; it may or may not have been stored."""
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """The API redirects nowhere; urllib would resend the token to wherever a 3xx points
+    (another host, plain http). A redirect is answered as the refusal it is instead."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
 
 
 class Client:
@@ -96,7 +112,7 @@ class Client:
 
     def healthz(self) -> bool:
         try:
-            with urllib.request.urlopen(self.base + "/healthz", timeout=self.timeout) as r:
+            with _OPENER.open(self.base + "/healthz", timeout=self.timeout) as r:
                 return r.status == 200
         except (urllib.error.URLError, OSError, HTTPException):
             return False
@@ -113,13 +129,17 @@ class Client:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                with urllib.request.urlopen(self._request(method, path, body),
-                                            timeout=self.timeout) as response:
-                    return json.loads(response.read() or b"{}")
+                with _OPENER.open(self._request(method, path, body),
+                                  timeout=self.timeout) as response:
+                    return _answer(response.status, self._read(response))
             except urllib.error.HTTPError as exc:
                 status, payload = exc.code, _json_or_empty(exc)
-                retry_after = exc.headers.get("Retry-After")
+                retry_after, location = exc.headers.get("Retry-After"), exc.headers.get("Location")
                 exc.close()
+                if 300 <= status < 400:
+                    raise ProtocolError(status, "redirected", (
+                        f"the server redirects to {location}: give the address it settles on "
+                        "with --server (no redirect is followed: the token goes only there)"))
                 self._refuse_unless_transient(status, payload)
                 if last:
                     raise Unreachable(f"HTTP {status} after {self.retries + 1} tries") from None
@@ -134,6 +154,22 @@ class Client:
                 self.on_retry(str(_reason(exc)), delay)
             self.sleep(delay)
         raise AssertionError("unreachable")
+
+    def _read(self, response: Any) -> bytes:
+        """The whole answer, within MAX_RESPONSE_BYTES and a deadline for all of it: the
+        socket's timeout alone lets a server trickling a byte at a time hold the connector."""
+        allowed = ANSWER_TIMEOUTS * self.timeout
+        deadline = time.monotonic() + allowed
+        chunks, size = [], 0
+        while chunk := response.read1(READ_CHUNK):  # what has come: read() waits for all
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise ProtocolError(response.status, "response_too_large",
+                                    f"the server's answer passed {MAX_RESPONSE_BYTES} bytes")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the answer took more than {allowed:g} s")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _refuse_unless_transient(self, status: int, payload: dict[str, Any]) -> None:
         # task_limit is a 429 too, but waiting does not end someone's live leases.
@@ -150,9 +186,21 @@ class Client:
         return ceiling / 2 + self.jitter() * ceiling / 2  # "equal jitter": never zero
 
 
+def _answer(status: int, raw: bytes) -> dict[str, Any]:
+    """A success's JSON object; anything else (a proxy's HTML page) is refused, not a crash."""
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ProtocolError(status, "invalid_response",
+                            "the server's answer is not a JSON object (a proxy's page?)")
+    return data
+
+
 def _json_or_empty(exc: urllib.error.HTTPError) -> dict[str, Any]:
     try:
-        data = json.loads(exc.read() or b"{}")
+        data = json.loads(exc.read(MAX_RESPONSE_BYTES) or b"{}")
     except (ValueError, OSError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -6,6 +6,7 @@ even when a server message or a harness error happened to quote it.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -15,6 +16,9 @@ from ..security import find_secret, holds_disguised, js_length
 
 MAX_REASON = 300  # fail_task's limit, in UTF-16 code units
 WITHHELD = "(原因含疑似密钥，已隐去 / reason withheld: it looked like a secret)"
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_C1 = re.compile(r"[\x7f-\x9f]")
 
 # The documented event names (README, "Let your agent answer on its own").
 EVENTS = frozenset({
@@ -79,10 +83,14 @@ class Reporter:
         if self.json_lines:
             line = json.dumps({"event": event, "time": int(time.time()), **fields},
                               ensure_ascii=False)
+            # JSON escapes C0 itself; C1 (a terminal's CSI, 0x9b) is escaped here too
+            line = _C1.sub(lambda c: f"\\u{ord(c.group()):04x}", line)
         else:
             text = fields.pop("message", "")
             details = " ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, ""))
-            line = f"[{event}] {text} {details}".rstrip()
+            # A server's or harness's words reach a terminal or a log: never its controls
+            # (a title set, a screen cleared, fake coloured text).
+            line = _CONTROLS.sub("\ufffd", f"[{event}] {text} {details}".rstrip())
         with self._lock:
             self.stream.write(line + "\n")
             self.stream.flush()

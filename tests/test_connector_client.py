@@ -1,0 +1,161 @@
+"""The connector's HTTP client against a server that misbehaves: a redirect elsewhere, an
+answer too large, one that is no JSON, one that trickles, words with terminal controls.
+Each is a small real HTTP server of its own (the connector's own tests use the real one)."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+import pytest
+
+from lobbytalks.connector.client import (MAX_RESPONSE_BYTES, Client, ProtocolError,
+                                         Unreachable)
+from lobbytalks.connector.events import Reporter
+from lobbytalks.security import new_agent_token
+
+TOKEN = new_agent_token()
+
+
+class Fake:
+    """A server answering every request with ``answer(handler)``; it records what came."""
+
+    def __init__(self, answer: Callable[[BaseHTTPRequestHandler], None]) -> None:
+        self.seen: list[dict[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                fake.seen.append({"path": self.path, **self.headers})
+                answer(self)
+
+            do_POST = do_GET
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+@pytest.fixture
+def fakes():
+    made: list[Fake] = []
+
+    def make(answer):
+        made.append(Fake(answer))
+        return made[-1]
+    yield make
+    for fake in made:
+        fake.close()
+
+
+def reply(status: int, body: bytes, **headers: str) -> Callable[[BaseHTTPRequestHandler], None]:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(status)
+        for name, value in {"Content-Length": str(len(body)), **headers}.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+    return answer
+
+
+def client(url: str, **kwargs) -> Client:
+    return Client(url, TOKEN, retries=0, sleep=lambda s: None, **kwargs)
+
+
+def test_a_redirect_elsewhere_is_refused_and_the_token_stays(fakes):
+    elsewhere = fakes(reply(200, b'{"communities": []}'))
+    redirecting = fakes(reply(302, b"", Location=elsewhere.url + "/api/external"))
+    with pytest.raises(ProtocolError) as refused:
+        client(redirecting.url).list_communities()
+    assert refused.value.code == "redirected" and elsewhere.url in refused.value.message
+    assert not client(redirecting.url).healthz()
+    assert elsewhere.seen == []  # urllib would have resent the Authorization header there
+
+
+def test_doctor_does_not_take_a_redirects_answer_for_the_token_check(fakes, tmp_path):
+    elsewhere = fakes(reply(200, b'{"communities": []}'))
+    redirecting = fakes(reply(302, b"", Location=elsewhere.url + "/api/external"))
+    done = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--server",
+         redirecting.url, "--harness", "command", "--harness-command", "/bin/true",
+         "--state-dir", str(tmp_path / "state")],
+        env={**os.environ, "XIA_CHEDAN_AGENT_TOKEN": TOKEN}, capture_output=True, text=True)
+    checks = {c["name"]: c for c in map(json.loads, done.stdout.splitlines())}
+    assert checks["token"]["ok"] is False and "redirects to" in checks["token"]["message"]
+    assert all(TOKEN not in str(seen) for seen in elsewhere.seen)
+
+
+def test_an_answer_past_the_cap_is_not_read_into_memory(fakes):
+    size = MAX_RESPONSE_BYTES + 1
+
+    def huge(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(size))
+        handler.end_headers()
+        chunk = b" " * (1024 * 1024)
+        try:
+            for _ in range(size // len(chunk) + 1):
+                handler.wfile.write(chunk)
+        except OSError:  # the client stopped reading: what it should do
+            pass
+    with pytest.raises(ProtocolError) as refused:
+        client(fakes(huge).url).list_topics()
+    assert refused.value.code == "response_too_large"
+
+
+@pytest.mark.parametrize("body", [b"<html>maintenance</html>", b"[1, 2, 3]", b'"text"'])
+def test_an_answer_that_is_no_json_object_is_a_refusal_not_a_crash(fakes, body):
+    with pytest.raises(ProtocolError) as refused:
+        client(fakes(reply(200, body, **{"Content-Type": "text/html"})).url).list_topics()
+    assert refused.value.code == "invalid_response"
+
+
+def test_an_answer_trickling_in_is_given_up_on_as_a_whole(fakes):
+    """A byte every 0.2 s never trips the socket's timeout; the answer's deadline (two
+    timeouts) ends it. Without one this call would take the whole 120 s the server trickles."""
+    stop = threading.Event()
+
+    def trickle(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", "600")
+        handler.end_headers()
+        try:
+            for _ in range(600):
+                if stop.wait(0.2):
+                    return
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+        except OSError:
+            pass
+    started = time.monotonic()
+    try:
+        with pytest.raises(Unreachable):
+            client(fakes(trickle).url, timeout=0.5).list_topics()
+    finally:
+        stop.set()
+    assert time.monotonic() - started < 60
+
+
+def test_terminal_controls_in_a_servers_words_never_reach_the_terminal():
+    words = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mfake: all good\x1b[0m \x9b31m"
+    for json_lines in (False, True):
+        out = io.StringIO()
+        Reporter(json_lines, (), out).emit("poll_refused", f"403 forbidden: {words}")
+        written = out.getvalue()
+        assert not any(c in written for c in "\x1b\x07\x9b"), repr(written)
+        if json_lines:  # the words themselves stay, escaped
+            assert json.loads(written)["message"].endswith(words)
