@@ -365,9 +365,10 @@ def test_check_reports_and_exits_by_result(app, data_dir, capsys):
 
 
 @pytest.mark.sqlite_only
-def test_check_of_a_missing_file_creates_nothing(tmp_path, capsys):
-    assert run("check", "--db", str(tmp_path / "nope.db")) == 1
-    assert "no such database file" in capsys.readouterr().err
+@pytest.mark.parametrize("command", ["check", "rotate-key"])
+def test_a_command_on_a_missing_file_creates_nothing(tmp_path, capsys, command):
+    assert run(command, "--db", str(tmp_path / "nope.db")) == 1
+    assert f"{tmp_path / 'nope.db'}: no such database file" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -143,6 +143,8 @@ def rotate_key(args: argparse.Namespace) -> int:
                     "override a rotated key file at the next start: write its value to "
                     "DATA_DIR/secret.key (mode 0600), unset the variable, run rotate-key, then "
                     "keep the file or put its new contents back into the variable")
+    if not settings.uses_postgres and not settings.db_path.is_file():  # never made empty
+        return fail(f"{settings.db_path}: no such database file")
     try:
         opened = _opened_alone(settings)
     except (serverlock.DatabaseInUse, DatabaseError) as exc:
