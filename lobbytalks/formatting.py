@@ -112,9 +112,9 @@ def _honest_link(href: str, label: str) -> bool:
     prose = " ".join(w for w in words.split() if not _LOOKS_LIKE_AN_ADDRESS.match(w))
     if SOURCE_REF.search(prose):  # "[S1]", "[S1] official": a citation to a reader
         return False
-    shown = [words] + [w for w in words.split()[1:] if _PLAINLY_AN_ADDRESS.match(w)] \
-        if " " in words else [words]
-    shown = [w for w in shown if _LOOKS_LIKE_AN_ADDRESS.match(w)]
+    # the words as a whole, and any word among them that can only be an address
+    shown = [w for w in {words, *filter(_PLAINLY_AN_ADDRESS.match, words.split())}
+             if _LOOKS_LIKE_AN_ADDRESS.match(w)]
     if href.startswith("mailto:"):  # its words may show its own address, no other
         address = unquote(href[len("mailto:"):].split("?", 1)[0]).lower()
         return all(w.lower() in (address, href.lower()) for w in shown)

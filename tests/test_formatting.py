@@ -79,6 +79,7 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
      f'<p><a href="#m-abc-s1" class="cite" {REL}>[S1]</a> official</p>'),
     ("[docs.python.org\u200b](https://example.com/b)", "<p>docs.python.org\u200b</p>"),
     ("[see docs.python.org now](https://example.com/b)", "<p>see docs.python.org now</p>"),
+    ("[docs.python.org now](https://example.com/b)", "<p>docs.python.org now</p>"),
     ("[Node.js docs](https://nodejs.org/docs)",
      f'<p><a href="https://nodejs.org/docs" {REL}>Node.js docs</a></p>'),
     # file names are no addresses: only what is written as one is linked
