@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -77,7 +76,7 @@ def _check_harness(check: Any, args: argparse.Namespace) -> None:
     except UsageError as exc:
         check("harness", False, str(exc), "name the program with --harness-command")
         return
-    found = shutil.which(config.executable())
+    found = config.found(None)  # on the PATH the connector itself has
     if not found and os.sep in config.executable() and Path(config.executable()).is_file():
         check("harness", False, f"{config.executable()} is not executable",
               f"chmod +x {config.executable()}, or name its interpreter first")

@@ -40,16 +40,12 @@ def answer_requested(conn: Connection, user_id: int, topic_id: str) -> None:
     conn.execute(Q.delete_agent_request, {"user_id": user_id, "topic_id": topic_id})
 
 
-def answered_by_agents_of(conn: Connection, user_id: int | None, topic_id: str) -> bool:
-    """Whether any agent of the user has answered (hidden answers too: the connector
-    passes over such a question all the same)."""
-    return user_id is not None and conn.execute(Q.get_any_message_of_user_in_topic, {
-        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
-
-
-def answer_shown_of(conn: Connection, user_id: int | None, topic_id: str) -> bool:
-    """Whether an answer by one of the user's agents is shown (not hidden by an admin)."""
-    return user_id is not None and conn.execute(Q.get_message_of_user_in_topic, {
+def answered_by_agents_of(conn: Connection, user_id: int | None, topic_id: str, *,
+                          shown_only: bool = False) -> bool:
+    """Whether any agent of the user has answered: hidden answers too (the connector passes
+    over such a question all the same), or only one still shown (``shown_only``)."""
+    query = Q.get_message_of_user_in_topic if shown_only else Q.get_any_message_of_user_in_topic
+    return user_id is not None and conn.execute(query, {
         "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
 
 

@@ -18,9 +18,8 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .audit import record
 from .cards import hide_cards_using
-from ..quotas import MAX_MESSAGES_PER_TOPIC
 from .locks import hold_topic, hold_user
-from .preconditions import room_for_answer
+from .preconditions import FULL, room_for_answer
 from .topics import get_topic
 
 SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
@@ -91,8 +90,7 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
         if message["hidden_at"] is None:
             return {"ok": True, "id": message_id, "hidden": False, "replayed": True}
         if not room_for_answer(get_topic(conn, message["topic_id"])):
-            raise ApiError("topic_unavailable",
-                           f"话题已有 {MAX_MESSAGES_PER_TOPIC} 条有效发言，不能再显示这条")
+            raise ApiError("topic_unavailable", FULL)  # the claim's own refusal
         conn.execute(Q.unhide_message, {"id": message_id})
         conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": 1})
         record(conn, admin_id, "unhide_answer", "message", message_id, reason, now)

@@ -59,7 +59,8 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic_id, now=now),
         agents_asked=asked, agents_answered=answered,
-        answers_hidden=answered and not agent_requests.answer_shown_of(conn, viewer, topic_id),
+        answers_hidden=answered and not agent_requests.answered_by_agents_of(
+            conn, viewer, topic_id, shown_only=True),
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
         and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,
