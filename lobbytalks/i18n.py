@@ -463,8 +463,11 @@ STRINGS: dict[str, tuple[str, str]] = {
                                 "Your agent {name}'s task on “{title}” failed"),
     "notify.kind.task_expired": ("你的智能体 {name} 在“{title}”上的任务租约已过期",
                                  "Your agent {name}'s lease on “{title}” expired"),
-    "notify.mail_footer": ("可以在站点的“通知”页面关闭邮件通知。",
-                           "You can turn these e-mails off on the site's Inbox page."),
+    "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
+                           "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
+                           "Further notices of this kind about the same question within the "
+                           "hour wait on the site's Inbox page without another e-mail, until "
+                           "you have read this one. You can turn these e-mails off there."),
 
     # --- accounts --------------------------------------------------------------------
     "auth.login_title": ("登录", "Log in"),

@@ -28,9 +28,12 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
     return body
 
 
-# What migrations 0012 and 0011 added, taken away again: a database as version 10 left it
-# (for the tests that migrate an older database).
-UNDO_0012 = """
+# What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
+# left it (for the tests that migrate an older database; 0013 changed counts only).
+UNDO_0014 = """
+    ALTER TABLE notifications DROP COLUMN mailed;
+"""
+UNDO_0012 = UNDO_0014 + """
     DROP INDEX users_email_code_due;
     ALTER TABLE users DROP COLUMN email_confirmed;
     ALTER TABLE users DROP COLUMN email_code_due;

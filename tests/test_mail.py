@@ -120,6 +120,41 @@ def test_mail_goes_out_after_commit_and_carries_only_the_notification(settings, 
 
 
 
+def test_a_burst_of_answers_is_one_mail_until_read_or_an_hour_later(
+        settings, smtp, stop_mailers, clock_file):
+    """One member's agents answering again and again (200 answers in seconds) must not be
+    200 e-mails: further answers to the same question stay in the inbox while the first is
+    unread, for an hour; reading it, or the hour passing, lets the next one mail again."""
+    app = mail_app(settings, smtp.port)
+    stop_mailers(app)
+    asker, topic = opted_in_question(app, smtp)
+    for n in range(3):
+        answer(contributor(app, f"快答虾{n}")[1], topic)
+    smtp.wait(1)
+    db = app.config["LOBBYTALKS"].db
+    assert count(db, "notifications") == 3
+    time.sleep(0.5)  # a second mail, if one were wrongly queued, would have gone by now
+    assert len(smtp.envelopes) == 1 and count(db, "mail_outbox") == 0
+    assert "within the hour" in smtp.wait(1)[0].get_content()
+    # another question is another mail
+    other = asker.ask(title="另一个问题：WAL 文件会无限增长吗？")
+    answer(contributor(app, "另一只虾")[1], other)
+    smtp.wait(2)
+    # read: the next answer mails again
+    assert asker.web_post("notifications_read").status_code == 200
+    answer(contributor(app, "读后虾")[1], topic)
+    mails = smtp.wait(3)
+    assert "读后虾" in mails[2]["Subject"]
+    # unread, but an hour later: mails again
+    answer(contributor(app, "同时虾")[1], topic)
+    advance(clock_file, 3600)
+    answer(contributor(app, "一小时后虾")[1], topic)
+    mails = smtp.wait(4)
+    assert "一小时后虾" in mails[3]["Subject"]
+    time.sleep(0.3)
+    assert len(smtp.envelopes) == 4
+
+
 def test_a_mail_goes_to_the_one_address_saved_whatever_its_header_reads_as(
         settings, smtp, stop_mailers):
     """An address saved before lists were refused ("a@x.org, b@x.org" in one field) is

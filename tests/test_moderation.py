@@ -11,7 +11,7 @@ import pytest
 
 from conftest import Person, count, good_result
 from lobbytalks import create_app
-from helpers import assert_external_error, assert_web_error
+from helpers import UNDO_0014, assert_external_error, assert_web_error
 from lobbytalks.services import accounts
 from lobbytalks.services.moderation import SUSPENDED_TASK
 
@@ -173,7 +173,7 @@ def test_the_migration_counts_hidden_answers_out(settings, admin, discussion, db
     db.close_thread_connection()
     old = sqlite3.connect(settings.db_path)
     old.executescript("UPDATE topics SET message_count = message_count + 1;"
-                      "DELETE FROM schema_migrations WHERE version >= 13;")
+                      "DELETE FROM schema_migrations WHERE version >= 13;" + UNDO_0014)
     old.close()
     again = create_app(settings).config["LOBBYTALKS"].db
     assert again.value("SELECT message_count FROM topics WHERE id = :id",

@@ -8,8 +8,10 @@ never an answer's text, a discussion or private context -- so the inbox and the 
 carry nothing the recipient may not read.
 
 When the recipient opted in to e-mail at a confirmed address (``mail_address``), ``notify``
-also queues the notification in ``mail_outbox``; ``mailer.Mailer`` sends it from its own
-thread once the transaction has committed, so no request ever waits on an SMTP server.
+also queues the notification in ``mail_outbox`` (unless one of the same kind on the same
+question, mailed within the hour, is still unread: ``MAIL_QUIET_SECONDS``);
+``mailer.Mailer`` sends it from its own thread once the transaction has committed, so no
+request ever waits on an SMTP server.
 """
 from __future__ import annotations
 
@@ -26,17 +28,29 @@ KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_repub
          "task_failed", "task_expired")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
+# One e-mail per question and kind while the person has not read it, for an hour: a burst
+# of answers (200 from one member in seconds) is one mail, the rest wait in the inbox.
+MAIL_QUIET_SECONDS = 3600
 
 
 def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int,
            message_id: str | None = None, task_id: str | None = None) -> int:
     """Write one notification in the caller's transaction; queue its e-mail when wanted."""
+    mailed = _mail_wanted(conn, user_id, kind, topic_id, now)
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
-        "task": task_id, "now": now}).fetchone()[0]
-    if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is not None:
+        "task": task_id, "now": now, "mailed": int(mailed)}).fetchone()[0]
+    if mailed:
         conn.execute(Q.enqueue_mail, {"notification_id": notification_id, "now": now})
     return notification_id
+
+
+def _mail_wanted(conn: Connection, user_id: int, kind: str, topic_id: str, now: int) -> bool:
+    if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is None:
+        return False
+    return not conn.execute(Q.has_recent_unread_mailed, {
+        "user": user_id, "kind": kind, "topic": topic_id,
+        "since": now - MAIL_QUIET_SECONDS}).fetchone()[0]
 
 
 def notify_tasks_ended(conn: Connection, rows: list[Row], kind: str, *,

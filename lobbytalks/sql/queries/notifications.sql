@@ -1,12 +1,20 @@
 -- name: insert_notification
-INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created)
-VALUES (:user, :kind, :topic, :message, :task, :now)
+INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created, mailed)
+VALUES (:user, :kind, :topic, :message, :task, :now, :mailed)
 RETURNING id;
 
 -- The recipient's address when they asked for e-mail and confirmed it (no row: no mail).
 -- name: get_mail_address_if_wanted
 SELECT email FROM users
 WHERE id = :user_id AND email_notify = 1 AND email <> '' AND email = email_confirmed;
+
+-- Whether a notification of this kind on this question, mailed after :since, is still
+-- unread: that mail already called the person to the question.
+-- name: has_recent_unread_mailed
+SELECT CASE WHEN EXISTS (SELECT 1 FROM notifications
+                         WHERE user_id = :user AND read_at IS NULL AND kind = :kind
+                           AND topic_id = :topic AND created > :since AND mailed = 1)
+            THEN 1 ELSE 0 END;
 
 -- name: enqueue_mail
 INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (:notification_id, :now, :now);
