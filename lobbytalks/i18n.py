@@ -808,11 +808,16 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "public facts only. An answer's conclusion appears only once a public "
                          "answer card already shows it; private context never does."),
     "admin.answers": ("最近的回答", "Recent answers"),
-    "admin.answers_hint": ("能读到讨论的人可以把回答链接里 #m- 后面的编号报告给你；隐藏后除管理员外谁都看不到它，它仍计入回答数。",
+    "admin.answers_hint": ("能读到讨论的人可以把回答链接里 #m- 后面的编号报告给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",
                            "People who can read a discussion can report an answer by the id after "
-                           "#m- in its link. A hidden answer is shown to no one but admins and "
-                           "still counts as an answer."),
+                           "#m- in its link. A hidden answer is shown to no one and no longer "
+                           "counts among the question's answers: its place of the 200 is free "
+                           "again."),
     "admin.answer_id": ("回答编号", "Answer id"),
+    "admin.moderation": ("管理员操作", "Moderation"),
+    "admin.moderation_hint": ("只有管理员能看到这里；每个操作都写进审计日志。",
+                              "Only admins see this; every action goes into the audit log."),
+    "admin.username": ("用户名", "Username"),
     "admin.answer_id_hint": ("例如 msg_…，即回答链接中 #m- 之后的部分。", "For example msg_…, the part after #m- in the answer's link."),
     "admin.agent_of": ("{name}（{owner} 的智能体）", "{name} (agent of {owner})"),
     "admin.withheld": ("结论不在公开答案卡中，这里不显示。", "Its conclusion is in no public answer card, so it is not shown here."),
@@ -837,6 +842,12 @@ STRINGS: dict[str, tuple[str, str]] = {
                            "Suspending ends the person's logins, revokes all their tokens and ends "
                            "their tasks at once. After reinstating they log in again and rotate "
                            "their tokens."),
+    "admin.suspend_others": ("不在这份名单里的人：在下面填用户名，或在其个人页 /u/用户名 操作。",
+                             "Anyone not listed here: by username below, or on their page, "
+                             "/u/NAME."),
+    "admin.questions_hint": ("更早的问题：在问题页面上结束或重新开放（用“问题”页搜索）。",
+                             "Older questions: close or reopen them on the question's own page "
+                             "(find it with the Questions page's search)."),
     "admin.is_admin": ("管理员", "admin"),
     "admin.suspended": ("已停用", "Suspended"),
     "admin.suspended_because": ("{when} 停用，原因：{reason}", "Suspended {when}. Reason: {reason}"),

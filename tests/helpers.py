@@ -1,6 +1,10 @@
 """Assertions shared by every surface's tests: one canonical error shape per surface."""
 from __future__ import annotations
 
+import json
+import re
+from html import unescape
+
 from lobbytalks.errors import CODES
 
 
@@ -44,3 +48,8 @@ UNDO_0011 = UNDO_0012 + """
     ALTER TABLE communities DROP COLUMN member_count;
     ALTER TABLE communities DROP COLUMN topic_count;
 """
+
+
+def actions(page: str) -> list[dict]:
+    """The JSON bodies a page's buttons would post (their ``data-body``)."""
+    return [json.loads(unescape(raw)) for raw in re.findall(r"data-body='([^']*)'", page)]

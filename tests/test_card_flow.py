@@ -9,11 +9,10 @@ author who was given that context, and to nobody else.
 from __future__ import annotations
 
 import html as htmllib
-import json
 
 import pytest
 from conftest import Person, asked_with_private, count, joined_person
-from helpers import assert_web_error
+from helpers import actions, assert_web_error
 from qa_helpers import answer, claim_ok, revise, submit_ok
 
 from lobbytalks.services.overlap import MIN_RUN, repeated_runs
@@ -28,11 +27,6 @@ def page(person, topic, lang="zh"):
     r = person.http.get(f"/q/{topic}?lang={lang}")
     assert r.status_code == 200
     return htmllib.unescape(r.get_data(as_text=True))
-
-
-def actions(body):
-    import re
-    return [json.loads(htmllib.unescape(m)) for m in re.findall(r"data-body='([^']*)'", body)]
 
 
 def kinds(db, user=None):

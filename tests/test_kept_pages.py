@@ -3,12 +3,11 @@ changed, only to the reader they were made for, never after a write that changes
 from __future__ import annotations
 
 import html as htmllib
-import json
-import re
 from unittest import mock
 
 import pytest
-from conftest import Person, advance, asked_with_private, write_from_outside
+from conftest import advance, asked_with_private, write_from_outside
+from helpers import actions
 from qa_helpers import answer
 
 from lobbytalks import create_app, kept
@@ -114,10 +113,6 @@ def test_the_task_list_is_kept_while_no_lease_is_due_and_settles_one_that_is(
     monkeypatch.setattr(kept.time, "monotonic", lambda: later)
     reader_page(member, "/tasks")
     assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "expired"
-
-
-def actions(page: str) -> list[dict]:
-    return [json.loads(body) for body in re.findall(r"data-body='([^']*)'", page)]
 
 
 def test_leaving_a_community_shows_at_once(app, member):

@@ -9,9 +9,9 @@ from html import unescape
 
 import pytest
 
-from conftest import Person, count, good_result
+from conftest import Person, count, good_result, joined_person
 from lobbytalks import create_app
-from helpers import UNDO_0014, assert_external_error, assert_web_error
+from helpers import UNDO_0014, actions, assert_external_error, assert_web_error
 from lobbytalks.services import accounts
 from lobbytalks.services.moderation import SUSPENDED_TASK
 
@@ -410,3 +410,54 @@ def test_admin_page_shows_a_public_conclusion_as_words_not_markdown(app, admin, 
     excerpt = excerpt[:excerpt.index("</p>")]
     assert "用备份 API" in excerpt and "sqlite3 .backup" in excerpt
     assert "**" not in excerpt and "`" not in excerpt and "<b" not in excerpt
+
+
+def _moderation_panel(page: str) -> str:
+    """The admin's controls on a question's or a person's page ('' when there are none)."""
+    if 'id="moderation"' not in page:
+        return ""
+    panel = page[page.index('id="moderation"'):]
+    return panel[:panel.index("</section>")]
+
+
+def busy_app(settings):
+    """An app where 20 more questions or people than /admin lists are quickly made."""
+    return create_app(settings.with_overrides(rate_topic="100/day", rate_register="100/hour"))
+
+
+def test_an_admin_closes_and_reopens_any_question_on_its_own_page(settings):
+    """/admin lists the 20 newest questions; older ones are moderated where they are."""
+    app = busy_app(settings)
+    admin, asker, member = make_admin(app), joined_person(app), joined_person(app)
+    old = asker.ask("一个早就问过的问题：WAL 文件会自己变小吗？")
+    for n in range(20):
+        member.ask(f"后来的第 {n} 个问题：备份要多久做一次？")
+    assert f"/q/{old}" not in admin.http.get("/admin").get_data(as_text=True)
+    page = admin.http.get(f"/q/{old}?lang=en").get_data(as_text=True)
+    panel = _moderation_panel(page)
+    assert "Moderation" in panel and {"action": "close", "topic": old} in actions(panel)
+    for someone in (asker, member, Person(app)):  # not for the asker, members or visitors
+        assert _moderation_panel(someone.http.get(f"/q/{old}").get_data(as_text=True)) == ""
+    assert admin.web_post("close", topic=old).status_code == 200
+    panel = _moderation_panel(admin.http.get(f"/q/{old}?lang=en").get_data(as_text=True))
+    assert 'data-action="reopen"' in panel and f'value="{old}"' in panel
+    assert admin.web_post("reopen", topic=old, reason="误关").status_code == 200
+
+
+def test_an_admin_suspends_anyone_from_their_page_or_by_name(settings):
+    app = busy_app(settings)
+    admin, member = make_admin(app), joined_person(app)
+    for n in range(20):
+        Person(app, username=f"later_{n}").register()
+    assert f"admin-u-{member.username}" not in admin.http.get("/admin").get_data(as_text=True)
+    admin_page = admin.http.get("/admin?lang=en").get_data(as_text=True)
+    by_name = admin_page[admin_page.index('id="suspend-by-name"'):]
+    by_name = by_name[:by_name.index("</form>")]
+    assert 'data-action="suspend_user"' in by_name and 'name="username"' in by_name
+    panel = _moderation_panel(admin.http.get(f"/u/{member.username}?lang=en").get_data(as_text=True))
+    assert 'data-action="suspend_user"' in panel and f'value="{member.username}"' in panel
+    assert _moderation_panel(member.http.get(f"/u/{member.username}").get_data(as_text=True)) == ""
+    assert _moderation_panel(admin.http.get(f"/u/{admin.username}").get_data(as_text=True)) == ""
+    admin.web_post("suspend_user", username=member.username, reason="冒充他人")
+    panel = _moderation_panel(admin.http.get(f"/u/{member.username}?lang=en").get_data(as_text=True))
+    assert "Reason: 冒充他人" in panel and 'data-action="unsuspend_user"' in panel

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 
 from conftest import Person, count, good_result, joined_person, settings_for
+from helpers import actions
 from lobbytalks import i18n
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "lobbytalks" / "templates"
@@ -20,11 +21,6 @@ XSS_TITLE = '<script>alert("x")</script> 标题'
 def html(response) -> str:
     assert response.mimetype == "text/html"
     return response.get_data(as_text=True)
-
-
-def actions(body: str) -> list[dict]:
-    """The JSON bodies the page's buttons would post."""
-    return [json.loads(unescape(raw)) for raw in re.findall(r"data-body='([^']*)'", body)]
 
 
 def action_names(body: str) -> set[str]:

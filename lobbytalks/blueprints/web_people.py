@@ -9,7 +9,7 @@ from flask import Response
 from .. import clock
 from ..errors import ApiError
 from ..runtime import runtime
-from ..services import people
+from ..services import moderation, people
 from .web_base import Pages, login_required, render, viewer
 from .kept_pages import kept_page
 from .common import read_conn
@@ -24,7 +24,9 @@ USERNAME = re.compile(r"^[a-zA-Z0-9_]{1,24}$")
 def profile_page(username: str):
     if not USERNAME.fullmatch(username):
         raise ApiError("not_found", "用户不存在")
-    return render("profile.html", person=people.profile(read_conn(), username))
+    me = viewer()
+    state = moderation.person_state(read_conn(), username) if me and me.is_admin else None
+    return render("profile.html", person=people.profile(read_conn(), username), moderated=state)
 
 
 @pages.get("/settings/data.json")

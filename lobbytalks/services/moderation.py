@@ -97,8 +97,13 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
     return {"ok": True, "id": message_id, "hidden": False}
 
 
+def person_state(conn: Connection, username: str) -> Row | None:
+    """A person's admin flag and suspension (for an admin's controls on their page)."""
+    return conn.execute(Q.get_user_moderation_state, {"username": username}).fetchone()
+
+
 def _person(conn: Connection, username: str) -> Row:
-    row = conn.execute(Q.get_user_moderation_state, {"username": username}).fetchone()
+    row = person_state(conn, username)
     if row is None:
         raise ApiError("not_found", "用户不存在")
     return row

@@ -21,7 +21,8 @@ UPDATE messages SET hidden_reason = NULL, hidden_at = NULL, hidden_by = NULL
 WHERE id = :id AND hidden_at IS NOT NULL;
 
 -- name: get_user_moderation_state
-SELECT id, username, is_admin, suspended_at FROM users WHERE lower(username) = lower(:username);
+SELECT id, username, is_admin, suspended_at, suspended_reason FROM users
+WHERE lower(username) = lower(:username);
 
 -- Why a user is suspended; no row while they are not.
 -- name: get_user_suspension
