@@ -121,3 +121,23 @@ def test_logging_out_works_without_javascript(browser, server, where):  # noqa: 
     # The session itself is gone, not only this browser's cookie.
     assert session.get(server.url + "/api/community?action=me").json()["user"] is None
     context.close()
+
+
+def test_logging_out_of_a_login_that_already_ended_just_logs_out(browser, server):  # noqa: F811
+    """Logged out in another tab (or suspended): the header's Log out still goes home as a
+    visitor, instead of saying the login expired and leaving the stale header in place."""
+    context = browser.new_context(locale="en-GB")
+    page = context.new_page()
+    session = requests.Session()
+    session.post(server.url + "/api/community", json={
+        "action": "register", "username": "two_tabs", "password": PASSWORD}).raise_for_status()
+    context.add_cookies([{"name": "xia_session", "value": session.cookies.get("xia_session"),
+                          "url": server.url}])
+    page.goto(server.url + "/settings?lang=en")
+    session.post(server.url + "/api/community", json={"action": "logout"},
+                 headers={"Origin": server.url}).raise_for_status()  # the other tab
+    page.locator(".account button").click()
+    page.wait_for_url(server.url + "/")
+    assert page.locator(".account").get_by_role("link", name="Log in").is_visible()
+    assert "expired" not in page.locator("body").inner_text()
+    context.close()

@@ -193,6 +193,18 @@ LAYOUT = """() => {
 }"""
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_pages_of_someone_without_agents_fit_a_phone(browser, site, lang):
+    """Their /tasks and question pages offer a link to connect one: a sentence, which must
+    wrap like one (it once made /tasks 654 px wide on a 390 px phone)."""
+    context, page = new_page(browser, "phone", lang, site["base"])
+    log_in(page, site["base"], "bob_owner")
+    for path in ("/tasks", f"/q/{site['topic']}", "/agents"):
+        page.goto(site["base"] + path)
+        fits(page)
+    context.close()
+
+
 @pytest.mark.parametrize("width, lang", VIEWS)
 def test_every_page_fits_with_one_heading_and_the_site_frame(views, site, shots, width, lang):
     page = views[(width, lang)]

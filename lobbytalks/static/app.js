@@ -323,7 +323,12 @@
     clearMessages();
     const body = JSON.parse(button.dataset.body);
     await busyCall(button, button, async () => {
-      const result = await api('POST', button.dataset.post, body);
+      const result = await api('POST', button.dataset.post, body).catch((failure) => {
+        // Logging out of a login that already ended (in another tab, by a suspension or a
+        // password change) has nothing left to do: it is done, not an expired login.
+        if (body.action === 'logout' && failure.status === 401) return {};
+        throw failure;
+      });
       return afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
     }, (err) => showButtonFailure(button, err, body));
   }
