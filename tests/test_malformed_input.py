@@ -259,6 +259,7 @@ def test_external_api_refuses_an_odd_page_number(actors, page):
     ("/api/external/manage?action=tasks&page=1&page=2", False),
     ("/api/community?topic=$TOPIC&topic=t_other", False),
     ("/api/communities?page=1&page=1", False),
+    ("/api/communities?id=lobby&id=t_other", False),
 ])
 def test_a_query_parameter_given_twice_is_refused_not_guessed(actors, url, agent):
     """Which of two values is meant is not the server's to guess (and a proxy or a cache
@@ -496,3 +497,26 @@ def test_each_named_pattern_is_said_in_words():
             with pytest.raises(ValidationError) as raised:
                 model.model_validate({"value": "a b!"})
             assert error_location(raised.value) == (("value",), rule)
+
+
+@pytest.mark.parametrize("url, error", [
+    # an unknown parameter beside a community's id is as unknown as beside the list's page
+    ("/api/communities?id=lobby&unknown=1", "unknown: 不支持的字段"),
+    # a long number is a number too large, not "no integer" (REST now says what MCP says)
+    ("/api/communities?page=1000000", "page: 不能大于 10000"),
+    ("/api/external/manage?action=tasks&page=" + "9" * 30, "page: 不能大于 10000"),
+])
+def test_query_parameters_are_checked_alike_everywhere(actors, url, error):
+    person, _, _ = actors
+    r = person.http.get(url)
+    assert r.status_code == 400 and r.get_json()["error"] == error, r.get_json()
+
+
+def test_an_unknown_field_is_named_in_forty_characters_whatever_its_length(actors):
+    """A 20,000-character key made a 20 KB error repeating it."""
+    person, token, _ = actors
+    r = person.http.post("/api/external", json={"action": "join_community",
+                                                "community": "lobby", "k" * 20000: 1},
+                         headers=token)
+    assert_external_error(r, 400, "invalid_request")
+    assert r.get_json()["error"] == "k" * 40 + "…: 不支持的字段"

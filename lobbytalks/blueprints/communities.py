@@ -21,11 +21,14 @@ MODELS = {"create": CommunityCreate, "join": CommunityMembership, "leave": Commu
 def list_or_get():
     user = current_user(request)
     viewer = user.id if user else None
-    if "id" in request.args:
-        # With an id, scope and page take no part: only the id is validated.
-        query = parse_model(CommunitiesQuery, {"id": request.args["id"]})
+    args = query_args(request.args)  # a parameter given twice is refused, id too
+    if "id" in args:
+        # With an id, scope and page take no part (§10): they are not checked; anything
+        # else is as unknown here as in the list.
+        query = parse_model(CommunitiesQuery, {
+            k: v for k, v in args.items() if k not in ("scope", "page")})
         return ok({"community": communities.get_one(read_conn(), viewer, query.id)})
-    query = parse_model(CommunitiesQuery, query_args(request.args), strict=False)
+    query = parse_model(CommunitiesQuery, args, strict=False)
     if query.scope == "joined" and user is None:
         raise ApiError("unauthorized", "查看已加入的社区需要登录")
     return ok(communities.list_page(read_conn(), viewer, query.scope, query.page))

@@ -258,7 +258,8 @@ def field_path(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             path += f"[{part + 1}]"
         elif isinstance(part, str) and _FIELD_NAME.fullmatch(part) and part not in _TYPE_TAGS:
-            path += f".{part}" if path else part
+            name = part if len(part) <= 40 else part[:40] + "…"  # an unknown key of any length
+            path += f".{name}" if path else name
     return path
 
 
@@ -272,11 +273,12 @@ def without_source_refs(text: str) -> str:
     """The text without its "[S1]" citations (and the spaces before them), for where the
     sources are not shown beside it."""
     return _CITING.sub("", text)
-_PLAIN_INT = re.compile(r"[0-9]{1,6}")
+_PLAIN_INT = re.compile(r"[0-9]{1,4000}")  # int() refuses more than 4,300 digits
 
 
 def plain_int(value: Any) -> int | None:
-    """A query-string integer: ASCII digits only, at most six of them, else None.
+    """A query-string integer: ASCII digits only, else None. A long one is still a number
+    (``page=1000000`` is told it is too large, not that it is no integer).
 
     (``str.isdigit`` and ``\\d`` accept ``²`` or Arabic-Indic digits, and ``int`` refuses
     strings of more than 4,300 digits: neither may reach ``int``.)"""
