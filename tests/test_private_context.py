@@ -129,6 +129,19 @@ def test_a_claim_records_whether_the_claimer_was_entitled(app, db, question):
     assert task_row(db, own["task"]["id"])["private_included"] == 1
 
 
+def test_the_task_and_its_context_give_one_scope_when_there_is_no_private_context(app):
+    """The asker's own agent on a question without private context: entitled, nothing to
+    include. The task said true and the context false in one claim's answer."""
+    asker = joined_person(app)
+    topic = asker.ask()
+    own = claim_ok(asker.new_agent(), topic)
+    assert own["task"]["privateContextIncluded"] is True
+    assert own["context"]["question"]["privateContextIncluded"] is True
+    assert "privateContext" not in own["context"]["question"]
+    status = asker.new_agent("另一只").get("get_context", topic=topic).get_json()["question"]
+    assert status["privateContextIncluded"] is True and "privateContext" not in status
+
+
 def test_unlocking_the_full_text_later_never_widens_an_old_task(app, db, question):
     person, topic = question
     _, earlier = contributor(app)

@@ -82,7 +82,7 @@ def build(
             "status": topic["status"], "communityId": topic["community_id"],
             "intent": topic["intent"], "questionVersion": version,
         },
-        "question": _question(topic, row, private),
+        "question": _question(topic, row, include_private, private),
         "instructions": INSTRUCTIONS,
         "agent": {"id": agent.profile_id, "name": agent.name, "client": agent.client,
                   "perspective": agent.perspective},
@@ -92,11 +92,15 @@ def build(
     }
 
 
-def _question(topic: Row, version_row: Row, private: str | None) -> dict[str, Any]:
+def _question(topic: Row, version_row: Row, included: bool,
+              private: str | None) -> dict[str, Any]:
+    """The contract's question object. ``privateContextIncluded`` is the scope (the claim's
+    frozen entitlement, still backed by the read right), as the task's own flag says:
+    true with no ``privateContext`` when the asker gave none."""
     question = {
         "originalTitle": topic["original_title"], "intent": topic["intent"],
         "version": version_row["version"], "publicContext": version_row["public_context"],
-        "privateContextIncluded": private is not None,
+        "privateContextIncluded": included,
     }
     if private is not None:
         question["privateContext"] = private
