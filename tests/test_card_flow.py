@@ -11,7 +11,7 @@ from __future__ import annotations
 import html as htmllib
 
 import pytest
-from conftest import Person, asked_with_private, count, joined_person
+from conftest import Person, asked_with_private, count, good_result, joined_person
 from helpers import actions, assert_web_error
 from qa_helpers import answer, claim_ok, revise, submit_ok
 
@@ -61,6 +61,23 @@ def published_world(world):
     ok(world["asker"].web_post("card_preview", topic=world["topic"]))
     ok(world["asker"].web_post("card_publish", topic=world["topic"]))
     return message
+
+
+def test_a_public_cards_source_shows_where_it_leads_beside_its_title(app, world):
+    """A source titled as one address and leading to another: the question page shows the
+    address in its line; the public card showed only the title."""
+    evidence = dict(good_result()["evidence"][0], title="https://docs.python.org/3/library/sqlite3.html",
+                    url="https://evil-example.com/a")
+    message = answer(world["agent"], world["topic"], conclusion=PLAIN, evidence=[evidence])
+    ok(world["author"].web_post("share", message=message, sharePublic=True))
+    ok(world["asker"].web_post("card_preview", topic=world["topic"]))
+    ok(world["asker"].web_post("card_publish", topic=world["topic"]))
+    body = page(Person(app), world["topic"], "en")
+    card = body[body.index('class="answer-card"'):]
+    card = card[:card.index("</article>")]
+    link = card[card.index('class="source-link" href="https://evil-example.com/a"'):]
+    assert "[S1] https://docs.python.org/3/library/sqlite3.html" in link
+    assert '<span class="source-host">evil-example.com</span>' in link[:link.index("</p>")]
 
 
 # --- why no card yet, and asking an author ---------------------------------------------------

@@ -6,6 +6,7 @@ import math
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import current_app, g, request
 from markupsafe import Markup, escape
@@ -119,3 +120,12 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, Markup):
         return (Markup, str(value))
     return value
+
+
+def host_of(url: str) -> str:
+    """The host a link leads to, shown beside words that might name another (a source titled
+    "docs.python.org" whose address is elsewhere)."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
