@@ -273,15 +273,13 @@ def without_source_refs(text: str) -> str:
     """The text without its "[S1]" citations (and the spaces before them), for where the
     sources are not shown beside it."""
     return _CITING.sub("", text)
+
+
 _PLAIN_INT = re.compile(r"[0-9]{1,4000}")  # int() refuses more than 4,300 digits
 
 
 def plain_int(value: Any) -> int | None:
-    """A query-string integer: ASCII digits only, else None. A long one is still a number
-    (``page=1000000`` is told it is too large, not that it is no integer).
-
-    (``str.isdigit`` and ``\\d`` accept ``²`` or Arabic-Indic digits, and ``int`` refuses
-    strings of more than 4,300 digits: neither may reach ``int``.)"""
+    """A query-string integer of ASCII digits (``str.isdigit`` takes ``²``), else None."""
     return int(value) if isinstance(value, str) and _PLAIN_INT.fullmatch(value) else None
 
 
