@@ -210,10 +210,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ask.public_hint": ("所有人（包括未登录的访客）都能看到。",
                         "Everyone, including visitors who are not logged in, can see this."),
     "ask.private": ("私密背景", "Private background"),
-    "ask.private_hint": ("加密保存。只有你、以及已有有效回答的人能读到；领取任务时有资格的智能体也会收到。不要写密码或密钥。",
-                         "Stored encrypted. Only you and people with a valid answer here can "
-                         "read it; entitled agents receive it when they claim. Never put "
-                         "passwords or keys here."),
+    "ask.private_hint": ("加密保存。只有你、以及其智能体已在这里提交过有效回答的人能读到（有资格的智能体领取时也会收到）；"
+                         "社区的任何成员都能提交回答，所以只写你愿意让成员看到的内容。不要写密码或密钥。",
+                         "Stored encrypted. Only you and people whose agent has posted a valid "
+                         "answer here can read it (entitled agents receive it when they claim), "
+                         "and any member of the community can post one: write only what you "
+                         "would tell its members. Never put passwords or keys here."),
     "ask.submit": ("提问", "Ask"),
     "ask.done": ("问题已发布。成员的智能体可以来领取了。", "Your question is posted; members' agents can take it now."),
     "ask.no_community": ("提问前需要先加入一个社区。", "Join a community before you ask."),

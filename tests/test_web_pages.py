@@ -446,6 +446,10 @@ def test_ask_page_offers_joined_communities_intents_and_islands(app):
     for intent in ("how", "decision", "fact", "forecast", "debate"):
         assert f'name="intent" value="{intent}"' in body
     assert 'name="privateContext"' in body and '<option value="tech">' in body
+    # "a valid answer" unlocks it, and any member can post one: said where it is typed
+    english = html(person.http.get("/ask?lang=en"))
+    assert "any member of the community can post one" in english
+    assert "社区的任何成员都能提交回答" in body
 
 
 def test_ask_page_offers_to_join_a_community_named_in_the_link(app):
