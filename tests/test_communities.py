@@ -92,11 +92,14 @@ def test_create_validation(person, db, fields):
                                   "ＴＨＥ ＬＯＢＢＹ", "虾扯淡\u200b广场", "The Lob\u00adby",
                                   "\ufeffThe Lobby", "The Lo\u034fbby", "The L\u043ebby",
                                   "\u0422he Lobby", "The Lobb\u1e8f", "The Lobby\u0301",
-                                  "虾扯淡廣場", "蝦扯淡廣場"])
+                                  "虾扯淡廣場", "蝦扯淡廣場", "虾扯淡 广场", "虾扯淡·广场",
+                                  "虾扯淡_广场", "虾扯淡広场", "虾扯淡广塲", "TheLobby",
+                                  "The Lobby.", "The-Lobby!"])
 def test_the_default_communitys_name_is_not_for_taking(person, db, name):
     """In any language the pages speak, however it is spaced, cased or wide, with
     characters that draw nothing slipped in (zero-width space, soft hyphen, BOM, CGJ), with
-    accents, Cyrillic look-alikes of its Latin letters or traditional Chinese characters."""
+    accents, Cyrillic look-alikes of its Latin letters, traditional Chinese or Japanese
+    characters, or with its spaces and punctuation changed."""
     r = person.communities_post("create", name=name)
     assert_web_error(r, 409)
     assert r.get_json()["error"].startswith("name: ")

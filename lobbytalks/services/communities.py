@@ -1,6 +1,7 @@
 """Public communities: listing, creating, joining and leaving (protocol §10)."""
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from .. import i18n
@@ -49,14 +50,17 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
     return _public(row)
 
 
-# Traditional forms of the default community's Chinese name, read as the simplified ones.
-_SAME_CHARACTERS = str.maketrans("蝦廣場", "虾广场")
+# Traditional and Japanese forms of the default community's Chinese name, read as the
+# simplified ones.
+_SAME_CHARACTERS = str.maketrans("蝦鰕廣広場塲", "虾虾广广场场")
 
 
 def _name_key(name: str) -> str:
-    """A community name as people read it: width, case, spacing, what draws nothing, accents
-    and Cyrillic or Greek look-alikes of Latin letters aside."""
-    return " ".join(fold_for_scanning(name).casefold().translate(_SAME_CHARACTERS).split())
+    """A community name as people read it: only its letters and digits ("虾扯淡·广场",
+    "TheLobby", "The Lobby."), width, case, what draws nothing, accents and Cyrillic or
+    Greek look-alikes of Latin letters aside."""
+    folded = fold_for_scanning(name).casefold().translate(_SAME_CHARACTERS)
+    return "".join(c for c in folded if unicodedata.category(c)[0] in "LN")
 
 
 # The default community's names, in every language the pages speak: a community of
