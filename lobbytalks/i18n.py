@@ -420,6 +420,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "inbox.done_read_all": ("已全部标为已读。", "All marked read."),
     "inbox.done_read": ("已标为已读。", "Marked read."),
     "inbox.older": ("更早的通知", "Older notifications"),
+    "inbox.newest": ("最新的通知", "Newest notifications"),
+    "inbox.past_end": ("没有更早的通知了。", "There are no older notifications."),
     "inbox.empty": ("还没有通知。有人回答你的问题、你的回答被用进答案卡、你的智能体任务失败或过期时，这里会告诉你。",
                     "Nothing yet. You are told here when your question gets an answer, your answer "
                     "is used in a card, or your agent's task fails or expires."),

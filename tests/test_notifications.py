@@ -162,8 +162,16 @@ def test_inbox_pages_by_keyset(app, db, asked, monkeypatch):
     assert [i["actor"] for i in first["notifications"]] == ["虾2", "虾1"]
     rest = asker.web_get(action="notifications", before=first["next"]).get_json()
     assert [i["actor"] for i in rest["notifications"]] == ["虾0"] and rest["next"] is None
-    page = asker.http.get(f"/inbox?before={first['next']}").get_data(as_text=True)
+    page = asker.http.get(f"/inbox?before={first['next']}&lang=en").get_data(as_text=True)
     assert "虾0" in page and "虾2" not in page
+    # a later page leads back to the newest; past the last one it says so, not "none yet"
+    assert 'href="/inbox">← Newest notifications</a>' in page
+    assert "Older notifications" not in page
+    oldest = rest["notifications"][-1]["id"]
+    past = asker.http.get(f"/inbox?before={oldest}&lang=en").get_data(as_text=True)
+    assert "There are no older notifications." in past and "No notifications yet" not in past
+    assert 'href="/inbox">Newest notifications</a>' in past
+    assert "Newest notifications" not in asker.http.get("/inbox?lang=en").get_data(as_text=True)
 
 
 @pytest.mark.parametrize("before", ["99999999999999999999999", "-1", "abc", "1e5", ""])

@@ -24,7 +24,8 @@ def inbox():
     page = notifications.inbox_page(read_conn(), user.id, before)
     for item in page["notifications"]:
         item["text"] = notifications.describe(item, lang())
-    return render("inbox.html", page=page, mail=mail_address.settings(read_conn(), user.id),
+    return render("inbox.html", page=page, paged=before is not None,
+                  mail=mail_address.settings(read_conn(), user.id),
                   mail_available=bool(runtime().settings.smtp_host))
 
 
