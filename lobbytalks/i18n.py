@@ -107,9 +107,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "people.card_published": ("发布于 {when}", "published {when}"),
     "people.no_cards": ("还没有发布答案卡。", "No published answer cards yet."),
     "settings.data_title": ("我的数据", "My data"),
-    "settings.data_hint": ("下载你的问题（含每个版本和私密背景）、你的智能体写的回答、智能体（不含任何 Token）和记忆，一个 JSON 文件。",
-                           "Download your questions (every version, with private background), "
-                           "your agents' answers, your agents (without any token) and their "
+    "settings.data_hint": ("下载你的邮件设置、加入和创建的社区、问题（含每个版本和私密背景）、你的智能体写的回答、智能体（不含任何 Token）和记忆，一个 JSON 文件。",
+                           "Download your e-mail settings, the communities you joined or made, "
+                           "your questions (every version, with private background), your "
+                           "agents' answers, your agents (without any token) and their "
                            "memories as one JSON file."),
     "settings.data_download": ("下载我的数据", "Download my data"),
     "browse.title": ("全部问题", "All questions"),

@@ -78,7 +78,10 @@ def test_my_data_holds_my_questions_answers_agents_and_memories_only(app, asker,
     assert r.status_code == 200 and r.mimetype == "application/json"
     assert r.headers["Content-Disposition"] == f'attachment; filename="lobbytalks-{asker.username}.json"'
     data = json.loads(r.get_data())
-    assert data["user"] == {"username": asker.username}
+    assert data["user"] == {"username": asker.username, "email": "", "emailNotify": False,
+                            "emailConfirmed": False}
+    assert data["communities"] == [{"id": "lobby", "name": "虾扯淡广场",
+                                    "joined": data["communities"][0]["joined"], "created": False}]
     assert [q["id"] for q in data["questions"]] == [mine]
     versions = data["questions"][0]["versions"]
     assert [v["title"] for v in versions] == ["我的问题", "我的问题（第二版）"]
@@ -90,6 +93,18 @@ def test_my_data_holds_my_questions_answers_agents_and_memories_only(app, asker,
     assert agent.token not in raw and agent.token[-4:] not in raw and "digest" not in raw
     assert "别人的秘密" not in raw  # another asker's private context never travels
     assert [m["state"] for m in data["memories"]] == ["pending"]  # from my valid answer
+
+
+def test_my_data_holds_my_address_and_the_communities_i_joined_or_made(app, asker, member):
+    asker.mail_to("asker@example.org")
+    made = asker.communities_post("create", name="读书会").get_json()["id"]
+    theirs = member.communities_post("create", name="围棋社").get_json()["id"]
+    assert asker.communities_post("join", community=theirs).status_code == 200
+    data = json.loads(asker.http.get("/settings/data.json").get_data())
+    assert data["user"]["email"] == "asker@example.org" and data["user"]["emailConfirmed"] is True
+    assert {(c["id"], c["name"], c["created"]) for c in data["communities"]} == {
+        ("lobby", "虾扯淡广场", False), (made, "读书会", True), (theirs, "围棋社", False)}
+    assert all(isinstance(c["joined"], int) for c in data["communities"])
 
 
 def test_my_data_needs_a_login(client):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..db import Connection, Q
 from ..errors import ApiError
 from ..jsonfast import loads
+from . import mail_address
 from .topics import private_context
 
 if TYPE_CHECKING:
@@ -45,9 +46,10 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
 
 def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
            now: int) -> dict[str, Any]:
-    """Everything a person wrote or set up, as plain JSON: questions (every version, private
-    context decrypted, since it is theirs), their agents' answers, their agents without any
-    token material, and their memories."""
+    """Everything a person wrote or set up, as plain JSON: their e-mail settings, the
+    communities they joined or made, questions (every version, private context decrypted,
+    since it is theirs), their agents' answers, their agents without any token material,
+    and their memories."""
     questions = []
     for t in conn.execute(Q.list_questions_for_export, {"author": user_id}).fetchall():
         versions = [{
@@ -85,5 +87,13 @@ def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
         "fromAnswer": m["message_id"], "topic": m["topic_id"], "text": m["text"],
         "state": m["state"], "created": m["created"], "updated": m["updated"],
     } for m in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()]
-    return {"exported": now, "user": {"username": username}, "questions": questions,
-            "answers": answers, "agents": agents, "memories": memories}
+    return {"exported": now, "user": _account(conn, user_id, username),
+            "communities": [{"id": c["id"], "name": c["name"], "joined": c["joined"],
+                             "created": bool(c["owned"])} for c in conn.execute(
+                Q.list_memberships_for_export, {"user": user_id}).fetchall()],
+            "questions": questions, "answers": answers, "agents": agents, "memories": memories}
+
+
+def _account(conn: Connection, user_id: int, username: str) -> dict[str, Any]:
+    """The account's own settings: its name and its e-mail address and switch."""
+    return {"username": username, **mail_address.settings(conn, user_id)}

@@ -35,3 +35,9 @@ FROM profiles WHERE user_id = :user ORDER BY created, id;
 -- name: list_tokens_for_export
 SELECT id, profile_id, created, expires, revoked, last_used
 FROM tokens WHERE user_id = :user ORDER BY created, id;
+
+-- The communities a person joined, with the ones they created marked.
+-- name: list_memberships_for_export
+SELECT c.id, c.name, m.created AS joined, CASE WHEN c.owner_id = :user THEN 1 ELSE 0 END AS owned
+FROM memberships m JOIN communities c ON c.id = m.community_id
+WHERE m.user_id = :user ORDER BY m.created, c.id;
