@@ -7,7 +7,7 @@ from ..models.common import COMMUNITY_ID
 from ..models.web import INTENTS
 from ..errors import ApiError
 from ..services import communities, search
-from .web_base import Pages, choice_arg, community_label, render, viewer_id
+from .web_base import Pages, choice_arg, community_label, distinct_labels, render, t, viewer_id
 from .common import read_conn
 from .kept_pages import kept_page
 
@@ -50,7 +50,9 @@ def questions():
 def community_choices(chosen: str) -> dict[str, str]:
     """The communities offered as a filter: the first page of all, and the chosen one."""
     listed = communities.list_page(read_conn(), viewer_id(), "all", 1)["communities"]
-    names = {c["id"]: community_label(c["id"], c["name"]) for c in listed}
+    # names need not be unique: same-named ones get their member count, then their id
+    names = distinct_labels([{**c, "name": community_label(c["id"], c["name"])} for c in listed],
+                            [lambda c: t("common.members", n=c["memberCount"]), lambda c: c["id"]])
     if chosen and chosen not in names:
         try:
             names[chosen] = community_label(
