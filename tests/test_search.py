@@ -17,9 +17,10 @@ from lobbytalks.services.search import index_terms, match_query
     ("库", '"库"'),
     ("SQLite backup", '"sqlite"* AND "backup"*'),
     ("ＳＱＬｉｔｅ", '"sqlite"*'),  # full-width letters fold like the index does
-    ('x" OR "y', '"x"* AND "or"* AND "y"*'),  # FTS5 syntax typed by a visitor is only words
-    ("NEAR(a b)", '"near"* AND "a"* AND "b"*'),
+    ('x" OR "y', '"x" AND "or" AND "y"'),  # FTS5 syntax typed by a visitor is only words
+    ("NEAR(a b)", '"near"* AND "a" AND "b"'),
     ("", None), ("   ", None), ("*** !!!", '""'),
+    ("C++", '"c"'), ("Go modules", '"go" AND "modules"*'),  # short words: whole words only
 ])
 def test_match_query_quotes_every_term(q, expected):
     assert match_query(q) == expected
@@ -61,6 +62,14 @@ def test_words_in_title_and_public_background_are_found_in_both_languages(site, 
     assert found(client, q="备份 orders") == []  # every term must match
     # private context is never indexed: nobody finds a question by it
     assert found(client, q="蓝鲸") == [] and secret in found(client)
+
+
+def test_a_one_letter_word_finds_itself_not_every_word_it_starts(site, asker):
+    """"C++" found every coffee question: its "c" matched as the start of any word."""
+    cpp = asker.ask("C++ 的智能指针什么时候用 shared_ptr？")
+    asker.ask("手冲咖啡 coffee 的水温多少合适？")
+    page = Person(site).http.get("/questions?q=C%2B%2B").get_data(as_text=True)
+    assert f"/q/{cpp}" in page and "手冲咖啡" not in page
 
 
 def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):

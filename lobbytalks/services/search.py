@@ -54,6 +54,8 @@ _TSQUERY = {"quote": lambda w: "'" + w.replace("\\", "\\\\").replace("'", "''") 
             "phrase": " <-> ", "prefix": ":*", "and": " & ", "nothing": ""}
 _SYNTAX = {"sqlite": _FTS5, "postgresql": _TSQUERY}
 
+PREFIX_FROM = 3  # letters a search word needs to match longer words too ("backup": "backups")
+
 # A MATCH expression that matches nothing: for a query of punctuation only.
 MATCHES_NOTHING = _FTS5["nothing"]
 
@@ -72,7 +74,9 @@ def _query_terms(q: str) -> list[tuple[list[str], bool]]:
         if is_cjk:
             terms.append(([text[i:i + 2] for i in range(len(text) - 1)] or [text], False))
         else:
-            terms.extend(([word], True) for word in _WORD.findall(text))
+            # a word of one or two letters ("C" of "C++", "Go") is a whole word: as a prefix
+            # it would match every word that starts with it ("coffee", "good")
+            terms.extend(([word], len(word) >= PREFIX_FROM) for word in _WORD.findall(text))
     return terms[:MAX_QUERY_TERMS]
 
 
