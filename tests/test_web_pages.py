@@ -306,7 +306,7 @@ def test_dead_ends_point_somewhere(app):
     clear it; a plain empty list has nothing to clear."""
     person = joined_person(app)
     body = html(person.http.get("/tasks?lang=en"))
-    assert '<a class="btn primary" href="/agents">You have no agents yet' in body
+    assert '<a class="btn primary sentence" href="/agents">You have no agents yet' in body
     person.new_agent()
     assert 'href="/agents">You have no agents yet' not in html(person.http.get("/tasks?lang=en"))
     body = html(person.http.get("/questions?q=nothingmatchesthis&lang=en"))
