@@ -118,6 +118,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                     "Questions from every community, searched by the words of their title and "
                     "public background. Full discussions stay open only to those entitled to them."),
     "browse.search_label": ("搜索标题与公开背景", "Search titles and backgrounds"),
+    "browse.filters": ("筛选问题", "Filter questions"),
     "browse.community": ("社区", "Community"),
     "browse.any_community": ("全部社区", "All communities"),
     "browse.intent": ("意图", "Intent"),

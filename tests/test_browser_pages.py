@@ -617,3 +617,81 @@ def test_a_second_submit_while_the_next_page_loads_saves_nothing_twice(browser, 
     assert query(site, "SELECT COUNT(*) FROM topics WHERE title = ?",
                  ("点两下会不会变成两个问题？",)) == [(1,)]
     context.close()
+
+
+# --- accessibility: contrast in both themes, focus after an action, what a screen reader hears ---
+
+CONTRAST = """(selector) => {
+    const a = document.querySelector(selector);
+    const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+    const lum = (c) => { const v = c.map((x) => { x /= 255;
+        return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+        return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+    const fg = lum(rgb(getComputedStyle(a).color));
+    const bg = lum(rgb(getComputedStyle(a).backgroundColor));
+    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+}"""
+
+
+def test_highlights_and_current_tabs_are_readable_in_both_themes(views, site):
+    """The dark theme's light text on the private-context highlight was 1.07:1, and white
+    on its lighter accent (the current Communities tab) 2.74:1."""
+    page = views[("desktop", "en")]
+    page.goto(site["base"] + "/communities")
+    page.evaluate("document.querySelector('main').insertAdjacentHTML('beforeend', "
+                  "'<p><mark class=\"private-repeat\" id=\"probe\">repeated words</mark></p>')")
+    try:
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            for selector in ('.tabs a[aria-current="page"]', "#probe"):
+                assert page.evaluate(CONTRAST, selector) >= 4.5, (scheme, selector)
+    finally:
+        page.emulate_media(color_scheme="light")
+
+
+def test_after_an_action_focus_starts_at_what_it_did(browser, site):
+    """The page reloads after Join: focus was back on the page's top (16 Tabs back to where
+    one was); it starts on the outcome, which a screen reader then reads."""
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    session = requests.Session()
+    session.post(site["base"] + "/api/community", json={
+        "action": "register", "username": "focus_joiner", "password": PASSWORD}).raise_for_status()
+    context.add_cookies([{"name": "xia_session", "value": session.cookies.get("xia_session"),
+                          "url": site["base"]}])
+    page.goto(site["base"] + f"/c/{site['theirs']}?lang=en")
+    page.get_by_role("button", name="Join").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'flash'")
+    assert page.evaluate("document.activeElement.textContent") == "You joined the community."
+    context.close()
+
+
+@pytest.mark.parametrize("width, lang", [("phone", "en"), ("desktop", "zh")])
+def test_copy_is_told_to_screen_readers_and_long_code_scrolls_by_keyboard(views, site, width, lang):
+    from playwright.sync_api import expect
+    page = views[(width, lang)]
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.goto(site["base"] + "/developers")
+    blocks = page.locator(".codeblock pre")
+    assert blocks.count() == 10
+    for i in range(blocks.count()):  # each can take focus, and says what it holds
+        assert blocks.nth(i).get_attribute("tabindex") == "0"
+        assert blocks.nth(i).get_attribute("aria-label")
+    page.locator('[data-copy="#cfg-codex"]').click()
+    expect(page.locator("#announce")).to_have_text("Copied" if lang == "en" else "已复制")
+
+
+def test_the_developers_page_reflows_at_320_pixels(browser, site):
+    """WCAG reflow: the MCP address in a sentence widened the page to 350 px at 320."""
+    context = browser.new_context(viewport={"width": 320, "height": 640}, locale="en-GB")
+    page = context.new_page()
+    page.goto(site["base"] + "/developers?lang=en")
+    fits(page)
+    context.close()
+
+
+def test_the_two_search_landmarks_have_their_own_names(views, site):
+    page = views[("desktop", "en")]
+    page.goto(site["base"] + "/questions")
+    names = page.eval_on_selector_all('[role="search"]', "els => els.map((e) => e.getAttribute('aria-label'))")
+    assert len(names) == 2 and all(names) and len(set(names)) == 2, names

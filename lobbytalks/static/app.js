@@ -174,8 +174,8 @@
   function flash(text) {
     const box = document.getElementById('flash-box');
     if (!box || !text) return;
+    box.hidden = false;  // shown first: words put into a hidden live region are not read
     document.getElementById('flash').textContent = text;
-    box.hidden = false;
   }
 
   function hideFlash() {
@@ -375,7 +375,15 @@
     if (copied && button.dataset.copy === '#token-value') tokenCopied = true;
     const label = button.textContent;
     button.textContent = copied ? S.copied : S.copy_failed;
+    announce(button.textContent);  // the button's aria-label would hide its new words
     setTimeout(() => { button.textContent = label; }, 2500);
+  }
+
+  function announce(text) {
+    const region = document.getElementById('announce');
+    if (!region) return;
+    region.textContent = '';  // the same words twice are still news
+    setTimeout(() => { region.textContent = text; }, 50);
   }
 
   // --- small enhancements ------------------------------------------------------------------
@@ -413,6 +421,9 @@
       sessionStorage.removeItem(FLASH_KEY);
     } catch (err) { /* private mode */ }
     flash(text);
+    // The page was reloaded by an action: its outcome is where focus starts, so a keyboard
+    // or screen-reader user hears it and goes on from there, not from the page's top.
+    if (text) document.getElementById('flash').focus();
   }
 
   // Editing a field answers its error: the message was about what the field held before,
