@@ -284,23 +284,27 @@ def test_favicon_ico_is_an_icon(browser, site):
     context.close()
 
 
+# The contrast ratio (WCAG) of an element's text colour on its background colour.
+CONTRAST = """(selector) => {
+    const a = document.querySelector(selector);
+    const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+    const lum = (c) => { const v = c.map((x) => { x /= 255;
+        return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+        return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+    const fg = lum(rgb(getComputedStyle(a).color));
+    const bg = lum(rgb(getComputedStyle(a).backgroundColor));
+    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+}"""
+
+
 @pytest.mark.parametrize("width, lang", VIEWS)
 def test_active_navigation_item_has_enough_contrast(views, site, width, lang):
     page = views[(width, lang)]
     page.goto(site["base"] + "/developers")
-    contrast = """() => {
-        const a = document.querySelector('.main-nav a[aria-current=page]');
-        const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
-        const lum = (c) => { const v = c.map((x) => { x /= 255;
-            return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
-            return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
-        const fg = lum(rgb(getComputedStyle(a).color));
-        const bg = lum(rgb(getComputedStyle(a).backgroundColor));
-        return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
-    }"""
-    light = page.evaluate(contrast)
+    current = ".main-nav a[aria-current=page]"
+    light = page.evaluate(CONTRAST, current)
     page.emulate_media(color_scheme="dark")
-    dark = page.evaluate(contrast)
+    dark = page.evaluate(CONTRAST, current)
     page.emulate_media(color_scheme="light")
     assert light >= 4.5 and dark >= 4.5, (light, dark)
 
@@ -620,18 +624,6 @@ def test_a_second_submit_while_the_next_page_loads_saves_nothing_twice(browser, 
 
 
 # --- accessibility: contrast in both themes, focus after an action, what a screen reader hears ---
-
-CONTRAST = """(selector) => {
-    const a = document.querySelector(selector);
-    const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
-    const lum = (c) => { const v = c.map((x) => { x /= 255;
-        return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
-        return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
-    const fg = lum(rgb(getComputedStyle(a).color));
-    const bg = lum(rgb(getComputedStyle(a).backgroundColor));
-    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
-}"""
-
 
 def test_highlights_and_current_tabs_are_readable_in_both_themes(views, site):
     """The dark theme's light text on the private-context highlight was 1.07:1, and white
