@@ -116,6 +116,8 @@ class Supervisor:
         self._failures = [0] * count               # consecutive failures per slot
         self._due: dict[int, float] = {}           # slot -> when to start it again
         self._stopping = False
+        # True in the first child of the first round only (read by ``child_main``)
+        self.first_of_run = False
 
     def run(self) -> int:
         previous = {sig: signal.signal(sig, self._ask_to_stop)
@@ -139,10 +141,11 @@ class Supervisor:
     def _ask_to_stop(self, signum, frame) -> None:
         self._stopping = True
 
-    def _start(self, slot: int) -> bool:
+    def _start(self, slot: int, restart: bool = False) -> bool:
         """Fork one child and wait until it serves; False if it died first."""
         ready_r, ready_w = os.pipe()
         parent = os.getpid()
+        self.first_of_run = slot == 0 and not restart
         pid = os.fork()
         if pid == 0:
             os.close(ready_r)
@@ -191,7 +194,7 @@ class Supervisor:
         for slot, when in list(self._due.items()):
             if when <= now and not self._stopping:
                 del self._due[slot]
-                self._start(slot)  # a failed start is reaped and scheduled again
+                self._start(slot, restart=True)  # a failed start is reaped and scheduled again
 
     def _stop_all(self) -> None:
         """SIGTERM every child, wait for them, SIGKILL whoever outlasts the grace."""
@@ -265,7 +268,11 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
         return 1
 
     def child_main(ready: Callable[[], None]) -> None:
-        app = make_app(settings)
+        # The configured admin is set up once, by the first worker as the server starts:
+        # not by the next one (the first already serves, and a password changed meanwhile
+        # stays changed), nor by a worker replaced after a crash.
+        app = make_app(settings if supervisor.first_of_run
+                       else settings.with_overrides(admin_username="", admin_password=""))
         if app is None:  # make_app printed why
             raise SystemExit(1)
         ready()
@@ -278,7 +285,8 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
         print(f"LobbyTalks serving at {listening_at(settings)} with "
               f"{settings.workers} worker processes", flush=True)
 
-    code = Supervisor(child_main, settings.workers, on_serving=announce).run()
+    supervisor = Supervisor(child_main, settings.workers, on_serving=announce)
+    code = supervisor.run()
     for sock in sockets:
         sock.close()
     if served:

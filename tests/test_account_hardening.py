@@ -282,6 +282,29 @@ def test_a_granted_admin_gets_the_configured_password_and_loses_its_sessions(set
     assert admin.web_get(action="me").get_json()["user"]["isAdmin"] is True
 
 
+def test_two_servers_making_the_configured_admin_at_once_make_one(settings):
+    """Two servers starting together on a new database: the second one's insert waited for
+    the first's, then failed on the unique name, and that server exited."""
+    from lobbytalks.db import Q
+    from lobbytalks.passwords import hash_password
+    from lobbytalks.services import accounts
+
+    app = create_app(settings)  # migrated, no admin yet
+    ours = app.config["LOBBYTALKS"].db
+    with open_database(settings.data_dir) as theirs, ThreadPoolExecutor(1) as pool:
+        cost = app.config["LOBBYTALKS"].settings.password_cost
+        with theirs.transaction() as conn:  # the other server, between its insert and commit
+            conn.execute(Q.insert_user, {
+                "username": "root_admin", "is_admin": 1, "now": 1,
+                "password_hash": hash_password("admin password 1", cost)})
+            making = pool.submit(accounts.ensure_admin, ours, "root_admin", "admin password 1",
+                                 now=2, cost=cost)
+            time.sleep(0.5)  # ours reads no admin, and waits at its own insert (or begin)
+        making.result(timeout=30)  # no error once theirs commits
+        assert theirs.value("SELECT COUNT(*) FROM users WHERE username = 'root_admin'") == 1
+    assert login(app, "root_admin", "admin password 1").status_code == 200
+
+
 def test_serve_refuses_a_squatted_admin_name(tmp_path):
     data_dir = tmp_path / "live"
     server = LiveServer(data_dir)

@@ -258,6 +258,42 @@ def test_the_token_limit_is_counted_over_two_workers_of_the_real_server(tmp_path
         running.stop(signal.SIGKILL)
 
 
+def test_a_replaced_worker_leaves_a_changed_admin_password_alone(tmp_path, redis_url,
+                                                                  shared_database):
+    """Each worker applied LOBBYTALKS_ADMIN_PASSWORD as it started, so a worker replaced
+    after a crash put the configured password back (an admin who had changed a leaked one
+    got it back) and logged the admin out everywhere, with nobody watching; so did the
+    second worker when it came up after the first had begun serving."""
+    running = Supervised(tmp_path / "data", "lobbytalks", path="/healthz", env={
+        "LOBBYTALKS_DATABASE_URL": shared_database, "LOBBYTALKS_RATELIMIT_STORAGE": redis_url,
+        "LOBBYTALKS_ADMIN_USERNAME": "root_admin", "LOBBYTALKS_ADMIN_PASSWORD": "admin password 1",
+        "LOBBYTALKS_ARGON2_MEMORY_KIB": str(FAST_ARGON2_KIB), "LOBBYTALKS_ACCESS_LOG": "false"})
+    try:
+        workers = running.wait_for_children(2)
+        base = f"http://127.0.0.1:{running.port}/api/community"
+        admin = requests.Session()
+        admin.headers["Connection"] = "close"  # each request to whichever worker takes it
+
+        def log_in(password: str) -> int:
+            return requests.post(base, timeout=10, json={
+                "action": "login", "username": "root_admin", "password": password}).status_code
+
+        assert admin.post(base, timeout=10, json={"action": "login", "username": "root_admin",
+                                                  "password": "admin password 1"}).ok
+        assert admin.post(base, timeout=10, json={
+            "action": "change_password", "currentPassword": "admin password 1",
+            "newPassword": "a new admin password 2"}).ok
+        crashed = min(workers)
+        os.kill(crashed, signal.SIGKILL)
+        running.wait_for_children(2, not_in={crashed})
+        seen = [admin.get(base, params={"action": "me"}, timeout=10).json()["user"]
+                for _ in range(6)]
+        assert all(seen), (seen, running.err())  # still signed in, whichever worker answers
+        assert log_in("a new admin password 2") == 200 and log_in("admin password 1") == 401
+    finally:
+        running.stop(signal.SIGKILL)
+
+
 def test_a_sqlite_url_names_the_database_file(tmp_path):
     target = tmp_path / "elsewhere" / "community.db"
     result = subprocess.run([sys.executable, "-m", "lobbytalks", "init"], capture_output=True,

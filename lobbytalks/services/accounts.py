@@ -146,10 +146,12 @@ def ensure_admin(db: Database, username: str, password: str, *, now: int,
     with db.transaction() as conn:
         row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
         if row is None:
-            conn.execute(Q.insert_user, {"username": username,
-                                         "password_hash": hash_password(password, cost),
-                                         "is_admin": 1, "now": now})
-            return
+            if conn.execute(Q.insert_admin_if_absent, {
+                    "username": username, "password_hash": hash_password(password, cost),
+                    "now": now}).fetchone() is not None:
+                return
+            # another process made it at the same moment (its commit ended our wait)
+            row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
         if not row["is_admin"]:
             raise AdminNameTaken(
                 f"LOBBYTALKS_ADMIN_USERNAME names the account {row['username']!r}, which exists "

@@ -36,6 +36,12 @@ SELECT id, username, password_hash, is_admin FROM users WHERE lower(username) = 
 -- name: insert_user
 INSERT INTO users (username, password_hash, is_admin, created) VALUES (:username, :password_hash, :is_admin, :now) RETURNING id;
 
+-- The configured admin, unless an account of that name already exists: two servers
+-- starting together on one new database both get here, and the second finds the first's.
+-- name: insert_admin_if_absent
+INSERT INTO users (username, password_hash, is_admin, created) VALUES (:username, :password_hash, 1, :now)
+ON CONFLICT DO NOTHING RETURNING id;
+
 -- name: set_admin
 UPDATE users SET is_admin = :is_admin WHERE lower(username) = lower(:username);
 
