@@ -422,8 +422,9 @@
     } catch (err) { /* private mode */ }
     flash(text);
     // The page was reloaded by an action: its outcome is where focus starts, so a keyboard
-    // or screen-reader user hears it and goes on from there, not from the page's top.
-    if (text) document.getElementById('flash').focus();
+    // or screen-reader user hears it and goes on from there, not from the page's top. The
+    // page stays where the browser scrolled it back to (the item acted on).
+    if (text) document.getElementById('flash').focus({preventScroll: true});
   }
 
   // Editing a field answers its error: the message was about what the field held before,
