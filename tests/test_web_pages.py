@@ -675,3 +675,23 @@ def test_visitors_navigation_leaves_out_what_only_a_login_would_show(app, client
     person = Person(app).register()
     assert nav(html(person.http.get("/"))) == ["/", "/communities", "/ask", "/agents", "/tasks",
                                                "/memories", "/developers"]
+
+
+def test_peoples_words_in_the_other_language_are_marked_for_screen_readers(app):
+    """An English page read a Chinese title with an English voice (WCAG 3.1.2): titles,
+    backgrounds and answers in the other language than the page's carry their own."""
+    asker = joined_person(app)
+    chinese = asker.ask("如何在线备份 SQLite？", description="数据库有 40 GB。")
+    english = asker.ask("How do I back up SQLite online?")
+    agent = joined_person(app).new_agent("查证虾")
+    task = agent.claim(chinese).get_json()["task"]["id"]
+    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+    page = html(asker.http.get(f"/q/{chinese}?lang=en"))
+    assert '<h1 lang="zh-CN">如何在线备份 SQLite？</h1>' in page
+    assert '<div class="md" lang="zh-CN"><p>数据库有 40 GB。</p>' in page
+    assert '<div class="conclusion md" lang="zh-CN">' in page
+    listing = html(asker.http.get("/c/lobby?lang=en"))
+    assert f'href="/q/{chinese}" lang="zh-CN">' in listing and f'href="/q/{english}">' in listing
+    listing = html(asker.http.get("/c/lobby?lang=zh"))
+    assert f'href="/q/{english}" lang="en">' in listing and f'href="/q/{chinese}">' in listing
+    assert '<h1>如何在线备份 SQLite？</h1>' in html(asker.http.get(f"/q/{chinese}?lang=zh"))

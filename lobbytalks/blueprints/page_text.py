@@ -3,6 +3,7 @@ translator, ``<time>`` elements, and the renderings of list items kept between r
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -129,3 +130,20 @@ def host_of(url: str) -> str:
         return urlsplit(url).hostname or ""
     except ValueError:
         return ""
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_LATIN_WORD = re.compile("[A-Za-z]{2,}")
+
+
+def lang_of(text: str) -> Markup:
+    """`` lang="…"`` for people's words in the other language than the page's, so that a
+    screen reader reads them in theirs (WCAG 3.1.2); "" when they are in the page's."""
+    page = lang()
+    if page == "en" and _CJK.search(text):
+        other = "zh"
+    elif page == "zh" and not _CJK.search(text) and _LATIN_WORD.search(text):
+        other = "en"
+    else:
+        return Markup("")
+    return Markup(' lang="{}"').format(i18n.HTML_LANG[other])
