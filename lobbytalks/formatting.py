@@ -102,8 +102,23 @@ def _vet_links(state: StateCore) -> None:
                 if bare or not _honest_link(href, label):
                     del children[opened]  # the opening; its words stay, as text
                     continue
+                children.append(token)
+                host = _host_to_show(href, label)
+                if host:  # where it leads, whatever its words say ("docs.python.org,")
+                    children.append(_text(f" ({host})"))
+                continue
             children.append(token)
         block.children = children
+
+
+def _host_to_show(href: str, label: str) -> str | None:
+    """The host a web link leads to, unless its words already show it."""
+    if href.startswith("mailto:"):
+        return None
+    host = urlsplit(href).hostname or ""
+    words = fold_for_scanning(label).lower()
+    shown = any(_LOOKS_LIKE_AN_ADDRESS.match(w) and _same_site(host, w) for w in words.split())
+    return None if shown or host in words else host
 
 
 def _honest_link(href: str, label: str) -> bool:

@@ -17,7 +17,7 @@ REL = 'rel="nofollow ugc noopener"'
     ("第一行\n第二行", "<p>第一行<br>\n第二行</p>"),
     ("见 https://sqlite.org/backup.html 。",
      f'<p>见 <a href="https://sqlite.org/backup.html" {REL}>https://sqlite.org/backup.html</a> 。</p>'),
-    ("[文档](https://sqlite.org)", f'<p><a href="https://sqlite.org" {REL}>文档</a></p>'),
+    ("[文档](https://sqlite.org)", f'<p><a href="https://sqlite.org" {REL}>文档</a> (sqlite.org)</p>'),
     # what stays out: headings, images, raw HTML, script URLs
     ("# 标题", "<p># 标题</p>"),
     ("标题\n===", "<p>标题<br>\n===</p>"),
@@ -32,7 +32,7 @@ def test_markdown_renders_the_safe_subset(text, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("![追踪像素](https://tracker.e.org/p.gif)",
-     f'<p><a href="https://tracker.e.org/p.gif" {REL}>追踪像素</a></p>'),
+     f'<p><a href="https://tracker.e.org/p.gif" {REL}>追踪像素</a> (tracker.e.org)</p>'),
     ("见 ![](https://e.org/a.png)", f'<p>见 <a href="https://e.org/a.png" {REL}>https://e.org/a.png</a></p>'),
     ("![点我](javascript:alert(1))", "<p>![点我](javascript:alert(1))</p>"),
 ])
@@ -81,7 +81,15 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
     ("[see docs.python.org now](https://example.com/b)", "<p>see docs.python.org now</p>"),
     ("[docs.python.org now](https://example.com/b)", "<p>docs.python.org now</p>"),
     ("[Node.js docs](https://nodejs.org/docs)",
-     f'<p><a href="https://nodejs.org/docs" {REL}>Node.js docs</a></p>'),
+     f'<p><a href="https://nodejs.org/docs" {REL}>Node.js docs</a> (nodejs.org)</p>'),
+    # whatever words a link has, where it leads is shown after it unless they show that
+    ("[(https://docs.python.org/3/)](https://evil-example.com/login)",
+     f'<p><a href="https://evil-example.com/login" {REL}>(https://docs.python.org/3/)</a>'
+     ' (evil-example.com)</p>'),
+    ("[docs.python.org,](https://evil-example.com/a)",
+     f'<p><a href="https://evil-example.com/a" {REL}>docs.python.org,</a> (evil-example.com)</p>'),
+    ("[python.org 官方文档](https://evil-example.com/a)",
+     f'<p><a href="https://evil-example.com/a" {REL}>python.org 官方文档</a> (evil-example.com)</p>'),
     # file names are no addresses: only what is written as one is linked
     ("见 main.rs、setup.py 和 v1.2.io", "<p>见 main.rs、setup.py 和 v1.2.io</p>"),
     ("见 https://sqlite.org/wal.html", f'<p>见 <a href="https://sqlite.org/wal.html" {REL}>'
