@@ -374,3 +374,47 @@ def test_codes_are_mailed_a_few_times_a_day_at_most(settings, smtp, stop_mailers
     time.sleep(0.3)
     assert [e.rcpt_tos for e in smtp.envelopes] == [["a@example.org"]] * 2
     assert Person(app).web_post("email_code").status_code == 401
+
+
+def test_one_address_gets_a_few_codes_however_many_accounts_name_it(settings, smtp, stop_mailers):
+    """Each new account had its own code budget, so accounts naming one stranger's address
+    mailed it RATE_EMAIL_CODE codes each."""
+    app = mail_app(settings, smtp.port, rate_email_code="2/day")
+    stop_mailers(app)
+    first, second, third = (joined_person(app) for _ in range(3))
+    for person in (first, second):
+        r = person.web_post("notify_settings", email="Victim@example.org", emailNotify=False)
+        assert r.status_code == 200 and r.get_json()["codeSent"] is True
+    assert_web_error(third.web_post("notify_settings", email="victim@EXAMPLE.org",
+                                    emailNotify=False), 429)
+    assert_web_error(first.web_post("email_code"), 429)
+    assert third.web_post("notify_settings", email="own@example.org",
+                          emailNotify=False).status_code == 200  # another address: its own
+    smtp.wait(3)
+    time.sleep(0.3)
+    assert sorted(e.rcpt_tos[0].lower() for e in smtp.envelopes) == [
+        "own@example.org", "victim@example.org", "victim@example.org"]
+
+
+def test_nobody_is_mailed_more_than_a_few_times_an_hour(settings, smtp, stop_mailers,
+                                                        clock_file, monkeypatch):
+    """One mail per question still let a stranger mail someone once per question they
+    asked (a share request on each); past MAILS_PER_HOUR in an hour the rest wait in the
+    inbox."""
+    from lobbytalks.services import notifications
+    monkeypatch.setattr(notifications, "MAILS_PER_HOUR", 3)
+    app = mail_app(settings, smtp.port, rate_topic="100/day")
+    stop_mailers(app)
+    asker = joined_person(app)
+    asker.mail_to("asker@example.org")
+    smtp.wait(1)  # the code mail
+    smtp.envelopes.clear()
+    for n in range(5):
+        answer(contributor(app)[1], asker.ask(f"第 {n} 个问题：备份要多久做一次？"))
+    smtp.wait(3)
+    time.sleep(0.5)
+    db = app.config["LOBBYTALKS"].db
+    assert len(smtp.envelopes) == 3 and count(db, "notifications") == 5
+    advance(clock_file, 3601)
+    answer(contributor(app)[1], asker.ask("一小时后的问题：WAL 要不要定期检查？"))
+    smtp.wait(4)

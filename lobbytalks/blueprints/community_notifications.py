@@ -1,6 +1,7 @@
 """Notification actions on /api/community: the inbox, marking read, the e-mail address."""
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from flask import Response, request
@@ -42,6 +43,7 @@ def mail_settings(body: dict[str, Any]) -> Response:
     code_due = mail_address.needs_code(read_conn(), user.id, email)
     if code_due:  # each code is a mail to someone: a budget of its own
         rt.gate.hit(rt.settings.rate_email_code, "email-code", user.id)
+        _spend_address_budget(rt, email)
     return ok(mail_address.save(rt.db, user.id, email, data.emailNotify, code_due=code_due))
 
 
@@ -49,7 +51,16 @@ def mail_settings(body: dict[str, Any]) -> Response:
 def send_code_again(body: dict[str, Any]) -> Response:
     user, _, rt = signed_in_write(EmailCodeAgain, body, limit="rate_email_code",
                                   scope="email-code")
+    _spend_address_budget(rt, mail_address.settings(read_conn(), user.id)["email"])
     return ok(mail_address.send_code_again(rt.db, user.id))
+
+
+def _spend_address_budget(rt: Any, email: str) -> None:
+    """Code mails per address too: new accounts naming one address would otherwise each
+    mail it ``RATE_EMAIL_CODE`` codes. The address is kept as a digest."""
+    if email:
+        digest = hashlib.sha256(email.lower().encode()).hexdigest()[:32]
+        rt.gate.hit(rt.settings.rate_email_code, "email-code-to", digest)
 
 
 @actions.post("confirm_email")

@@ -9,7 +9,7 @@ carry nothing the recipient may not read.
 
 When the recipient opted in to e-mail at a confirmed address (``mail_address``), ``notify``
 also queues the notification in ``mail_outbox`` (unless one of the same kind on the same
-question, mailed within the hour, is still unread: ``MAIL_QUIET_SECONDS``);
+question, mailed within the hour, is still unread, or ``MAILS_PER_HOUR`` went out already);
 ``mailer.Mailer`` sends it from its own thread once the transaction has committed, so no
 request ever waits on an SMTP server.
 """
@@ -31,6 +31,9 @@ BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst
 # of answers (200 from one member in seconds) is one mail, the rest wait in the inbox.
 MAIL_QUIET_SECONDS = 3600
+# And at most this many mails an hour in all: one question each is still a flood when
+# someone asks many (share requests from a stranger's questions, one per question).
+MAILS_PER_HOUR = 10
 
 
 def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int,
@@ -48,9 +51,12 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
 def _mail_wanted(conn: Connection, user_id: int, kind: str, topic_id: str, now: int) -> bool:
     if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is None:
         return False
-    return not conn.execute(Q.has_recent_unread_mailed, {
-        "user": user_id, "kind": kind, "topic": topic_id,
-        "since": now - MAIL_QUIET_SECONDS}).fetchone()[0]
+    since = now - MAIL_QUIET_SECONDS
+    if conn.execute(Q.has_recent_unread_mailed, {"user": user_id, "kind": kind,
+                                                 "topic": topic_id, "since": since}).fetchone()[0]:
+        return False
+    return conn.execute(Q.count_recent_mails, {"user": user_id, "since": since,
+                                               "cap": MAILS_PER_HOUR}).fetchone()[0] < MAILS_PER_HOUR
 
 
 def notify_tasks_ended(conn: Connection, rows: list[Row], kind: str, *,

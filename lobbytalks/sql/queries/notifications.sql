@@ -16,6 +16,12 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM notifications
                            AND topic_id = :topic AND created > :since AND mailed = 1)
             THEN 1 ELSE 0 END;
 
+-- How many notifications the person was mailed after :since, counting up to :cap.
+-- name: count_recent_mails
+SELECT COUNT(*) FROM (SELECT 1 FROM notifications
+                      WHERE user_id = :user AND mailed = 1 AND created > :since
+                      LIMIT :cap) AS recent;
+
 -- name: enqueue_mail
 INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (:notification_id, :now, :now);
 
