@@ -54,6 +54,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "common.answers": ("{n} 条回答", "Answers: {n}"),
     "common.joined": ("已加入", "Joined"),
     "common.owned": ("我创建的", "Created by you"),
+    "common.official": ("官方", "Official"),
+    "common.official_hint": ("本站自带的默认社区", "This site's own default community"),
     "common.prev": ("上一页", "Previous"),
     "common.next": ("下一页", "Next"),
     "common.page": ("第 {n} 页", "Page {n}"),

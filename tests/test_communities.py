@@ -59,6 +59,17 @@ def test_single_item_unknown(client):
     assert_web_error(client.get("/api/communities?id=nope"), 404)
 
 
+def test_the_sites_own_lobby_is_marked_where_communities_are_listed(person, client):
+    """Names like the lobby's that no rule refuses ("虾扯淡广场（官方）") still lack its mark."""
+    made = person.communities_post("create", name="虾扯淡广场（官方）").get_json()["id"]
+    page = client.get("/communities?lang=en").get_data(as_text=True)
+    lobby = page[page.index('href="/c/lobby"'):]
+    assert '<span class="badge official"' in lobby[:lobby.index("</li>")]
+    theirs = page[page.index(f'href="/c/{made}"'):]
+    assert "badge official" not in theirs[:theirs.index("</li>")]
+    assert 'class="badge official"' in client.get("/c/lobby").get_data(as_text=True)
+
+
 def test_create_joins_the_creator_who_cannot_leave(person, db):
     r = person.communities_post("create", name="  读书会 ", description="一起读书")
     body = r.get_json()
@@ -94,7 +105,9 @@ def test_create_validation(person, db, fields):
                                   "\u0422he Lobby", "The Lobb\u1e8f", "The Lobby\u0301",
                                   "虾扯淡廣場", "蝦扯淡廣場", "虾扯淡 广场", "虾扯淡·广场",
                                   "虾扯淡_广场", "虾扯淡広场", "虾扯淡广塲", "TheLobby",
-                                  "The Lobby.", "The-Lobby!"])
+                                  "The Lobby.", "The-Lobby!", "The L0bby", "The 1obby",
+                                  "The Iobby", "The Łobby", "The Lobbƴ", "虾撦淡广场",
+                                  "虾扯淡广埸"])
 def test_the_default_communitys_name_is_not_for_taking(person, db, name):
     """In any language the pages speak, however it is spaced, cased or wide, with
     characters that draw nothing slipped in (zero-width space, soft hyphen, BOM, CGJ), with

@@ -243,7 +243,7 @@ def page_globals() -> dict[str, Any]:
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "remembered": remembered, "host_of": host_of,
-        "lang_of": lang_of,
+        "lang_of": lang_of, "lobby_id": DEFAULT_COMMUNITY,
     }
 
 

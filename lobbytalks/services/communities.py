@@ -50,9 +50,10 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
     return _public(row)
 
 
-# Traditional and Japanese forms of the default community's Chinese name, read as the
-# simplified ones.
-_SAME_CHARACTERS = str.maketrans("蝦鰕廣広場塲", "虾虾广广场场")
+# Traditional, Japanese and look-alike forms of the default community's name, read as the
+# simplified ones; digits and letters that pass for its Latin ones ("The L0bby", "The 1obby",
+# "The Iobby"), too.
+_SAME_CHARACTERS = str.maketrans("蝦鰕撦廣広場塲埸01iłƴ", "虾虾扯广广场场场ollly")
 
 
 def _name_key(name: str) -> str:
