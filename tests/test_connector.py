@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import uuid
@@ -141,7 +142,8 @@ class Scene:
 
     def connector(self, *args: str, server: str | None = None, harness: list[str] | None = None,
                   env: dict[str, str] | None = None, cwd: Path | None = None,
-                  state_dir: str | None = None, retry_backoff: str = "0.2") -> subprocess.Popen:
+                  state_dir: str | None = None, retry_backoff: str = "0.2",
+                  preexec_fn: Any = None) -> subprocess.Popen:
         harness = harness or ["--harness", "command",
                               "--harness-command", f"{sys.executable} {self.stub}"]
         proc = subprocess.Popen(
@@ -152,7 +154,8 @@ class Scene:
             env={**os.environ, TOKEN_ENV: self.agent["token"], "STUB_DIR": str(self.stub_dir),
                  "LOBBYTALKS_CLOCK_OFFSET_FILE": str(self.world.clock),
                  "PYTHONPATH": str(Path(__file__).resolve().parent.parent), **(env or {})},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+            preexec_fn=preexec_fn)
         self.procs.append(proc)
         return proc
 
@@ -1371,3 +1374,91 @@ def test_claude_saying_why_it_failed_is_what_the_owner_reads(scene, tmp_path):
     assert code == EXIT_TASK_FAILED, events
     [task] = scene.tasks()
     assert task["error"] == "harness failed: claude reported an error: Not logged in · Please run /login"
+
+
+# --- local faults and stops: no task is left leased, no burst of tries ------------------------
+
+def test_a_state_folder_failing_between_tasks_stops_the_run_and_fails_the_running_task(scene):
+    """The loop's own write (a new question's attempt, the day's budget) failed on the main
+    thread: the connector exited with no event, its harness ran on by itself, and the task
+    it held stayed leased for 30 minutes."""
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community,
+                           "--max-tasks", "2")
+    wait_for(lambda: started(scene), what="research to start")
+    budget = scene.state_dir / "budget.json"
+    budget.unlink()
+    budget.mkdir()  # the next count of a run fails, as on a full or read-only disk
+    scene.world.ask(scene.asker, community=scene.community)
+    code, events = scene.finish(proc, timeout=30)
+    assert code == EXIT_TASK_FAILED, events
+    [error] = [e for e in events if e["event"] == "error"]
+    assert "state folder" in error["message"] and "time" in error
+    assert names(events)[-1] == "stopped" and "task_failed" in names(events)
+    [task] = scene.tasks()
+    assert task["state"] == "failed", task
+    pid = int((scene.stub_dir / "pid-1").read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+
+
+def _no_file_writes() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # every write to a file fails (EFBIG)
+
+
+def test_a_resumed_task_the_state_folder_cannot_record_is_failed_not_left_leased(scene):
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    scene.kill(proc)  # killed mid-research: the attempt is kept as leased
+    code, events = scene.finish(scene.run_once(preexec_fn=_no_file_writes))
+    assert code == EXIT_TASK_FAILED, events
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "the connector failed" in task["error"], task
+
+
+def test_a_state_folder_it_cannot_use_at_start_exits_1_with_a_timed_json_line(scene):
+    (scene.state_dir).mkdir()
+    (scene.state_dir / "lock").mkdir()  # cannot be opened for writing
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_TASK_FAILED, events  # not 2: a service manager tries again later
+    [error] = events
+    assert error["event"] == "error" and "cannot use the state folder" in error["message"]
+    assert isinstance(error["time"], int)
+
+
+def test_stopped_while_the_server_is_away_it_exits_0_at_once_without_a_burst(scene, proxy):
+    """SIGTERM while every try met a 503: each retry's wait ended at once, ~90 tries went
+    out in a second, and it exited 4 instead of 0."""
+    away = proxy(lambda path, body: (503, {}, {"error": "busy", "code": "service_unavailable"})
+                 if b'"submit_result"' in body else None)
+    proc = scene.run_once(server=away.url, retry_backoff="5")
+    wait_for(lambda: away.count("submit_result") >= 1, what="the first submission")
+    stopped_at = time.time()
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=30)
+    assert code == EXIT_OK and time.time() - stopped_at < 5, events
+    assert away.count("submit_result") <= 2
+    assert len([e for e in events if e["event"] == "retrying"]) <= 2
+    assert len(list((scene.state_dir / "results").glob("*.json"))) == 1  # kept for next run
+
+
+def test_the_token_is_taken_out_of_every_file_the_harness_wrote(scene, tmp_path):
+    """Only the work folder's top level was scrubbed: a harness writing the token into a
+    folder of its own left it there."""
+    writer = tmp_path / "writer.py"
+    writer.write_text(textwrap.dedent(f"""\
+        import json, os, pathlib, sys
+        token = os.environ.get("STUB_TOKEN") or pathlib.Path({str(scene.stub_dir / "token")!r}).read_text()
+        pathlib.Path("notes.txt").write_text(token)
+        pathlib.Path("sub/deeper").mkdir(parents=True)
+        pathlib.Path("sub/deeper/found.txt").write_text("saw " + token)
+        sys.stdout.write(pathlib.Path({str(scene.stub_dir / "result.json")!r}).read_text())
+    """))
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {writer}"]))
+    assert code == EXIT_OK, events
+    work = list((scene.state_dir / "work").rglob("found.txt"))
+    assert work and work[0].read_text() == "saw [redacted]"
+    scene.assert_token_nowhere()

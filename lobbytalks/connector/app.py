@@ -12,7 +12,7 @@ from typing import Any
 from .. import clock
 from .attempt import AttemptRunner
 from .client import Client, ProtocolError, TokenRejected, Unreachable
-from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE,
+from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, LocalFault,
                        UsageError)
 from .events import Reporter, describe
 from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
@@ -65,6 +65,7 @@ class Connection:
     reporter: Reporter
     runner: AttemptRunner
     stop: threading.Event
+    signalled: threading.Event  # the stop came from SIGINT/SIGTERM: a clean stop, exit 0
 
 
 def connect(args: argparse.Namespace) -> Connection:
@@ -86,19 +87,23 @@ def connect(args: argparse.Namespace) -> Connection:
     runner = AttemptRunner(client, store, harness, reporter,
                            env=scrubbed_env(token, args.token_env), secrets=secrets,
                            now=clock.now, stop=stop, timing=timing)
-    return Connection(client, store, reporter, runner, stop)
+    return Connection(client, store, reporter, runner, stop, threading.Event())
 
 
 def _stop_on_signals(conn: Connection) -> None:
     def handler(signum: int, frame: Any) -> None:
         conn.reporter.emit("stopping", "finishing or reporting the current task",
                            signal=signal.Signals(signum).name)
+        conn.signalled.set()
         conn.stop.set()
     for sig in STOP_SIGNALS:
         signal.signal(sig, handler)
 
 
 def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
+    if isinstance(error, LocalFault):
+        conn.reporter.emit("error", str(error), stateDir=str(conn.store.root))
+        return EXIT_TASK_FAILED
     if isinstance(error, TokenRejected):
         conn.reporter.emit("token_rejected",
                            "the server rejected the Agent Token (revoked or expired): create or "
@@ -108,7 +113,8 @@ def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
     if isinstance(error, Unreachable):
         conn.reporter.emit("unreachable", f"the server stayed unavailable: {error}",
                            stateDir=str(conn.store.root))
-        return EXIT_UNREACHABLE
+        # asked to stop while it was away: a clean stop, what it could not hear is kept
+        return EXIT_OK if conn.signalled.is_set() else EXIT_UNREACHABLE
     return None
 
 
@@ -127,7 +133,7 @@ def working(args: argparse.Namespace) -> Connection:
     try:
         conn.store.open().lock()
     except OSError as exc:
-        raise UsageError(f"cannot use the state folder: {describe(exc)}") from None
+        raise LocalFault(f"cannot use the state folder: {describe(exc)}") from None
     _stop_on_signals(conn)
     return conn
 

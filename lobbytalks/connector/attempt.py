@@ -64,20 +64,20 @@ class AttemptRunner(Endings):
         if attempt["state"] == "failing":  # the server did not hear of the failure last time
             self._report_failure(attempt)
             return attempt["state"]
-        claim = None
-        if attempt["state"] in ("new", "leased") and self.store.kept_result(attempt) is None:
-            claim = self._claim(attempt)
-        elif attempt["state"] == "leased":  # killed between keeping the result and saying so
-            self._set(attempt, "submitting")
-        if attempt["state"] == "leased" and claim is not None:
-            try:
+        try:
+            claim = None
+            if attempt["state"] in ("new", "leased") and self.store.kept_result(attempt) is None:
+                claim = self._claim(attempt)
+            elif attempt["state"] == "leased":  # killed between keeping the result and saying so
+                self._set(attempt, "submitting")
+            if attempt["state"] == "leased" and claim is not None:
                 self._research(attempt, claim)
-            except (Stopped, TokenRejected, Unreachable):
-                raise
-            except Exception as exc:  # a local fault (the state folder full or read-only)
-                if attempt["state"] == "leased":  # the server is told, the lease not left
-                    self._fail(attempt, f"the connector failed: {describe(exc)}")
-                raise
+        except (Stopped, ProtocolError, Unreachable):
+            raise
+        except Exception as exc:  # a local fault (the state folder full or read-only)
+            if attempt["state"] == "leased" and attempt.get("task"):  # the lease is not left
+                self._fail(attempt, f"the connector failed: {describe(exc)}")
+            raise
         if attempt["state"] == "submitting":
             self._submit(attempt)
         return attempt["state"]
@@ -261,12 +261,12 @@ class AttemptRunner(Endings):
                 try:
                     task = self.client.status(task_id)["task"]
                 except Unreachable:
-                    self.wait(self._backoff(round_))
+                    self._pause(self._backoff(round_))
                     continue
                 self.say("status_checked", taskId=task_id, state=task["state"])
                 if not self._follow(attempt, task):
                     return
-                self.wait(self._backoff(round_))  # still leased: the same bytes again
+                self._pause(self._backoff(round_))  # still leased: the same bytes again
                 continue
             except TokenRejected:
                 raise
@@ -277,6 +277,11 @@ class AttemptRunner(Endings):
         self.say("unreachable", "the submission is kept and will be sent on the next run",
                  taskId=task_id, path=str(self.store.result_path(attempt)))
         raise Unreachable("the server did not confirm the submission")
+
+    def _pause(self, seconds: float) -> None:
+        """Wait before trying again; a stop ends the tries (the kept result goes next run)."""
+        if self.stop.wait(seconds):
+            raise Stopped()
 
     def _backoff(self, round_: int) -> float:
         return min(60.0, self.timing.backoff * 2 ** round_)

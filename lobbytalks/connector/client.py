@@ -65,7 +65,7 @@ _OPENER = urllib.request.build_opener(_NoRedirects)
 class Client:
     def __init__(self, server: str, token: str, *, timeout: float = 30.0, retries: int = 6,
                  backoff: float = 1.0, max_backoff: float = 60.0,
-                 sleep: Callable[[float], None] = time.sleep,
+                 sleep: Callable[[float], bool | None] = time.sleep,
                  jitter: Callable[[], float] = random.random,
                  on_retry: Callable[[str, float], None] | None = None) -> None:
         self.base = server.rstrip("/")
@@ -152,7 +152,8 @@ class Client:
                     raise Unreachable(f"{_reason(exc)} after {self.retries + 1} tries") from None
                 delay = self._delay(attempt, None)
                 self.on_retry(str(_reason(exc)), delay)
-            self.sleep(delay)
+            if self.sleep(delay):  # the connector is stopping: no more tries, state kept
+                raise Unreachable("stopped while waiting to try again") from None
         raise AssertionError("unreachable")
 
     def _read(self, response: Any) -> bytes:

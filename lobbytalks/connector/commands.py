@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any, Callable
 
 DEFAULT_TOKEN_ENV = "XIA_CHEDAN_AGENT_TOKEN"  # also the name every client snippet uses
@@ -25,6 +26,11 @@ EXIT_BUSY = 5         # another connector holds the state folder
 
 class UsageError(Exception):
     pass
+
+
+class LocalFault(Exception):
+    """Something on this machine stops the connector (its state folder cannot be written):
+    exit 1, as a failed task does, so that a service manager tries again later."""
 
 
 def _at_least(least: float, kind: Callable[[str], Any] = int) -> Callable[[str], Any]:
@@ -116,12 +122,12 @@ def main(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"lobbytalks agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except StateInUse as exc:
+    except (StateInUse, LocalFault) as exc:
         if args.json:  # the one line a --json reader watches stdout for
-            print(json.dumps({"event": "error", "message": str(exc)}, ensure_ascii=False),
-                  flush=True)
+            print(json.dumps({"event": "error", "time": int(time.time()), "message": str(exc)},
+                             ensure_ascii=False), flush=True)
         print(f"lobbytalks agent: {exc}", file=sys.stderr)
-        return EXIT_BUSY
+        return EXIT_BUSY if isinstance(exc, StateInUse) else EXIT_TASK_FAILED
 
 
 def register(command: Callable[..., Any]) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from ..quotas import MAX_LIVE_LEASES
 from .attempt import AttemptRunner
 from .client import Client, ProtocolError, TokenRejected, Unreachable
+from .commands import LocalFault
 from .events import Reporter, describe
 from .pacing import Stopped
 from .state import StateStore
@@ -81,7 +82,12 @@ class Scheduler:
                 break
         while not self.stop.is_set() and self._fatal is None:
             if not (self.plan.once and self._threads):
-                self._start_new()
+                try:
+                    self._start_new()
+                except OSError as exc:  # the state folder is full or read-only
+                    self._fatal = LocalFault(f"cannot write the state folder: {describe(exc)}")
+                    self.stop.set()  # running attempts stop their harness and fail their task
+                    break
             if self.plan.once:
                 break
             self.stop.wait(self.plan.poll_interval * (0.75 + random.random() / 2))

@@ -157,7 +157,11 @@ class StateStore:
         """Take the token out of what the harness printed, once the attempt has read it:
         the files stay for the owner to look at, the token is never stored."""
         folder = self.work / attempt["requestId"]
-        for path in folder.glob("*") if folder.is_dir() else ():
+        # every file the harness wrote, in folders of its own too; a link is not followed
+        # (its target is not the harness's to have us rewrite)
+        for path in (Path(top, name) for top, _, names in os.walk(folder) for name in names):
+            if path.is_symlink():
+                continue
             try:
                 data = path.read_bytes()
             except OSError:
