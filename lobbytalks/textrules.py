@@ -178,6 +178,11 @@ def visible_only(text: str) -> str:
     return "".join(char for char in text if not _is_invisible(char))
 
 
+# Characters written without spaces between words: kana, CJK ideographs and Hangul (search
+# indexes their runs by pairs; pages mark them as Chinese on an English page).
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+
+
 def as_read(text: str) -> str:
     """``text`` as people read it, width and case aside ("ＴＨＥ Lobby" -> "the lobby"):
     what search matches on and what two names must not share."""

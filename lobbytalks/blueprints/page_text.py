@@ -13,6 +13,7 @@ from flask import current_app, g, request
 from markupsafe import Markup, escape
 
 from .. import i18n, prose
+from ..textrules import CJK_CHARS
 from ..kept import Kept
 from ..runtime import runtime
 
@@ -132,7 +133,7 @@ def host_of(url: str) -> str:
         return ""
 
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK_CHARS}]")
 _LATIN_WORD = re.compile("[A-Za-z]{2,}")
 
 

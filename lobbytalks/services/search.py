@@ -18,11 +18,10 @@ import re
 
 from ..db import Connection, Q, Row, dialect_of
 from ..security import ID_CHARS
-from ..textrules import as_read
+from ..textrules import CJK_CHARS, as_read
 
 # Han (with extensions and compatibility forms), kana and Hangul syllables.
-_CJK_RUN = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(r"\w+")
 MAX_QUERY_TERMS = 8
 
