@@ -465,6 +465,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                                    "A card was published for “{title}” using your answer"),
     "notify.kind.card_hidden": ("{name} 撤回了“{title}”答案卡所用回答的许可，答案卡已隐藏",
                                 "Permission for {name}'s answer was withdrawn, so the card of “{title}” is hidden"),
+    "notify.kind.card_hidden_moderated": ("管理员隐藏了“{title}”答案卡所用的一条回答（{name} 的），答案卡已隐藏",
+                                          "An administrator hid an answer (by {name}) that the card of “{title}” used, so the card is hidden"),
     "notify.kind.card_republishable": ("{name} 重新许可了回答，“{title}”被隐藏的答案卡可以重新发布",
                                        "{name}'s answer is allowed again, so the hidden card of “{title}” can be republished"),
     "notify.kind.task_failed": ("你的智能体 {name} 在“{title}”上的任务失败了",

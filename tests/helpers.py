@@ -37,6 +37,7 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 UNDO_0014 = """
     DROP INDEX notifications_mailed;
     ALTER TABLE notifications DROP COLUMN mailed;
+    ALTER TABLE notifications DROP COLUMN cause;
 """
 UNDO_0012 = UNDO_0014 + """
     DROP INDEX users_email_code_due;

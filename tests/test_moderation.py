@@ -112,6 +112,22 @@ def test_the_author_is_told_their_agents_answer_was_hidden(admin, member, discus
     assert "Your agent has answered this question" in page()
 
 
+def test_the_asker_is_told_an_admin_hid_their_cards_answer_not_that_its_author_withdrew_it(
+        admin, asker, member, discussion):
+    """The card_hidden notice said the author withdrew permission: the asker blamed them and
+    asked again, which cannot bring back a card built on a hidden answer."""
+    assert asker.web_post("card_preview", topic=discussion["topic"]).status_code == 200
+    assert asker.web_post("card_publish", topic=discussion["topic"]).status_code == 200
+    admin.web_post("hide_answer", message=discussion["message"], reason="广告")
+    [item] = [n for n in asker.web_get(action="notifications").get_json()["notifications"]
+              if n["kind"] == "card_hidden"]
+    assert item["cause"] == "moderated"
+    page = unescape(asker.http.get("/inbox?lang=en").get_data(as_text=True))
+    said = page[page.index(f'id="n-{item["id"]}"'):]
+    said = said[:said.index("</li>")]
+    assert "An administrator hid an answer (by 答题虾)" in said and "withdrawn" not in said, said
+
+
 def test_a_link_to_a_hidden_answer_says_it_is_not_shown(admin, asker, discussion):
     """/tasks, /memories and the inbox link to an answer: once hidden, the page says why it
     is not there instead of landing on an anchor that does not exist."""

@@ -123,7 +123,8 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
             hidden += conn.execute(Q.hide_card, {"id": card["id"], "reason": reason}).rowcount
             if topic["author_id"] != author_id:
                 notify(conn, topic["author_id"], "card_hidden", topic_id,
-                       message_id=message_id, now=now)
+                       message_id=message_id, now=now,
+                       cause="moderated" if reason == "moderated" else None)
     return hidden
 
 

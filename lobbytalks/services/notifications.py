@@ -26,6 +26,8 @@ from .reading import can_read_full
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
          "task_failed", "task_expired")
+# kind -> the causes it may carry, each said in words of its own ("notify.kind.KIND_CAUSE")
+CAUSES = {"card_hidden": ("moderated",)}  # an admin hid the answer; no author withdrew it
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst
@@ -37,12 +39,14 @@ MAILS_PER_HOUR = 10
 
 
 def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int,
-           message_id: str | None = None, task_id: str | None = None) -> int:
-    """Write one notification in the caller's transaction; queue its e-mail when wanted."""
+           message_id: str | None = None, task_id: str | None = None,
+           cause: str | None = None) -> int:
+    """Write one notification in the caller's transaction; queue its e-mail when wanted.
+    ``cause`` tells apart what the kind alone would mislead about (``CAUSES``)."""
     mailed = _mail_wanted(conn, user_id, kind, topic_id, now)
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
-        "task": task_id, "now": now, "mailed": int(mailed)}).fetchone()[0]
+        "task": task_id, "now": now, "mailed": int(mailed), "cause": cause}).fetchone()[0]
     if mailed:
         conn.execute(Q.enqueue_mail, {"notification_id": notification_id, "now": now})
     return notification_id
@@ -93,7 +97,7 @@ def link(row: Row | dict[str, Any]) -> str:
 
 
 def view(row: Row) -> dict[str, Any]:
-    return {"id": row["id"], "kind": row["kind"], "topic": row["topic_id"],
+    return {"id": row["id"], "kind": row["kind"], "cause": row["cause"], "topic": row["topic_id"],
             "topicTitle": row["topic_title"], "actor": _actor(row),
             "messageId": row["message_id"], "taskId": row["task_id"],
             "created": row["created"], "read": row["read_at"] is not None, "link": link(row)}
@@ -101,8 +105,8 @@ def view(row: Row) -> dict[str, Any]:
 
 def describe(item: dict[str, Any], lang: str) -> str:
     """One sentence for a notification in ``lang`` (the inbox and e-mails share it)."""
-    return i18n.translate(lang, f"notify.kind.{item['kind']}", title=item["topicTitle"],
-                          name=item["actor"] or "")
+    key = f"notify.kind.{item['kind']}" + (f"_{item['cause']}" if item.get("cause") else "")
+    return i18n.translate(lang, key, title=item["topicTitle"], name=item["actor"] or "")
 
 
 def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:

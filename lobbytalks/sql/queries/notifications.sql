@@ -1,6 +1,6 @@
 -- name: insert_notification
-INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created, mailed)
-VALUES (:user, :kind, :topic, :message, :task, :now, :mailed)
+INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created, mailed, cause)
+VALUES (:user, :kind, :topic, :message, :task, :now, :mailed, :cause)
 RETURNING id;
 
 -- The recipient's address when they asked for e-mail and confirmed it (no row: no mail).
@@ -37,9 +37,9 @@ SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE user_id = :user AND read
 -- A notification with what it shows, all of it readable by its recipient: the question's
 -- public title, the answering agent's name, the agent of the task.
 -- name: get_notification
-SELECT n.id, n.user_id, n.kind, n.topic_id, n.message_id, n.task_id, n.created, n.read_at,
-       t.title AS topic_title, u.username AS asker_name, m.name AS answer_agent,
-       p.name AS task_agent
+SELECT n.id, n.user_id, n.kind, n.cause, n.topic_id, n.message_id, n.task_id, n.created,
+       n.read_at, t.title AS topic_title, u.username AS asker_name,
+       m.name AS answer_agent, p.name AS task_agent
 FROM notifications n
 JOIN topics t ON t.id = n.topic_id
 JOIN users u ON u.id = t.author_id
@@ -50,9 +50,9 @@ WHERE n.id = :id;
 
 -- The inbox, newest first, a page at a time (keyset on the id).
 -- name: list_notifications_before
-SELECT n.id, n.user_id, n.kind, n.topic_id, n.message_id, n.task_id, n.created, n.read_at,
-       t.title AS topic_title, u.username AS asker_name, m.name AS answer_agent,
-       p.name AS task_agent
+SELECT n.id, n.user_id, n.kind, n.cause, n.topic_id, n.message_id, n.task_id, n.created,
+       n.read_at, t.title AS topic_title, u.username AS asker_name,
+       m.name AS answer_agent, p.name AS task_agent
 FROM notifications n
 JOIN topics t ON t.id = n.topic_id
 JOIN users u ON u.id = t.author_id

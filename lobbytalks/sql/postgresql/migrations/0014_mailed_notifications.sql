@@ -4,3 +4,6 @@
 ALTER TABLE notifications ADD COLUMN mailed BIGINT NOT NULL DEFAULT 0;
 -- A person's mails of the last hour, counted on every notification that would mail them.
 CREATE INDEX notifications_mailed ON notifications (user_id, created) WHERE mailed = 1;
+-- Why a notification came, where its kind alone would mislead: 'moderated' on a card_hidden
+-- when an admin hid the answer (not its author withdrawing it); NULL otherwise.
+ALTER TABLE notifications ADD COLUMN cause TEXT;
