@@ -43,7 +43,10 @@ def mail_settings(body: dict[str, Any]) -> Response:
     code_due = mail_address.needs_code(read_conn(), user.id, email)
     if code_due:  # each code is a mail to someone: a budget of its own
         rt.gate.hit(rt.settings.rate_email_code, "email-code", user.id)
-        _spend_address_budget(rt, email)
+        try:
+            _spend_address_budget(rt, email)
+        except ApiError:  # others spent this address's codes: saved, its code asked later
+            code_due = False
     return ok(mail_address.save(rt.db, user.id, email, data.emailNotify, code_due=code_due))
 
 

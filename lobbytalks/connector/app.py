@@ -127,8 +127,8 @@ def working(args: argparse.Namespace) -> Connection:
     """
     conn = connect(args)
     harness, path = conn.runner.harness, conn.runner.env.get("PATH")
-    if harness.found(path) is None:
-        raise UsageError(f"harness executable not found: {harness.executable() or '(none)'} "
+    if harness.found(path) is None:  # may come back (an upgrade under way): not final, 1
+        raise LocalFault(f"harness executable not found: {harness.executable() or '(none)'} "
                          f"(PATH={path or ''}); give its folder in PATH or its full path")
     try:
         conn.store.open().lock()

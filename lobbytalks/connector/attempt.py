@@ -257,6 +257,8 @@ class AttemptRunner(Endings):
             try:
                 answer = self.client.submit(body)
             except (AnswerLost, Unreachable) as exc:
+                if self.stop.is_set():  # stopping: the kept result goes at the next run
+                    raise Stopped() from None
                 self.say("retrying", f"submission unconfirmed: {exc}", taskId=task_id)
                 try:
                     task = self.client.status(task_id)["task"]

@@ -144,6 +144,7 @@ class Client:
                 if last:
                     raise Unreachable(f"HTTP {status} after {self.retries + 1} tries") from None
                 delay = self._delay(attempt, retry_after if status == 429 else None)
+                self._unless_stopping()
                 self.on_retry(f"HTTP {status}", delay)
             except (urllib.error.URLError, OSError, HTTPException) as exc:
                 if not (replay_safe or _never_sent(exc)):
@@ -151,10 +152,17 @@ class Client:
                 if last:
                     raise Unreachable(f"{_reason(exc)} after {self.retries + 1} tries") from None
                 delay = self._delay(attempt, None)
+                self._unless_stopping()
                 self.on_retry(str(_reason(exc)), delay)
-            if self.sleep(delay):  # the connector is stopping: no more tries, state kept
+            if self.sleep(delay):  # stopped while waiting: no more tries, state kept
                 raise Unreachable("stopped while waiting to try again") from None
         raise AssertionError("unreachable")
+
+    def _unless_stopping(self) -> None:
+        """No retry is announced, nor made, once the connector is stopping (``sleep`` is
+        its stop event's wait, which answers at once whether it is set)."""
+        if self.sleep(0):
+            raise Unreachable("stopped before trying again") from None
 
     def _read(self, response: Any) -> bytes:
         """The whole answer, within MAX_RESPONSE_BYTES and a deadline for all of it: the

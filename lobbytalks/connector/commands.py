@@ -119,14 +119,13 @@ def main(args: argparse.Namespace) -> int:
         "run": app.run, "answer": app.answer, "status": app.status, "doctor": doctor.doctor}
     try:
         return handlers[args.agent_command](args)
-    except UsageError as exc:
-        print(f"lobbytalks agent: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (StateInUse, LocalFault) as exc:
+    except (UsageError, StateInUse, LocalFault) as exc:
         if args.json:  # the one line a --json reader watches stdout for
             print(json.dumps({"event": "error", "time": int(time.time()), "message": str(exc)},
                              ensure_ascii=False), flush=True)
         print(f"lobbytalks agent: {exc}", file=sys.stderr)
+        if isinstance(exc, UsageError):
+            return EXIT_USAGE
         return EXIT_BUSY if isinstance(exc, StateInUse) else EXIT_TASK_FAILED
 
 
