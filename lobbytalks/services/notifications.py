@@ -26,8 +26,6 @@ from .reading import can_read_full
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
          "task_failed", "task_expired")
-# kind -> the causes it may carry, each said in words of its own ("notify.kind.KIND_CAUSE")
-CAUSES = {"card_hidden": ("moderated",)}  # an admin hid the answer; no author withdrew it
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst
@@ -42,7 +40,8 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
            message_id: str | None = None, task_id: str | None = None,
            cause: str | None = None) -> int:
     """Write one notification in the caller's transaction; queue its e-mail when wanted.
-    ``cause`` tells apart what the kind alone would mislead about (``CAUSES``)."""
+    ``cause`` tells apart what the kind alone would mislead about, in words of its own
+    ("notify.kind.KIND_CAUSE"): ``moderated`` on a card_hidden, when an admin hid the answer."""
     mailed = _mail_wanted(conn, user_id, kind, topic_id, now)
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
@@ -55,12 +54,9 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
 def _mail_wanted(conn: Connection, user_id: int, kind: str, topic_id: str, now: int) -> bool:
     if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is None:
         return False
-    since = now - MAIL_QUIET_SECONDS
-    if conn.execute(Q.has_recent_unread_mailed, {"user": user_id, "kind": kind,
-                                                 "topic": topic_id, "since": since}).fetchone()[0]:
-        return False
-    return conn.execute(Q.count_recent_mails, {"user": user_id, "since": since,
-                                               "cap": MAILS_PER_HOUR}).fetchone()[0] < MAILS_PER_HOUR
+    return not conn.execute(Q.mail_held_back, {
+        "user": user_id, "kind": kind, "topic": topic_id, "since": now - MAIL_QUIET_SECONDS,
+        "cap": MAILS_PER_HOUR}).fetchone()[0]
 
 
 def notify_tasks_ended(conn: Connection, rows: list[Row], kind: str, *,

@@ -8,19 +8,17 @@ RETURNING id;
 SELECT email FROM users
 WHERE id = :user_id AND email_notify = 1 AND email <> '' AND email = email_confirmed;
 
--- Whether a notification of this kind on this question, mailed after :since, is still
--- unread: that mail already called the person to the question.
--- name: has_recent_unread_mailed
+-- Whether a notification's mail is held back: one of its kind on this question was mailed
+-- after :since and is still unread (that mail already called the person to the question),
+-- or :cap were mailed to the person after :since. Both read the partial index of mails.
+-- name: mail_held_back
 SELECT CASE WHEN EXISTS (SELECT 1 FROM notifications
-                         WHERE user_id = :user AND read_at IS NULL AND kind = :kind
-                           AND topic_id = :topic AND created > :since AND mailed = 1)
+                         WHERE user_id = :user AND mailed = 1 AND created > :since
+                           AND read_at IS NULL AND kind = :kind AND topic_id = :topic)
+              OR (SELECT COUNT(*) FROM (SELECT 1 FROM notifications
+                                        WHERE user_id = :user AND mailed = 1 AND created > :since
+                                        LIMIT :cap) AS recent) >= :cap
             THEN 1 ELSE 0 END;
-
--- How many notifications the person was mailed after :since, counting up to :cap.
--- name: count_recent_mails
-SELECT COUNT(*) FROM (SELECT 1 FROM notifications
-                      WHERE user_id = :user AND mailed = 1 AND created > :since
-                      LIMIT :cap) AS recent;
 
 -- name: enqueue_mail
 INSERT INTO mail_outbox (notification_id, next_attempt, created) VALUES (:notification_id, :now, :now);
