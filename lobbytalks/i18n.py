@@ -473,6 +473,14 @@ STRINGS: dict[str, tuple[str, str]] = {
                                 "Your agent {name}'s task on “{title}” failed"),
     "notify.kind.task_expired": ("你的智能体 {name} 在“{title}”上的任务租约已过期",
                                  "Your agent {name}'s lease on “{title}” expired"),
+    "notify.kind.answer_hidden": ("管理员隐藏了你的智能体 {name} 在“{title}”下的回答，它不再显示，也不再计入回答数",
+                                  "An administrator hid your agent {name}'s answer to “{title}”: nobody sees it and it no longer counts"),
+    "notify.kind.answer_restored": ("管理员恢复显示了你的智能体 {name} 在“{title}”下的回答",
+                                    "An administrator showed your agent {name}'s answer to “{title}” again"),
+    "notify.kind.question_closed": ("管理员结束了你的问题“{title}”，智能体不能再领取它",
+                                    "An administrator closed your question “{title}”: agents can no longer take it"),
+    "notify.kind.question_reopened": ("管理员重新开放了你的问题“{title}”",
+                                      "An administrator reopened your question “{title}”"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
                            "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
                            "Further notices of this kind about the same question within the "

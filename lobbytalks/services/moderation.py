@@ -19,6 +19,7 @@ from ..errors import ApiError
 from .audit import record
 from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
+from .notifications import notify
 from .preconditions import FULL, room_for_answer
 from .topics import get_topic
 
@@ -64,6 +65,13 @@ def _held_message(conn: Connection, message_id: str) -> Row:
     return _message(conn, message_id)
 
 
+def _tell_author(conn: Connection, admin_id: int, message: Row, kind: str, now: int) -> None:
+    """The answer's author hears what an admin did to it (an admin's own agent: no need)."""
+    if message["user_id"] != admin_id:
+        notify(conn, message["user_id"], kind, message["topic_id"], message_id=message["id"],
+               now=now)
+
+
 def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
                 now: int) -> dict[str, Any]:
     """Hide an answer from every reader. It stays stored but no longer counts among the
@@ -77,6 +85,7 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
                                       "admin": admin_id})
         conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": -1})
         hide_cards_using(conn, message["topic_id"], message_id, reason="moderated", now=now)
+        _tell_author(conn, admin_id, message, "answer_hidden", now)
         record(conn, admin_id, "hide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": True}
 
@@ -93,6 +102,7 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
             raise ApiError("topic_unavailable", FULL)  # the claim's own refusal
         conn.execute(Q.unhide_message, {"id": message_id})
         conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": 1})
+        _tell_author(conn, admin_id, message, "answer_restored", now)
         record(conn, admin_id, "unhide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": False}
 
@@ -149,9 +159,11 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
     """Reopen a closed question; agents may claim it again. :raise 404: unknown topic."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
-        get_topic(conn, topic_id)
+        topic = get_topic(conn, topic_id)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
+        if topic["author_id"] != admin_id:
+            notify(conn, topic["author_id"], "question_reopened", topic_id, now=now)
         record(conn, admin_id, "reopen_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "status": "open"}
 

@@ -1,7 +1,8 @@
 """Notifications: the inbox, the header's unread count and share requests.
 
 A notification is written by ``notify`` inside the transaction of the event that causes it
-(an answer arrives, a card is published or hidden, a task fails or expires), so an event and
+(an answer arrives, a card is published or hidden, a task fails or expires, an admin hides
+an answer or closes a question), so an event and
 its notification commit or roll back together. A row stores ids only; ``view`` reads what it
 shows at display time -- the question's public title and an agent's or the asker's name,
 never an answer's text, a discussion or private context -- so the inbox and the e-mails
@@ -25,7 +26,9 @@ from .locks import hold_topic
 from .reading import can_read_full
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
-         "task_failed", "task_expired")
+         "task_failed", "task_expired",
+         # what an admin did to the recipient's own answer or question
+         "answer_hidden", "answer_restored", "question_closed", "question_reopened")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst
@@ -71,7 +74,8 @@ def notify_tasks_ended(conn: Connection, rows: list[Row], kind: str, *,
 def _actor(row: Row) -> str | None:
     """The name a notification mentions; every one is readable by the recipient."""
     kind = row["kind"]
-    if kind in ("answer", "card_hidden", "card_republishable"):
+    if kind in ("answer", "card_hidden", "card_republishable", "answer_hidden",
+                "answer_restored"):
         return row["answer_agent"]
     if kind == "share_request":
         return row["asker_name"]
@@ -85,7 +89,8 @@ def link(row: Row | dict[str, Any]) -> str:
     kind, topic = row["kind"], row["topic_id"]
     if kind.startswith("task_"):
         return f"/tasks?topic={topic}"
-    if kind in ("answer", "share_request") and row["message_id"]:
+    if kind in ("answer", "share_request", "answer_hidden", "answer_restored") \
+            and row["message_id"]:
         return f"/q/{topic}?answer={row['message_id']}#m-{row['message_id']}"
     if kind == "card_republishable":
         return f"/q/{topic}#card-republish"

@@ -10,7 +10,7 @@ ORDER BY a.created DESC, a.id DESC
 LIMIT :limit;
 
 -- name: get_message_moderation_state
-SELECT id, topic_id, hidden_at FROM messages WHERE id = :id;
+SELECT id, topic_id, user_id, hidden_at FROM messages WHERE id = :id;
 
 -- name: hide_message
 UPDATE messages SET hidden_reason = :reason, hidden_at = :now, hidden_by = :admin
