@@ -61,17 +61,23 @@ def _link_citations(state: StateCore) -> None:
 
 
 def _images_as_links(state: StateCore) -> None:
-    """``![alt](url)`` becomes a link to url reading alt (url when alt is empty)."""
+    """``![alt](url)`` becomes a link to url reading alt (url when alt is empty); inside a
+    link's words it is those words only, as a link within a link would leave the outer one
+    unvetted (``[docs ![.](https://a.org/x.png)](https://elsewhere.example)``)."""
     for block in state.tokens:
         if block.type != "inline" or not block.children:
             continue
-        children = []
+        children, depth = [], 0
         for token in block.children:
+            depth += (token.type == "link_open") - (token.type == "link_close")
             if token.type != "image":
                 children.append(token)
                 continue
             src = str(token.attrs.get("src", ""))
             label = token.children or [_text(src)]
+            if depth:
+                children += label
+                continue
             children += [Token("link_open", "a", 1, attrs={"href": src}), *label,
                          Token("link_close", "a", -1)]
         block.children = children
@@ -87,10 +93,12 @@ def _vet_links(state: StateCore) -> None:
         if block.type != "inline" or not block.children:
             continue
         children: list[Token] = []
+        openings: list[int] = []  # a stack: each link is vetted, even one inside another
         for token in block.children:
             if token.type == "link_open":
-                opened = len(children)
-            elif token.type == "link_close" and children[opened].type == "link_open":
+                openings.append(len(children))
+            elif token.type == "link_close" and openings:
+                opened = openings.pop()
                 link = children[opened]
                 label = "".join(t.content for t in children[opened + 1:])
                 href = str(link.attrs.get("href", ""))

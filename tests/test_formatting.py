@@ -35,6 +35,15 @@ def test_markdown_renders_the_safe_subset(text, expected):
      f'<p><a href="https://tracker.e.org/p.gif" {REL}>追踪像素</a> (tracker.e.org)</p>'),
     ("见 ![](https://e.org/a.png)", f'<p>见 <a href="https://e.org/a.png" {REL}>https://e.org/a.png</a></p>'),
     ("![点我](javascript:alert(1))", "<p>![点我](javascript:alert(1))</p>"),
+    # inside a link's words an image is its words only, and the outer link is vetted as any
+    ("[SQLite 文档 https://www.sqlite.org/backup.html ![.](http://a.b)](http://evil.example/x)",
+     "<p>SQLite 文档 https://www.sqlite.org/backup.html .</p>"),
+    ("[官方说明 ![a](https://q.org/a.png)][r]\n\n[r]: http://192.168.1.1:8080/admin/reboot",
+     "<p>官方说明 a</p>"),
+    ("[SQLite 文档 ![](https://www.sqlite.org/a.png)](https://evil.example/)",
+     "<p>SQLite 文档 https://www.sqlite.org/a.png</p>"),
+    ("[文档 ![图标](https://www.sqlite.org/i.png)](https://www.sqlite.org/docs.html)",
+     f'<p><a href="https://www.sqlite.org/docs.html" {REL}>文档 图标</a> (www.sqlite.org)</p>'),
 ])
 def test_an_image_is_a_link_to_it_never_loaded(text, expected):
     """Shown, it would load a third party's URL into every reader's browser; a stray "!"
