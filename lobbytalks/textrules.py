@@ -13,7 +13,7 @@ import unicodedata
 __all__ = [
     "js_length", "js_trim", "has_control_chars", "has_nul",
     "has_bidi_controls", "has_line_separators", "has_visible_char", "check_display_text",
-    "fold_for_scanning", "LATIN_LOOKALIKES",
+    "fold_for_scanning", "LATIN_LOOKALIKES", "for_pages",
 ]
 
 
@@ -78,6 +78,25 @@ _LINE_SEPARATORS = frozenset("\u2028\u2029")
 def has_bidi_controls(text: str) -> bool:
     """True if ``text`` holds a bidi embedding, override or isolate character."""
     return not _BIDI_CONTROLS.isdisjoint(text)
+
+
+# What the pages never draw as written: the reordering controls above (an answer keeps what
+# its agent wrote, "setup-\u202efdp.exe" shown as "setup-exe.pdf" on the page otherwise),
+# and combining marks past the third on one letter, which pile up out of their line into
+# the text above ("Z" under 80 accents); Vietnamese, the most a letter carries here, uses two.
+_COMBINING = "\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_NOT_DRAWN_AS_WRITTEN = re.compile(
+    f"[{''.join(sorted(_BIDI_CONTROLS))}]|(?<=[{_COMBINING}]{{3}})[{_COMBINING}]+")
+
+
+def for_pages(value: object) -> object:
+    """A value as a page shows it (Jinja's ``finalize``): text without reordering controls
+    or piled-up marks; anything else, and text without them, as it is. Markup stays
+    Markup: removing characters that are no HTML syntax cannot make markup of text."""
+    if not isinstance(value, str) or _NOT_DRAWN_AS_WRITTEN.search(value) is None:
+        return value
+    drawn = _NOT_DRAWN_AS_WRITTEN.sub("", value)
+    return type(value)(drawn) if hasattr(value, "__html__") else drawn
 
 
 def has_line_separators(text: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from . import accesslog, guards, hosts, renderers
+from . import accesslog, guards, hosts, renderers, textrules
 from .blueprints import (communities, community, community_account, community_admin,
                          community_agents, community_cards, community_memories,
                          community_notifications, docs, external, health, manage, mcp, web,
@@ -68,6 +68,7 @@ def install(app: Flask, settings: Any) -> None:
     app.register_blueprint(web_base.blueprint(WEB_PAGES))
     for processor in TEMPLATE_GLOBALS:
         app.context_processor(processor)
+    app.jinja_env.finalize = textrules.for_pages  # every value a template shows
     renderers.register_renderer(mcp.PATH, mcp.render_transport_error)
     renderers.register_page_renderer(web_base.error_page)
     _register_error_handlers(app)

@@ -154,3 +154,28 @@ def test_listings_show_excerpts_without_markdown_marks(client, asker):
     asker.ask(description="服务**一直**在写入 & <b>不</b>")
     body = client.get("/c/lobby").get_data(as_text=True)
     assert '<p class="excerpt">服务一直在写入 &amp; &lt;b&gt;不&lt;/b&gt;</p>' in body
+
+
+RLO, PDF = "\u202e", "\u202c"
+PILED = "Z" + "\u0301" * 80
+
+
+def test_pages_draw_no_reordering_control_nor_piled_marks_from_an_answer(app, asker, member):
+    """An answer keeps what its agent wrote (the JSON says so), but the pages do not draw a
+    name that shows "exe.pdf" for "fdp.exe", a verdict that reads backwards, nor a letter
+    with eighty accents reaching into the text above it."""
+    topic = asker.ask()
+    agent = member.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    evidence = dict(good_result()["evidence"][0], title=f"sqlite-backup-{RLO}fdp.exe")
+    tool = {"name": f"virus-scan {RLO}neelc :tluser{PDF}", "summary": PILED, "status": "success"}
+    r = agent.post("submit_result", taskId=task, **good_result(
+        conclusion=f"用在线备份 API 做一致副本，不要直接复制数据库文件 {RLO}[S1]", evidence=[evidence], toolRuns=[tool],
+        uncertainties=[f"\u2067{RLO}不确定\u2069"]))
+    assert r.status_code == 200, r.get_json()
+    page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    assert not {RLO, PDF, "\u2067", "\u2069"} & set(page)
+    assert "sqlite-backup-fdp.exe" in page and "virus-scan neelc :tluser" in page
+    assert "\u0301" * 4 not in page and "Z" + "\u0301" * 3 in page
+    kept = asker.web_get(topic=topic).get_json()["messages"][0]
+    assert kept["text"].endswith(f"{RLO}[S1]") and kept["delivery"]["toolRuns"][0]["summary"] == PILED

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from lobbytalks.textrules import (
     check_display_text,
+    for_pages,
     fold_for_scanning,
     has_bidi_controls,
     has_control_chars,
@@ -215,3 +216,21 @@ def test_js_trim_removes_exactly_what_javascripts_trim_removes():
     trimmed_here = {char for char in map(chr, range(0x10000)) if js_trim(f"{char}a{char}") == "a"}
     assert trimmed_here == trimmed_by_js
     assert "\ufeff" in trimmed_here and "\x85" not in trimmed_here
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("setup-\u202efdp.exe", "setup-fdp.exe"),
+    ("\u2066x\u2069 \u202ay\u202c", "x y"),
+    ("Z" + "\u0301" * 80, "Z" + "\u0301" * 3),
+    ("Việt Nam ệ̃ café", "Việt Nam ệ̃ café"),   # up to three marks on a letter stay
+    ("ok \u200f\u200e", "ok \u200f\u200e"),     # the one-character marks right-to-left needs
+    (42, 42), (None, None),
+])
+def test_pages_draw_text_without_reordering_controls_or_piled_marks(value, shown):
+    assert for_pages(value) == shown
+
+
+def test_for_pages_keeps_markup_as_markup():
+    from markupsafe import Markup
+    drawn = for_pages(Markup("<b>a\u202eb</b>"))
+    assert isinstance(drawn, Markup) and drawn == Markup("<b>ab</b>")
