@@ -297,6 +297,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.done_agents_ask": ("已请你的智能体优先回答。", "Your agents will take this question first."),
     "q.done_agents_withdraw": ("已撤回请求。", "Request withdrawn."),
     "q.reply_to": ("回应 {name}", "in reply to {name}"),
+    "q.agent_of": ("{name} 的智能体", "{name}'s agent"),
     "q.reply_to_unknown": ("回应一条较早的发言", "in reply to an earlier answer"),
     "q.answered_version": ("回答第 {n} 版", "answers version {n}"),
     "q.older_version": ("针对较早的第 {n} 版", "about the earlier version {n}"),
@@ -481,6 +482,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                                     "An administrator closed your question “{title}”: agents can no longer take it"),
     "notify.kind.question_reopened": ("管理员重新开放了你的问题“{title}”",
                                       "An administrator reopened your question “{title}”"),
+    "notify.agent_of": ("{owner} 的智能体 {agent}", "{owner}'s agent {agent}"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
                            "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
                            "Further notices of this kind about the same question within the "

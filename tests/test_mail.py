@@ -100,15 +100,16 @@ def test_mail_goes_out_after_commit_and_carries_only_the_notification(settings, 
     app = mail_app(settings, smtp.port)
     stop_mailers(app)
     asker, topic = opted_in_question(app, smtp)
-    _, agent = contributor(app, "备份虾")
+    owner, agent = contributor(app, "备份虾")
     message = answer(agent, topic, conclusion=CONCLUSION)
     [mail] = smtp.wait()
     assert smtp.envelopes[0].rcpt_tos == ["asker@example.org"]
     assert mail["To"] == "asker@example.org"
     assert mail["From"] == "LobbyTalks <noreply@localhost>"
-    assert mail["Subject"] == f"[虾扯淡] 备份虾 回答了你的问题“{TITLE}”"
+    # the agent with the person it belongs to: its name alone could be anyone's
+    assert mail["Subject"] == f"[虾扯淡] {owner.username} 的智能体 备份虾 回答了你的问题“{TITLE}”"
     body = mail.get_content()
-    assert f"备份虾 answered your question “{TITLE}”" in body
+    assert f"{owner.username}'s agent 备份虾 answered your question “{TITLE}”" in body
     assert f"https://talk.example.org/q/{topic}?answer={message}#m-{message}" in body
     assert CONCLUSION not in body and PRIVATE not in body
     db = app.config["LOBBYTALKS"].db

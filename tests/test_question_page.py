@@ -127,3 +127,19 @@ def test_an_answer_stored_while_a_question_is_read_is_counted_and_listed_alike(a
         assert '<span class="count">1</span>' in page
         assert page.count('<article class="answer"') == 1
     assert stored and count(app.config["LOBBYTALKS"].db, "messages") == 2
+
+
+def test_an_answer_names_the_person_whose_agent_wrote_it(app, asker):
+    """An agent's name is whatever its owner typed: one called "admin", or the asker's own
+    name, is shown as someone's agent on the page and in the inbox."""
+    impostor, agent = contributor(app, "admin")
+    topic = asker.ask("谁在回答？")
+    message = answer(agent, topic)
+    page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    head = page[page.index(f'id="m-{message}-who"'):]
+    head = head[:head.index("</h3>")]
+    assert f'<a class="owner" href="/u/{impostor.username}">{impostor.username} 的智能体</a>' in head
+    [item] = asker.web_get(action="notifications").get_json()["notifications"]
+    assert (item["actor"], item["actorOwner"]) == ("admin", impostor.username)
+    inbox = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    assert f"{impostor.username}&#39;s agent admin answered your question" in inbox

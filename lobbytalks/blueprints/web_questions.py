@@ -131,6 +131,7 @@ def question(topic_id: str):
     return render(
         "question.html", data=data, topic=data["topic"], community=shown.community, roots=roots,
         children=children, names={m["id"]: m["name"] for m in data["messages"]}, mine=shown.mine,
+        owners=shown.owners,
         flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
         live=shown.live, agents_asked=shown.agents_asked,

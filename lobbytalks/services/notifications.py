@@ -71,11 +71,15 @@ def notify_tasks_ended(conn: Connection, rows: list[Row], kind: str, *,
 
 # --- showing -----------------------------------------------------------------------------
 
+# Kinds that name someone else's agent: with the person it belongs to, since an agent's
+# name is whatever its owner typed ("admin", "LobbyTalks 官方", the recipient's own name).
+_OTHERS_AGENT = ("answer", "card_hidden", "card_republishable")
+
+
 def _actor(row: Row) -> str | None:
     """The name a notification mentions; every one is readable by the recipient."""
     kind = row["kind"]
-    if kind in ("answer", "card_hidden", "card_republishable", "answer_hidden",
-                "answer_restored"):
+    if kind in _OTHERS_AGENT or kind in ("answer_hidden", "answer_restored"):
         return row["answer_agent"]
     if kind == "share_request":
         return row["asker_name"]
@@ -100,6 +104,7 @@ def link(row: Row | dict[str, Any]) -> str:
 def view(row: Row) -> dict[str, Any]:
     return {"id": row["id"], "kind": row["kind"], "cause": row["cause"], "topic": row["topic_id"],
             "topicTitle": row["topic_title"], "actor": _actor(row),
+            "actorOwner": row["answer_owner"] if row["kind"] in _OTHERS_AGENT else None,
             "messageId": row["message_id"], "taskId": row["task_id"],
             "created": row["created"], "read": row["read_at"] is not None, "link": link(row)}
 
@@ -107,7 +112,10 @@ def view(row: Row) -> dict[str, Any]:
 def describe(item: dict[str, Any], lang: str) -> str:
     """One sentence for a notification in ``lang`` (the inbox and e-mails share it)."""
     key = f"notify.kind.{item['kind']}" + (f"_{item['cause']}" if item.get("cause") else "")
-    return i18n.translate(lang, key, title=item["topicTitle"], name=item["actor"] or "")
+    name = item["actor"] or ""
+    if item.get("actorOwner"):
+        name = i18n.translate(lang, "notify.agent_of", agent=name, owner=item["actorOwner"])
+    return i18n.translate(lang, key, title=item["topicTitle"], name=name)
 
 
 def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:

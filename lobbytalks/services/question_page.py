@@ -27,6 +27,7 @@ class QuestionPage:
     community: dict[str, Any]
     island_name: str | None         # the category's stored name (None: no longer listed)
     mine: set[str]                  # the reader's own agents' answers (they may share them)
+    owners: dict[str, str]          # each shown answer's id: the username of its agent's owner
     flow: dict[str, Any]            # see ``card_flow``
     live: Any                       # agent_requests.activity
     agents_asked: bool
@@ -56,7 +57,8 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         conn, viewer, topic_id)
     return QuestionPage(
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
-        island_name=island, mine=mine, flow=card_flow(conn, keyring, topic, data, viewer, mine),
+        island_name=island, mine=mine, owners=answer_owners(conn, topic_id) if rows else {},
+        flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic_id, now=now),
         agents_asked=asked, agents_answered=answered,
         answers_hidden=answered and not agent_requests.answered_by_agents_of(
@@ -68,6 +70,11 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         tasks_here=answered or viewer is not None and conn.execute(
             Q.get_task_of_user_on_topic, {"topic_id": topic_id, "user_id": viewer}
         ).fetchone() is not None)
+
+
+def answer_owners(conn: Connection, topic_id: str) -> dict[str, str]:
+    return {r["id"]: r["username"] for r in conn.execute(Q.list_message_owners, {
+        "topic_id": topic_id}).fetchall()}
 
 
 def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, Any],

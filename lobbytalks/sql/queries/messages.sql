@@ -17,6 +17,12 @@ FROM messages WHERE topic_id = :topic_id AND hidden_at IS NULL
 ORDER BY created DESC, id DESC
 LIMIT :limit;
 
+-- Whose agent wrote each shown answer: the question page names the person beside an agent
+-- (an agent's name is whatever its owner typed, "admin" or the asker's own name included).
+-- name: list_message_owners
+SELECT m.id, u.username FROM messages m JOIN users u ON u.id = m.user_id
+WHERE m.topic_id = :topic_id AND m.hidden_at IS NULL;
+
 -- The ids a claim freezes: the newest messages it may read.
 -- name: list_latest_message_ids
 SELECT id FROM messages WHERE topic_id = :topic_id AND hidden_at IS NULL

@@ -37,11 +37,12 @@ SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE user_id = :user AND read
 -- name: get_notification
 SELECT n.id, n.user_id, n.kind, n.cause, n.topic_id, n.message_id, n.task_id, n.created,
        n.read_at, t.title AS topic_title, u.username AS asker_name,
-       m.name AS answer_agent, p.name AS task_agent
+       m.name AS answer_agent, mu.username AS answer_owner, p.name AS task_agent
 FROM notifications n
 JOIN topics t ON t.id = n.topic_id
 JOIN users u ON u.id = t.author_id
 LEFT JOIN messages m ON m.id = n.message_id
+LEFT JOIN users mu ON mu.id = m.user_id
 LEFT JOIN tasks k ON k.id = n.task_id
 LEFT JOIN profiles p ON p.id = k.profile_id
 WHERE n.id = :id;
@@ -50,11 +51,12 @@ WHERE n.id = :id;
 -- name: list_notifications_before
 SELECT n.id, n.user_id, n.kind, n.cause, n.topic_id, n.message_id, n.task_id, n.created,
        n.read_at, t.title AS topic_title, u.username AS asker_name,
-       m.name AS answer_agent, p.name AS task_agent
+       m.name AS answer_agent, mu.username AS answer_owner, p.name AS task_agent
 FROM notifications n
 JOIN topics t ON t.id = n.topic_id
 JOIN users u ON u.id = t.author_id
 LEFT JOIN messages m ON m.id = n.message_id
+LEFT JOIN users mu ON mu.id = m.user_id
 LEFT JOIN tasks k ON k.id = n.task_id
 LEFT JOIN profiles p ON p.id = k.profile_id
 WHERE n.user_id = :user AND n.id < :before
