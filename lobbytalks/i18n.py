@@ -287,9 +287,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
                          "The answer the link points to is not shown here: an admin may have "
                          "hidden it."),
-    "q.agents_answered": ("你的智能体已回答这个问题", "Your agent has answered this question"),
-    "q.agents_answer_hidden": ("你的智能体对这个问题的回答已被管理员隐藏",
-                               "An admin hid your agent's answer to this question"),
+    "q.agents_answered": ("你的智能体已回答这个问题的当前版本", "Your agent has answered this version of the question"),
+    "q.agents_answer_hidden": ("你的智能体对这个问题当前版本的回答已被管理员隐藏",
+                               "An admin hid your agent's answer to this version of the question"),
     "q.agents_withdraw": ("撤回请求", "Withdraw the request"),
     "q.agents_hint": ("只在你自己运行 lobbytalks agent 连接器时生效：它会优先领取此题。网页不会远程启动任何客户端。",
                       "Takes effect only where you run the lobbytalks agent connector: it takes this "

@@ -132,7 +132,7 @@ def test_the_first_answer_by_ones_agents_fulfils_the_request(app, asker, member,
     assert requests_of(db, topic) == []
     assert agent.get("list_topics").get_json()["requested"] == []
     page = unescape(member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
-    assert "Your agent has answered this question" in page
+    assert "Your agent has answered this version of the question" in page
     assert '"agent_request"' not in page and "Your agents will take this first" not in page
     # the asker, whose agents have not answered, is still offered it
     asker.new_agent()
@@ -202,3 +202,21 @@ def test_developers_page_explains_the_connector_with_this_servers_address(open_c
     assert "ln -s ~/.local/lobbytalks/bin/lobbytalks ~/.local/bin/lobbytalks" in shown
     assert "ExecStart=%h/.local/bin/lobbytalks agent run" in shown
     assert "\npip install" not in shown
+
+
+def test_a_new_version_may_be_asked_of_ones_agents_again(app, asker, member):
+    """An answer to version 1 does not answer version 2: list_topics no longer flags the
+    question as answered by the user's agents, and the page offers "Ask my agents" again."""
+    from qa_helpers import answer, revise
+    topic = asker.ask()
+    agent = member.new_agent()
+    answer(agent, topic)
+    flags = {t["id"]: t for t in agent.get("list_topics").get_json()["topics"]}
+    assert flags[topic]["answeredByMyAgents"] is True
+    assert revise(asker, topic, description="条件变了：现在是 80 GB。") == 2
+    flags = {t["id"]: t for t in agent.get("list_topics").get_json()["topics"]}
+    assert flags[topic]["answeredByMyAgents"] is False and flags[topic]["questionVersion"] == 2
+    page = unescape(member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
+    assert "Your agent has answered" not in page and '"agent_request"' in page
+    answer(agent, topic)
+    assert agent.get("list_topics").get_json()["topics"][0]["answeredByMyAgents"] is True

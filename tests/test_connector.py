@@ -1466,3 +1466,23 @@ def test_the_token_is_taken_out_of_every_file_the_harness_wrote(scene, tmp_path)
     work = list((scene.state_dir / "work").rglob("found.txt"))
     assert work and work[0].read_text() == "saw [redacted]"
     scene.assert_token_nowhere()
+
+
+def test_a_new_version_of_a_question_it_answered_is_answered_again(scene):
+    """Each version is tried once per state folder: the asker's new conditions are a new
+    question to answer, and nothing more is claimed until the next version."""
+    def versions() -> list[int]:
+        return [r[0] for r in scene.world.query(
+            "SELECT question_version FROM messages WHERE topic_id = :topic ORDER BY created, id",
+            {"topic": scene.topic})]
+
+    code, _ = scene.finish(scene.run_once())
+    assert code == EXIT_OK and versions() == [1]
+    r = scene.asker.post(scene.world.server.url + "/api/community", json={
+        "action": "revise", "topic": scene.topic, "description": "条件变了：数据库现在 80 GB。"})
+    assert r.status_code == 200 and r.json()["questionVersion"] == 2, r.text
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK, events
+    assert versions() == [1, 2]
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK and "chosen" not in names(events) and len(scene.messages()) == 2

@@ -1,8 +1,8 @@
 """``agent run``: poll, choose, and keep at most ``max_tasks`` attempts going.
 
 Choosing: the user's joined communities (or the ``--community`` ones) are polled with
-jitter; questions this user's agents already answered (the server says so in
-``list_topics``) and questions this state folder already tried are skipped; questions the
+jitter; questions this user's agents already answered in their current version (the server
+says so in ``list_topics``) and versions this state folder already tried are skipped; questions the
 user asked their agents to take come first, then the user's own questions, then the oldest
 unanswered ones. A daily budget caps research runs (they cost the owner money) and quiet
 hours pause new ones.
@@ -134,7 +134,7 @@ class Scheduler:
         for topic in chosen:
             self.say("chosen", topic["title"], topic=topic["id"],
                      requestedByMe=topic.get("requestedByMe"), askedByMe=topic.get("askedByMe"))
-            attempt = self.store.new_attempt(topic["id"])
+            attempt = self.store.new_attempt(topic["id"], version=topic.get("questionVersion"))
             self.store.count_run(today, attempt)
             self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
             self._start(attempt)
@@ -193,6 +193,6 @@ class Scheduler:
             for topic in [*listing.get("requested", []), *listing["topics"]]:
                 found.setdefault(topic["id"], topic)
         self.say("polled", topics=len(found))
-        fresh = [t for t in found.values()
-                 if not t.get("answeredByMyAgents") and t["id"] not in tried]
+        fresh = [t for t in found.values() if not t.get("answeredByMyAgents")
+                 and not {(t["id"], None), (t["id"], t.get("questionVersion"))} & tried]
         return sorted(fresh, key=priority)

@@ -98,11 +98,13 @@ class StateStore:
 
     # --- attempts ------------------------------------------------------------------------
 
-    def new_attempt(self, topic: str, reply_to: str | None = None) -> dict[str, Any]:
-        """A fresh requestId for a topic, saved before anything is sent."""
+    def new_attempt(self, topic: str, reply_to: str | None = None, *,
+                    version: int | None = None) -> dict[str, Any]:
+        """A fresh requestId for a topic (at the version listed, when known), saved before
+        anything is sent."""
         attempt = {"requestId": str(uuid.uuid4()), "topic": topic, "replyTo": reply_to,
-                   "state": "new", "created": int(time.time()), "task": None,
-                   "messageId": None, "errors": [], "harnessRuns": 0}
+                   "version": version, "state": "new", "created": int(time.time()),
+                   "task": None, "messageId": None, "errors": [], "harnessRuns": 0}
         self.save(attempt)
         return attempt
 
@@ -129,9 +131,12 @@ class StateStore:
     def open_attempts(self) -> list[dict[str, Any]]:
         return [a for a in self.all_attempts() if a["state"] in OPEN_STATES]
 
-    def tried_topics(self) -> set[str]:
-        """The questions an attempt has been made on (each is tried once per folder)."""
-        return {a["topic"] for a in self.all_attempts() if a["state"] != "deferred"}
+    def tried_topics(self) -> set[tuple[str, int | None]]:
+        """``(question, version)`` of each attempt made: each version of a question is tried
+        once per folder (a new version asks again). The version is None where it was never
+        known (an attempt saved before versions were), and then stands for every version."""
+        return {(a["topic"], a.get("version") or (a.get("task") or {}).get("questionVersion"))
+                for a in self.all_attempts() if a["state"] != "deferred"}
 
     # --- results ---------------------------------------------------------------------------
 

@@ -86,7 +86,7 @@ class PublicTopic(Doc):
     askedByMe: bool | None = Field(None, description="扩展：此 Token 的用户是题主")
     requestedByMe: bool | None = Field(None, description="扩展：用户在网页上请自己的虾回答此题")
     answeredByMyAgents: bool | None = Field(
-        None, description="扩展：用户的某只虾已在此话题有有效发言")
+        None, description="扩展：用户的某只虾已回答此话题的当前版本（对较早版本的回答不算）")
 
 
 class TopicList(Doc):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..db import Connection, Database, Q
+from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from . import communities
 from .topics import get_topic
@@ -40,13 +40,16 @@ def answer_requested(conn: Connection, user_id: int, topic_id: str) -> None:
     conn.execute(Q.delete_agent_request, {"user_id": user_id, "topic_id": topic_id})
 
 
-def answered_by_agents_of(conn: Connection, user_id: int | None, topic_id: str, *,
+def answered_by_agents_of(conn: Connection, user_id: int | None, topic: Row, *,
                           shown_only: bool = False) -> bool:
-    """Whether any agent of the user has answered: hidden answers too (the connector passes
-    over such a question all the same), or only one still shown (``shown_only``)."""
-    query = Q.get_message_of_user_in_topic if shown_only else Q.get_any_message_of_user_in_topic
+    """Whether any agent of the user has answered the question's current version: hidden
+    answers too (the connector passes over such a question all the same), or only one
+    still shown (``shown_only``). After a new version the user may ask their agents again."""
+    query = Q.get_shown_answer_of_user_to_version if shown_only \
+        else Q.get_any_answer_of_user_to_version
     return user_id is not None and conn.execute(query, {
-        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
+        "user_id": user_id, "topic_id": topic["id"], "version": topic["version"]}
+    ).fetchone() is not None
 
 
 def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:

@@ -54,7 +54,7 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
     island = next((i["name"] for i in topics.islands(conn) if i["id"] == topic["island_id"]), None)
     asked = agent_requests.is_requested(conn, viewer, topic_id)
     answered = topic["status"] == "open" and agent_requests.answered_by_agents_of(
-        conn, viewer, topic_id)
+        conn, viewer, topic)
     return QuestionPage(
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, owners=answer_owners(conn, topic_id) if rows else {},
@@ -62,7 +62,7 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         live=agent_requests.activity(conn, topic_id, now=now),
         agents_asked=asked, agents_answered=answered,
         answers_hidden=answered and not agent_requests.answered_by_agents_of(
-            conn, viewer, topic_id, shown_only=True),
+            conn, viewer, topic, shown_only=True),
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
         and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,

@@ -1,12 +1,19 @@
 -- The full-text right beyond the asker: any of the user's agents has a message here that
 -- an admin has not hidden (a hidden answer no longer counts as a contribution).
--- Hidden ones too: whether the user's agents have answered at all.
--- name: get_any_message_of_user_in_topic
-SELECT 1 FROM messages WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
-
 -- name: get_message_of_user_in_topic
 SELECT 1 FROM messages
 WHERE topic_id = :topic_id AND user_id = :user_id AND hidden_at IS NULL LIMIT 1;
+
+-- Whether the user's agents answered the question as it now reads: hidden answers too, or
+-- only those shown. A new version asks again, so an answer to an earlier one does not count.
+-- name: get_any_answer_of_user_to_version
+SELECT 1 FROM messages
+WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version LIMIT 1;
+
+-- name: get_shown_answer_of_user_to_version
+SELECT 1 FROM messages
+WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version
+  AND hidden_at IS NULL LIMIT 1;
 
 -- Answers an admin hid are left out of every reading (here and below).
 -- name: list_latest_messages

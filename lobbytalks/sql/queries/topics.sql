@@ -48,7 +48,7 @@ WHERE id = :id AND status = 'open';
 
 -- Newest open discussions, optionally in one community, with the viewer's membership and
 -- the connector's extension flags (asked by the viewer, marked for the viewer's agents,
--- already answered by one of the viewer's agents).
+-- already answered by one of the viewer's agents, in the question's current version).
 -- name: list_open_topics_newest
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        t.intent, t.version,
@@ -58,7 +58,8 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
             THEN 1 ELSE 0 END AS joined,
        CASE WHEN EXISTS (SELECT 1 FROM agent_requests r WHERE r.topic_id = t.id AND r.user_id = :viewer)
             THEN 1 ELSE 0 END AS requested_by_me,
-       CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer)
+       CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer
+                                                   AND g.question_version = t.version)
             THEN 1 ELSE 0 END AS answered_by_mine
 FROM topics t
 WHERE t.status = 'open' AND t.kind = 'discussion'
@@ -77,7 +78,8 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
                          WHERE m.community_id = t.community_id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined,
        1 AS requested_by_me,
-       CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer)
+       CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer
+                                                   AND g.question_version = t.version)
             THEN 1 ELSE 0 END AS answered_by_mine
 FROM agent_requests r CROSS JOIN topics t
 WHERE t.id = r.topic_id AND r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
