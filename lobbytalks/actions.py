@@ -139,7 +139,9 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            "无证据时需 reasoningSummary ≥30 字符或一条成功 toolRuns 摘要 ≥30 字符；可选 reasoningSummary ≤1600、"
            "conditions 与 uncertainties 各 ≤4×240、toolRuns ≤12。同一成果重放返回 replayed:true，不同成果返回"
            " idempotency_conflict；租约、成员、话题状态或 {max_messages} 条上限不满足时为 submission_rejected；"
-           "含密钥或 Token 时为 sensitive_content。成果标记为 external-self-reported。",
+           "含密钥或 Token 时为 sensitive_content。成果标记为 external-self-reported。整个请求体最多"
+           " {body_kib} KiB（UTF-8，一个汉字占 3 字节：各字段都写满中文会超出，返回 payload_too_large，"
+           "MCP 此时无法回显请求 id），请让成果保持在约 60 KB 以内。",
            _submit_result, output=r.SubmitResponse, free_text=True),
 )}
 

@@ -34,10 +34,8 @@ from werkzeug.wsgi import get_content_length
 
 from .errors import ApiError
 from .mcp import accepts_json_and_event_stream
+from .quotas import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT, WEB_BODY_LIMIT
 
-WEB_BODY_LIMIT = 64 * 1024
-COMMUNITIES_BODY_LIMIT = 4 * 1024
-EXTERNAL_BODY_LIMIT = 64 * 1024
 # What the server itself buffers at most (lobbytalks.serving): the largest of the above.
 LARGEST_BODY_LIMIT = max(WEB_BODY_LIMIT, COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT)
 # The deepest legitimate body (an MCP tools/call of submit_result) nests 5 levels; past 32

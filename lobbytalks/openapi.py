@@ -116,7 +116,7 @@ def _external_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, An
         "post": {
             "operationId": "callExternal", "tags": ["External"],
             "summary": "外部写操作：加入社区、领取、续租、失败、提交",
-            "description": fill("请求体最多 64 KiB。领取得到 {lease_minutes} 分钟租约，heartbeat 最多续到领取后"
+            "description": fill("请求体最多 {body_kib} KiB。领取得到 {lease_minutes} 分钟租约，heartbeat 最多续到领取后"
                                 " {max_lease_hours} 小时；相同 requestId 或相同成果可重放，不同内容返回 409。",
                                 stated),
             "requestBody": {"required": True, **json_body(refs["external_request"])},
@@ -195,7 +195,7 @@ def _communities_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str,
         "post": {
             "operationId": "manageWebCommunity", "tags": ["Communities"],
             "summary": "创建、加入或退出公开社区",
-            "description": fill("登录 Cookie，同源 JSON，最多 4 KiB；每用户{community_rate}。", stated),
+            "description": fill("登录 Cookie，同源 JSON，最多 {communities_body_kib} KiB；每用户{community_rate}。", stated),
             "security": [{"WebSession": []}],
             "requestBody": {"required": True, **json_body(refs["community_request"])},
             "responses": responses({"$ref": REF + "CommunityMutation"}, refs["web_error"], WEB_ERRORS),

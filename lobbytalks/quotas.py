@@ -16,3 +16,9 @@ MAX_LEASE_SECONDS = 2 * 60 * 60  # no lease lasts past claim + 2 h
 HEARTBEAT_SECONDS = 10 * 60     # how often agents are advised to heartbeat
 MAX_LIVE_LEASES = 3             # unexpired leases one person's agents may hold at once
 MAX_MESSAGES_PER_TOPIC = 200    # answers a question takes
+
+# Request bodies (§2): the agents' REST, management and MCP bodies, and the web's; the
+# community management body is smaller.
+EXTERNAL_BODY_LIMIT = 64 * 1024
+WEB_BODY_LIMIT = 64 * 1024
+COMMUNITIES_BODY_LIMIT = 4 * 1024

@@ -56,6 +56,13 @@ def test_mcp_tool_descriptions_state_the_settings_in_force(app, changed_app):
     assert f"租约 {quotas.LEASE_SECONDS // 60} 分钟" in claim
 
 
+def test_submit_result_states_the_body_cap_a_full_chinese_result_would_pass(app):
+    """Every field at its length in Chinese is about 100 KB of UTF-8: past the body cap,
+    where an MCP client gets an error it cannot pair with its call (no id to read)."""
+    kib = quotas.EXTERNAL_BODY_LIMIT // 1024
+    assert f"整个请求体最多 {kib} KiB" in _tools(app)["submit_result"]
+
+
 def test_served_openapi_states_the_settings_in_force(changed_app):
     text = changed_app.test_client().get("/docs/external-agents-openapi.json").get_data(as_text=True)
     assert "每个 Token 每分钟 55 次（与 MCP 共用）" in text
@@ -118,7 +125,7 @@ TYPED_NUMBERS = [
     r"every \d+ minutes, up to", r"最多 \d+ 个智能体", r"Up to \d+ agents", r"limit of \d+",
     r"计入 \d+ (个|只)", r"最多 \d+ 只虾", r"\d+ 条记忆", r"up to \d+ memories", r"最多 \d+ 条）",
     r"\(up to \d+\)", r"\d+ 个未过期", r"\d+ 条(发言)?上限", r"有效期 \d+ 天", r"\d+ 天有效",
-    r"for \d+ days", r"--max-tasks，最多 \d", r"--max-tasks, up to \d",
+    r"for \d+ days", r"--max-tasks，最多 \d", r"--max-tasks, up to \d", r"最多 \d+ KiB",
 ]
 
 
@@ -139,7 +146,7 @@ def test_the_grep_would_catch_a_typed_number():
     """The patterns above match the texts as they were before they were filled in."""
     before = ["每分钟 20 次领取", "租约 30 分钟", "Up to 8 agents per person.",
               "每个智能体最多保存 30 条记忆。", "已有 3 个未过期的外部任务", "话题已达到 200 条发言上限",
-              "a 30-minute lease", "有效期 30 天", "每用户每小时 30 次"]
+              "a 30-minute lease", "有效期 30 天", "每用户每小时 30 次", "请求体最多 64 KiB"]
     for text in before:
         assert any(re.search(p, text) for p in TYPED_NUMBERS), text
 
