@@ -226,9 +226,6 @@ METHODS: dict[str, Callable[[dict[str, Any], RunTool, str, Settings], dict[str, 
 
 
 def _check_envelope(payload: Any) -> None:
-    if isinstance(payload, list):
-        raise RpcError(INVALID_REQUEST, "不支持 JSON-RPC 批量请求（MCP 2025-06-18 已移除）",
-                       http_status=400)
     if not isinstance(payload, dict):
         raise RpcError(INVALID_REQUEST, "请求必须是 JSON-RPC 对象", http_status=400)
     if payload.get("jsonrpc") != "2.0":

@@ -8,10 +8,13 @@ authentication failure can echo the request's id. Every failure before a tool ru
 """
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, jsonify, request
 
 from .. import actions
 from .. import mcp as protocol
+from .. import mcp_batch as batch
 from ..errors import ApiError
 from ..guards import SURFACES, read_json, request_body
 from ..renderers import register_renderer
@@ -55,9 +58,21 @@ def endpoint():
     payload = request_body()
     agent = authenticated_agent()
     rt = runtime()
-    status, body = protocol.answer(
-        payload, version_header=request.headers.get("MCP-Protocol-Version"),
-        run=lambda action, args: actions.run(rt, agent, action, args), settings=rt.settings)
+    version = request.headers.get("MCP-Protocol-Version")
+
+    def run(action: actions.Action, args: dict[str, Any]) -> dict[str, Any]:
+        return actions.run(rt, agent, action, args)
+
+    def charge(extra: int) -> None:  # a batch's further messages, each a request's worth
+        for _ in range(extra):
+            rt.gate.hit(rt.settings.rate_token, "token", agent.token_id)
+
+    if isinstance(payload, list):
+        status, body = batch.answer(payload, version_header=version, run=run,
+                                    settings=rt.settings, charge=charge)
+    else:
+        status, body = protocol.answer(payload, version_header=version, run=run,
+                                       settings=rt.settings)
     if body is None:
         response = Response(status=status)
         del response.headers["Content-Type"]

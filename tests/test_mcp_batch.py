@@ -1,0 +1,75 @@
+"""JSON-RPC batches: accepted from clients speaking MCP 2025-03-26 (whose base protocol says
+they must be), refused under 2025-06-18 (which removed them), each message answered as it
+would be alone and counted against the token's budget as a request of its own."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Person
+from lobbytalks import create_app
+from lobbytalks.mcp_batch import MAX_BATCH
+from test_mcp import McpClient, assert_rpc_error
+
+PING = {"jsonrpc": "2.0", "method": "ping"}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def ping(ident):
+    return {**PING, "id": ident}
+
+
+@pytest.fixture
+def mcp(app) -> McpClient:
+    return McpClient(app, Person(app).register().new_agent().token)
+
+
+@pytest.mark.parametrize("header", [None, "2025-03-26"])
+def test_a_batch_is_answered_in_order_without_its_notifications(mcp, header):
+    r = mcp.send([ping(1), INITIALIZED, {"jsonrpc": "2.0", "id": "b", "method": "tools/list"},
+                  {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "list_communities", "arguments": {}}}],
+                 **{"MCP-Protocol-Version": header})
+    assert r.status_code == 200, r.get_json()
+    first, tools, called = r.get_json()
+    assert first == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert tools["id"] == "b" and "submit_result" in {t["name"] for t in tools["result"]["tools"]}
+    assert called["id"] == 3 and called["result"]["isError"] is False
+    assert called["result"]["structuredContent"]["communities"][0]["id"] == "lobby"
+
+
+def test_a_batch_of_notifications_only_is_accepted_with_no_body(mcp):
+    r = mcp.send([INITIALIZED, INITIALIZED])
+    assert r.status_code == 202 and r.get_data() == b""
+
+
+def test_2025_06_18_has_no_batches(mcp):
+    r = mcp.send([ping(1)], **{"MCP-Protocol-Version": "2025-06-18"})
+    assert_rpc_error(r, 400, -32600, id=None)
+    assert "2025-03-26" in r.get_json()["error"]["message"]
+
+
+@pytest.mark.parametrize("batch", [[], [ping(i) for i in range(MAX_BATCH + 1)]])
+def test_an_empty_or_too_long_batch_is_refused(mcp, batch):
+    assert_rpc_error(mcp.send(batch), 400, -32600, id=None)
+
+
+def test_each_message_of_a_batch_gets_its_own_answer_or_error(mcp):
+    init = {"jsonrpc": "2.0", "id": 7, "method": "initialize",
+            "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                       "clientInfo": {"name": "pytest", "version": "1"}}}
+    r = mcp.send([init, [ping(8)], "ping", {"jsonrpc": "2.0", "id": 9, "method": "nothing"},
+                  ping(10)])
+    assert r.status_code == 200, r.get_json()
+    answers = r.get_json()
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (7, -32600), (None, -32600), (None, -32600), (9, -32601), (10, None)]
+
+
+def test_every_message_of_a_batch_counts_against_the_token_budget(settings):
+    app = create_app(settings.with_overrides(rate_token="3/minute"))
+    mcp = McpClient(app, Person(app).register().new_agent().token)
+    assert mcp.send([ping(1), ping(2), ping(3)]).status_code == 200
+    assert_rpc_error(mcp.send(ping(4)), 429, -32000, id=4, data_code="rate_limited")
+    other = McpClient(app, Person(app).register().new_agent().token)
+    assert_rpc_error(other.send([ping(i) for i in range(5)]), 429, -32000, id=None,
+                     data_code="rate_limited")
