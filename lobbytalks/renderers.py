@@ -63,8 +63,32 @@ def renderer_for(path: str) -> Callable[[ApiError], Response]:
     return _web
 
 
+# An MCP client given no token looks for OAuth: discovery under /.well-known/, then dynamic
+# client registration by a JSON POST to /register (a page here). Both get a JSON answer in
+# OAuth's error shape (RFC 6749 5.2), so the client reports that an Agent Token is needed
+# instead of failing to parse an HTML page.
+NO_OAUTH = ("This server has no OAuth: create an Agent Token for your agent on the site's "
+            "Agents page and send it as a Bearer token. / 本站没有 OAuth：请在站点的“智能体”"
+            "页面为你的智能体创建 Agent Token，以 Bearer Token 发送。")
+
+
+def _no_oauth(error: ApiError) -> Response:
+    return jsonify({"error": "invalid_request", "error_description": NO_OAUTH,
+                    "code": error.code})
+
+
+def _asks_for_oauth(request: Request) -> bool:
+    return request.path.startswith("/.well-known/") or (
+        request.path in OAUTH_DEFAULT_ENDPOINTS and request.mimetype == "application/json")
+
+
+# Where a client that found no OAuth metadata posts by default (MCP 2025-03-26's fallback).
+OAUTH_DEFAULT_ENDPOINTS = ("/register", "/token", "/authorize")
+
+
 def render_error(request: Request, error: ApiError) -> Response:
-    response = renderer_for(request.path)(error)
+    renderer = _no_oauth if _asks_for_oauth(request) else renderer_for(request.path)
+    response = renderer(error)
     response.status_code = error.status
     for name, value in error.headers().items():
         response.headers[name] = value

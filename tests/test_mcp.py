@@ -624,3 +624,23 @@ def test_an_action_among_a_tools_arguments_is_an_unknown_field(mcp, action):
     r = mcp.rpc("tools/call", {"name": "list_communities", "arguments": {"action": action}})
     payload = business_error(r.get_json()["result"], 400, "invalid_request")
     assert payload["error"].startswith("action: "), payload
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("get", "/.well-known/oauth-protected-resource", None),
+    ("get", "/.well-known/oauth-protected-resource/api/external/mcp", None),
+    ("get", "/.well-known/oauth-authorization-server", None),
+    ("get", "/.well-known/openid-configuration", None),
+    ("post", "/register", {"client_name": "Claude Code", "redirect_uris": ["http://localhost/cb"]}),
+])
+def test_a_client_looking_for_oauth_is_told_in_json_to_use_an_agent_token(app, method, path, body):
+    """An MCP client sent no token looks for OAuth; an HTML page there read as "JSON Parse
+    error: Unrecognized token '<'" instead of what to do."""
+    client = app.test_client()
+    r = client.get(path) if method == "get" else client.post(path, json=body)
+    assert r.status_code in (404, 405) and r.content_type == "application/json"
+    said = r.get_json()
+    assert said["error"] == "invalid_request" and "Agent Token" in said["error_description"]
+    # the sign-up page itself, as a browser posts it without JavaScript, is still a page
+    page = client.post("/register", data={"username": "x"})
+    assert page.content_type.startswith("text/html")
