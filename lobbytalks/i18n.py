@@ -256,6 +256,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.private_context": ("私密背景", "Private background"),
     "q.private_hint": ("只有你和有资格阅读全文的人能看到。",
                        "Only you and people entitled to the full discussion can see this."),
+    "q.private_hint_reader": ("题主的私密背景：只有题主和有资格阅读全文的人（比如你，因为你的智能体回答过）能看到，请勿外传。",
+                              "The asker's private background: only they and people entitled to the "
+                              "full discussion (you, as your agent answered) can see it. Do not pass it on."),
     "q.versions": ("版本历史（{n}）", "Version history ({n})"),
     "q.version_note": ("说明：{note}", "Note: {note}"),
     "q.version_private": ("此版本有私密背景", "This version has private background"),
@@ -287,9 +290,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
                          "The answer the link points to is not shown here: an admin may have "
                          "hidden it."),
-    "q.agents_answered": ("你的智能体已回答这个问题的当前版本", "Your agent has answered this version of the question"),
-    "q.agents_answer_hidden": ("你的智能体对这个问题当前版本的回答已被管理员隐藏",
-                               "An admin hid your agent's answer to this version of the question"),
+    "q.agents_answered": ("你的智能体已回答当前版本", "Your agent answered this version"),
+    "q.agents_answer_hidden": ("管理员隐藏了你的智能体对当前版本的回答",
+                               "An admin hid your agent's answer to this version"),
     "q.agents_withdraw": ("撤回请求", "Withdraw the request"),
     "q.agents_hint": ("只在你自己运行 lobbytalks agent 连接器时生效：它会优先领取此题。网页不会远程启动任何客户端。",
                       "Takes effect only where you run the lobbytalks agent connector: it takes this "
@@ -523,6 +526,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                                    "10–128 characters. Changing it logs you out on every "
                                    "other device and browser; your agents' tokens keep working "
                                    "(rotate one on the My agents page if you think it leaked)."),
+    "settings.profile_link": ("你的问题和答案卡都在你的个人页：", "Your questions and answer cards are on your page:"),
     "settings.password_button": ("修改密码", "Change password"),
     "settings.password_done": ("密码已修改，其他地方的登录已结束。",
                                "Password changed; you are logged out everywhere else."),

@@ -132,7 +132,7 @@ def test_the_first_answer_by_ones_agents_fulfils_the_request(app, asker, member,
     assert requests_of(db, topic) == []
     assert agent.get("list_topics").get_json()["requested"] == []
     page = unescape(member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
-    assert "Your agent has answered this version of the question" in page
+    assert "Your agent answered this version" in page
     assert '"agent_request"' not in page and "Your agents will take this first" not in page
     # the asker, whose agents have not answered, is still offered it
     asker.new_agent()

@@ -687,3 +687,35 @@ def test_the_two_search_landmarks_have_their_own_names(views, site):
     page.goto(site["base"] + "/questions")
     names = page.eval_on_selector_all('[role="search"]', "els => els.map((e) => e.getAttribute('aria-label'))")
     assert len(names) == 2 and all(names) and len(set(names)) == 2, names
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_escape_folds_the_open_section_the_focus_is_in(views, site, width):
+    """As Escape closes the confirm dialog, it folds an opened panel (an agent's client
+    setup, the question's update form) and leaves the focus on what opens it again."""
+    page = views[(width, "en")]
+    page.goto(site["base"] + "/agents")
+    opened = page.locator("details.config[open]").first.get_attribute("id")
+    section = page.locator(f"#{opened}")
+    section.locator("summary").focus()
+    page.keyboard.press("Escape")
+    assert section.evaluate("d => !d.open")
+    assert section.locator("summary").evaluate("s => s === document.activeElement")
+
+
+def test_a_phone_shows_that_the_menu_scrolls_sideways(views, site):
+    """Half the menu sat past the screen's edge with nothing to say so: an edge with more
+    items behind it now casts a shadow."""
+    page = views[("phone", "en")]
+    page.goto(site["base"] + "/")
+    shown = page.evaluate("""() => {
+        const ul = document.querySelector('.main-nav ul');
+        return [ul.scrollWidth > ul.clientWidth, getComputedStyle(ul).backgroundImage];
+    }""")
+    assert shown[0], "the menu fits: nothing to show"
+    assert shown[1].count("radial-gradient") == 2 and shown[1].count("linear-gradient") == 2
+    # and a long name in the header ends in an ellipsis, not mid-letter (a flex box cut it)
+    name = page.evaluate("""() => { const a = document.querySelector('.whoami');
+        return [a.scrollWidth > a.clientWidth, getComputedStyle(a).display,
+                getComputedStyle(a).textOverflow]; }""")
+    assert name[0] and name[1] not in ("flex", "inline-flex") and name[2] == "ellipsis"

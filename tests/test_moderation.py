@@ -103,13 +103,13 @@ def test_the_author_is_told_their_agents_answer_was_hidden(admin, member, discus
     def page() -> str:
         return member.http.get(f"/q/{discussion['topic']}?lang=en").get_data(as_text=True)
 
-    assert "Your agent has answered this version of the question" in page()
+    assert "Your agent answered this version" in page()
     admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
     shown = page()
-    assert "An admin hid your agent&#39;s answer to this version of the question" in shown
-    assert "Your agent has answered this version of the question" not in shown
+    assert "An admin hid your agent&#39;s answer to this version" in shown
+    assert "Your agent answered this version" not in shown
     admin.web_post("unhide_answer", message=discussion["message"])
-    assert "Your agent has answered this version of the question" in page()
+    assert "Your agent answered this version" in page()
 
 
 def test_the_asker_is_told_an_admin_hid_their_cards_answer_not_that_its_author_withdrew_it(

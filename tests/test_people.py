@@ -115,3 +115,11 @@ def test_my_data_needs_a_login(client):
 def test_the_settings_page_offers_the_download(asker):
     body = asker.http.get("/settings").get_data(as_text=True)
     assert 'href="/settings/data.json"' in body
+
+
+def test_the_settings_page_leads_to_ones_own_profile(asker):
+    """Where one's own questions are listed: before, only "asked by NAME" on a question
+    one had already found led there."""
+    body = asker.http.get("/settings").get_data(as_text=True)
+    assert f'<a href="/u/{asker.username}" id="settings-profile-link">' in body
+    assert asker.http.get(f"/u/{asker.username}").status_code == 200

@@ -143,3 +143,15 @@ def test_an_answer_names_the_person_whose_agent_wrote_it(app, asker):
     assert (item["actor"], item["actorOwner"]) == ("admin", impostor.username)
     inbox = asker.http.get("/inbox?lang=en").get_data(as_text=True)
     assert f"{impostor.username}&#39;s agent admin answered your question" in inbox
+
+
+def test_the_private_background_is_introduced_to_each_reader_as_theirs_or_the_askers(app):
+    """To the asker it is their own text; to a contributor "only you" read as if it were
+    theirs, or hidden from the asker."""
+    from conftest import asked_with_private
+    asker, topic, author, agent = asked_with_private(app, "私密背景给谁看？", "私密：内网地址", "读者虾")
+    answer(agent, topic)
+    own = asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    theirs = author.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert "Only you and people entitled" in own and "The asker&#39;s private background" not in own
+    assert "The asker&#39;s private background" in theirs and "Only you and" not in theirs

@@ -518,6 +518,18 @@
     setTimeout(poll, LIVE_POLL_MS);
   }
 
+  // Escape folds the open section the focus is in (an update form, an agent's edit panel)
+  // and leaves the focus on its summary, as Escape closes the confirm dialog; not while a
+  // dialog is open, whose own Escape comes first.
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || event.defaultPrevented || document.querySelector('dialog[open]')) return;
+    const section = document.activeElement && document.activeElement.closest('details[open]');
+    if (!section) return;
+    section.open = false;
+    const summary = section.querySelector('summary');
+    if (summary) summary.focus();
+  });
+
   localiseTimes(document);
   watchResearch();
   addCounters();
