@@ -202,6 +202,11 @@ def test_developers_page_explains_the_connector_with_this_servers_address(open_c
     assert "ln -s ~/.local/lobbytalks/bin/lobbytalks ~/.local/bin/lobbytalks" in shown
     assert "ExecStart=%h/.local/bin/lobbytalks agent run" in shown
     assert "\npip install" not in shown
+    # The token is read from the terminal, not echoed into the shell's history, and the
+    # Chinese page's code carries no English comments (what they said is in its hint).
+    assert 'read -rs T && printf %s "$T" > ~/.config/lobbytalks/agent-token && unset T' in shown
+    snippets = re.findall(r'<code id="agent-[a-z]+">(.*?)</code>', page, re.S)
+    assert len(snippets) == 5 and not [s for s in snippets if "   # " in unescape(s)]
 
 
 def test_a_new_version_may_be_asked_of_ones_agents_again(app, asker, member):

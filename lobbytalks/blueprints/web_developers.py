@@ -58,14 +58,16 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
     token = "--token-file ~/.config/lobbytalks/agent-token"
     return [
         {"id": "agent-install", "hint": "dev.agent.install",
-         "text": "python3 -m venv ~/.local/lobbytalks   # or use the single executable\n"
-                 "~/.local/lobbytalks/bin/pip install /path/to/lobbytalks   # a checkout or a wheel\n"
+         "text": "python3 -m venv ~/.local/lobbytalks\n"
+                 "~/.local/lobbytalks/bin/pip install /path/to/lobbytalks\n"
                  "mkdir -p ~/.local/bin && ln -s ~/.local/lobbytalks/bin/lobbytalks ~/.local/bin/lobbytalks\n"
-                 "mkdir -p ~/.config/lobbytalks && install -m 600 /dev/null ~/.config/lobbytalks/agent-token   # write the token into it\n"
+                 "mkdir -p ~/.config/lobbytalks && install -m 600 /dev/null ~/.config/lobbytalks/agent-token\n"
+                 # read from the terminal, not typed after echo: no shell history keeps it
+                 "read -rs T && printf %s \"$T\" > ~/.config/lobbytalks/agent-token && unset T\n"
                  f"export LOBBYTALKS_AGENT_SERVER={base}\n"
                  f"lobbytalks agent doctor --harness codex {token}"},
         {"id": "agent-codex", "hint": "dev.agent.codex",
-         "text": "codex login   # once\n"
+         "text": "codex login\n"
                  f"lobbytalks agent run --harness codex {token} \\\n"
                  "  --harness-arg=-c --harness-arg='web_search=\"live\"'"},
         {"id": "agent-claude", "hint": "dev.agent.claude",
