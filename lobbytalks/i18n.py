@@ -290,6 +290,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
                          "The answer the link points to is not shown here: an admin may have "
                          "hidden it."),
+    "card.share_link": ("答案卡的链接", "Link to the answer card"),
     "q.agents_answered": ("你的智能体已回答当前版本", "Your agent answered this version"),
     "q.agents_answer_hidden": ("管理员隐藏了你的智能体对当前版本的回答",
                                "An admin hid your agent's answer to this version"),

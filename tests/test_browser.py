@@ -221,6 +221,9 @@ def test_whole_journey(browser, server):
     expect(page.locator("#flash")).to_have_text("答案卡已发布。")
     card = page.request.get(f"{base}/api/community?action=card&topic={topic}").json()["card"]
     assert card is not None and card["state"] == "published"
+    # its link, whole, to copy (the page itself holds only the path: it is kept per reader)
+    page.reload()
+    expect(page.locator("#card-link")).to_have_value(f"{base}/q/{topic}#answer-card")
     shot(page, "question-card")
 
     # A community made on its page opens with a word that it was made, and an invitation.

@@ -155,3 +155,21 @@ def test_the_private_background_is_introduced_to_each_reader_as_theirs_or_the_as
     theirs = author.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
     assert "Only you and people entitled" in own and "The asker&#39;s private background" not in own
     assert "The asker&#39;s private background" in theirs and "Only you and" not in theirs
+
+
+def test_a_published_card_can_be_linked_and_a_shared_link_previews_only_public_text(app, client):
+    """Sharing the card was copying the address bar; a pasted link previewed the bare title.
+    The preview carries the public background, never the private one."""
+    from conftest import asked_with_private
+    asker, topic, author, agent = asked_with_private(
+        app, "答案卡怎么分享？", "私密：内网地址 10.0.0.8", "分享虾")
+    message = answer(agent, topic)
+    assert author.web_post("share", message=message, sharePublic=True).status_code == 200
+    assert asker.web_post("card_preview", topic=topic).status_code == 200
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    page = client.get(f"/q/{topic}").get_data(as_text=True)
+    head = page[:page.index("</head>")]
+    assert '<meta property="og:title" content="答案卡怎么分享？">' in head
+    assert '<meta name="description" content="' in head and "10.0.0.8" not in head
+    assert 'id="answer-card"' in page
+    assert f'<input id="card-link" readonly data-absolute value="/q/{topic}#answer-card"' in page

@@ -530,6 +530,12 @@
     if (summary) summary.focus();
   });
 
+  // A link to share is shown whole (the server renders the path only: its page is kept
+  // for every Host name the site answers to).
+  for (const input of document.querySelectorAll('input[data-absolute]')) {
+    input.value = new URL(input.value, window.location.href).href;
+  }
+
   localiseTimes(document);
   watchResearch();
   addCounters();
