@@ -291,6 +291,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "The answer the link points to is not shown here: an admin may have "
                          "hidden it."),
     "card.share_link": ("答案卡的链接", "Link to the answer card"),
+    "q.taken_down": ("管理员下架了这个问题：{reason}。只有题主和管理员能看到这个页面。",
+                     "An administrator took this question down: {reason}. Only its asker and admins can see this page."),
     "q.agents_answered": ("你的智能体已回答当前版本", "Your agent answered this version"),
     "q.agents_answer_hidden": ("管理员隐藏了你的智能体对当前版本的回答",
                                "An admin hid your agent's answer to this version"),
@@ -486,6 +488,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                                     "An administrator closed your question “{title}”: agents can no longer take it"),
     "notify.kind.question_reopened": ("管理员重新开放了你的问题“{title}”",
                                       "An administrator reopened your question “{title}”"),
+    "notify.kind.question_hidden": ("管理员下架了你的问题“{title}”，只有你和管理员还能看到它",
+                                    "An administrator took your question “{title}” down: only you and admins can see it"),
+    "notify.kind.question_restored": ("管理员恢复显示了你的问题“{title}”",
+                                      "An administrator showed your question “{title}” again"),
     "notify.agent_of": ("{owner} 的智能体 {agent}", "{owner}'s agent {agent}"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
                            "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
@@ -861,6 +867,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.reason_required": ("原因（必填）", "Reason (required)"),
     "admin.reason_optional": ("说明（可选）", "Note (optional)"),
     "admin.questions": ("最近的问题", "Recent questions"),
+    "admin.taken_down": ("已下架", "Taken down"),
+    "admin.taken_down_because": ("下架原因：{reason}", "Taken down because: {reason}"),
+    "admin.hide_question": ("下架问题", "Take the question down"),
+    "admin.done_hide_question": ("问题已下架：只有题主和管理员还能看到它。", "Taken down: only its asker and admins can see it now."),
+    "admin.unhide_question": ("恢复显示", "Show it again"),
+    "admin.done_unhide_question": ("问题已恢复显示（仍是结束状态，可重新开放）。",
+                                   "Shown again (still closed: reopen it if agents should answer)."),
+    "admin.hide_question_hint": ("下架用于垃圾、钓鱼等内容：问题会结束，并从所有列表、搜索和个人页消失，"
+                                 "页面只对题主和管理员可见。",
+                                 "Taking down is for spam, phishing and the like: the question is closed and "
+                                 "leaves every listing, search and profile; only its asker and admins can open it."),
     "admin.reopen": ("重新开放", "Reopen"),
     "admin.done_reopen": ("问题已重新开放。", "Question reopened."),
     "admin.close": ("结束问题", "Close question"),

@@ -34,12 +34,28 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0016 added the columns of a question taken down and left it out of topic_listing.
+UNDO_0016 = """
+    DROP VIEW topic_listing;
+    CREATE VIEW topic_listing AS
+    SELECT t.rowid AS search_rowid, t.id, t.title, t.description, t.community_id, t.island_id,
+           t.kind, t.created, t.message_count, t.last_answer_at, t.intent, t.version, t.status,
+           u.username AS author_name, c.name AS community_name,
+           CASE WHEN EXISTS (SELECT 1 FROM answer_cards a
+                             WHERE a.topic_id = t.id AND a.state = 'published')
+                THEN 1 ELSE 0 END AS has_card
+    FROM topics t JOIN users u ON u.id = t.author_id JOIN communities c ON c.id = t.community_id;
+    ALTER TABLE topics DROP COLUMN hidden_at;
+    ALTER TABLE topics DROP COLUMN hidden_reason;
+    ALTER TABLE topics DROP COLUMN hidden_by;
+"""
 # 0015 rebuilt the notifications table with more kinds; undone, it has the old list again
 # (foreign keys are off in a plain sqlite3 connection, so the queued mails stay) and the
 # notifications of the new kinds, which the old list cannot hold, are gone.
-UNDO_0015 = """
+UNDO_0015 = UNDO_0016 + """
     DELETE FROM notifications WHERE kind IN ('answer_hidden', 'answer_restored',
-                                             'question_closed', 'question_reopened');
+                                             'question_closed', 'question_reopened',
+                                             'question_hidden', 'question_restored');
     CREATE TABLE notifications_old (
         id         INTEGER PRIMARY KEY,
         user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,

@@ -72,7 +72,8 @@ def _read_topic(topic_id: str) -> Response:
     user = current_user(request)
     rt = runtime()
     with rt.db.snapshot() as conn:  # the answer count agrees with the answers listed
-        return ok(question_page.read(conn, rt.keyring, user.id if user else None, topic_id))
+        return ok(question_page.read(conn, rt.keyring, user.id if user else None, topic_id,
+                                     admin=bool(user and user.is_admin)))
 
 
 def _list_topics() -> Response:

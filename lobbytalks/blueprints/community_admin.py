@@ -1,5 +1,5 @@
 """Moderation actions on /api/community, for admins only: hide or show an answer, suspend
-or reinstate a person, reopen a closed question. Each one is audited by its service."""
+or reinstate a person, reopen a closed question, take a question down or show it again. Each one is audited by its service."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -8,7 +8,7 @@ from flask import Response, request
 
 from .. import clock
 from ..auth import require_admin
-from ..models.web import AnswerModeration, PersonModeration, TopicReopen
+from ..models.web import AnswerModeration, PersonModeration, TopicModeration
 from ..services import moderation
 from .common import ActionTable, ok
 from .community import signed_in_write
@@ -21,7 +21,9 @@ ADMIN_ACTIONS: dict[str, tuple[Any, str, Callable[..., dict[str, Any]]]] = {
     "unhide_answer": (AnswerModeration, "message", moderation.unhide_answer),
     "suspend_user": (PersonModeration, "username", moderation.suspend),
     "unsuspend_user": (PersonModeration, "username", moderation.unsuspend),
-    "reopen": (TopicReopen, "topic", moderation.reopen),
+    "reopen": (TopicModeration, "topic", moderation.reopen),
+    "hide_question": (TopicModeration, "topic", moderation.hide_question),
+    "unhide_question": (TopicModeration, "topic", moderation.unhide_question),
 }
 
 

@@ -42,7 +42,7 @@ SHARED_FRAGMENTS = {
     "topic_columns": "t.id, t.community_id, t.island_id, t.author_id, t.kind, t.intent,"
                      " t.original_title, t.title, t.description, t.status, t.version,"
                      " t.message_count, t.created, t.updated, t.closed_at,"
-                     " u.username AS author_name",
+                     " t.hidden_at, t.hidden_reason, u.username AS author_name",
 }
 _FRAGMENT = re.compile(r"\{\{([a-z_]+)\}\}")
 

@@ -179,7 +179,7 @@ class AgentRequest(Strict):
 
 MessageId = Text(1, 80, pattern=ID_PATTERN)
 Reason = Text(0, 300, single_line=True, display=True)
-REASON_REQUIRED = ("hide_answer", "suspend_user")
+REASON_REQUIRED = ("hide_answer", "suspend_user", "hide_question")
 
 
 class _Moderation(Strict):
@@ -202,6 +202,6 @@ class PersonModeration(_Moderation):
     username: Text(*USERNAME_LENGTH, pattern=USERNAME_PATTERN)
 
 
-class TopicReopen(_Moderation):
-    action: Literal["reopen"]
+class TopicModeration(_Moderation):
+    action: Literal["reopen", "hide_question", "unhide_question"]
     topic: Id

@@ -39,7 +39,7 @@ from ..jsonfast import dumps, loads
 from ..security import new_id
 from .card_build import build, in_current_card
 from .notifications import notify
-from .reading import get_topic
+from .reading import get_topic, readable_topic
 from .locks import hold_topic
 
 
@@ -61,8 +61,9 @@ def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any
 
 
 def published_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
-    """The topic's published card, or None; for everyone. :raise 404: unknown topic."""
-    get_topic(conn, topic_id)
+    """The topic's published card, or None; for everyone. :raise 404: unknown topic, or
+    one an admin took down."""
+    readable_topic(conn, topic_id, None)
     return _card_in_state(conn, topic_id, "published")
 
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..db import Connection, Q, Row
 from ..jsonfast import dumps
 from ..quotas import CONTEXT_MEMORIES
-from .reading import can_read_full, latest_messages, message_view
-from .topics import get_topic, opened_private_context
+from .reading import can_read_full, latest_messages, message_view, readable_topic
+from .topics import opened_private_context
 
 if TYPE_CHECKING:
     from ..auth import Agent
@@ -117,4 +117,4 @@ def _memories(conn: Connection, agent: "Agent") -> list[str]:
 
 def get_context(conn: Connection, keyring: "Keyring", agent: "Agent",
                 topic_id: str) -> dict[str, Any]:
-    return build(conn, keyring, agent, get_topic(conn, topic_id))
+    return build(conn, keyring, agent, readable_topic(conn, topic_id, None))

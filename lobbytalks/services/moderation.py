@@ -1,4 +1,5 @@
-"""What admins may do about abuse: hide an answer, suspend a person, reopen a question.
+"""What admins may do about abuse: hide an answer, suspend a person, reopen a question or
+take it down.
 
 Every action writes one ``audit_log`` row in the same transaction as the change, so the
 trail never misses or invents one. Doing the same thing twice replays without a second row.
@@ -156,16 +157,52 @@ def unsuspend(db: Database, admin_id: int, username: str, reason: str, *,
 
 def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
            now: int) -> dict[str, Any]:
-    """Reopen a closed question; agents may claim it again. :raise 404: unknown topic."""
+    """Reopen a closed question; agents may claim it again. :raise 404: unknown topic;
+    :raise 409: a question taken down (shown again first, it is then reopened)."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
         topic = get_topic(conn, topic_id)
+        if topic["hidden_at"] is not None:
+            raise ApiError("invalid_request", "这个问题已被下架：先恢复显示，再重新开放", status=409)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
         if topic["author_id"] != admin_id:
             notify(conn, topic["author_id"], "question_reopened", topic_id, now=now)
         record(conn, admin_id, "reopen_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "status": "open"}
+
+
+def hide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
+                  now: int) -> dict[str, Any]:
+    """Take a question down: closed, gone from every listing, search and profile, and its
+    page and reads 404 to all but its asker and the admins (``reading.refuse_if_hidden``).
+    It stays stored. :raise 404: unknown topic."""
+    with db.transaction() as conn:
+        hold_topic(conn, topic_id)
+        topic = get_topic(conn, topic_id)
+        if conn.execute(Q.hide_topic, {"id": topic_id, "reason": reason, "admin": admin_id,
+                                       "now": now}).rowcount == 0:
+            return {"ok": True, "id": topic_id, "hidden": True, "replayed": True}
+        conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": -1})
+        if topic["author_id"] != admin_id:
+            notify(conn, topic["author_id"], "question_hidden", topic_id, now=now)
+        record(conn, admin_id, "hide_question", "topic", topic_id, reason, now)
+    return {"ok": True, "id": topic_id, "hidden": True}
+
+
+def unhide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
+                    now: int) -> dict[str, Any]:
+    """Show a question taken down again; it stays closed until reopened."""
+    with db.transaction() as conn:
+        hold_topic(conn, topic_id)
+        topic = get_topic(conn, topic_id)
+        if conn.execute(Q.unhide_topic, {"id": topic_id, "now": now}).rowcount == 0:
+            return {"ok": True, "id": topic_id, "hidden": False, "replayed": True}
+        conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": 1})
+        if topic["author_id"] != admin_id:
+            notify(conn, topic["author_id"], "question_restored", topic_id, now=now)
+        record(conn, admin_id, "unhide_question", "topic", topic_id, reason, now)
+    return {"ok": True, "id": topic_id, "hidden": False}
 
 
 def recent(conn: Connection, limit: int = RECENT_LIMIT) -> dict[str, list[dict[str, Any]]]:

@@ -28,7 +28,8 @@ from .reading import can_read_full
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
          "task_failed", "task_expired",
          # what an admin did to the recipient's own answer or question
-         "answer_hidden", "answer_restored", "question_closed", "question_reopened")
+         "answer_hidden", "answer_restored", "question_closed", "question_reopened",
+         "question_hidden", "question_restored")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst

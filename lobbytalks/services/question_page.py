@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..db import Connection, Q, Row
 from . import agent_requests, agents, cards, communities, notifications, overlap, topics
-from .reading import get_topic
+from .reading import readable_topic
 
 if TYPE_CHECKING:
     from ..crypto import Keyring
@@ -37,17 +37,18 @@ class QuestionPage:
     tasks_here: bool                # the viewer's agents have claimed it: link to those tasks
 
 
-def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str) -> dict[str, Any]:
-    """:raise 404: for an unknown topic."""
-    topic = get_topic(conn, topic_id)
+def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str, *,
+         admin: bool = False) -> dict[str, Any]:
+    """:raise 404: for an unknown topic, or one taken down that the reader may not see."""
+    topic = readable_topic(conn, topic_id, viewer, admin=admin)
     data, _ = topics.read(conn, keyring, viewer, topic)
     return {**data, **cards.reader_cards(conn, topic, viewer)}
 
 
 def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str, *,
-         now: int) -> QuestionPage:
-    """:raise 404: for an unknown topic."""
-    topic = get_topic(conn, topic_id)
+         now: int, admin: bool = False) -> QuestionPage:
+    """:raise 404: for an unknown topic, or one taken down that the reader may not see."""
+    topic = readable_topic(conn, topic_id, viewer, admin=admin)
     data, rows = topics.read(conn, keyring, viewer, topic)
     data.update(cards.reader_cards(conn, topic, viewer))
     mine = {r["id"] for r in rows if r["user_id"] == viewer} if viewer else set()

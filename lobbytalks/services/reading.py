@@ -25,6 +25,17 @@ def get_topic_for_member(conn: Connection, topic_id: str, user_id: int) -> Row:
                                {"id": topic_id, "user_id": user_id}).fetchone())
 
 
+def readable_topic(conn: Connection, topic_id: str, viewer: int | None, *,
+                   admin: bool = False) -> Row:
+    """The topic for a reading: one an admin took down exists only for its asker and the
+    admins, and is as unknown as a missing one to everyone else (agents included).
+    :raise 404: unknown, or hidden from this reader."""
+    topic = get_topic(conn, topic_id)
+    if topic["hidden_at"] is not None and not admin and viewer != topic["author_id"]:
+        raise ApiError("not_found", "话题不存在")
+    return topic
+
+
 def _found(row: Row | None) -> Row:
     if row is None:
         raise ApiError("not_found", "话题不存在")

@@ -54,7 +54,7 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
             "original_title": (data.originalTitle or data.title).strip(),
             "title": data.title.strip(), "description": data.description, "now": now,
         })
-        conn.execute(Q.add_to_community_topics, {"id": data.community})
+        conn.execute(Q.add_to_community_topics, {"id": data.community, "delta": 1})
         _insert_version(conn, keyring, topic_id, 1, data.title.strip(), data.description,
                         data.privateContext, "", now)
         search.index_topic(conn, topic_id, data.title.strip(), data.description)
@@ -200,6 +200,8 @@ def read(conn: Connection, keyring: "Keyring", viewer: int | None, topic: Row
         **public_summary(topic), "status": topic["status"], "island": topic["island_id"],
         "originalTitle": topic["original_title"], "author": topic["author_name"],
         "isAsker": is_asker,
+        # taken down by an admin: only the asker and admins read it at all (readable_topic)
+        "hidden": topic["hidden_at"] is not None, "hiddenReason": topic["hidden_reason"],
         "joined": viewer is not None and communities.is_member(conn, topic["community_id"], viewer),
     }
     if allowed:

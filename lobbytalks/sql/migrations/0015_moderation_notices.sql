@@ -1,7 +1,8 @@
 -- People hear of what an admin did to their own things: an answer of their agents hidden or
--- shown again, their question closed or reopened. SQLite cannot change a CHECK in place, so
--- the table is rebuilt with the longer list of kinds (its ids, and so the mail outbox's
--- references to them, stay as they were; migrate() turns foreign keys off around it).
+-- shown again, their question closed or reopened, taken down or shown again. SQLite cannot
+-- change a CHECK in place, so the table is rebuilt with the longer list of kinds (its ids,
+-- and so the mail outbox's references to them, stay as they were; migrate() turns foreign
+-- keys off around it).
 CREATE TABLE notifications_new (
     id         INTEGER PRIMARY KEY,
     user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -9,7 +10,8 @@ CREATE TABLE notifications_new (
                                              'card_hidden', 'card_republishable',
                                              'task_failed', 'task_expired',
                                              'answer_hidden', 'answer_restored',
-                                             'question_closed', 'question_reopened')),
+                                             'question_closed', 'question_reopened',
+                                             'question_hidden', 'question_restored')),
     topic_id   TEXT NOT NULL REFERENCES topics (id),
     message_id TEXT REFERENCES messages (id),
     task_id    TEXT REFERENCES tasks (id) ON DELETE CASCADE,

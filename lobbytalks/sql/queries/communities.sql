@@ -44,7 +44,7 @@ DELETE FROM memberships WHERE community_id = :community_id AND user_id = :user_i
 UPDATE communities SET member_count = member_count + :delta WHERE id = :id;
 
 -- name: add_to_community_topics
-UPDATE communities SET topic_count = topic_count + 1 WHERE id = :id;
+UPDATE communities SET topic_count = topic_count + :delta WHERE id = :id;
 
 -- name: get_membership
 SELECT 1 FROM memberships WHERE community_id = :community_id AND user_id = :user_id;

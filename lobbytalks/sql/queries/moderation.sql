@@ -52,7 +52,7 @@ WHERE id = :id AND status = 'closed';
 -- Public facts only: title and public background, never private context.
 -- name: list_recent_topics_for_admin
 SELECT t.id, t.title, t.description, t.status, t.created, t.message_count,
-       t.community_id, u.username AS author
+       t.community_id, u.username AS author, t.hidden_at, t.hidden_reason
 FROM topics t JOIN users u ON u.id = t.author_id
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
@@ -84,3 +84,14 @@ WHERE t.id = :id;
 -- A question's count of valid answers as an answer is hidden (-1) or shown again (+1).
 -- name: move_message_count
 UPDATE topics SET message_count = message_count + :by WHERE id = :id;
+
+-- Taking a question down closes it too (agents stop; a lease's next step is refused).
+-- name: hide_topic
+UPDATE topics SET hidden_at = :now, hidden_reason = :reason, hidden_by = :admin,
+       status = 'closed', closed_at = COALESCE(closed_at, :now),
+       closed_by = COALESCE(closed_by, :admin), updated = :now
+WHERE id = :id AND hidden_at IS NULL;
+
+-- name: unhide_topic
+UPDATE topics SET hidden_at = NULL, hidden_reason = NULL, hidden_by = NULL, updated = :now
+WHERE id = :id AND hidden_at IS NOT NULL;

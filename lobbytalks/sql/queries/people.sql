@@ -1,19 +1,20 @@
 -- name: get_person_by_name
 SELECT id, username, created FROM users WHERE lower(username) = lower(:username);
 
--- A person's newest questions, public fields only (anyone may read them).
+-- A person's newest questions, public fields only (anyone may read them), and their
+-- published cards: none of a question an admin took down.
 -- name: list_questions_by_author
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count, t.intent,
        t.version, t.status, c.name AS community_name
 FROM topics t JOIN communities c ON c.id = t.community_id
-WHERE t.author_id = :author AND t.kind = 'discussion'
+WHERE t.author_id = :author AND t.kind = 'discussion' AND t.hidden_at IS NULL
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
 
 -- name: list_published_cards_by_author
 SELECT a.id, a.topic_id, a.published, t.title
 FROM answer_cards a JOIN topics t ON t.id = a.topic_id
-WHERE t.author_id = :author AND a.state = 'published'
+WHERE t.author_id = :author AND a.state = 'published' AND t.hidden_at IS NULL
 ORDER BY a.published DESC, a.id DESC
 LIMIT :limit;
 

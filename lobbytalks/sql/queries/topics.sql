@@ -101,7 +101,8 @@ DELETE FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
 -- name: count_live_leases_on_topic
 SELECT COUNT(*) FROM tasks WHERE topic_id = :topic_id AND state = 'leased' AND expires > :now;
 
--- A community's questions, one query per sort order; a NULL :status matches every row
+-- A community's questions (not those an admin took down), one query per sort order; a
+-- NULL :status matches every row
 -- (the index on (community_id, created, id) serves the first two). Each also comes as
 -- NAME_searching, with the line that keeps only the topics a search matches (db/queries.py).
 -- name: list_community_topics_new
@@ -111,7 +112,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
                          WHERE m.community_id = t.community_id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined
 FROM topics t JOIN users u ON u.id = t.author_id
-WHERE t.community_id = :community
+WHERE t.community_id = :community AND t.hidden_at IS NULL
   AND (:status IS NULL OR t.status = :status)
   AND {{unindexed}}t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY t.created DESC, t.id DESC
@@ -124,7 +125,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
                          WHERE m.community_id = t.community_id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined
 FROM topics t JOIN users u ON u.id = t.author_id
-WHERE t.community_id = :community
+WHERE t.community_id = :community AND t.hidden_at IS NULL
   AND (:status IS NULL OR t.status = :status)
   AND {{unindexed}}t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY t.created ASC, t.id ASC
@@ -137,7 +138,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.island_id, t.created,
                          WHERE m.community_id = t.community_id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined
 FROM topics t JOIN users u ON u.id = t.author_id
-WHERE t.community_id = :community
+WHERE t.community_id = :community AND t.hidden_at IS NULL
   AND (:status IS NULL OR t.status = :status)
   AND {{unindexed}}t.rowid IN (SELECT rowid FROM topic_search WHERE {{search_matches}})
 ORDER BY t.message_count DESC, t.created DESC, t.id DESC

@@ -1,0 +1,99 @@
+"""An admin takes a question down (spam, a phishing address in its title): closed, gone
+from every listing, search, profile and agent read, its page 404 to all but its asker and
+the admins; shown again, it comes back closed."""
+from __future__ import annotations
+
+from html import unescape
+
+import pytest
+
+from conftest import Person, good_result, joined_person
+from helpers import assert_external_error, assert_web_error
+from test_moderation import audit_rows, make_admin
+
+PHISH = "账号异常请访问 verify-example 重新验证"
+
+
+@pytest.fixture
+def scene(app, asker):
+    """A phishing question with an answer by another member's agent, and an admin."""
+    topic = asker.ask(PHISH)
+    member = joined_person(app)
+    agent = member.new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+    return {"topic": topic, "member": member, "agent": agent, "admin": make_admin(app)}
+
+
+def listed(person_or_client, path: str) -> bool:
+    http = getattr(person_or_client, "http", person_or_client)
+    return PHISH in unescape(http.get(path).get_data(as_text=True))
+
+
+def lobby_topics(client) -> int:
+    return client.get("/api/communities?id=lobby").get_json()["community"]["topicCount"]
+
+
+def test_a_question_taken_down_leaves_every_listing_and_every_reader_but_two(
+        app, client, asker, scene, db):
+    topic, admin, member, agent = scene["topic"], scene["admin"], scene["member"], scene["agent"]
+    paths = ["/", "/c/lobby", "/questions", "/questions?q=verify", f"/u/{asker.username}"]
+    assert all(listed(client, path) for path in paths)
+    before = lobby_topics(client)
+    r = admin.web_post("hide_question", topic=topic, reason="钓鱼链接")
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "id": topic, "hidden": True}
+    assert admin.web_post("hide_question", topic=topic, reason="钓鱼").get_json()["replayed"]
+    assert not any(listed(client, path) for path in paths)
+    assert lobby_topics(client) == before - 1
+    # gone for visitors, members, the answer's author and agents alike
+    for reader in (client, Person(app).register().http, member.http):
+        assert reader.get(f"/q/{topic}").status_code == 404
+        assert reader.get(f"/api/community?topic={topic}").status_code == 404
+    assert_web_error(client.get(f"/api/community?action=card&topic={topic}"), 404, "not_found")
+    assert_external_error(agent.get("get_context", topic=topic), 404, "not_found")
+    assert topic not in [t["id"] for t in agent.get("list_topics").get_json()["topics"]]
+    assert_external_error(agent.claim(topic), 409, "topic_unavailable")
+    # its asker and the admins still open it, told why
+    own = unescape(asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
+    assert "An administrator took this question down: 钓鱼链接." in own
+    assert 'data-action="hide_question"' not in own
+    theirs = unescape(admin.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
+    assert 'data-action="unhide_question"' in theirs and 'data-action="reopen"' not in theirs
+    assert [n["kind"] for n in asker.web_get(action="notifications").get_json()["notifications"]
+            ][0] == "question_hidden"
+    assert db.value("SELECT status FROM topics WHERE id = :id", {"id": topic}) == "closed"
+    assert audit_rows(db) == [("hide_question", "topic", topic, "钓鱼链接", admin.username)]
+
+
+def test_shown_again_it_is_listed_closed_and_may_then_be_reopened(app, client, asker, scene, db):
+    topic, admin = scene["topic"], scene["admin"]
+    before = lobby_topics(client)
+    admin.web_post("hide_question", topic=topic, reason="误判")
+    assert_web_error(admin.web_post("reopen", topic=topic), 409)  # shown first, then reopened
+    r = admin.web_post("unhide_question", topic=topic, reason="核实无误")
+    assert r.get_json() == {"ok": True, "id": topic, "hidden": False}
+    assert admin.web_post("unhide_question", topic=topic).get_json()["replayed"]
+    assert lobby_topics(client) == before and listed(client, "/c/lobby")
+    assert client.get(f"/q/{topic}").status_code == 200
+    assert db.value("SELECT status FROM topics WHERE id = :id", {"id": topic}) == "closed"
+    assert admin.web_post("reopen", topic=topic).status_code == 200
+    kinds = [n["kind"] for n in asker.web_get(action="notifications").get_json()["notifications"]]
+    assert kinds[:3] == ["question_reopened", "question_restored", "question_hidden"]
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"topic": "TOPIC"}, 400),                         # taking down needs a reason
+    ({"topic": "TOPIC", "reason": "   "}, 400),
+    ({"topic": "t_nothere", "reason": "x"}, 404),
+    ({"reason": "x"}, 400),
+])
+def test_bad_take_downs_are_refused_and_change_nothing(client, scene, db, body, status):
+    body = {k: scene["topic"] if v == "TOPIC" else v for k, v in body.items()}
+    assert_web_error(scene["admin"].web_post("hide_question", **body), status)
+    assert db.value("SELECT COUNT(*) FROM topics WHERE hidden_at IS NOT NULL") == 0
+
+
+def test_only_admins_take_questions_down(asker, scene, db):
+    for person in (asker, scene["member"]):
+        assert_web_error(person.web_post("hide_question", topic=scene["topic"], reason="x"), 403)
+    assert db.value("SELECT COUNT(*) FROM topics WHERE hidden_at IS NOT NULL") == 0
