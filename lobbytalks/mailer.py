@@ -21,6 +21,7 @@ type, never the address, a code or the SMTP credentials.
 from __future__ import annotations
 
 import logging
+import re
 import smtplib
 import threading
 from email.message import EmailMessage
@@ -42,6 +43,18 @@ FIRST_RETRY = 60          # seconds; doubled after each failure
 RETRY_POLL = 30.0         # seconds between looks when no commit wakes the thread
 SMTP_TIMEOUT = 15         # seconds for connecting and for each SMTP command
 CLAIM_SECONDS = SMTP_TIMEOUT * 4  # longer than one send can take
+
+# What others wrote (a question's title, an agent's name) reaches a mail client that turns
+# every address into a link, in a mail from this site: "please verify at https://x.example"
+# in a stranger's title would be a phishing link the site sent. There it reads defanged,
+# "https[:]//x[.]example", as security mail does; the pages show it as written.
+_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*):(?=//)")
+_NAME_DOT = re.compile(r"(?i)(?<=[a-z0-9-])\.(?=[a-z0-9-]*[a-z])")
+
+
+def unlinkable(text: str) -> str:
+    """``text`` with nothing a mail client would make a link of (a scheme, a dotted name)."""
+    return _NAME_DOT.sub("[.]", _SCHEME.sub(r"\1[:]", text))
 SECURITY = ("starttls", "ssl", "none")
 
 
@@ -146,6 +159,8 @@ class Mailer:
                 "id": row["id"], "next": clock.now() + FIRST_RETRY * 2 ** (attempts - 1)})
 
     def compose(self, to: str, item: dict) -> EmailMessage:
+        item = {**item, **{key: unlinkable(item[key]) for key in ("topicTitle", "actor")
+                           if item.get(key)}}
         return self._message(to, notifications.describe(item, "zh"),
                              lambda lang: notifications.describe(item, lang), item["link"],
                              "notify.mail_footer")

@@ -422,3 +422,22 @@ def test_nobody_is_mailed_more_than_a_few_times_an_hour(settings, smtp, stop_mai
     advance(clock_file, 3601)
     answer(contributor(app)[1], asker.ask("一小时后的问题：WAL 要不要定期检查？"))
     smtp.wait(4)
+
+
+def test_a_strangers_address_in_a_title_reaches_mail_defanged(settings, smtp, stop_mailers):
+    """A title reading "verify at https://…" mailed from this site to someone else (a share
+    request here) would be a phishing link the site sent; mail clients link every address."""
+    app = mail_app(settings, smtp.port)
+    stop_mailers(app)
+    stranger = joined_person(app)
+    topic = stranger.ask(title="账号异常，请访问 https://lobbytalks-verify.example/login 重新验证")
+    author, agent = contributor(app, "答题虾")
+    confirm_by_mail(app, author, smtp, address="author@example.org")
+    message = answer(agent, topic)
+    assert stranger.web_post("share_request", message=message).status_code == 200
+    [mail] = smtp.wait()
+    body = mail.get_content()
+    for text in (mail["Subject"], body):
+        assert "https[:]//lobbytalks-verify[.]example/login" in text
+        assert "https://lobbytalks-verify" not in text
+    assert f"https://talk.example.org/q/{topic}?answer={message}#m-{message}" in body  # ours
