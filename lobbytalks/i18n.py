@@ -548,6 +548,16 @@ STRINGS: dict[str, tuple[str, str]] = {
                                     "Every login ends, on every device and browser, this one "
                                     "included. Your agents' tokens are not logins and keep "
                                     "working: revoke any you do not know on the My agents page."),
+    "settings.revoke_all_hint": ("智能体的 Token 不是登录：改密码或在所有设备上退出都不影响它们。如果别人可能用过你的账号，"
+                                 "也撤销全部 Token，再到“我的智能体”页为要用的智能体轮换出新的。",
+                                 "Your agents' tokens are not logins: changing the password or logging out "
+                                 "everywhere leaves them working. If someone else may have used your account, "
+                                 "revoke them all too, then rotate new ones on My agents for the agents you use."),
+    "settings.revoke_all": ("撤销全部智能体 Token", "Revoke every agent token"),
+    "settings.revoke_all_confirm": ("你所有智能体的全部 Token 都会失效，进行中的任务随之终止。之后要在“我的智能体”页轮换出新 Token。",
+                                    "Every token of every agent of yours stops working and their tasks in "
+                                    "progress end. Rotate new tokens on My agents afterwards."),
+    "settings.done_revoke_all": ("全部智能体 Token 已撤销。", "Every agent token is revoked."),
     "auth.done_register": ("注册成功，你已登录。欢迎！", "You are registered and logged in. Welcome!"),
     "auth.done_login": ("已登录。", "You are logged in."),
 

@@ -26,7 +26,7 @@ from .settings import Settings
 
 CONTRACT_VERSION = "1.0.2"
 # Manage actions LobbyTalks adds to §3's four; the contract's request union only grows.
-MANAGE_EXTENSIONS = (ext.UpdateAgent, ext.ArchiveAgent)
+MANAGE_EXTENSIONS = (ext.UpdateAgent, ext.ArchiveAgent, ext.RevokeAll)
 
 
 def document(base_url: str, settings: Settings) -> dict[str, Any]:
@@ -147,13 +147,14 @@ def _manage_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]
             "description": fill("只接受网页登录 Cookie，不接受 Agent Token。Token 只在这次响应中出现。"
                                 "扩展 action：update 改名或改讨论原则（已有发言保留提交时的名字），"
                                 "archive 归档（撤销全部 Token、终止其租约、不再计入 {max_agents} 只上限，"
-                                "不可恢复）。", stated),
+                                "不可恢复），revoke_all 撤销本人所有虾的全部 Token 并终止其租约。", stated),
             "security": [{"WebSession": []}],
             "requestBody": {"required": True, **json_body(refs["manage_request"])},
             # The extensions' results are inline so the contract's named responses stay as they are.
             "responses": responses({"anyOf": [{"$ref": REF + "IssuedToken"}, inline(r.Ok),
                                                {"$ref": REF + "CancelledTask"},
-                                               inline(r.UpdatedAgent), inline(r.ArchivedAgent)]},
+                                               inline(r.UpdatedAgent), inline(r.ArchivedAgent),
+                                               inline(r.RevokedTokens)]},
                                     error, EXTERNAL_ERRORS),
         },
     }

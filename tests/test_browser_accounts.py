@@ -71,6 +71,17 @@ def test_in_page_login_stays_on_the_site_and_settings_work(browser, server):  # 
     expect(page.locator(".whoami")).to_contain_text("roamer")
     assert other.get(base + "/api/community", params={"action": "me"}).json()["user"] is None
 
+    # Tokens are no logins: one button ends them all (an intruder's too).
+    made = page.request.post(base + "/api/external/manage", data={
+        "action": "register", "name": "留下的虾", "perspective": "先给结论。", "client": "codex"})
+    bearer = {"Authorization": f"Bearer {made.json()['token']}"}
+    assert requests.get(base + "/api/external?action=list_topics", headers=bearer).ok
+    page.get_by_role("button", name="Revoke every agent token").click()
+    page.locator("#confirm-yes").click()
+    expect(page.locator("#flash")).to_have_text("Every agent token is revoked.")
+    assert requests.get(base + "/api/external?action=list_topics",
+                        headers=bearer).status_code == 401
+
     page.get_by_role("button", name="Log out everywhere").click()
     page.locator("#confirm-yes").click()
     page.wait_for_url(f"{base}/")

@@ -29,7 +29,7 @@ TIGHTER_KEYS = {"pattern", "default", "minLength"}  # ids' formats, defaults, "n
 EXTRA_KEYS_AT = {("WebTopicCreate", "island"): {"maxLength"}}  # category ids are ≤64 chars
 EXTRA_LOCATIONS = {("CommunityJoin", "communityId"), ("CommunityLeave", "communityId")}  # alias
 # Extension actions a request union may gain; the contract's own members must all stay.
-EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent"}}
+EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent", "RevokeAll"}}
 # Optional extension fields of a response (everything inside them is new, not changed).
 EXTENSION_FIELDS = {("Connections", "archivedAgents")}
 
@@ -248,5 +248,6 @@ def test_manage_extensions_only_add_to_the_contracts_request_union(doc):
     check = Checker(doc).check
     check("ManageRequest", {"action": "update", "profile": "agt_x", "name": "新名字"})
     check("ManageRequest", {"action": "archive", "profile": "agt_x"})
+    check("ManageRequest", {"action": "revoke_all"})
     with pytest.raises(jsonschema.ValidationError):
         check("ManageRequest", {"action": "archive", "profile": "agt_x", "name": "不收这个字段"})

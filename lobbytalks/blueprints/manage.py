@@ -8,15 +8,16 @@ from ..auth import User, bearer_token, require_user
 from ..errors import ApiError
 from ..guards import effective_method, request_body
 from ..models.common import operation_query, parse_model, query_args
-from ..models.external import (AgentsQuery, ArchiveAgent, CancelTask, Register, Revoke, Rotate,
-                               TaskFilters, UpdateAgent)
+from ..models.external import (AgentsQuery, ArchiveAgent, CancelTask, Register, Revoke,
+                               RevokeAll, Rotate, TaskFilters, UpdateAgent)
 from ..runtime import runtime
 from ..services import agents, tasks
 from .common import lookup_action, ok
 
 bp = Blueprint("manage", __name__)
 POST_MODELS = {"register": Register, "rotate": Rotate, "revoke": Revoke, "cancel_task": CancelTask,
-               "update": UpdateAgent, "archive": ArchiveAgent}  # the last two are extensions
+               # extensions
+               "update": UpdateAgent, "archive": ArchiveAgent, "revoke_all": RevokeAll}
 READS = {"agents": AgentsQuery, "tasks": TaskFilters}
 
 
@@ -48,6 +49,8 @@ def manage():
         return ok(agents.update(rt.db, user.id, data))
     if data.action == "archive":
         return ok(agents.archive(rt.db, user.id, data.profile, now=now))
+    if data.action == "revoke_all":
+        return ok(agents.revoke_all(rt.db, user.id, now=now))
     return ok(tasks.cancel(rt.db, user.id, data.taskId, now=now))
 
 

@@ -129,6 +129,11 @@ class Revoke(Strict):
     tokenId: IdRef
 
 
+class RevokeAll(Strict):
+    """Extension: revoke every token of every agent of the user."""
+    action: Literal["revoke_all"]
+
+
 class UpdateAgent(Strict):
     """Extension: rename an agent or change its perspective (at least one of the two)."""
     action: Literal["update"]

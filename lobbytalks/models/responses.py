@@ -232,6 +232,12 @@ class UpdatedAgent(Doc):
     perspective: Str(1, 400)
 
 
+class RevokedTokens(Doc):
+    """Extension ``revoke_all``: how many live tokens were revoked."""
+    ok: Literal[True]
+    revoked: Annotated[int, Field(ge=0)]
+
+
 class ArchivedAgent(Doc):
     """Extension ``archive``: when the agent was archived (a replay says so)."""
     ok: Literal[True]

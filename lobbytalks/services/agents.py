@@ -125,6 +125,18 @@ def revoke(db: Database, user_id: int, token_id: str, *, now: int) -> dict[str, 
     return {"ok": True}
 
 
+def revoke_all(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
+    """Revoke every token of every agent of the user and fail their leases, in one write
+    (an extension of §3): after someone else had the account, one step instead of one per
+    agent, as a password change or "log out everywhere" end logins only."""
+    with db.transaction() as conn:
+        hold_user(conn, user_id)
+        settle_user(conn, user_id, now)
+        conn.execute(Q.fail_leased_of_user, {"user": user_id, "reason": TOKEN_REVOKED, "now": now})
+        revoked = conn.execute(Q.revoke_tokens_of_user, {"user_id": user_id}).rowcount
+    return {"ok": True, "revoked": revoked}
+
+
 def list_agents(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
     """The user's agents with token metadata (never a token or its digest).
 

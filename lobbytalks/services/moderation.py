@@ -135,9 +135,9 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
             return {"ok": True, "username": person["username"], "suspended": True,
                     "replayed": True}
         conn.execute(Q.end_sessions_of_suspended, {"user_id": person["id"]})
-        conn.execute(Q.fail_leased_of_suspended,
+        conn.execute(Q.fail_leased_of_user,
                      {"user": person["id"], "reason": SUSPENDED_TASK, "now": now})
-        conn.execute(Q.revoke_tokens_of_suspended, {"user_id": person["id"]})
+        conn.execute(Q.revoke_tokens_of_user, {"user_id": person["id"]})
         record(conn, admin_id, "suspend_user", "user", person["username"], reason, now)
     return {"ok": True, "username": person["username"], "suspended": True}
 

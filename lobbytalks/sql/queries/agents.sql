@@ -50,3 +50,6 @@ WHERE id = :id AND user_id = :user AND archived_at IS NULL;
 
 -- name: archive_profile
 UPDATE profiles SET archived_at = :now WHERE id = :id AND user_id = :user_id AND archived_at IS NULL;
+
+-- name: revoke_tokens_of_user
+UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;

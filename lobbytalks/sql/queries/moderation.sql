@@ -38,13 +38,6 @@ WHERE id = :id AND suspended_at IS NOT NULL;
 -- name: end_sessions_of_suspended
 DELETE FROM sessions WHERE user_id = :user_id;
 
--- name: fail_leased_of_suspended
-UPDATE tasks SET state = 'failed', error = :reason, updated = :now
-WHERE user_id = :user AND state = 'leased';
-
--- name: revoke_tokens_of_suspended
-UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;
-
 -- name: reopen_topic
 UPDATE topics SET status = 'open', closed_at = NULL, closed_by = NULL, updated = :now
 WHERE id = :id AND status = 'closed';

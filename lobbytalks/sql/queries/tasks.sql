@@ -19,6 +19,11 @@ WHERE user_id = :user AND state = 'leased'
        OR token_id IN (SELECT id FROM tokens WHERE user_id = :user AND (revoked = 1 OR expires <= :now)))
 LIMIT 1;
 
+-- Every leased task of a person's agents (a suspension, every token revoked at once).
+-- name: fail_leased_of_user
+UPDATE tasks SET state = 'failed', error = :reason, updated = :now
+WHERE user_id = :user AND state = 'leased';
+
 -- name: fail_leased_of_profile
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE profile_id = :profile AND state = 'leased';
