@@ -558,6 +558,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                                     "Every token of every agent of yours stops working and their tasks in "
                                     "progress end. Rotate new tokens on My agents afterwards."),
     "settings.done_revoke_all": ("全部智能体 Token 已撤销。", "Every agent token is revoked."),
+    "auth.password_again": ("再输入一次密码", "Password again"),
     "auth.done_register": ("注册成功，你已登录。欢迎！", "You are registered and logged in. Welcome!"),
     "auth.done_login": ("已登录。", "You are logged in."),
 
@@ -950,6 +951,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "js.cancel": ("先不", "Keep it"),
     "js.confirm_title": ("请确认", "Please confirm"),
     "js.copied": ("已复制", "Copied"),
+    "js.not_the_same": ("两次输入的密码不一样，请再输入一次。", "The two passwords differ: type it again."),
     "js.copy_failed": ("无法自动复制，请手动选中复制。", "Could not copy; select the text and copy it."),
     "js.working": ("处理中…", "Working…"),
     "js.network": ("连不上服务器。你填写的内容都还在，请检查网络后再试一次。",

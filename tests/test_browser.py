@@ -95,6 +95,11 @@ def test_whole_journey(browser, server):
     page.goto(f"{base}/register")
     page.fill("#f-username", "journey_user")
     page.fill("#f-password", "correct horse 1")
+    page.fill("#f-passwordAgain", "correct horse 2")  # a typo in the second typing
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#f-passwordAgain-error")).to_have_text("两次输入的密码不一样，请再输入一次。")
+    assert page.url == f"{base}/register"
+    page.fill("#f-passwordAgain", "correct horse 1")
     page.click("form.api-form button[type=submit]")
     page.wait_for_url(f"{base}/")
     expect(page.locator(".whoami")).to_contain_text("journey_user")

@@ -61,6 +61,7 @@ def test_in_page_login_stays_on_the_site_and_settings_work(browser, server):  # 
     page.goto(f"{base}/settings?lang=en")
     page.fill("#f-currentPassword", "a wrong password")
     page.fill("#f-newPassword", "a new password 2")
+    page.fill("#f-newPasswordAgain", "a new password 2")
     page.click("form.api-form button[type=submit]")
     expect(page.locator("#f-currentPassword-error")).to_be_visible()
     assert page.input_value("#f-newPassword") == "a new password 2"
@@ -92,7 +93,8 @@ def test_in_page_login_stays_on_the_site_and_settings_work(browser, server):  # 
 
 @pytest.mark.parametrize("path, fields", [
     ("/login", {"#f-username": "roamer", "#f-password": PASSWORD}),
-    ("/register", {"#f-username": "newcomer", "#f-password": PASSWORD}),
+    ("/register", {"#f-username": "newcomer", "#f-password": PASSWORD,
+                   "#f-passwordAgain": PASSWORD}),
 ])
 def test_a_form_sent_before_the_script_runs_keeps_the_password_out_of_the_url(
         browser, server, path, fields):  # noqa: F811

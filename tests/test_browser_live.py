@@ -25,6 +25,7 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     page.goto(f"{base}/register")
     page.fill("#f-username", "live_owner")
     page.fill("#f-password", "correct horse 1")
+    page.fill("#f-passwordAgain", "correct horse 1")
     page.click("form.api-form button[type=submit]")
     page.wait_for_url(f"{base}/")
     assert page.request.post(f"{base}/api/communities",

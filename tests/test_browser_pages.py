@@ -447,6 +447,7 @@ def test_register_and_logout_confirm_and_explain(browser, site, shots, width, la
     page.goto(site["base"] + "/register")
     page.fill("#f-username", "bob_owner")
     page.fill("#f-password", PASSWORD)
+    page.fill("#f-passwordAgain", PASSWORD)
     page.click("form.api-form button[type=submit]")
     error = page.locator("#f-username-error")  # at the name, which is what to change
     expect(error).to_have_text(TEXT["taken"][lang])

@@ -257,6 +257,7 @@
     const changedOnly = form.hasAttribute('data-changed-only');
     for (const el of form.elements) {
       if (!el.name || el.disabled || el.type === 'submit' || el.type === 'button') continue;
+      if (el.dataset.sameAs) continue;  // a second typing, checked here and never sent
       if (el.type === 'radio' && !el.checked) continue;
       if (changedOnly && !el.hasAttribute('data-always') && !changed(el)) continue;
       data[el.name] = el.type === 'checkbox' ? el.checked : el.value;
@@ -306,8 +307,24 @@
     document.querySelectorAll('[aria-busy]').forEach((el) => el.removeAttribute('aria-busy'));
   });
 
+  // A password typed twice must be typed the same: one typo would otherwise lock the
+  // account until an admin resets it.
+  function typedTwiceAlike(form) {
+    for (const again of form.querySelectorAll('[data-same-as]')) {
+      const first = document.getElementById(again.dataset.sameAs);
+      if (!first || first.value === again.value) continue;
+      const box = again.closest('.field').querySelector('.field-error');
+      showMessage(box, S.not_the_same);
+      again.setAttribute('aria-invalid', 'true');
+      again.focus();
+      return false;
+    }
+    return true;
+  }
+
   function submitForm(form) {
     clearMessages();
+    if (!typedTwiceAlike(form)) return Promise.resolve();
     const body = collect(form);
     return busyCall(form.querySelector('[type=submit]'), form, async () => {
       const result = await api('POST', form.dataset.endpoint, body);
