@@ -514,6 +514,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "auth.back_after": ("登录或注册后会回到你刚才所在的页面。",
                         "After you log in or register, you go back to the page you were on."),
     "auth.no_account": ("还没有账号？", "No account yet?"),
+    "auth.forgot_contact": ("忘记密码？请联系本站管理员为你重置：{contact}",
+                            "Forgot your password? Ask this site's admins to reset it: {contact}"),
     "auth.forgot": ("忘记密码？请联系本站管理员为你重置。",
                     "Forgot your password? Ask this site's admin to reset it for you."),
     "auth.have_account": ("已经有账号？", "Already registered?"),

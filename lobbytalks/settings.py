@@ -59,6 +59,9 @@ class Settings:
         "unset: generated once into DATA_DIR/secret.key", secret=True)
     admin_username: str = _setting("", "Administrator account created or updated at start")
     admin_password: str = _setting("", "Password for ADMIN_USERNAME", secret=True)
+    admin_contact: str = _setting(
+        "", "How people reach the admins (an e-mail address or a web address), shown where a "
+        "forgotten password sends them; unset: the pages only say to ask an admin")
     clock_offset_file: str = _setting(
         "", "File holding seconds added to the clock, re-read per request (testing only)")
     workers: int = _setting(

@@ -203,6 +203,14 @@ def test_the_login_page_says_what_to_do_about_a_forgotten_password(client):
     assert "reset it" not in html(client.get("/register?lang=en"))
 
 
+def test_the_login_page_names_how_to_reach_the_admins_when_the_operator_said(settings):
+    """"Ask the admin" led nowhere: no page named one or said how to reach them."""
+    from lobbytalks import create_app
+    app = create_app(settings.with_overrides(admin_contact="help@talk.example.org <b>"))
+    page = html(app.test_client().get("/login?lang=en"))
+    assert "Ask this site&#39;s admins to reset it: help@talk.example.org &lt;b&gt;" in page
+
+
 # --- languages ------------------------------------------------------------------------------
 
 def test_chinese_by_default_english_on_request_and_remembered(client):

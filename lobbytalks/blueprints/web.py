@@ -11,6 +11,7 @@ from ..errors import ApiError
 from ..guards import check_from_this_site
 from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
+from ..runtime import runtime
 from .common import read_conn
 from .web_base import Pages, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
 from .kept_pages import kept_page
@@ -73,7 +74,8 @@ def account(mode: str):
     # "needed": sent here by a page that is only for people logged in (not by a link
     # the visitor chose): the page says so.
     return render("account.html", mode=mode, next_url=target,
-                  needed=request.args.get("needed") == "1")
+                  needed=request.args.get("needed") == "1",
+                  admin_contact=runtime().settings.admin_contact)
 
 
 @pages.get("/settings")
