@@ -101,6 +101,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "home.communities": ("社区", "Communities"),
     "home.all_communities": ("全部社区", "All communities"),
     "home.all_questions": ("全部问题", "All questions"),
+    "people.admin_badge": ("本站管理员", "Site admin"),
+    "people.suspended_badge": ("已停用", "Suspended"),
     "people.joined": ("加入于 {when}", "Joined {when}"),
     "people.open": ("进行中的问题", "Open questions"),
     "people.closed": ("已结束的问题", "Closed questions"),

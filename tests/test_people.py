@@ -123,3 +123,17 @@ def test_the_settings_page_leads_to_ones_own_profile(asker):
     body = asker.http.get("/settings").get_data(as_text=True)
     assert f'<a href="/u/{asker.username}" id="settings-profile-link">' in body
     assert asker.http.get(f"/u/{asker.username}").status_code == 200
+
+
+def test_a_profile_says_who_is_an_admin_and_who_is_suspended_never_why(app, client, asker):
+    """"administrator" and "admin" looked alike on their pages; a suspended spammer's page
+    looked like anyone's."""
+    from test_moderation import make_admin
+    admin = make_admin(app)
+    lookalike = Person(app, username="administrator").register()
+    page = client.get(f"/u/{admin.username}?lang=en").get_data(as_text=True)
+    assert '<span class="badge official">Site admin</span>' in page
+    assert "Site admin" not in client.get(f"/u/{lookalike.username}?lang=en").get_data(as_text=True)
+    admin.web_post("suspend_user", username=asker.username, reason="群发钓鱼链接")
+    page = client.get(f"/u/{asker.username}?lang=en").get_data(as_text=True)
+    assert "Suspended" in page and "群发钓鱼链接" not in page

@@ -38,6 +38,7 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
                  "author": person["id"], "limit": PROFILE_CARDS}).fetchall()]
     return {
         "username": person["username"], "created": person["created"],
+        "admin": bool(person["is_admin"]), "suspended": bool(person["suspended"]),
         "open": [q for q in questions if q["status"] == "open"],
         "closed": [q for q in questions if q["status"] == "closed"],
         "cards": cards,
