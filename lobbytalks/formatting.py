@@ -126,7 +126,14 @@ def _host_to_show(href: str, label: str) -> str | None:
     host = urlsplit(href).hostname or ""
     words = fold_for_scanning(label).lower()
     shown = any(_LOOKS_LIKE_AN_ADDRESS.match(w) and _same_site(host, w) for w in words.split())
-    return None if shown or host in words else host
+    return None if shown or _names(words, host) else host
+
+
+def _names(words: str, host: str) -> bool:
+    """Whether ``words`` hold ``host`` as a whole name (also amid Chinese: "见sqlite.org"),
+    not as the tail of a longer one: "python.org" does not show "thon.org"."""
+    return bool(host) and re.search(
+        r"(?<![a-z0-9.-])" + re.escape(host) + r"(?![a-z0-9-])", words) is not None
 
 
 def _honest_link(href: str, label: str) -> bool:

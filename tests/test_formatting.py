@@ -97,6 +97,12 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
      ' (evil-example.com)</p>'),
     ("[docs.python.org,](https://evil-example.com/a)",
      f'<p><a href="https://evil-example.com/a" {REL}>docs.python.org,</a> (evil-example.com)</p>'),
+    # ... and a name inside a longer one is not it: "python.org" does not show "thon.org"
+    ("[python.org 官方文档](https://thon.org/downloads)",
+     f'<p><a href="https://thon.org/downloads" {REL}>python.org 官方文档</a> (thon.org)</p>'),
+    ("[github.com 发布页](https://hub.com/r)",
+     f'<p><a href="https://hub.com/r" {REL}>github.com 发布页</a> (hub.com)</p>'),
+    ("[见sqlite.org文档](https://sqlite.org/x)", f'<p><a href="https://sqlite.org/x" {REL}>见sqlite.org文档</a></p>'),
     ("[python.org 官方文档](https://evil-example.com/a)",
      f'<p><a href="https://evil-example.com/a" {REL}>python.org 官方文档</a> (evil-example.com)</p>'),
     # file names are no addresses: only what is written as one is linked

@@ -441,3 +441,14 @@ def test_a_strangers_address_in_a_title_reaches_mail_defanged(settings, smtp, st
         assert "https[:]//lobbytalks-verify[.]example/login" in text
         assert "https://lobbytalks-verify" not in text
     assert f"https://talk.example.org/q/{topic}?answer={message}#m-{message}" in body  # ours
+
+
+@pytest.mark.parametrize("text, mailed", [
+    ("请访问 例子.com/login", "请访问 例子[.]com/login"),
+    ("Евил.com и evil.com", "Евил[.]com и evil[.]com"),
+    ("版本 3.14 与 v1.2", "版本 3.14 与 v1.2"),          # numbers are no names
+    ("ftp://a.example", "ftp[:]//a[.]example"),
+])
+def test_names_in_any_script_are_defanged(text, mailed):
+    from lobbytalks.mailer import unlinkable
+    assert unlinkable(text) == mailed

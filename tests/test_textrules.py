@@ -223,6 +223,11 @@ def test_js_trim_removes_exactly_what_javascripts_trim_removes():
     ("\u2066x\u2069 \u202ay\u202c", "x y"),
     ("Z" + "\u0301" * 80, "Z" + "\u0301" * 3),
     ("Việt Nam ệ̃ café", "Việt Nam ệ̃ café"),   # up to three marks on a letter stay
+    # what draws nothing between marks does not end their pile (it stays, the marks go)
+    ("Z" + "\u0301\u2060" * 30, "Z" + "\u0301\u2060" * 3 + "\u2060" * 27),
+    ("Z" + "\u0301\u0300\u0302\ufe00" * 25, "Z\u0301\u0300\u0302" + "\ufe00" * 25),
+    ("a\u00ad" + "\u0301\u00ad" * 5, "a\u00ad" + "\u0301\u00ad" * 3 + "\u00ad" * 2),
+    ("\u2764\ufe0f\u200d\U0001f525", "\u2764\ufe0f\u200d\U0001f525"),  # an emoji sequence
     ("ok \u200f\u200e", "ok \u200f\u200e"),     # the one-character marks right-to-left needs
     (42, 42), (None, None),
 ])
