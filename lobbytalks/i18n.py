@@ -494,6 +494,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                                     "An administrator took your question “{title}” down: only you and admins can see it"),
     "notify.kind.question_restored": ("管理员恢复显示了你的问题“{title}”",
                                       "An administrator showed your question “{title}” again"),
+    "notify.taken_down_title": ("（已被管理员下架的问题）", "(a question an admin took down)"),
     "notify.agent_of": ("{owner} 的智能体 {agent}", "{owner}'s agent {agent}"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
                            "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
@@ -851,9 +852,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     # --- admin page (moderation) ------------------------------------------------------
     "nav.admin": ("管理", "Admin"),
     "admin.title": ("管理", "Administration"),
-    "admin.intro": ("隐藏回答、停用账号、重新开放问题。每个操作都写进审计日志，运维可以用 lobbytalks admin log 查看。",
-                    "Hide answers, suspend accounts, reopen questions. Every action goes into "
-                    "the audit log, which the operator reads with lobbytalks admin log."),
+    "admin.intro": ("隐藏回答、停用账号、结束或重新开放问题、下架问题。每个操作都写进审计日志，运维可以用 lobbytalks admin log 查看。",
+                    "Hide answers, suspend accounts, close, reopen or take down questions. Every "
+                    "action goes into the audit log, which the operator reads with lobbytalks admin log."),
     "admin.no_reading": ("管理员身份不授予阅读讨论的权利：这里只显示公开信息，回答的结论只在它已出现在公开答案卡里时显示，私密背景从不显示。",
                          "Being an admin gives no right to read discussions: this page shows "
                          "public facts only. An answer's conclusion appears only once a public "
@@ -907,9 +908,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.suspend_others": ("不在这份名单里的人：在下面填用户名，或在其个人页 /u/用户名 操作。",
                              "Anyone not listed here: by username below, or on their page, "
                              "/u/NAME."),
-    "admin.questions_hint": ("更早的问题：在问题页面上结束或重新开放（用“问题”页搜索）。",
-                             "Older questions: close or reopen them on the question's own page "
-                             "(find it with the Questions page's search)."),
+    "admin.questions_hint": ("更早的问题：在问题页面上结束、重新开放或下架（用“问题”页搜索）。",
+                             "Older questions: close, reopen or take them down on the question's own "
+                             "page (find it with the Questions page's search)."),
     "admin.is_admin": ("管理员", "admin"),
     "admin.suspended": ("已停用", "Suspended"),
     "admin.suspended_because": ("{when} 停用，原因：{reason}", "Suspended {when}. Reason: {reason}"),
@@ -933,6 +934,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.action.unsuspend_user": ("恢复账号", "reinstated an account"),
     "admin.action.reopen_question": ("重新开放问题", "reopened a question"),
     "admin.action.close_question": ("结束他人的问题", "closed someone's question"),
+    "admin.action.hide_question": ("下架问题", "took a question down"),
+    "admin.action.unhide_question": ("恢复显示问题", "showed a question again"),
     "admin.action.grant_admin": ("授予管理员", "granted admin"),
     "admin.action.revoke_admin": ("撤销管理员", "revoked admin"),
     "admin.action.reset_password": ("重置密码", "reset a password"),

@@ -3,6 +3,7 @@ from every listing, search, profile and agent read, its page 404 to all but its 
 the admins; shown again, it comes back closed."""
 from __future__ import annotations
 
+import uuid
 from html import unescape
 
 import pytest
@@ -57,6 +58,7 @@ def test_a_question_taken_down_leaves_every_listing_and_every_reader_but_two(
     own = unescape(asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
     assert "An administrator took this question down: 钓鱼链接." in own
     assert 'data-action="hide_question"' not in own
+    assert '"share_request"' not in own and 'id="card-tools"' not in own  # nothing to send
     theirs = unescape(admin.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
     assert 'data-action="unhide_question"' in theirs and 'data-action="reopen"' not in theirs
     assert [n["kind"] for n in asker.web_get(action="notifications").get_json()["notifications"]
@@ -97,3 +99,65 @@ def test_only_admins_take_questions_down(asker, scene, db):
     for person in (asker, scene["member"]):
         assert_web_error(person.web_post("hide_question", topic=scene["topic"], reason="x"), 403)
     assert db.value("SELECT COUNT(*) FROM topics WHERE hidden_at IS NOT NULL") == 0
+
+
+def test_nothing_more_goes_out_about_it_not_even_from_its_asker(app, asker, scene, db):
+    """Its asker could still send the phishing title into contributors' inboxes (a share
+    request, a card published on its answers) after the takedown."""
+    topic, admin, member = scene["topic"], scene["admin"], scene["member"]
+    message = db.value("SELECT id FROM messages WHERE topic_id = :t", {"t": topic})
+    admin.web_post("hide_question", topic=topic, reason="钓鱼")
+    to_others = ("SELECT COUNT(*) FROM notifications WHERE user_id <> "
+                 "(SELECT author_id FROM topics WHERE id = :t)")
+    before = db.value(to_others, {"t": topic})
+    assert_web_error(asker.web_post("share_request", message=message), 409, "topic_unavailable")
+    member.web_post("share", message=message, sharePublic=True)
+    for action in ("card_preview", "card_publish", "card_republish"):
+        assert_web_error(asker.web_post(action, topic=topic), 409, "topic_unavailable")
+    assert db.value(to_others, {"t": topic}) == before
+
+
+def test_its_leases_end_and_no_replay_reads_it(app, asker, scene, db):
+    topic, admin = scene["topic"], scene["admin"]
+    other = joined_person(app).new_agent()
+    request_id = str(uuid.uuid4())
+    task = other.claim(topic, request_id).get_json()["task"]["id"]
+    admin.web_post("hide_question", topic=topic, reason="钓鱼")
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "failed"
+    assert_external_error(other.claim(topic, request_id), 404, "not_found")
+    for reader in (Person(app).register().http, scene["member"].http):
+        r = reader.get(f"/api/community?action=activity&topic={topic}")
+        assert r.status_code == 404
+    assert asker.http.get(f"/api/community?action=activity&topic={topic}").status_code == 200
+    assert asker.http.get(f"/api/community?action=card&topic={topic}").status_code == 200
+    assert admin.http.get(f"/api/community?action=card&topic={topic}").status_code == 200
+
+
+def test_others_lists_keep_the_item_but_not_the_title(app, asker, scene):
+    """The answer's author keeps their task and their notices, without the phishing title."""
+    topic, admin, member = scene["topic"], scene["admin"], scene["member"]
+    message = member.manage_get(action="tasks").get_json()["tasks"][0]["messageId"]
+    asker.web_post("share_request", message=message)
+    scene["admin"].web_post("hide_question", topic=topic, reason="钓鱼")
+    [task] = member.manage_get(action="tasks").get_json()["tasks"]
+    assert task["topicTitle"] == "（此问题已被管理员下架）"
+    assert PHISH not in member.http.get("/tasks").get_data(as_text=True)
+    inbox = member.http.get("/inbox?lang=en").get_data(as_text=True)
+    assert PHISH not in inbox and "(a question an admin took down)" in inbox
+    assert PHISH in unescape(asker.http.get("/inbox").get_data(as_text=True))
+
+
+def test_the_audit_log_names_every_action_in_words(app, scene):
+    """Take-downs showed as admin.action.hide_question on /admin."""
+    import re
+    from pathlib import Path
+    from lobbytalks import i18n
+    sources = Path(app.root_path).rglob("*.py")
+    recorded = {m.group(1) for path in sources for m in re.finditer(
+        r'record\(conn, [^,]+, f?"([a-z_{}\'\[\] ]+)"', path.read_text("utf-8"))}
+    actions = {a for a in recorded if "{" not in a} | {"grant_admin", "revoke_admin"}
+    assert {"hide_question", "unhide_question", "hide_answer"} <= actions
+    assert [a for a in sorted(actions) if not i18n.has(f"admin.action.{a}")] == []
+    scene["admin"].web_post("hide_question", topic=scene["topic"], reason="钓鱼")
+    page = scene["admin"].http.get("/admin?lang=en").get_data(as_text=True)
+    assert "took a question down" in page and "admin.action." not in page

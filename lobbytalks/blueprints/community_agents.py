@@ -6,9 +6,11 @@ from typing import Any
 from flask import Response, request
 
 from .. import clock
+from ..auth import current_user
 from ..models.common import parse_model, query_args
 from ..models.web import AgentRequest, TopicRef
 from ..services import agent_requests
+from ..services.reading import readable_topic
 from .common import ActionTable, ok, read_conn
 from .community import signed_in_write
 
@@ -26,4 +28,8 @@ def agent_request(body: dict[str, Any]) -> Response:
 def activity() -> Response:
     """Polled by the question page: anyone who may see the question may see this."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)
-    return ok(agent_requests.activity(read_conn(), data.topic, now=clock.now()))
+    user = current_user(request)
+    conn = read_conn()
+    topic = readable_topic(conn, data.topic, user.id if user else None,
+                           admin=bool(user and user.is_admin))
+    return ok(agent_requests.activity(conn, topic, now=clock.now()))

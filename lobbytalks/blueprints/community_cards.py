@@ -7,6 +7,7 @@ from typing import Any, Callable
 from flask import Response, request
 
 from .. import clock
+from ..auth import current_user
 from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, ShareRequest, TopicRef
 from ..services import cards, notifications, overlap
@@ -20,7 +21,9 @@ actions = ActionTable()
 def published_card() -> Response:
     """The published card of a topic, or null; anonymous readers may ask too."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)
-    return ok({"card": cards.published_card(read_conn(), data.topic)})
+    user = current_user(request)
+    return ok({"card": cards.published_card(read_conn(), data.topic, user.id if user else None,
+                                            admin=bool(user and user.is_admin))})
 
 
 @actions.post("share")

@@ -57,9 +57,10 @@ def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
         "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
 
 
-def activity(conn: Connection, topic_id: str, *, now: int) -> dict[str, Any]:
-    """What the question page polls: live research (a count, no names) and stored answers."""
-    topic = get_topic(conn, topic_id)
+def activity(conn: Connection, topic: Row, *, now: int) -> dict[str, Any]:
+    """What the question page polls: live research (a count, no names) and stored answers
+    (``topic``: as read for this reader, ``reading.readable_topic``)."""
+    topic_id = topic["id"]
     # A closed question takes no answer: a lease still running on it is no research that
     # can end in one (its agent is refused at its next heartbeat or submit).
     researching = conn.execute(Q.count_live_leases_on_topic, {

@@ -39,7 +39,7 @@ from ..jsonfast import dumps, loads
 from ..security import new_id
 from .card_build import build, in_current_card
 from .notifications import notify
-from .reading import get_topic, readable_topic
+from .reading import get_topic, readable_topic, refuse_if_taken_down
 from .locks import hold_topic
 
 
@@ -60,10 +60,11 @@ def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any
     return None if row is None else card_view(row)
 
 
-def published_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
+def published_card(conn: Connection, topic_id: str, viewer: int | None = None, *,
+                   admin: bool = False) -> dict[str, Any] | None:
     """The topic's published card, or None; for everyone. :raise 404: unknown topic, or
-    one an admin took down."""
-    readable_topic(conn, topic_id, None)
+    one an admin took down (but to its asker and the admins)."""
+    readable_topic(conn, topic_id, viewer, admin=admin)
     return _card_in_state(conn, topic_id, "published")
 
 
@@ -151,6 +152,7 @@ def _asked_topic(conn: Connection, user_id: int, topic_id: str) -> Row:
     topic = get_topic(conn, topic_id)
     if topic["author_id"] != user_id:
         raise ApiError("forbidden", "只有题主可以整理答案卡")
+    refuse_if_taken_down(topic)
     return topic
 
 

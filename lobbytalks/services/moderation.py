@@ -22,6 +22,7 @@ from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
 from .notifications import notify
 from .preconditions import FULL, room_for_answer
+from .reading import TAKEN_DOWN
 from .topics import get_topic
 
 SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
@@ -184,6 +185,8 @@ def hide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
                                        "now": now}).rowcount == 0:
             return {"ok": True, "id": topic_id, "hidden": True, "replayed": True}
         conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": -1})
+        # its researchers stop now, told why (a closed question's leases would only run out)
+        conn.execute(Q.fail_leased_on_topic, {"topic": topic_id, "reason": TAKEN_DOWN, "now": now})
         if topic["author_id"] != admin_id:
             notify(conn, topic["author_id"], "question_hidden", topic_id, now=now)
         record(conn, admin_id, "hide_question", "topic", topic_id, reason, now)

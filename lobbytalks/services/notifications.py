@@ -23,7 +23,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from .card_build import in_current_card
 from .locks import hold_topic
-from .reading import can_read_full
+from .reading import can_read_full, refuse_if_taken_down
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
          "task_failed", "task_expired",
@@ -116,7 +116,9 @@ def describe(item: dict[str, Any], lang: str) -> str:
     name = item["actor"] or ""
     if item.get("actorOwner"):
         name = i18n.translate(lang, "notify.agent_of", agent=name, owner=item["actorOwner"])
-    return i18n.translate(lang, key, title=item["topicTitle"], name=name)
+    title = item["topicTitle"] if item["topicTitle"] is not None else \
+        i18n.translate(lang, "notify.taken_down_title")  # none of a question taken down
+    return i18n.translate(lang, key, title=title, name=name)
 
 
 def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:
@@ -196,6 +198,7 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
         topic = conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone()
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以请作者许可公开使用")
+        refuse_if_taken_down(topic)
         if message["user_id"] == user_id:
             raise ApiError("invalid_request", "这是你自己的智能体的回答，直接许可即可", status=409)
         if message["share_public"]:

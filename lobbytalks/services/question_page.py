@@ -60,7 +60,7 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, owners=answer_owners(conn, topic_id) if rows else {},
         flow=card_flow(conn, keyring, topic, data, viewer, mine),
-        live=agent_requests.activity(conn, topic_id, now=now),
+        live=agent_requests.activity(conn, topic, now=now),
         agents_asked=asked, agents_answered=answered,
         answers_hidden=answered and not agent_requests.answered_by_agents_of(
             conn, viewer, topic, shown_only=True),

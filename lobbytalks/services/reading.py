@@ -36,6 +36,17 @@ def readable_topic(conn: Connection, topic_id: str, viewer: int | None, *,
     return topic
 
 
+TAKEN_DOWN = "这个问题已被管理员下架"
+
+
+def refuse_if_taken_down(topic: Row) -> None:
+    """Nothing more goes out about a question taken down, not even from its asker (a share
+    request or a card would carry its title into others' inboxes).
+    :raise 409 topic_unavailable: taken down."""
+    if topic["hidden_at"] is not None:
+        raise ApiError("topic_unavailable", TAKEN_DOWN)
+
+
 def _found(row: Row | None) -> Row:
     if row is None:
         raise ApiError("not_found", "话题不存在")

@@ -12,10 +12,13 @@ from . import context, moderation
 from .locks import hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
-from .reading import can_read_full, get_topic_for_member
+from .reading import can_read_full, get_topic_for_member, readable_topic
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_for_view, settle_task, settle_user
-from .topics import get_topic
+
+# What a task on a question taken down shows instead of its title (a phishing title is why
+# questions are taken down); the contract's topicTitle is a string.
+TAKEN_DOWN_TITLE = "（此问题已被管理员下架）"
 
 if TYPE_CHECKING:
     from ..auth import Agent
@@ -94,7 +97,8 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
 def frozen_context(conn, keyring, agent, task, topic=None, allowed=None) -> dict[str, Any]:
     """The context a task was claimed with (``topic``: the topic row, and ``allowed``: the
     read right, when already read in this transaction)."""
-    topic = topic or get_topic(conn, task["topic_id"])
+    # a question taken down is as unknown to agents as a missing one, a replay's too
+    topic = topic or readable_topic(conn, task["topic_id"], None)
     return context.build(conn, keyring, agent, topic, version=task["question_version"],
                          frozen_ids=loads(task["frozen_messages"]),
                          private_allowed=bool(task["private_included"]), allowed=allowed)
@@ -168,7 +172,8 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
 
 def managed_view(row: Row) -> dict[str, Any]:
     return {
-        "id": row["id"], "topic": row["topic_id"], "topicTitle": row["topic_title"],
+        "id": row["id"], "topic": row["topic_id"],
+        "topicTitle": row["topic_title"] if row["topic_title"] is not None else TAKEN_DOWN_TITLE,
         "communityId": row["community_id"], "profile": row["profile_id"],
         "agentName": row["agent_name"], "client": row["client"], "state": row["state"],
         "replyTo": row["reply_to"], "created": row["created"], "updated": row["updated"],

@@ -36,7 +36,8 @@ SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE user_id = :user AND read
 -- public title, the answering agent's name, the agent of the task.
 -- name: get_notification
 SELECT n.id, n.user_id, n.kind, n.cause, n.topic_id, n.message_id, n.task_id, n.created,
-       n.read_at, t.title AS topic_title, u.username AS asker_name,
+       n.read_at, CASE WHEN t.hidden_at IS NULL OR t.author_id = n.user_id THEN t.title END
+       AS topic_title, u.username AS asker_name,
        m.name AS answer_agent, mu.username AS answer_owner, p.name AS task_agent
 FROM notifications n
 JOIN topics t ON t.id = n.topic_id
@@ -50,7 +51,8 @@ WHERE n.id = :id;
 -- The inbox, newest first, a page at a time (keyset on the id).
 -- name: list_notifications_before
 SELECT n.id, n.user_id, n.kind, n.cause, n.topic_id, n.message_id, n.task_id, n.created,
-       n.read_at, t.title AS topic_title, u.username AS asker_name,
+       n.read_at, CASE WHEN t.hidden_at IS NULL OR t.author_id = n.user_id THEN t.title END
+       AS topic_title, u.username AS asker_name,
        m.name AS answer_agent, mu.username AS answer_owner, p.name AS task_agent
 FROM notifications n
 JOIN topics t ON t.id = n.topic_id

@@ -24,6 +24,11 @@ LIMIT 1;
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE user_id = :user AND state = 'leased';
 
+-- The leases on a question an admin took down (tasks_topic_state).
+-- name: fail_leased_on_topic
+UPDATE tasks SET state = 'failed', error = :reason, updated = :now
+WHERE topic_id = :topic AND state = 'leased';
+
 -- name: fail_leased_of_profile
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE profile_id = :profile AND state = 'leased';
@@ -76,9 +81,12 @@ UPDATE tasks SET state = 'done', message_id = :message, result_hash = :hash, upd
 WHERE id = :id AND state = 'leased'
 RETURNING {{task_columns}};
 
--- The ManagedTask projection, joined with its topic and agent.
+-- The ManagedTask projection, joined with its topic and agent; no title of a question an
+-- admin took down, but to its asker (tasks.TAKEN_DOWN_TITLE stands in).
 -- name: get_managed_task
-SELECT k.id, k.topic_id, t.title AS topic_title, t.community_id, k.profile_id,
+SELECT k.id, k.topic_id,
+       CASE WHEN t.hidden_at IS NULL OR t.author_id = k.user_id THEN t.title END AS topic_title,
+       t.community_id, k.profile_id,
        p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
        k.expires, k.message_id, k.error
 FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id
@@ -86,7 +94,9 @@ WHERE k.id = :id;
 
 -- The owner's tasks page, newest first; a NULL filter matches every task.
 -- name: list_managed_tasks
-SELECT k.id, k.topic_id, t.title AS topic_title, t.community_id, k.profile_id,
+SELECT k.id, k.topic_id,
+       CASE WHEN t.hidden_at IS NULL OR t.author_id = k.user_id THEN t.title END AS topic_title,
+       t.community_id, k.profile_id,
        p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
        k.expires, k.message_id, k.error
 FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id
