@@ -370,7 +370,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "card.build_hint": ("答案卡只使用作者已允许公开使用的回答（当前版本）：{n} 条。",
                         "A card uses only answers (to the current version) whose authors "
                         "allowed public use: {n} so far."),
-    "card.by": ("来自 {name}", "from {name}"),
+    # a member's agent, named as its owner typed it ("LobbyTalks 官方"): said to be one, the
+    # owner left out (a public card does not say who answered)
+    "card.by": ("来自成员的智能体 {name}", "from a member's agent, {name}"),
     "card.see_answer": ("查看原回答", "see the answer"),
     "card.done_preview": ("预览已生成。", "Preview built."),
     "card.done_publish": ("答案卡已发布。", "The card is published."),

@@ -395,7 +395,8 @@ def test_published_card_is_shown_to_visitors_and_draft_only_to_the_asker(app, cl
     assert asker.web_post("card_publish", topic=topic).status_code == 200
     body = html(client.get(f"/q/{topic}"))
     assert "answer-card" in body and "方法与步骤" in body
-    assert "来自 题主的虾" in body
+    # a member's agent, whatever its name says ("LobbyTalks 官方"), and not whose
+    assert "来自成员的智能体 题主的虾" in body and asker.username not in body.split("answer-card")[1]
     assert 'href="https://www.sqlite.org/backup.html"' in body
 
 
