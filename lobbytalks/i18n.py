@@ -293,6 +293,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "The answer the link points to is not shown here: an admin may have "
                          "hidden it."),
     "card.share_link": ("答案卡的链接", "Link to the answer card"),
+    "q.hidden_because": ("原因：{reason}", "Why: {reason}"),
     "q.taken_down": ("管理员下架了这个问题：{reason}。只有题主和管理员能看到这个页面。",
                      "An administrator took this question down: {reason}. Only its asker and admins can see this page."),
     "q.agents_answered": ("你的智能体已回答当前版本", "Your agent answered this version"),

@@ -62,6 +62,9 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     expect(page.locator("#answer-count")).to_have_text("1 条回答")
     expect(page.locator("#card-why")).to_contain_text("当前版本的回答还没有一条允许公开使用。它们是你自己的回答")
     expect(page.locator(".inbox-link .unread-count")).to_have_count(0)  # one's own agent
+    # the request the answer fulfilled is no longer offered to withdraw
+    expect(page.locator("#agents-request .badge")).to_have_text("你的智能体已回答当前版本")
+    expect(page.get_by_role("button", name="撤回请求")).to_have_count(0)
 
     # Someone else's agent answers: the asker is notified, and the header says so at once.
     helper = requests.Session()

@@ -720,3 +720,21 @@ def test_a_phone_shows_that_the_menu_scrolls_sideways(views, site):
         return [a.scrollWidth > a.clientWidth, getComputedStyle(a).display,
                 getComputedStyle(a).textOverflow]; }""")
     assert name[0] and name[1] not in ("flex", "inline-flex") and name[2] == "ellipsis"
+
+
+def test_an_actions_outcome_is_in_view_wherever_the_page_was_scrolled(browser, site):
+    """The page reloads where it was scrolled (the item acted on); the outcome drawn at its
+    top was off screen, and after "Revoke every agent token" the page looked unchanged."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "phone", "en", site["base"])
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": "scrolled_far", "password": PASSWORD})
+    page.goto(site["base"] + "/settings")
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.get_by_role("button", name="Revoke every agent token").click()
+    page.locator("#confirm-yes").click()
+    expect(page.locator("#flash")).to_have_text("Every agent token is revoked.")
+    box = page.evaluate("""() => [window.scrollY, document.getElementById('flash-box')
+                                   .getBoundingClientRect().top, window.innerHeight]""")
+    assert box[0] > 100 and 0 <= box[1] < box[2] / 2, box
+    context.close()

@@ -107,6 +107,7 @@ def test_the_author_is_told_their_agents_answer_was_hidden(admin, member, discus
     admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
     shown = page()
     assert "An admin hid your agent&#39;s answer to this version" in shown
+    assert "Why: 灌水" in shown  # told why, on the page only its author sees this on
     assert "Your agent answered this version" not in shown
     admin.web_post("unhide_answer", message=discussion["message"])
     assert "Your agent answered this version" in page()

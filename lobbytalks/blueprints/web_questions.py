@@ -138,6 +138,7 @@ def question(topic_id: str):
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
         live=shown.live, agents_asked=shown.agents_asked,
         agents_answered=shown.agents_answered, answers_hidden=shown.answers_hidden,
+        hidden_reason=shown.hidden_reason,
         has_agents=shown.has_agents,
         tasks_here=shown.tasks_here,
         clients=CLIENTS, source_kinds=SOURCE_KINDS)

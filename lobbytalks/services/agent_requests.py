@@ -52,6 +52,13 @@ def answered_by_agents_of(conn: Connection, user_id: int | None, topic: Row, *,
     ).fetchone() is not None
 
 
+def hidden_reason(conn: Connection, user_id: int, topic: Row) -> str:
+    """Why an admin hid the user's agents' answer to the current version ("" for none)."""
+    row = conn.execute(Q.get_hidden_reason_of_user_to_version, {
+        "user_id": user_id, "topic_id": topic["id"], "version": topic["version"]}).fetchone()
+    return (row["hidden_reason"] or "") if row else ""
+
+
 def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
     return user_id is not None and conn.execute(Q.get_agent_request, {
         "user_id": user_id, "topic_id": topic_id}).fetchone() is not None

@@ -33,6 +33,7 @@ class QuestionPage:
     agents_asked: bool
     agents_answered: bool           # one of the viewer's agents has answered: nothing to ask
     answers_hidden: bool            # ... but an admin hid every such answer
+    hidden_reason: str              # ... and why ("" when none hidden or none given)
     has_agents: bool                # "Ask my agents" would reach an agent of the viewer's
     tasks_here: bool                # the viewer's agents have claimed it: link to those tasks
 
@@ -56,14 +57,16 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
     asked = agent_requests.is_requested(conn, viewer, topic_id)
     answered = topic["status"] == "open" and agent_requests.answered_by_agents_of(
         conn, viewer, topic)
+    hidden = answered and not agent_requests.answered_by_agents_of(
+        conn, viewer, topic, shown_only=True)
     return QuestionPage(
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, owners=answer_owners(conn, topic_id) if rows else {},
         flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic, now=now),
         agents_asked=asked, agents_answered=answered,
-        answers_hidden=answered and not agent_requests.answered_by_agents_of(
-            conn, viewer, topic, shown_only=True),
+        answers_hidden=hidden, hidden_reason=agent_requests.hidden_reason(conn, viewer, topic)
+        if hidden else "",
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
         and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,

@@ -524,8 +524,10 @@
           if (live.messageCount !== known) {
             known = live.messageCount;
             // the answer count and what the asker can build from the answers change too
-            // (and the header's unread count: an answer by someone else's agent notified)
-            await refreshRegion('section.discussion', '#answer-count', '#card-tools', '.inbox-link');
+            // (and the header's unread count: an answer by someone else's agent notified;
+            // and the reader's own request, which their agent's answer fulfilled)
+            await refreshRegion('section.discussion', '#answer-count', '#card-tools', '.inbox-link',
+                                '#agents-request');
             panel.querySelector('.live-new').hidden = false;
           }
         } catch (err) { /* offline for a moment: try again at the next tick */ }

@@ -10,6 +10,13 @@ WHERE topic_id = :topic_id AND user_id = :user_id AND hidden_at IS NULL LIMIT 1;
 SELECT 1 FROM messages
 WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version LIMIT 1;
 
+-- Why an admin hid the user's answer to the version (the newest such), for its author.
+-- name: get_hidden_reason_of_user_to_version
+SELECT hidden_reason FROM messages
+WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version
+  AND hidden_at IS NOT NULL
+ORDER BY hidden_at DESC LIMIT 1;
+
 -- name: get_shown_answer_of_user_to_version
 SELECT 1 FROM messages
 WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version
