@@ -1486,3 +1486,27 @@ def test_a_new_version_of_a_question_it_answered_is_answered_again(scene):
     assert versions() == [1, 2]
     code, events = scene.finish(scene.run_once())
     assert code == EXIT_OK and "chosen" not in names(events) and len(scene.messages()) == 2
+
+
+def test_finished_attempts_lose_their_files_after_two_weeks_but_stay_tried(scene):
+    """A connector running for months kept every harness's work folder and every result;
+    the attempt's own file stays, or the question would be answered again."""
+    code, _ = scene.finish(scene.run_once())
+    assert code == EXIT_OK
+    [path] = list((scene.state_dir / "attempts").glob("*.json"))
+    attempt = json.loads(path.read_text())
+    work = scene.state_dir / "work" / attempt["requestId"]
+    result = scene.state_dir / "results" / f"{attempt['requestId']}.json"
+    assert work.is_dir() and result.is_file()
+    (work / "keep-me-not").write_text("harness output")
+    outside = scene.state_dir.parent / "not-in-the-state-folder"
+    outside.mkdir()
+    (work / "link").symlink_to(outside)
+    attempt["updated"] -= 15 * 86400
+    path.write_text(json.dumps(attempt))
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK
+    [pruned] = [e for e in events if e["event"] == "pruned"]
+    assert pruned["attempts"] == 1
+    assert not work.exists() and not result.exists() and path.is_file() and outside.is_dir()
+    assert "chosen" not in names(events) and len(scene.messages()) == 1  # not tried again

@@ -24,6 +24,7 @@ from .pacing import Stopped
 from .state import StateStore
 
 MAX_COMMUNITY_PAGES = 10
+PRUNE_EVERY_SECONDS = 3600
 
 
 @dataclass
@@ -71,11 +72,13 @@ class Scheduler:
         self._lock = threading.Lock()
         self.errors = 0  # attempts an unexpected error stopped (--once exits 1 for them)
         self.outcomes: list[str] = []  # the local state each attempt of this run ended in
+        self._pruned_at = float("-inf")
 
     # --- the loop ----------------------------------------------------------------------
 
     def run(self) -> BaseException | None:
         """Until stopped (or one pass with ``once``); the fatal error that ended it, if any."""
+        self._prune()
         for attempt in self.store.open_attempts():  # resume before choosing anything new
             self._start(attempt)
             if self.plan.once:
@@ -92,9 +95,25 @@ class Scheduler:
                 break
             self.stop.wait(self.plan.poll_interval * (0.75 + random.random() / 2))
             self._reap()
+            self._prune()
         for thread in self._threads:
             thread.join()
         return self._fatal
+
+    def _prune(self) -> None:
+        """Old finished attempts' files go, at start and then at most once an hour."""
+        now = self.now()
+        if now - self._pruned_at < PRUNE_EVERY_SECONDS:
+            return
+        self._pruned_at = now
+        try:
+            removed = self.store.prune_finished(now)
+        except OSError as exc:  # not worth stopping for: the next pass tries again
+            self.say("error", f"could not remove old work folders: {describe(exc)}")
+            return
+        if removed:
+            self.say("pruned", f"removed the files of {removed} finished attempts",
+                     attempts=removed)
 
     def _start_new(self) -> None:
         self._reap()

@@ -11,6 +11,7 @@ harness that printed it is kept as printed in its ``work`` files, for the owner 
     attempts/<requestId>.json   one attempt: topic, replyTo, task, state, errors
     results/<requestId>.json    the exact bytes submitted for that attempt
     work/<requestId>/           the harness's own working folder and files
+                                (both removed KEEP_FINISHED_DAYS after the attempt finished)
     budget.json                 research runs started per local day
     lock                        held by the running connector
 """
@@ -21,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import threading
 import time
 import uuid
@@ -37,6 +39,10 @@ from urllib.parse import urlsplit
 OPEN_STATES = ("new", "leased", "submitting", "failing")
 FINAL_STATES = ("done", "failed", "expired", "rejected", "deferred")
 MAX_ERRORS_KEPT = 10
+# A finished attempt's harness files and submitted result are kept this long for the owner
+# to look at, then removed (a connector running for months would fill its disk); the
+# attempt's own small file stays, so the question is never tried again.
+KEEP_FINISHED_DAYS = 14
 
 
 class StateInUse(Exception):
@@ -157,6 +163,22 @@ class StateStore:
         folder = self.work / attempt["requestId"]
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return folder
+
+    def prune_finished(self, now: float, keep_days: int = KEEP_FINISHED_DAYS) -> int:
+        """Remove the work folder and kept result of every attempt that finished more than
+        ``keep_days`` ago; how many attempts had something removed."""
+        pruned = 0
+        for attempt in self.all_attempts():
+            if attempt["state"] in OPEN_STATES or now - attempt.get("updated", now) < keep_days * 86400:
+                continue
+            folder = self.work / attempt["requestId"]
+            result = self.result_path(attempt)
+            if not (folder.exists() or result.exists()):
+                continue
+            shutil.rmtree(folder, ignore_errors=True)  # links inside are removed, not followed
+            result.unlink(missing_ok=True)
+            pruned += 1
+        return pruned
 
     def scrub_work(self, attempt: dict[str, Any], secrets: tuple[str, ...]) -> None:
         """Take the token out of what the harness printed, once the attempt has read it:
