@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import mcp
-from .models.jsonrpc import request_id
+from .models.jsonrpc import is_response, request_id
 from .settings import Settings
 
 BATCH_VERSION = "2025-03-26"
@@ -34,6 +34,12 @@ def answer(batch: list[Any], *, version_header: str | None, run: mcp.RunTool,
     if not batch or len(batch) > MAX_BATCH:
         return 400, mcp.error_body(None, mcp.INVALID_REQUEST,
                                    f"批量请求须含 1–{MAX_BATCH} 条消息")
+    if not any(isinstance(m, dict) and "id" in m and not is_response(m) for m in batch) \
+            and any(isinstance(m, dict) and is_response(m) for m in batch):
+        # responses (and notifications) only: this server asks nothing, so it cannot take
+        # them, and the transport then wants an HTTP error, as for a single response
+        return 400, mcp.error_body(None, mcp.INVALID_REQUEST,
+                                   "此服务器不向客户端发请求，不接受 JSON-RPC 响应")
     charge(len(batch) - 1)  # the request itself was counted on authentication
     answers = [_answer_one(message, version_header, run, settings) for message in batch]
     replies = [reply for reply in answers if reply is not None]

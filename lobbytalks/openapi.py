@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from . import __version__
 from .actions import ACTIONS, READ_ACTIONS
 from .mcp import SUPPORTED_VERSIONS
+from .mcp_batch import BATCH_VERSION, MAX_BATCH
 from .models import external as ext
 from .models import jsonrpc as rpc
 from .models import responses as r
@@ -160,6 +161,11 @@ def _manage_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def _batch_of(ref: dict[str, str]) -> dict[str, Any]:
+    return {"type": "array", "minItems": 1, "maxItems": MAX_BATCH, "items": ref,
+            "description": f"JSON-RPC 批量，只在协议 {BATCH_VERSION}（或不带版本头）时接受"}
+
+
 def _mcp_path(refs: dict[str, Any]) -> dict[str, Any]:
     return {"post": {
         "operationId": "mcpJsonRpc", "tags": ["MCP"],
@@ -172,9 +178,11 @@ def _mcp_path(refs: dict[str, Any]) -> dict[str, Any]:
              "schema": {"type": "string"}, "example": "application/json, text/event-stream"},
             {"name": "MCP-Protocol-Version", "in": "header", "required": False,
              "schema": {"type": "string", "enum": list(SUPPORTED_VERSIONS)}}],
-        "requestBody": {"required": True, **json_body(refs["rpc_request"])},
+        # an array too: the batches of 2025-03-26 (mcp_batch), answered by an array
+        "requestBody": {"required": True, **json_body(
+            {"oneOf": [refs["rpc_request"], _batch_of(refs["rpc_request"])]})},
         "responses": responses(
-            refs["rpc_response"], refs["rpc_response"],
+            {"oneOf": [refs["rpc_response"], _batch_of(refs["rpc_response"])]}, refs["rpc_response"],
             "JSON-RPC 错误：-32600 结构、-32601 方法、-32602 参数、-32000 认证/传输（含 JSON 无法解析）",
             **{"202": {"description": "通知（没有 id）已接受，没有响应体"}}),
         "x-mcp-tools": list(ACTIONS),

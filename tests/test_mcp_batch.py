@@ -73,3 +73,25 @@ def test_every_message_of_a_batch_counts_against_the_token_budget(settings):
     other = McpClient(app, Person(app).register().new_agent().token)
     assert_rpc_error(other.send([ping(i) for i in range(5)]), 429, -32000, id=None,
                      data_code="rate_limited")
+
+
+@pytest.mark.parametrize("batch", [
+    [{"jsonrpc": "2.0", "id": 1, "result": {}}],
+    [{"jsonrpc": "2.0", "id": 7, "error": {"code": 1, "message": "x"}}, INITIALIZED],
+])
+def test_a_batch_of_responses_only_is_refused_as_a_single_response_is(mcp, batch):
+    """MCP 2025-03-26: input of responses or notifications only that the server cannot
+    accept gets an HTTP error (it had been a 200 with an array of errors)."""
+    assert_rpc_error(mcp.send(batch), 400, -32600, id=None)
+
+
+def test_the_served_contract_describes_batches(app):
+    import jsonschema
+    doc = app.test_client().get("/docs/external-agents-openapi.json").get_json()
+    post = doc["paths"]["/api/external/mcp"]["post"]
+    body = post["requestBody"]["content"]["application/json"]["schema"]
+    answer = post["responses"]["200"]["content"]["application/json"]["schema"]
+    resolver = {"components": doc["components"]}
+    for schema, value in ((body, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+                          (answer, [{"jsonrpc": "2.0", "id": 1, "result": {}}])):
+        jsonschema.validate(value, {**schema, **resolver})

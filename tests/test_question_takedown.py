@@ -161,3 +161,16 @@ def test_the_audit_log_names_every_action_in_words(app, scene):
     scene["admin"].web_post("hide_question", topic=scene["topic"], reason="钓鱼")
     page = scene["admin"].http.get("/admin?lang=en").get_data(as_text=True)
     assert "took a question down" in page and "admin.action." not in page
+
+
+@pytest.mark.parametrize("action, target", [("hide_question", "topic"),
+                                            ("suspend_user", "username"),
+                                            ("hide_answer", "message")])
+def test_a_reason_quoting_a_key_is_refused_as_any_shown_text(app, asker, scene, db, action, target):
+    """A reason is shown to the person concerned (and kept in the audit log)."""
+    value = {"topic": scene["topic"], "username": asker.username,
+             "message": db.value("SELECT id FROM messages")}[target]
+    r = scene["admin"].web_post(action, **{target: value},
+                                reason="leaked ghp_0123456789abcdefghijABCDEFGHIJ012345")
+    assert_web_error(r, 400, "sensitive_content")
+    assert db.value("SELECT COUNT(*) FROM audit_log") == 0

@@ -39,3 +39,16 @@ def test_settings_offers_it_beside_the_logins(app):
     person = Person(app).register()
     page = person.http.get("/settings?lang=en").get_data(as_text=True)
     assert "Revoke every agent token" in page and "revoke_all" in page
+
+
+def test_revoke_all_counts_and_revokes_only_tokens_that_still_work(app, member, db, clock_file):
+    from conftest import advance
+    old = member.new_agent("旧虾")
+    advance(clock_file, 31 * 86400)  # past the token's 30 days
+    assert_external_error(old.get("list_topics"), 401, "unauthorized")
+    member.web_post("login", username=member.username, password=member.password)  # expired too
+    new = member.new_agent("新虾")
+    assert member.manage_post("revoke_all").get_json() == {"ok": True, "revoked": 1}
+    assert_external_error(new.get("list_topics"), 401, "unauthorized")
+    # the expired one stays listed as expired, not as revoked
+    assert db.value("SELECT revoked FROM tokens WHERE id = :id", {"id": old.token_id}) == 0

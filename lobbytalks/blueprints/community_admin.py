@@ -9,6 +9,7 @@ from flask import Response, request
 from .. import clock
 from ..auth import require_admin
 from ..models.web import AnswerModeration, PersonModeration, TopicModeration
+from ..screening import refuse_secrets
 from ..services import moderation
 from .common import ActionTable, ok
 from .community import signed_in_write
@@ -32,6 +33,9 @@ def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]
     def handle(body: dict[str, Any]) -> Response:
         require_admin(request)  # before validation: others learn nothing about the body
         user, data, rt = signed_in_write(model, body)
+        # a reason is shown to the person concerned (and kept in the audit log): an admin
+        # quoting the spam they remove must not pass on a key it carried
+        refuse_secrets({"reason": data.reason})
         return ok(service(rt.db, user.id, getattr(data, target), data.reason.strip(),
                           now=clock.now()))
     return handle

@@ -133,7 +133,8 @@ def revoke_all(db: Database, user_id: int, *, now: int) -> dict[str, Any]:
         hold_user(conn, user_id)
         settle_user(conn, user_id, now)
         conn.execute(Q.fail_leased_of_user, {"user": user_id, "reason": TOKEN_REVOKED, "now": now})
-        revoked = conn.execute(Q.revoke_tokens_of_user, {"user_id": user_id}).rowcount
+        revoked = conn.execute(Q.revoke_live_tokens_of_user, {"user_id": user_id,
+                                                              "now": now}).rowcount
     return {"ok": True, "revoked": revoked}
 
 

@@ -53,3 +53,7 @@ UPDATE profiles SET archived_at = :now WHERE id = :id AND user_id = :user_id AND
 
 -- name: revoke_tokens_of_user
 UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;
+
+-- The tokens that still work (an expired one stays listed as expired).
+-- name: revoke_live_tokens_of_user
+UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0 AND expires > :now;
