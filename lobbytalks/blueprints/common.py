@@ -75,6 +75,12 @@ def read_conn() -> Connection:
     return runtime().db.conn
 
 
+def as_reader(user: Any) -> dict[str, Any]:
+    """The signed-in user (or None) as the services' ``viewer`` and ``admin`` keywords: a
+    question an admin took down is read by its asker and the admins only."""
+    return {"viewer": user.id if user else None, "admin": bool(user and user.is_admin)}
+
+
 def base_url() -> str:
     """This instance's address as clients should use it: the configured public address,
     else the address this request came to."""

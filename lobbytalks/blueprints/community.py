@@ -19,7 +19,7 @@ from ..models.web import (CommunityQuery, TopicListQuery, TopicRef, TopicRevise,
                           WebTopicCreate)
 from ..runtime import Runtime, runtime
 from ..services import question_page, topics
-from .common import ActionTable, lookup_action, merged_actions, ok, read_conn
+from .common import ActionTable, as_reader, lookup_action, merged_actions, ok, read_conn
 
 bp = Blueprint("community", __name__)
 POST_ACTIONS: dict[str, Callable[[dict[str, Any]], Response]] = {}
@@ -72,8 +72,7 @@ def _read_topic(topic_id: str) -> Response:
     user = current_user(request)
     rt = runtime()
     with rt.db.snapshot() as conn:  # the answer count agrees with the answers listed
-        return ok(question_page.read(conn, rt.keyring, user.id if user else None, topic_id,
-                                     admin=bool(user and user.is_admin)))
+        return ok(question_page.read(conn, rt.keyring, topic_id=topic_id, **as_reader(user)))
 
 
 def _list_topics() -> Response:

@@ -1,5 +1,6 @@
 """Moderation actions on /api/community, for admins only: hide or show an answer, suspend
-or reinstate a person, reopen a closed question, take a question down or show it again. Each one is audited by its service."""
+or reinstate a person, reopen a closed question, take a question down or show it again.
+Each one is audited by its service."""
 from __future__ import annotations
 
 from typing import Any, Callable

@@ -11,7 +11,7 @@ from ..models.common import parse_model, query_args
 from ..models.web import AgentRequest, TopicRef
 from ..services import agent_requests
 from ..services.reading import readable_topic
-from .common import ActionTable, ok, read_conn
+from .common import ActionTable, as_reader, ok, read_conn
 from .community import signed_in_write
 
 actions = ActionTable()
@@ -30,6 +30,5 @@ def activity() -> Response:
     data = parse_model(TopicRef, query_args(request.args), strict=False)
     user = current_user(request)
     conn = read_conn()
-    topic = readable_topic(conn, data.topic, user.id if user else None,
-                           admin=bool(user and user.is_admin))
+    topic = readable_topic(conn, data.topic, **as_reader(user))
     return ok(agent_requests.activity(conn, topic, now=clock.now()))

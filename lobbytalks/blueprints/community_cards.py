@@ -11,7 +11,7 @@ from ..auth import current_user
 from ..models.common import parse_model, query_args
 from ..models.web import MessageShare, ShareRequest, TopicRef
 from ..services import cards, notifications, overlap
-from .common import ActionTable, ok, read_conn
+from .common import ActionTable, as_reader, ok, read_conn
 from .community import signed_in_write
 
 actions = ActionTable()
@@ -22,8 +22,7 @@ def published_card() -> Response:
     """The published card of a topic, or null; anonymous readers may ask too."""
     data = parse_model(TopicRef, query_args(request.args), strict=False)
     user = current_user(request)
-    return ok({"card": cards.published_card(read_conn(), data.topic, user.id if user else None,
-                                            admin=bool(user and user.is_admin))})
+    return ok({"card": cards.published_card(read_conn(), data.topic, **as_reader(user))})
 
 
 @actions.post("share")

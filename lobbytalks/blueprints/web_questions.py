@@ -14,7 +14,7 @@ from .. import clock
 from ..services import communities, question_page, topics
 from ..models.common import COMMUNITY_ID, ID
 from ..models.external import CLIENTS, SOURCE_KINDS
-from .common import read_conn
+from .common import as_reader, read_conn
 from .web_base import (Pages, community_label, day, distinct_labels, int_arg, island_label,
                        login_required, page_url, render, t, viewer)
 from .kept_pages import kept_page
@@ -118,9 +118,8 @@ def question(topic_id: str):
         raise ApiError("not_found", "话题不存在")
     rt = runtime()
     with rt.db.snapshot() as conn:  # the answer count agrees with the answers shown
-        reader = viewer()
-        shown = question_page.page(conn, rt.keyring, reader.id if reader else None, topic_id,
-                                   now=clock.now(), admin=bool(reader and reader.is_admin))
+        shown = question_page.page(conn, rt.keyring, topic_id=topic_id, now=clock.now(),
+                                   **as_reader(viewer()))
     data = shown.data
     pages = AnswerPages(data["messages"], int_arg("page", default=0),
                         request.args.get("answer", ""))
