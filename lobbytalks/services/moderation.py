@@ -176,8 +176,8 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
 def hide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
                   now: int) -> dict[str, Any]:
     """Take a question down: closed, gone from every listing, search and profile, and its
-    page and reads 404 to all but its asker and the admins (``reading.refuse_if_hidden``).
-    It stays stored. :raise 404: unknown topic."""
+    page and reads 404 to all but its asker and the admins (``reading.readable_topic``);
+    its leases fail. It stays stored. :raise 404: unknown topic."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
         topic = get_topic(conn, topic_id)

@@ -1,12 +1,12 @@
 """Notifications: the inbox, the header's unread count and share requests.
 
 A notification is written by ``notify`` inside the transaction of the event that causes it
-(an answer arrives, a card is published or hidden, a task fails or expires, an admin hides
-an answer or closes a question), so an event and
-its notification commit or roll back together. A row stores ids only; ``view`` reads what it
-shows at display time -- the question's public title and an agent's or the asker's name,
-never an answer's text, a discussion or private context -- so the inbox and the e-mails
-carry nothing the recipient may not read.
+(an answer arrives, a card is published or hidden, a task fails or expires, an admin acts on
+the recipient's answer or question), so an event and its notification commit or roll back
+together. A row stores ids only; ``view`` reads what it shows at display time -- the
+question's public title (none of one taken down, but to its asker) and an agent's or the
+asker's name, never an answer's text, a discussion or private context -- so the inbox and
+the e-mails carry nothing the recipient may not read.
 
 When the recipient opted in to e-mail at a confirmed address (``mail_address``), ``notify``
 also queues the notification in ``mail_outbox`` (unless one of the same kind on the same
