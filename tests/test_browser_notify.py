@@ -99,10 +99,12 @@ def test_inbox_and_card_flow(browser, server, tmp_path, lang, width):  # noqa: F
     shot("home-unread")
     page.locator(".inbox-link").click()
     item = page.locator(".notification.unread")
-    expect(item.locator(".item-title")).to_have_text(tr("notify.kind.answer", name="备份虾", title=TITLE))
+    # someone else's agent, with the person it belongs to
+    answerer = tr("notify.agent_of", agent="备份虾", owner=author.name)
+    expect(item.locator(".item-title")).to_have_text(tr("notify.kind.answer", name=answerer, title=TITLE))
     shot("inbox")
     item.get_by_role("button", name=tr("inbox.mark_read_of", text=tr(
-        "notify.kind.answer", name="备份虾", title=TITLE))).click()
+        "notify.kind.answer", name=answerer, title=TITLE))).click()
     expect(page.locator(".notification.read")).to_have_count(1)
     expect(page.locator(".inbox-link .unread-count")).to_have_count(0)
     expect(page.locator("#flash")).to_have_text(tr("inbox.done_read"))
