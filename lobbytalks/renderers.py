@@ -77,13 +77,13 @@ def _no_oauth(error: ApiError) -> Response:
                     "code": error.code})
 
 
+# Where a client that found no OAuth metadata posts by default (MCP 2025-03-26's fallback).
+OAUTH_DEFAULT_ENDPOINTS = ("/register", "/token", "/authorize")
+
+
 def _asks_for_oauth(request: Request) -> bool:
     return request.path.startswith("/.well-known/") or (
         request.path in OAUTH_DEFAULT_ENDPOINTS and request.mimetype == "application/json")
-
-
-# Where a client that found no OAuth metadata posts by default (MCP 2025-03-26's fallback).
-OAUTH_DEFAULT_ENDPOINTS = ("/register", "/token", "/authorize")
 
 
 def render_error(request: Request, error: ApiError) -> Response:

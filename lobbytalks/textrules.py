@@ -80,51 +80,6 @@ def has_bidi_controls(text: str) -> bool:
     return not _BIDI_CONTROLS.isdisjoint(text)
 
 
-# What the pages never draw as written: the reordering controls above (an answer keeps what
-# its agent wrote, "setup-\u202efdp.exe" shown as "setup-exe.pdf" on the page otherwise),
-# and combining marks past the third on one letter, which pile up out of their line into
-# the text above ("Z" under 80 accents); Vietnamese, the most a letter carries here, uses two.
-_COMBINING = "\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_MARKS_KEPT = 3
-_IS_COMBINING = re.compile(f"[{_COMBINING}]")
-# What draws nothing between marks (U+2060, a soft hyphen, a variation selector) does not end
-# their pile on screen: a run of marks counts across it.
-_INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f" \
-             "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff"
-_NOT_DRAWN_AS_WRITTEN = re.compile(
-    f"[{''.join(sorted(_BIDI_CONTROLS))}]"
-    f"|[{_COMBINING}{_INVISIBLE}]*[{_COMBINING}](?:[{_INVISIBLE}]*[{_COMBINING}]){{{_MARKS_KEPT},}}"
-    f"[{_INVISIBLE}]*")
-
-
-# Either kind at all (a mark alone is no pile: the full pattern decides).
-_SUSPECT = re.compile(f"[{''.join(sorted(_BIDI_CONTROLS))}{_COMBINING}]")
-
-
-def _as_drawn(match: re.Match) -> str:
-    """No reordering control; of a run of marks, the first three and what draws nothing."""
-    run, kept, out = match.group(), 0, []
-    if len(run) == 1 and run in _BIDI_CONTROLS:
-        return ""
-    for char in run:
-        if _IS_COMBINING.match(char):
-            kept += 1
-            if kept > _MARKS_KEPT:
-                continue
-        out.append(char)
-    return "".join(out)
-
-
-def for_pages(value: object) -> object:
-    """A value as a page shows it (Jinja's ``finalize``): text without reordering controls
-    or piled-up marks; anything else, and text without them, as it is. Markup stays
-    Markup: removing characters that are no HTML syntax cannot make markup of text."""
-    if not isinstance(value, str) or value.isascii() or _SUSPECT.search(value) is None:
-        return value  # the common case, one pass in C
-    drawn = _NOT_DRAWN_AS_WRITTEN.sub(_as_drawn, value)
-    return type(value)(drawn) if hasattr(value, "__html__") else drawn
-
-
 def has_line_separators(text: str) -> bool:
     """True if ``text`` holds U+2028 LINE SEPARATOR or U+2029 PARAGRAPH SEPARATOR."""
     return not _LINE_SEPARATORS.isdisjoint(text)
@@ -144,9 +99,10 @@ _DEFAULT_IGNORABLE_RANGES = (
 _BLANK_SYMBOLS = frozenset("\u2800")
 
 
-_DEFAULT_IGNORABLE = re.compile("[" + "".join(
-    f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in _DEFAULT_IGNORABLE_RANGES
-) + "]")
+# The ranges above as the inside of a regular expression's character class.
+_IGNORABLE_CLASS = "".join(
+    f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in _DEFAULT_IGNORABLE_RANGES)
+_DEFAULT_IGNORABLE = re.compile(f"[{_IGNORABLE_CLASS}]")
 
 
 def _is_default_ignorable(char: str) -> bool:
@@ -168,6 +124,49 @@ def _is_visible(char: str) -> bool:
 def has_visible_char(text: str) -> bool:
     """True if at least one character of ``text`` draws something on screen."""
     return any(_is_visible(char) for char in text)
+
+
+# What the pages never draw as written: the reordering controls above (an answer keeps what
+# its agent wrote, "setup-\u202efdp.exe" shown as "setup-exe.pdf" on the page otherwise),
+# and combining marks past the third on one letter, which pile up out of their line into
+# the text above ("Z" under 80 accents); Vietnamese, the most a letter carries here, uses two.
+_COMBINING = "\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_MARKS_KEPT = 3
+_IS_COMBINING = re.compile(f"[{_COMBINING}]")
+# What draws nothing between marks (U+2060, a soft hyphen, a variation selector: the default
+# ignorables) does not end their pile on screen: a run of marks counts across it.
+_NOT_DRAWN_AS_WRITTEN = re.compile(
+    f"[{''.join(sorted(_BIDI_CONTROLS))}]"
+    f"|[{_COMBINING}{_IGNORABLE_CLASS}]*[{_COMBINING}]"
+    f"(?:[{_IGNORABLE_CLASS}]*[{_COMBINING}]){{{_MARKS_KEPT},}}[{_IGNORABLE_CLASS}]*")
+
+
+# Either kind at all (a mark alone is no pile: the full pattern decides).
+_SUSPECT = re.compile(f"[{''.join(sorted(_BIDI_CONTROLS))}{_COMBINING}]")
+
+
+def _as_drawn(match: re.Match) -> str:
+    """No reordering control; of a run of marks, the first three and what draws nothing."""
+    kept, out = 0, []
+    for char in match.group():
+        if char in _BIDI_CONTROLS:
+            continue
+        if _IS_COMBINING.match(char):
+            kept += 1
+            if kept > _MARKS_KEPT:
+                continue
+        out.append(char)
+    return "".join(out)
+
+
+def for_pages(value: object) -> object:
+    """A value as a page shows it (Jinja's ``finalize``): text without reordering controls
+    or piled-up marks; anything else, and text without them, as it is. Markup stays
+    Markup: removing characters that are no HTML syntax cannot make markup of text."""
+    if not isinstance(value, str) or value.isascii() or _SUSPECT.search(value) is None:
+        return value  # the common case, one pass in C
+    drawn = _NOT_DRAWN_AS_WRITTEN.sub(_as_drawn, value)
+    return type(value)(drawn) if hasattr(value, "__html__") else drawn
 
 
 def check_display_text(text: str, *, single_line: bool, required: bool) -> None:

@@ -167,9 +167,9 @@ class StateStore:
     def prune_finished(self, now: float, keep_days: int = KEEP_FINISHED_DAYS) -> int:
         """Remove the work folder and kept result of every attempt that finished more than
         ``keep_days`` ago; how many attempts had something removed."""
-        pruned = 0
+        pruned, before = 0, now - keep_days * 86400
         for attempt in self.all_attempts():
-            if attempt["state"] in OPEN_STATES or now - attempt.get("updated", now) < keep_days * 86400:
+            if attempt["state"] in OPEN_STATES or attempt.get("updated", now) > before:
                 continue
             folder = self.work / attempt["requestId"]
             result = self.result_path(attempt)

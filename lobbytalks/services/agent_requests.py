@@ -40,23 +40,14 @@ def answer_requested(conn: Connection, user_id: int, topic_id: str) -> None:
     conn.execute(Q.delete_agent_request, {"user_id": user_id, "topic_id": topic_id})
 
 
-def answered_by_agents_of(conn: Connection, user_id: int | None, topic: Row, *,
-                          shown_only: bool = False) -> bool:
-    """Whether any agent of the user has answered the question's current version: hidden
-    answers too (the connector passes over such a question all the same), or only one
-    still shown (``shown_only``). After a new version the user may ask their agents again."""
-    query = Q.get_shown_answer_of_user_to_version if shown_only \
-        else Q.get_any_answer_of_user_to_version
-    return user_id is not None and conn.execute(query, {
-        "user_id": user_id, "topic_id": topic["id"], "version": topic["version"]}
-    ).fetchone() is not None
-
-
-def hidden_reason(conn: Connection, user_id: int, topic: Row) -> str:
-    """Why an admin hid the user's agents' answer to the current version ("" for none)."""
-    row = conn.execute(Q.get_hidden_reason_of_user_to_version, {
+def own_answers(conn: Connection, user_id: int | None, topic: Row) -> Row | None:
+    """The user's agents' answers to the question's current version (``answered``, hidden
+    ones too: the connector passes over such a question all the same; ``shown``; an admin's
+    ``hidden_reason``), or None for a visitor. After a new version they may be asked again."""
+    if user_id is None:
+        return None
+    return conn.execute(Q.get_own_answers_to_version, {
         "user_id": user_id, "topic_id": topic["id"], "version": topic["version"]}).fetchone()
-    return (row["hidden_reason"] or "") if row else ""
 
 
 def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:

@@ -20,7 +20,7 @@ from ..errors import ApiError
 from .audit import record
 from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
-from .notifications import notify
+from .notifications import notify, notify_asker
 from .preconditions import FULL, room_for_answer
 from .reading import TAKEN_DOWN
 from .topics import get_topic
@@ -167,8 +167,7 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
             raise ApiError("invalid_request", "这个问题已被下架：先恢复显示，再重新开放", status=409)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
-        if topic["author_id"] != admin_id:
-            notify(conn, topic["author_id"], "question_reopened", topic_id, now=now)
+        notify_asker(conn, admin_id, topic, "question_reopened", now=now)
         record(conn, admin_id, "reopen_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "status": "open"}
 
@@ -187,8 +186,7 @@ def hide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
         conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": -1})
         # its researchers stop now, told why (a closed question's leases would only run out)
         conn.execute(Q.fail_leased_on_topic, {"topic": topic_id, "reason": TAKEN_DOWN, "now": now})
-        if topic["author_id"] != admin_id:
-            notify(conn, topic["author_id"], "question_hidden", topic_id, now=now)
+        notify_asker(conn, admin_id, topic, "question_hidden", now=now)
         record(conn, admin_id, "hide_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "hidden": True}
 
@@ -202,8 +200,7 @@ def unhide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
         if conn.execute(Q.unhide_topic, {"id": topic_id, "now": now}).rowcount == 0:
             return {"ok": True, "id": topic_id, "hidden": False, "replayed": True}
         conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": 1})
-        if topic["author_id"] != admin_id:
-            notify(conn, topic["author_id"], "question_restored", topic_id, now=now)
+        notify_asker(conn, admin_id, topic, "question_restored", now=now)
         record(conn, admin_id, "unhide_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "hidden": False}
 

@@ -55,6 +55,13 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
     return notification_id
 
 
+def notify_asker(conn: Connection, actor_id: int, topic: Row, kind: str, *, now: int) -> None:
+    """Tell the question's asker what someone else did to it (closing, reopening, taking it
+    down or showing it again); what the asker did themselves is no news."""
+    if topic["author_id"] != actor_id:
+        notify(conn, topic["author_id"], kind, topic["id"], now=now)
+
+
 def _mail_wanted(conn: Connection, user_id: int, kind: str, topic_id: str, now: int) -> bool:
     if conn.execute(Q.get_mail_address_if_wanted, {"user_id": user_id}).fetchone() is None:
         return False

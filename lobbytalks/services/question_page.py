@@ -55,18 +55,16 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
     mine = {r["id"] for r in rows if r["user_id"] == viewer} if viewer else set()
     island = next((i["name"] for i in topics.islands(conn) if i["id"] == topic["island_id"]), None)
     asked = agent_requests.is_requested(conn, viewer, topic_id)
-    answered = topic["status"] == "open" and agent_requests.answered_by_agents_of(
-        conn, viewer, topic)
-    hidden = answered and not agent_requests.answered_by_agents_of(
-        conn, viewer, topic, shown_only=True)
+    own = agent_requests.own_answers(conn, viewer, topic) if topic["status"] == "open" else None
+    answered = bool(own and own["answered"])
+    hidden = answered and not own["shown"]
     return QuestionPage(
         data=data, community=communities.get_one(conn, viewer, topic["community_id"]),
         island_name=island, mine=mine, owners=answer_owners(conn, topic_id) if rows else {},
         flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic, now=now),
         agents_asked=asked, agents_answered=answered,
-        answers_hidden=hidden, hidden_reason=agent_requests.hidden_reason(conn, viewer, topic)
-        if hidden else "",
+        answers_hidden=hidden, hidden_reason=(own["hidden_reason"] or "") if hidden else "",
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
         and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,

@@ -11,7 +11,7 @@ from ..quotas import MAX_MESSAGES_PER_TOPIC
 from ..security import new_id
 from . import audit, communities, search
 from .locks import hold_topic
-from .notifications import notify
+from .notifications import notify_asker
 from .reading import can_read_full, get_topic, latest_messages, message_view
 from ..screening import refuse_secrets
 
@@ -135,7 +135,7 @@ def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int
             "now": now, "closed_by": user_id, "id": topic_id}).rowcount == 1
         if closed and topic["author_id"] != user_id:
             audit.record(conn, user_id, "close_question", "topic", topic_id, "", now)
-            notify(conn, topic["author_id"], "question_closed", topic_id, now=now)
+            notify_asker(conn, user_id, topic, "question_closed", now=now)
     return {"ok": True, "id": topic_id, "status": "closed"}
 
 

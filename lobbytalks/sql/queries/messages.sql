@@ -4,23 +4,15 @@
 SELECT 1 FROM messages
 WHERE topic_id = :topic_id AND user_id = :user_id AND hidden_at IS NULL LIMIT 1;
 
--- Whether the user's agents answered the question as it now reads: hidden answers too, or
--- only those shown. A new version asks again, so an answer to an earlier one does not count.
--- name: get_any_answer_of_user_to_version
-SELECT 1 FROM messages
-WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version LIMIT 1;
-
--- Why an admin hid the user's answer to the version (the newest such), for its author.
--- name: get_hidden_reason_of_user_to_version
-SELECT hidden_reason FROM messages
-WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version
-  AND hidden_at IS NOT NULL
-ORDER BY hidden_at DESC LIMIT 1;
-
--- name: get_shown_answer_of_user_to_version
-SELECT 1 FROM messages
-WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version
-  AND hidden_at IS NULL LIMIT 1;
+-- The user's agents' answers to the question as it now reads (a new version asks again):
+-- whether there are any, hidden ones too, whether one is still shown, and why an admin hid
+-- one (for their author).
+-- name: get_own_answers_to_version
+SELECT CASE WHEN COUNT(*) > 0 THEN 1 ELSE 0 END AS answered,
+       CASE WHEN SUM(CASE WHEN hidden_at IS NULL THEN 1 ELSE 0 END) > 0 THEN 1 ELSE 0 END AS shown,
+       MAX(hidden_reason) AS hidden_reason
+FROM messages
+WHERE topic_id = :topic_id AND user_id = :user_id AND question_version = :version;
 
 -- Answers an admin hid are left out of every reading (here and below).
 -- name: list_latest_messages
