@@ -60,7 +60,8 @@ def _list_communities(rt: Runtime, agent: Agent, data: m.ListCommunities) -> dic
 
 
 def _join_community(rt: Runtime, agent: Agent, data: m.JoinCommunity) -> dict[str, Any]:
-    return communities.join(rt.db, agent.user_id, data.community, now=clock.now())
+    return communities.join(rt.db, agent.user_id, data.community, now=clock.now(),
+                            token=agent.token_id)
 
 
 def _list_topics(rt: Runtime, agent: Agent, data: m.ListTopics) -> dict[str, Any]:

@@ -51,7 +51,7 @@ STORAGE_RETRY_AFTER_SECONDS = 5
 
 
 class _Window(Protocol):
-    def hit(self, item: RateLimitItem, scope: str, key: str) -> float | None: ...
+    def hit(self, item: RateLimitItem, scope: str, key: str, cost: int = 1) -> float | None: ...
     def test(self, item: RateLimitItem, scope: str, key: str) -> float | None: ...
     def reset(self) -> None: ...
 
@@ -64,7 +64,8 @@ def _parsed(limit: str) -> RateLimitItem:
 class LocalWindow:
     """An exact moving window per (scope, key): the times of the last ``amount`` hits.
 
-    ``hit`` and ``test`` return None when allowed, else the seconds until a slot frees.
+    ``hit`` and ``test`` return None when allowed, else the seconds until a slot frees (until
+    ``cost`` slots free, for a hit counting several requests at once: all or none).
 
     Memory stays bounded however many distinct keys (usernames, addresses) arrive: ``test``
     never creates a bucket, buckets are kept in least-recently-hit order, and past
@@ -87,7 +88,7 @@ class LocalWindow:
         while bucket.times and bucket.times[0] <= horizon:
             bucket.times.popleft()
 
-    def hit(self, item: RateLimitItem, scope: str, key: str) -> float | None:
+    def hit(self, item: RateLimitItem, scope: str, key: str, cost: int = 1) -> float | None:
         now = time.monotonic()
         with self._lock:
             bucket = self._hits.get((scope, key))
@@ -98,9 +99,12 @@ class LocalWindow:
                 self._hits.move_to_end((scope, key))
                 bucket.expiry = item.get_expiry()
             self._drop_expired(bucket, now)
-            if len(bucket.times) >= item.amount:
-                return bucket.times[0] + bucket.expiry - now
-            bucket.times.append(now)
+            leaving = len(bucket.times) + cost - item.amount  # oldest hits that must go first
+            if leaving > len(bucket.times):  # more than the whole budget: never fits
+                return bucket.expiry
+            if leaving > 0:
+                return bucket.times[leaving - 1] + bucket.expiry - now
+            bucket.times.extend([now] * cost)
             return None
 
     def test(self, item: RateLimitItem, scope: str, key: str) -> float | None:
@@ -182,9 +186,12 @@ class SharedWindow:
         stats = self._limiter.get_window_stats(item, scope, key)
         return stats.reset_time - time.time()
 
-    def hit(self, item: RateLimitItem, scope: str, key: str) -> float | None:
+    def hit(self, item: RateLimitItem, scope: str, key: str, cost: int = 1) -> float | None:
+        # all or none, as the local window (the storages' moving-window scripts are); the
+        # wait is until the oldest hit leaves, which may be too soon for a ``cost`` above 1
         with self._failing_closed():
-            return None if self._limiter.hit(item, scope, key) else self._wait(item, scope, key)
+            return (None if self._limiter.hit(item, scope, key, cost=cost)
+                    else self._wait(item, scope, key))
 
     def test(self, item: RateLimitItem, scope: str, key: str) -> float | None:
         with self._failing_closed():
@@ -217,9 +224,10 @@ class RateGate:
         self._window: _Window = (LocalWindow() if storage_uri == IN_PROCESS
                                  else SharedWindow(storage_uri))
 
-    def hit(self, limit: str, scope: str, key: object) -> None:
-        """Count one request; raise 429 ``rate_limited`` with Retry-After when over."""
-        self._raise_if(self._window.hit(_parsed(limit), f"lobbytalks:{scope}", str(key)))
+    def hit(self, limit: str, scope: str, key: object, cost: int = 1) -> None:
+        """Count one request (or ``cost`` at once, all or none); raise 429 ``rate_limited``
+        with Retry-After when over."""
+        self._raise_if(self._window.hit(_parsed(limit), f"lobbytalks:{scope}", str(key), cost))
 
     def check(self, limit: str, scope: str, key: object) -> None:
         """Raise 429 if the budget is spent, without counting (for failed-login throttles)."""

@@ -121,6 +121,28 @@ def test_join_community_joins_the_user(app, db):
     assert_external_error(agent.post("join_community"), 400, "invalid_request")
 
 
+def test_a_join_does_not_outlive_a_rotation_that_answered_during_its_request(
+        app, db, monkeypatch):
+    """The token was good when the request showed it, then its owner rotated it (on
+    PostgreSQL in another worker) before the join's transaction: nothing is written."""
+    from lobbytalks import clock
+    from lobbytalks.blueprints import external
+    from lobbytalks.services import agents
+    owner = Person(app).register()
+    agent = owner.new_agent()
+    shown = external.authenticated_agent
+
+    def shown_then_rotated():
+        caller = shown()
+        agents.rotate(app.config["LOBBYTALKS"].db, caller.user_id, agent.profile_id,
+                      now=clock.now())
+        return caller
+
+    monkeypatch.setattr(external, "authenticated_agent", shown_then_rotated)
+    assert_external_error(agent.post("join_community", community="lobby"), 401, "unauthorized")
+    assert count(db, "memberships") == 0
+
+
 def test_list_topics_newest_open_discussions(app, agent):
     askers = [Person(app).register() for _ in range(3)]
     for a in askers:

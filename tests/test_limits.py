@@ -41,6 +41,33 @@ def test_gate_raises_rate_limited_with_retry_after(storage, request):
     gate.hit("2/hour", "scope", 1)
 
 
+def test_a_hit_of_several_counts_all_or_none_and_waits_for_enough_room(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("lobbytalks.limits.time.monotonic", lambda: clock[0])
+    window = LocalWindow()
+    item = _parsed("5/minute")
+    assert window.hit(item, "s", "k") is None
+    clock[0] += 10
+    assert window.hit(item, "s", "k", cost=2) is None  # 3 of 5 used
+    assert window.hit(item, "s", "k", cost=3) == pytest.approx(50.0)  # the first must go
+    assert window.hit(item, "s", "k", cost=6) == pytest.approx(60.0)  # never fits: a window
+    assert window.hit(item, "s", "k", cost=2) is None  # the refusals spent nothing
+    assert window.hit(item, "s", "k") == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize("storage", ["memory://", "memory://?shared=1", "redis"])
+def test_a_refused_hit_of_several_spends_nothing(storage, request):
+    if storage == "redis":
+        storage = request.getfixturevalue("redis_url")
+    gate = RateGate(storage)
+    gate.hit("4/hour", "scope", 1, cost=3)
+    with pytest.raises(ApiError):
+        gate.hit("4/hour", "scope", 1, cost=2)
+    gate.hit("4/hour", "scope", 1)
+    with pytest.raises(ApiError):
+        gate.hit("4/hour", "scope", 1)
+
+
 def test_testing_a_key_never_creates_a_bucket():
     window = LocalWindow()
     item = _parsed("3/minute")

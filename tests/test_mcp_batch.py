@@ -3,10 +3,13 @@ they must be), refused under 2025-06-18 (which removed them), each message answe
 would be alone and counted against the token's budget as a request of its own."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from conftest import Person
+from conftest import Person, count
 from lobbytalks import create_app
+from lobbytalks import mcp_batch
 from lobbytalks.mcp_batch import MAX_BATCH
 from test_mcp import McpClient, assert_rpc_error
 
@@ -75,6 +78,16 @@ def test_every_message_of_a_batch_counts_against_the_token_budget(settings):
                      data_code="rate_limited")
 
 
+def test_a_batch_refused_for_want_of_budget_leaves_the_rest_of_it(settings):
+    app = create_app(settings.with_overrides(rate_token="6/minute"))
+    mcp = McpClient(app, Person(app).register().new_agent().token)
+    assert mcp.send([ping(1), ping(2), ping(3)]).status_code == 200  # 3 of 6
+    assert_rpc_error(mcp.send([ping(i) for i in range(4)]), 429, -32000, id=None,
+                     data_code="rate_limited")  # the request itself counted: 4 of 6
+    assert mcp.send([ping(4), ping(5)]).status_code == 200
+    assert_rpc_error(mcp.send(ping(6)), 429, -32000, id=6, data_code="rate_limited")
+
+
 @pytest.mark.parametrize("batch", [
     [{"jsonrpc": "2.0", "id": 1, "result": {}}],
     [{"jsonrpc": "2.0", "id": 7, "error": {"code": 1, "message": "x"}}, INITIALIZED],
@@ -83,6 +96,41 @@ def test_a_batch_of_responses_only_is_refused_as_a_single_response_is(mcp, batch
     """MCP 2025-03-26: input of responses or notifications only that the server cannot
     accept gets an HTTP error (it had been a 200 with an array of errors)."""
     assert_rpc_error(mcp.send(batch), 400, -32600, id=None)
+
+
+def call(ident, name, **arguments):
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("retire", [
+    lambda owner, agent: owner.manage_post("rotate", profile=agent.profile_id),
+    lambda owner, agent: owner.manage_post("revoke_all"),
+], ids=["rotate", "revoke_all"])
+def test_a_token_retired_while_its_batch_runs_stops_the_calls_after_it(
+        app, db, monkeypatch, retire):
+    """The owner rotates (or revokes every token) while a batch is being answered: the
+    calls after that answered are refused as the same call sent alone would be."""
+    owner = Person(app).register()
+    agent = owner.new_agent()
+    community = Person(app).register().communities_post("create", name="读书会").get_json()["id"]
+    answer_one = mcp_batch._answer_one
+
+    def answer_then_retire(message, *args):
+        reply = answer_one(message, *args)
+        if message["id"] == 1:
+            assert retire(owner, agent).status_code == 200
+        return reply
+
+    monkeypatch.setattr(mcp_batch, "_answer_one", answer_then_retire)
+    r = McpClient(app, agent.token).send([call(1, "list_communities"),
+                                          call(2, "join_community", community=community)])
+    assert r.status_code == 200, r.get_json()
+    listed, joined = r.get_json()
+    assert listed["result"]["isError"] is False
+    assert joined["result"]["isError"] is True
+    assert json.loads(joined["result"]["content"][0]["text"])["code"] == "unauthorized"
+    assert count(db, "memberships", "community_id = :c", {"c": community}) == 1  # its maker
 
 
 def test_the_served_contract_describes_batches(app):

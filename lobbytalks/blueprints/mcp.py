@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, g, jsonify, request
 
 from .. import actions
 from .. import mcp as protocol
 from .. import mcp_batch as batch
+from ..auth import authenticate_agent
 from ..errors import ApiError
 from ..guards import SURFACES, read_json, request_body
 from ..renderers import register_renderer
@@ -63,12 +64,19 @@ def endpoint():
     def run(action: actions.Action, args: dict[str, Any]) -> dict[str, Any]:
         return actions.run(rt, agent, action, args)
 
+    def run_in_batch(action: actions.Action, args: dict[str, Any]) -> dict[str, Any]:
+        # Each tool call of a batch shows its token again, as a request of its own would:
+        # a rotation, a revocation or a suspension that answered while the batch ran
+        # stops the calls after it.
+        g.pop("agent", None)
+        return actions.run(rt, authenticate_agent(request), action, args)
+
     def charge(extra: int) -> None:  # a batch's further messages, each a request's worth
-        for _ in range(extra):
-            rt.gate.hit(rt.settings.rate_token, "token", agent.token_id)
+        if extra:  # all at once: a batch refused for want of budget spends none of it
+            rt.gate.hit(rt.settings.rate_token, "token", agent.token_id, cost=extra)
 
     if isinstance(payload, list):
-        status, body = batch.answer(payload, version_header=version, run=run,
+        status, body = batch.answer(payload, version_header=version, run=run_in_batch,
                                     settings=rt.settings, charge=charge)
     else:
         status, body = protocol.answer(payload, version_header=version, run=run,

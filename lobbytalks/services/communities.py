@@ -10,6 +10,7 @@ from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import new_id
 from ..textrules import fold_for_scanning
+from . import moderation
 from .locks import hold_user
 
 PAGE_SIZE = 60
@@ -87,9 +88,14 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int)
     return {"ok": True, "id": community_id, "joined": True}
 
 
-def join(db: Database, user_id: int, community_id: str, *, now: int) -> dict[str, Any]:
-    """Join (idempotent); :raise 404: for an unknown community."""
+def join(db: Database, user_id: int, community_id: str, *, now: int,
+         token: str | None = None) -> dict[str, Any]:
+    """Join (idempotent); :raise 404: for an unknown community; :raise 401/403: an agent's
+    ``token`` died (rotated, revoked, its owner suspended) since its request showed it."""
     with db.transaction() as conn:
+        if token is not None:
+            hold_user(conn, user_id)
+            moderation.refuse_unless_live(conn, token, now)
         if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
         _add_member(conn, community_id, user_id, now)

@@ -47,6 +47,14 @@ def token_refusal(conn: Connection, token_id: str | None) -> ApiError:
     return ApiError("unauthorized", "Agent Token 无效、已过期或已撤销")
 
 
+def refuse_unless_live(conn: Connection, token_id: str, now: int) -> None:
+    """Inside a write made with an agent's token, after ``hold_user`` (the lock a rotation,
+    a revocation and a suspension take): :raise: what authentication would now, if the token
+    died since the request showed it."""
+    if conn.execute(Q.get_live_token, {"id": token_id, "now": now}).fetchone() is None:
+        raise token_refusal(conn, token_id)
+
+
 def refuse_if_suspended(conn: Connection, user_id: int) -> None:
     """:raise 403 forbidden: the user is suspended (the message says so and why)."""
     row = conn.execute(Q.get_user_suspension, {"id": user_id}).fetchone()

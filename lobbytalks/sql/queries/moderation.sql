@@ -68,6 +68,10 @@ SELECT id, username, is_admin, created, suspended_at, suspended_reason
 FROM users ORDER BY created DESC, id DESC
 LIMIT :limit;
 
+-- A token still good for writing: not revoked (rotated, archived, suspended) nor expired.
+-- name: get_live_token
+SELECT 1 FROM tokens WHERE id = :id AND revoked = 0 AND expires > :now;
+
 -- Why a known token is refused: its owner suspended, or its agent archived.
 -- name: get_token_refusal_state
 SELECT u.suspended_at, u.suspended_reason, p.archived_at
