@@ -136,6 +136,8 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
     if dest.resolve() == db_path.resolve():
         raise OpsError("the backup file cannot be the database itself")
     refuse_own_file(dest, db_path, key_path)
+    if force and dest.exists():
+        _refuse_a_live_database(dest)
     make_private_dir(dest.parent)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
     _discard(tmp)
@@ -154,6 +156,18 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
         src.close()
         _discard(tmp)
     return BackupResult(dest, pages, dest.stat().st_size, report.version, key_ids)
+
+
+def _refuse_a_live_database(dest: Path) -> None:
+    """:raise OpsError: ``dest`` is a database another process serves, or one whose ``-wal``
+    still holds writes: replaced under them, it would be corrupted (SQLite would replay the
+    old log into the new file), whatever --force says."""
+    if serverlock.lock_path(dest).exists() and serverlock.in_use(dest):
+        raise OpsError(f"refusing to overwrite {dest}: a LobbyTalks process is serving it; "
+                       f"stop it first, or restore into it with `lobbytalks restore`")
+    if _sidecar(dest, "-wal").exists():
+        raise OpsError(f"refusing to overwrite {dest}: its -wal holds writes not yet in the "
+                       f"file (a program has it open, or was stopped without closing it)")
 
 
 def backup_before_migrate(conn: sqlite3.Connection, db_path: str | Path,

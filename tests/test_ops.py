@@ -65,6 +65,32 @@ def test_backup_refuses_to_overwrite_unless_forced(app, tmp_path):
     assert ops.check(dest).ok
 
 
+def test_no_force_overwrites_a_database_being_served_or_with_a_wal(app, tmp_path):
+    src = app.config["LOBBYTALKS"].db.path
+    served = tmp_path / "staging.db"
+    new_db(served)
+    lock = serverlock.acquire(served)
+    try:
+        with pytest.raises(ops.OpsError, match="serving it"):
+            ops.backup(src, served, force=True)
+    finally:
+        serverlock.release(lock)
+    open_writer = sqlite3.connect(served)
+    try:
+        open_writer.execute("PRAGMA journal_mode=WAL")
+        open_writer.execute("CREATE TABLE unsaved (x)")
+        open_writer.commit()
+        with pytest.raises(ops.OpsError, match="-wal holds writes"):
+            ops.backup(src, served, force=True)
+        assert rows(served, "SELECT name FROM sqlite_master WHERE name = 'unsaved'") == [
+            ("unsaved",)]
+    finally:
+        open_writer.close()
+    ops.backup(src, served, force=True)  # closed cleanly, served by nobody: replaced
+    assert ops.check(served).ok and not rows(served, "SELECT 1 FROM sqlite_master "
+                                             "WHERE name = 'unsaved'")
+
+
 def test_backup_of_a_missing_database_fails_without_creating_it(tmp_path):
     with pytest.raises(ops.OpsError, match="no such database"):
         ops.backup(tmp_path / "none.db", tmp_path / "b.db")
