@@ -7,7 +7,8 @@ import logging
 from pathlib import Path
 
 from . import clock, crypto, key_rotation, keystore, ops
-from .db import Connection, Database, Q, connect, make_private_dir, migrate
+from .db import (Connection, Database, MigrationFailed, Q, connect, make_private_dir,
+                 migrate)
 from .db import open_database as open_configured
 from .settings import Settings
 
@@ -26,8 +27,16 @@ def migrate_database(conn: Connection, db_path: Path) -> None:
 
     :raise SchemaTooNew, ops.OpsError: for a schema newer than this code, a failed backup.
     """
-    ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema too
-    migrate(conn, clock.now())
+    copy = ops.backup_before_migrate(conn, db_path, clock.now())  # refuses a too-new schema
+    try:
+        migrate(conn, clock.now())
+    except MigrationFailed:
+        # Rolled back: the database is that copy, and a service manager restarting the
+        # server would otherwise leave one more full copy at every try.
+        if copy is not None:
+            copy.unlink(missing_ok=True)
+            log.warning("removed %s: the database was not changed", copy)
+        raise
 
 
 def open_database(settings: Settings) -> tuple[Database, "crypto.Keyring"]:

@@ -9,13 +9,14 @@ from typing import Any
 
 from .errors import ContentionError, DatabaseError, IntegrityError
 from .queries import Q, Queries
-from .schema import (SchemaTooNew, applied_version, dialect_of, latest_version, migrate, migrations,
-                     pending_migrations, schema_version)
+from .schema import (MigrationFailed, SchemaTooNew, applied_version, dialect_of, latest_version,
+                     migrate, migrations, pending_migrations, schema_version)
 from .sqlite import BUSY_TIMEOUT_MS, Connection, Database, Row, connect, make_private_dir
 
 __all__ = [
-    "BUSY_TIMEOUT_MS", "Connection", "ContentionError", "Database", "DatabaseError", "IntegrityError", "Q",
-    "Queries", "Row", "SchemaTooNew", "applied_version", "connect", "dialect_of", "latest_version",
+    "BUSY_TIMEOUT_MS", "Connection", "ContentionError", "Database", "DatabaseError", "IntegrityError",
+    "MigrationFailed", "Q", "Queries", "Row", "SchemaTooNew", "applied_version", "connect",
+    "dialect_of", "latest_version",
     "make_private_dir", "migrate", "migrations", "open_database", "pending_migrations",
     "schema_version",
 ]

@@ -6,6 +6,7 @@ All pending migrations apply in one transaction together with their record rows.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import sqlite3
@@ -22,6 +23,21 @@ _RECORD_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
 
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer LobbyTalks than this one."""
+
+
+class MigrationFailed(sqlite3.DatabaseError):
+    """A migration's statement failed; the transaction of them all was rolled back."""
+
+
+@contextlib.contextmanager
+def _named(version: int, name: str):
+    """Say which migration failed, and that nothing of the upgrade was kept."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:  # PostgreSQL's errors derive from it too (db.errors)
+        raise MigrationFailed(
+            f"migration {version:04d}_{name} failed: {exc}; the upgrade was rolled back "
+            f"and the database is as it was") from exc
 
 
 def dialect_of(conn: Any) -> str:
@@ -107,8 +123,9 @@ def migrate(conn: Any, now: int) -> list[int]:
     try:
         conn.execute(_RECORD_TABLE.format(int="INTEGER"))
         for version, name, sql in todo:
-            for statement in split_statements(sql):
-                conn.execute(statement)
+            with _named(version, name):
+                for statement in split_statements(sql):
+                    conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
                 (version, name, now),
@@ -154,7 +171,8 @@ def apply_postgres_migrations(conn: Any, now: int) -> list[int]:
     todo = pending_migrations(conn)  # again: another process may have just migrated
     conn.execute(_RECORD_TABLE.format(int="BIGINT"))
     for version, name, sql in todo:
-        conn.execute_script(sql)
+        with _named(version, name):
+            conn.execute_script(sql)
         conn.execute("INSERT INTO schema_migrations (version, name, applied) "
                      "VALUES (:version, :name, :now)",
                      {"version": version, "name": name, "now": now})
