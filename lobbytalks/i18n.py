@@ -294,8 +294,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "hidden it."),
     "card.share_link": ("答案卡的链接", "Link to the answer card"),
     "q.hidden_because": ("原因：{reason}", "Why: {reason}"),
-    "q.taken_down": ("管理员下架了这个问题：{reason}。只有题主和管理员能看到这个页面。",
-                     "An administrator took this question down: {reason}. Only its asker and admins can see this page."),
+    # the reason last: it is shown as the admin wrote it, full stop or not
+    "q.taken_down": ("管理员下架了这个问题，只有题主和管理员能看到这个页面。原因：{reason}",
+                     "An administrator took this question down; only its asker and admins "
+                     "can see this page. Reason: {reason}"),
     "q.agents_answered": ("你的智能体已回答当前版本", "Your agent answered this version"),
     "q.agents_answer_hidden": ("管理员隐藏了你的智能体对当前版本的回答",
                                "An admin hid your agent's answer to this version"),

@@ -56,7 +56,8 @@ def test_a_question_taken_down_leaves_every_listing_and_every_reader_but_two(
     assert_external_error(agent.claim(topic), 409, "topic_unavailable")
     # its asker and the admins still open it, told why
     own = unescape(asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
-    assert "An administrator took this question down: 钓鱼链接." in own
+    assert "An administrator took this question down; only its asker and admins can see " \
+        "this page. Reason: 钓鱼链接</p>" in own  # nothing after the reason as written
     assert 'data-action="hide_question"' not in own
     assert '"share_request"' not in own and 'id="card-tools"' not in own  # nothing to send
     theirs = unescape(admin.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
@@ -141,7 +142,9 @@ def test_others_lists_keep_the_item_but_not_the_title(app, asker, scene):
     scene["admin"].web_post("hide_question", topic=topic, reason="钓鱼")
     [task] = member.manage_get(action="tasks").get_json()["tasks"]
     assert task["topicTitle"] == "（此问题已被管理员下架）"
-    assert PHISH not in member.http.get("/tasks").get_data(as_text=True)
+    page = member.http.get("/tasks?lang=en").get_data(as_text=True)
+    assert PHISH not in page and "(a question an admin took down)" in page
+    assert f'href="/q/{topic}' not in page  # a 404 to them: no title link, no answer button
     inbox = member.http.get("/inbox?lang=en").get_data(as_text=True)
     assert PHISH not in inbox and "(a question an admin took down)" in inbox
     assert PHISH in unescape(asker.http.get("/inbox").get_data(as_text=True))

@@ -53,7 +53,7 @@ def tasks_page():
     except ApiError:
         filter_error = True
         filters = TaskFilters(action="tasks")
-    listing = tasks.list_managed(rt.db, user.id, filters, now=now)
+    listing = tasks.list_managed(rt.db, user.id, filters, now=now, view=_task_view)
     own_agents = agents.list_agents(rt.db, user.id, now=now)["agents"]
     labels = distinct_labels(
         [{**a, "name": t("tasks.agent_option", name=a["name"], client=t("client." + a["client"]))}
@@ -65,6 +65,13 @@ def tasks_page():
                   agent_labels=labels, filter_error=filter_error,
                   topic_title=filtered_topic_title(filters.topic, listing["tasks"]),
                   shown_state=shown_state, reason_text=reason_text)
+
+
+def _task_view(row) -> dict:
+    """A task as the page lists it: a question an admin took down is named in the reader's
+    language, and not linked (its page is a 404 to all but its asker)."""
+    return {**tasks.managed_view(row, t("notify.taken_down_title")),
+            "takenDown": row["topic_title"] is None}
 
 
 def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None:

@@ -1,7 +1,7 @@
 """Leased tasks: claim, status, heartbeat, fail, and the owner's listing and cancel (§3, §6)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
@@ -170,10 +170,10 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
 
 # --- the owner's view (cookie) ---------------------------------------------------------
 
-def managed_view(row: Row) -> dict[str, Any]:
+def managed_view(row: Row, taken_down_title: str = TAKEN_DOWN_TITLE) -> dict[str, Any]:
     return {
         "id": row["id"], "topic": row["topic_id"],
-        "topicTitle": row["topic_title"] if row["topic_title"] is not None else TAKEN_DOWN_TITLE,
+        "topicTitle": row["topic_title"] if row["topic_title"] is not None else taken_down_title,
         "communityId": row["community_id"], "profile": row["profile_id"],
         "agentName": row["agent_name"], "client": row["client"], "state": row["state"],
         "replyTo": row["reply_to"], "created": row["created"], "updated": row["updated"],
@@ -181,15 +181,17 @@ def managed_view(row: Row) -> dict[str, Any]:
     }
 
 
-def list_managed(db: Database, user_id: int, filters: Any, *, now: int) -> dict[str, Any]:
-    """The user's tasks, newest first, 20 a page, after settling what can no longer finish."""
+def list_managed(db: Database, user_id: int, filters: Any, *, now: int,
+                 view: Callable[[Row], dict[str, Any]] = managed_view) -> dict[str, Any]:
+    """The user's tasks, newest first, 20 a page, after settling what can no longer finish
+    (each row as ``view`` shows it: the API's ``managed_view``, or a page's)."""
     settle_for_view(db, user_id, now)
     params = {"user": user_id, "topic": filters.topic, "profile": filters.profile,
               "state": filters.state}
     total = db.value(Q.count_managed_tasks, params)
     rows = db.all(Q.list_managed_tasks, {**params, "limit": MANAGE_PAGE_SIZE + 1,
                                          "offset": (filters.page - 1) * MANAGE_PAGE_SIZE})
-    return {"tasks": [managed_view(r) for r in rows[:MANAGE_PAGE_SIZE]], "page": filters.page,
+    return {"tasks": [view(r) for r in rows[:MANAGE_PAGE_SIZE]], "page": filters.page,
             "hasMore": len(rows) > MANAGE_PAGE_SIZE, "total": total}
 
 
