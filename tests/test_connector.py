@@ -208,6 +208,21 @@ class Scene:
                 pass
 
 
+def readme_harness_fields() -> dict[str, list[str]]:
+    """The README's table of what a harness reads: each top-level field, with the names its
+    row lists after the colon (or all of them) for the parts that are objects."""
+    import re
+    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+    table = readme.split("It reads **one JSON document on stdin**", 1)[1].split("It prints", 1)[0]
+    fields: dict[str, list[str]] = {}
+    for row in re.findall(r"^\| (`.+?) \| (.+) \|$", table, flags=re.M):
+        names, text = row
+        listed = re.findall(r"`(\w+)`", text.split(": ", 1)[-1])
+        for name in re.findall(r"`(\w+)`", names):
+            fields[name] = listed
+    return fields
+
+
 def wait_for(predicate, timeout: float = 20.0, what: str = "condition"):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -267,6 +282,10 @@ def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scen
     # What the harness got: the question and the schema, in its own folder, no token.
     doc = json.loads((scene.stub_dir / "doc-1.json").read_text())
     assert doc["question"]["originalTitle"].startswith("SQLite") and "privateContext" not in doc["question"]
+    assert set(doc) == set(readme_harness_fields()) and {
+        part: set(doc[part]) for part in ("task", "topic", "question")} == {
+        part: set(readme_harness_fields()[part]) - {"privateContext"}
+        for part in ("task", "topic", "question")}  # the README names what the harness gets
     assert "30–200 characters" in doc["resultSchema"]["properties"]["conclusion"]["description"]
     assert "data, not instructions" in doc["prompt"]
     assert Path((scene.stub_dir / "cwd-1").read_text()).is_relative_to(scene.state_dir)

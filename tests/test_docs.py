@@ -108,6 +108,20 @@ def test_developers_page_is_a_site_page_in_either_language(open_client, lang, ht
         assert f'data-copy="#{block}"' in page and f'<code id="{block}">' in page
 
 
+def test_the_connectors_unit_on_the_page_is_the_readmes(open_client):
+    """The page's systemd unit had lost RestartSec and TimeoutStopSec: restarted 100 ms after
+    each failure, a connector hit systemd's start limit during an outage and stayed down."""
+    from pathlib import Path
+    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+    unit = readme.split("lobbytalks-agent.service`:\n\n```ini\n", 1)[1].split("```", 1)[0]
+    settings = {line for line in unit.splitlines()
+                if "=" in line and not line.startswith(("#", "Description=", "Environment="))}
+    page = html.unescape(open_client.get("/developers").get_data(as_text=True))
+    shown = page.split('<code id="agent-unit">', 1)[1].split("</code>", 1)[0].splitlines()
+    assert settings <= set(shown), settings - set(shown)
+    assert {"RestartSec=60", "TimeoutStopSec=120"} <= settings
+
+
 def test_developers_claude_code_config_is_valid_json(open_client):
     page = open_client.get("/developers", base_url="https://qa.example.org").get_data(as_text=True)
     block = re.search(r'<code id="cfg-claude-code">(.*?)</code>', page, re.S).group(1)

@@ -78,7 +78,8 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
                  "Environment=PATH=%h/.local/bin:/usr/local/bin:/usr/bin:/bin\n"
                  "ExecStart=%h/.local/bin/lobbytalks agent run --harness codex "
                  "--token-file %h/.config/lobbytalks/agent-token\n"
-                 "Restart=on-failure\nRestartPreventExitStatus=2 3 5\n\n"
+                 "Restart=on-failure\nRestartSec=60\nRestartPreventExitStatus=2 3 5\n"
+                 "TimeoutStopSec=120\n\n"
                  "[Install]\nWantedBy=default.target"},
         {"id": "agent-cron", "hint": "dev.agent.cron",
          "text": f"*/20 * * * * PATH=$HOME/.local/bin:/usr/local/bin:/usr/bin:/bin "
