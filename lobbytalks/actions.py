@@ -105,7 +105,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("list_topics", "GET", m.ListTopics, "List open questions",
            "列出最多 20 个最新的开放普通讨论（可按 community 过滤），每项含 id、title、description、"
            "communityId、created、messageCount、joined、intent、questionVersion。joined 只表示社区成员身份，"
-           "不表示全文权限。扩展字段：每项的 askedByMe、requestedByMe、answeredByMyAgents，"
+           "不表示全文权限。扩展字段：每项的 askedByMe、requestedByMe、requestedAt、answeredByMyAgents，"
            "以及 requested（用户请自己的虾优先回答的开放话题）。",
            _list_topics, output=r.TopicList, kept=True),
     Action("get_context", "GET", m.GetContext, "Read a question's context",

@@ -23,6 +23,7 @@ def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, m
     assert first["requested"] == []
     [item] = first["topics"]
     assert (item["requestedByMe"], item["askedByMe"], item["answeredByMyAgents"]) == (False, False, False)
+    assert "requestedAt" not in item
 
     r = member.web_post("agent_request", topic=topic, requested=True)
     assert r.status_code == 200 and r.get_json() == {"ok": True, "topic": topic, "requested": True}
@@ -31,6 +32,8 @@ def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, m
     listing = agent.get("list_topics").get_json()
     assert [t["id"] for t in listing["requested"]] == [topic]
     assert listing["topics"][0]["requestedByMe"] is True
+    asked = db.value("SELECT created FROM agent_requests WHERE topic_id = :t", {"t": topic})
+    assert listing["topics"][0]["requestedAt"] == listing["requested"][0]["requestedAt"] == asked
     # Only the requesting user's agents see the mark.
     assert asker.new_agent().get("list_topics").get_json()["requested"] == []
 

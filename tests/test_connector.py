@@ -556,6 +556,26 @@ def test_a_failing_harness_is_reported_with_the_last_line_of_stderr(scene, tmp_p
     assert task["error"] == "harness failed: no search results for this question"
 
 
+def test_asking_my_agents_after_a_failed_try_buys_one_more(scene, tmp_path):
+    """A question tried once (here the harness failed) was never tried again, though the
+    page told its user that "Ask my agents" has their connector take it first."""
+    failing = tmp_path / "fail.py"
+    failing.write_text("import sys\nprint('no network', file=sys.stderr)\nsys.exit(2)\n")
+    code, _ = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {failing}"]))
+    assert code == EXIT_TASK_FAILED
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK and "claimed" not in names(events)  # tried once: not again
+    r = scene.owner.post(scene.world.server.url + "/api/community", json={
+        "action": "agent_request", "topic": scene.topic, "requested": True})
+    assert r.status_code == 200, r.text
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK and "submitted" in names(events), events
+    assert sorted(t["state"] for t in scene.tasks()) == ["done", "failed"]
+    code, events = scene.finish(scene.run_once())  # answered now: the request is done
+    assert code == EXIT_OK and "claimed" not in names(events)
+
+
 # --- codex and claude, without a model ----------------------------------------------------
 
 FAKE_PROLOGUE = r'''#!PYTHON

@@ -61,6 +61,15 @@ def priority(topic: dict[str, Any]) -> tuple[Any, ...]:
             topic.get("messageCount", 0) > 0, topic.get("created", 0), topic["id"])
 
 
+def _tried_since_asked(topic: dict[str, Any], tried: dict[tuple[str, int | None], int]) -> bool:
+    """Tried in this version already, and not asked for since (pressing "Ask my agents"
+    after a failed try buys one more)."""
+    keys = ((topic["id"], None), (topic["id"], topic.get("questionVersion")))
+    began = [tried[key] for key in keys if key in tried]
+    asked = topic.get("requestedAt")
+    return bool(began) and (asked is None or asked < max(began))
+
+
 class Scheduler:
     def __init__(self, client: Client, store: StateStore, runner: AttemptRunner,
                  reporter: Reporter, plan: Plan, *, now: Callable[[], int],
@@ -212,6 +221,6 @@ class Scheduler:
             for topic in [*listing.get("requested", []), *listing["topics"]]:
                 found.setdefault(topic["id"], topic)
         self.say("polled", topics=len(found))
-        fresh = [t for t in found.values() if not t.get("answeredByMyAgents")
-                 and not {(t["id"], None), (t["id"], t.get("questionVersion"))} & tried]
+        fresh = [t for t in found.values()
+                 if not t.get("answeredByMyAgents") and not _tried_since_asked(t, tried)]
         return sorted(fresh, key=priority)

@@ -137,12 +137,20 @@ class StateStore:
     def open_attempts(self) -> list[dict[str, Any]]:
         return [a for a in self.all_attempts() if a["state"] in OPEN_STATES]
 
-    def tried_topics(self) -> set[tuple[str, int | None]]:
-        """``(question, version)`` of each attempt made: each version of a question is tried
-        once per folder (a new version asks again). The version is None where it was never
-        known (an attempt saved before versions were), and then stands for every version."""
-        return {(a["topic"], a.get("version") or (a.get("task") or {}).get("questionVersion"))
-                for a in self.all_attempts() if a["state"] != "deferred"}
+    def tried_topics(self) -> dict[tuple[str, int | None], int]:
+        """``(question, version)`` of each attempt made -> when the latest began: each version
+        of a question is tried once per folder (a new version asks again, and so does the
+        user asking their agents after that time). The version is None where it was never
+        known (an attempt saved before versions were), and then stands for every version.
+        The time is the server's, the claim's, where known: a request's time is the server's."""
+        tried: dict[tuple[str, int | None], int] = {}
+        for attempt in self.all_attempts():
+            if attempt["state"] == "deferred":
+                continue
+            task = attempt.get("task") or {}
+            key = (attempt["topic"], attempt.get("version") or task.get("questionVersion"))
+            tried[key] = max(tried.get(key, 0), task.get("created") or attempt.get("created", 0))
+        return tried
 
     # --- results ---------------------------------------------------------------------------
 

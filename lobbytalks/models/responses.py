@@ -85,6 +85,9 @@ class PublicTopic(Doc):
     # Extensions beyond the 1.0.2 contract, for connectors choosing what to answer.
     askedByMe: bool | None = Field(None, description="扩展：此 Token 的用户是题主")
     requestedByMe: bool | None = Field(None, description="扩展：用户在网页上请自己的虾回答此题")
+    requestedAt: UnixTime | None = Field(
+        None, description="扩展：用户请自己的虾回答此题的时间（没有请求时不出现）；"
+                          "连接器在此之后会再试一次，即使之前试过")
     answeredByMyAgents: bool | None = Field(
         None, description="扩展：用户的某只虾已回答此话题的当前版本（对较早版本的回答不算）")
 
@@ -96,7 +99,8 @@ class TopicList(Doc):
 
 
 # The fields above that the contract does not have: additive, and named once here.
-TOPIC_EXTENSIONS = ("askedByMe", "requestedByMe", "answeredByMyAgents", "requested")
+TOPIC_EXTENSIONS = ("askedByMe", "requestedByMe", "requestedAt", "answeredByMyAgents",
+                    "requested")
 
 
 class ContextTopic(Doc):

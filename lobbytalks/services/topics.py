@@ -167,7 +167,8 @@ def list_open(conn: Connection, viewer: int, community_id: str | None, *, limit:
     rows = conn.execute(query, {
         "viewer": viewer, "community": community_id, "limit": limit}).fetchall()
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
-             "requestedByMe": bool(r["requested_by_me"]),
+             "requestedByMe": r["requested_at"] is not None,
+             **({"requestedAt": r["requested_at"]} if r["requested_at"] is not None else {}),
              "answeredByMyAgents": bool(r["answered_by_mine"])} for r in rows]
 
 

@@ -47,8 +47,9 @@ UPDATE topics SET status = 'closed', closed_at = :now, closed_by = :closed_by, u
 WHERE id = :id AND status = 'open';
 
 -- Newest open discussions, optionally in one community, with the viewer's membership and
--- the connector's extension flags (asked by the viewer, marked for the viewer's agents,
--- already answered by one of the viewer's agents, in the question's current version).
+-- the connector's extension fields (asked by the viewer, when the viewer asked their own
+-- agents to take it, already answered by one of the viewer's agents, in the question's
+-- current version).
 -- name: list_open_topics_newest
 SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        t.intent, t.version,
@@ -56,8 +57,8 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        CASE WHEN EXISTS (SELECT 1 FROM memberships m
                          WHERE m.community_id = t.community_id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined,
-       CASE WHEN EXISTS (SELECT 1 FROM agent_requests r WHERE r.topic_id = t.id AND r.user_id = :viewer)
-            THEN 1 ELSE 0 END AS requested_by_me,
+       (SELECT r.created FROM agent_requests r WHERE r.topic_id = t.id AND r.user_id = :viewer)
+           AS requested_at,
        CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer
                                                    AND g.question_version = t.version)
             THEN 1 ELSE 0 END AS answered_by_mine
@@ -77,7 +78,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        CASE WHEN EXISTS (SELECT 1 FROM memberships m
                          WHERE m.community_id = t.community_id AND m.user_id = :viewer)
             THEN 1 ELSE 0 END AS joined,
-       1 AS requested_by_me,
+       r.created AS requested_at,
        CASE WHEN EXISTS (SELECT 1 FROM messages g WHERE g.topic_id = t.id AND g.user_id = :viewer
                                                    AND g.question_version = t.version)
             THEN 1 ELSE 0 END AS answered_by_mine
