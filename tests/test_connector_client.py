@@ -117,6 +117,17 @@ def test_an_answer_past_the_cap_is_not_read_into_memory(fakes):
     assert refused.value.code == "response_too_large"
 
 
+@pytest.mark.parametrize("retry_after", ["\u00b2", "1.5", "-3", ""])
+def test_a_retry_after_that_is_no_number_of_seconds_means_backing_off(fakes, retry_after):
+    """"²" is a digit to str.isdigit and no number to int: the connector crashed on it."""
+    slow_down = reply(429, b'{"code": "rate_limited", "error": "slow down"}',
+                      **{"Retry-After": retry_after})
+    waited: list[float] = []
+    with pytest.raises(Unreachable):
+        Client(fakes(slow_down).url, TOKEN, retries=1, sleep=waited.append).list_topics()
+    assert len([s for s in waited if s > 0]) == 1 and 0 < max(waited) <= 60
+
+
 @pytest.mark.parametrize("body", [b"<html>maintenance</html>", b"[1, 2, 3]", b'"text"'])
 def test_an_answer_that_is_no_json_object_is_a_refusal_not_a_crash(fakes, body):
     with pytest.raises(ProtocolError) as refused:

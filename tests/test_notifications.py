@@ -174,12 +174,20 @@ def test_inbox_pages_by_keyset(app, db, asked, monkeypatch):
     assert "Newest notifications" not in asker.http.get("/inbox?lang=en").get_data(as_text=True)
 
 
-@pytest.mark.parametrize("before", ["99999999999999999999999", "-1", "abc", "1e5", ""])
-def test_a_hand_edited_cursor_shows_the_first_page(app, asked, before):
+BAD_CURSORS = ["99999999999999999999999", "-1", "0", "abc", "1e5", "1.5", "²", "٣", " 1"]
+
+
+@pytest.mark.parametrize("before", BAD_CURSORS)
+def test_a_hand_edited_cursor_is_refused_by_the_api_and_the_page_shows_the_first(
+        app, asked, before):
+    """The API had read any cursor it could not use as "the first page": a client with a
+    broken cursor went round page one for ever, and "²" (a digit to str.isdigit) was a 500."""
     asker, topic, _, agent = asked
     answer(agent, topic)
-    assert len(asker.web_get(action="notifications", before=before).get_json()["notifications"]) == 1
-    assert asker.http.get(f"/inbox?before={before}").status_code == 200
+    assert_web_error(asker.web_get(action="notifications", before=before), 400, "invalid_request")
+    page = asker.http.get("/inbox", query_string={"before": before, "lang": "en"})
+    assert page.status_code == 200 and page.get_data(as_text=True).count('class="item notification') == 1
+    assert len(asker.web_get(action="notifications", before="").get_json()["notifications"]) == 1
 
 
 # --- tasks that fail or expire ---------------------------------------------------------------

@@ -23,8 +23,11 @@ actions = ActionTable()
 def inbox() -> Response:
     """The signed-in person's own notifications (``before``: the keyset of the next page)."""
     user = require_user(request)
-    page = notifications.inbox(read_conn(), user.id,
-                               notifications.cursor(request.args.get("before", "")))
+    given = request.args.get("before", "")
+    before = notifications.cursor(given)
+    if given and before is None:  # the page shows the first page instead; a client is told
+        raise ApiError("invalid_request", "before 必须是上一页给出的 next（正整数）")
+    page = notifications.inbox(read_conn(), user.id, before)
     return ok({**page, **mail_address.settings(read_conn(), user.id)})
 
 

@@ -189,8 +189,9 @@ class Client:
         raise (TokenRejected if status == 401 else ProtocolError)(status, code, message)
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after and retry_after.strip().isdigit():
-            return float(min(int(retry_after), MAX_RETRY_AFTER))
+        seconds = (retry_after or "").strip()
+        if seconds.isascii() and seconds.isdigit():  # "²" is a digit to isdigit, not to int
+            return float(min(int(seconds), MAX_RETRY_AFTER))
         ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
         return ceiling / 2 + self.jitter() * ceiling / 2  # "equal jitter": never zero
 

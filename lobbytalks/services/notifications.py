@@ -145,8 +145,11 @@ def unread_badge(conn: Connection, user_id: int) -> str:
 
 
 def cursor(value: str) -> int | None:
-    """A ``before`` keyset from a query string; anything else means the first page."""
-    return int(value) if value.isdigit() and len(value) <= 15 else None
+    """A ``before`` keyset from a query string (a positive id in ASCII digits: "²" and "٣"
+    are digits to ``str.isdigit``), or None for one that cannot be."""
+    if value.isascii() and value.isdigit() and len(value) <= 15 and int(value) > 0:
+        return int(value)
+    return None
 
 
 def inbox_page(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
