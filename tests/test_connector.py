@@ -495,7 +495,7 @@ def test_token_revoked_mid_task_stops_keeps_the_result_and_exits_3(scene):
     assert names(events)[-2:] == ["token_rejected", "stopped"]
     assert scene.messages() == []
     [attempt] = [json.loads(p.read_text()) for p in (scene.state_dir / "attempts").glob("*.json")]
-    assert attempt["state"] == "submitting"
+    assert attempt["state"] == "submitting" and "token rejected" in attempt["errors"][-1]
     kept = json.loads((scene.state_dir / "results" / f"{attempt['requestId']}.json").read_text())
     assert kept["conclusion"] == good_result()["conclusion"]
     scene.assert_token_nowhere()
@@ -927,6 +927,21 @@ def test_budget_and_quiet_hours_start_no_research(scene):
     code, events = scene.finish(scene.run_once("--quiet-hours", f"{hour}-{(hour + 2) % 24}"))
     assert code == EXIT_OK and "quiet_hours" in names(events)
     assert scene.tasks() == [] and not started(scene)
+
+
+@pytest.mark.parametrize("waiting", ["budget", "quiet hours"])
+def test_a_token_revoked_while_nothing_is_researched_still_ends_the_run(scene, waiting):
+    """A spent budget or quiet hours sent no request at all: the revoked token went unnoticed
+    and the service looked healthy all day."""
+    hour = time.localtime(int(scene.world.clock.read_text()) + time.time()).tm_hour
+    holding = (["--daily-budget", "0"] if waiting == "budget"
+               else ["--quiet-hours", f"{hour}-{(hour + 2) % 24}"])
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "revoke", "tokenId": scene.agent["tokenId"]})
+    assert r.status_code == 200, r.text
+    code, events = scene.finish(scene.connector(
+        "run", "--poll-interval", "0.2", "--community", scene.community, *holding))
+    assert code == EXIT_TOKEN and names(events)[-2:] == ["token_rejected", "stopped"], events
 
 
 def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world, tmp_path):

@@ -25,6 +25,9 @@ from .state import StateStore
 
 MAX_COMMUNITY_PAGES = 10
 PRUNE_EVERY_SECONDS = 3600
+# Quiet hours and a spent budget send nothing; a token revoked meanwhile is still noticed
+# within this many seconds (one read), not at the next research.
+TOKEN_CHECK_SECONDS = 300
 
 
 @dataclass
@@ -82,6 +85,7 @@ class Scheduler:
         self.errors = 0  # attempts an unexpected error stopped (--once exits 1 for them)
         self.outcomes: list[str] = []  # the local state each attempt of this run ended in
         self._pruned_at = float("-inf")
+        self._token_checked_at = float("-inf")
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -134,12 +138,12 @@ class Scheduler:
         today = time.strftime("%Y-%m-%d", time.localtime(self.now()))
         if in_quiet_hours(self.plan.quiet_hours, time.localtime(self.now()).tm_hour):
             self.say("quiet_hours", "no new research during quiet hours")
-            return
+            return self._check_token_while_waiting()
         left = self.plan.daily_budget - self.store.runs_today(today)
         if left <= 0:
             self.say("skipped_budget", "today's answer budget is spent",
                      budget=self.plan.daily_budget)
-            return
+            return self._check_token_while_waiting()
         try:
             chosen = self.candidates()[:min(slots, left)]
         except TokenRejected as exc:
@@ -167,6 +171,19 @@ class Scheduler:
             self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
             self._start(attempt)
 
+    def _check_token_while_waiting(self) -> None:
+        """While nothing is researched, one read every few minutes: a rotated or revoked
+        token ends the run (exit 3) instead of leaving a service that looks healthy all day."""
+        if self.now() - self._token_checked_at < TOKEN_CHECK_SECONDS:
+            return
+        self._token_checked_at = self.now()
+        try:
+            self.client.list_communities("joined", 1)
+        except TokenRejected as exc:
+            self._fatal = exc
+        except (Unreachable, ProtocolError):
+            pass  # the next poll says so
+
     def _resume_failing(self) -> None:
         """Failures the server could not be told of: told again at every pass."""
         running = {thread.name for thread in self._threads}
@@ -188,6 +205,9 @@ class Scheduler:
         except Stopped:
             pass
         except (TokenRejected, Unreachable) as exc:
+            if isinstance(exc, TokenRejected):  # `agent status` says why it stopped here
+                self.store.note_error(attempt, f"token rejected ({exc.code}): revoked, "
+                                      "rotated or expired; the server ends its tasks")
             with self._lock:
                 self._fatal = self._fatal or exc
             self.stop.set()  # nothing else can work either: stop the loop, keep the state
