@@ -172,6 +172,11 @@ STRINGS: dict[str, tuple[str, str]] = {
                             "Joining lets you ask here and send agents. It does not unlock "
                             "any discussion by itself."),
     "community.login_to_join": ("登录后加入", "Log in to join"),
+    "community.edit": ("修改介绍", "Edit the description"),
+    "community.edit_hint": ("介绍按原样显示（不解析 Markdown），换行会保留。",
+                            "The description shows as written (no Markdown); line breaks are kept."),
+    "community.edit_submit": ("保存介绍", "Save the description"),
+    "community.done_edit": ("介绍已保存。", "The description was saved."),
     "community.ask_here": ("在此提问", "Ask here"),
     "community.search_label": ("搜索问题", "Search questions"),
     "community.status": ("状态", "Status"),

@@ -20,7 +20,7 @@ from .models import jsonrpc as rpc
 from .models import responses as r
 from .models import web
 from .prose import fill, numbers
-from .openapi_parts import (REF, Components, action_request, inline, json_body, membership, one_of,
+from .openapi_parts import (REF, Components, action_request, inline, json_body, one_community, one_of,
                             query_parameters, responses)
 from .schemas import model_schema
 from .settings import Settings
@@ -89,10 +89,11 @@ def _register(c: Components) -> dict[str, Any]:
         [c.add(ext.Register), c.add(ext.Rotate), c.add(ext.Revoke), c.add(ext.CancelTask),
          *[c.add(model) for model in MANAGE_EXTENSIONS]]))
     refs["community_request"] = c.put("CommunityRequest", one_of([
-        c.add(web.CommunityCreate), c.put("CommunityJoin", membership("join")),
-        c.put("CommunityLeave", membership("leave"))]))
+        c.add(web.CommunityCreate), c.put("CommunityJoin", one_community("join")),
+        c.put("CommunityLeave", one_community("leave")),
+        c.put("CommunityUpdate", one_community("update", web.CommunityUpdate))]))
     refs["web_post"] = one_of([c.add(web.WebAuth), c.add(web.WebLogout), c.add(web.WebTopicCreate)])
-    for model in (r.CommunityList, r.CommunityMutation, r.IssuedToken, r.Connections,
+    for model in (r.CommunityList, r.CommunityMutation, r.CommunityUpdated, r.IssuedToken, r.Connections,
                   r.ManagedTaskList, r.CancelledTask, r.WebCommunityDetails,
                   r.UpdatedAgent, r.ArchivedAgent):
         c.add(model)
@@ -203,10 +204,11 @@ def _communities_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str,
         },
         "post": {
             "operationId": "manageWebCommunity", "tags": ["Communities"],
-            "summary": "创建、加入或退出公开社区",
+            "summary": "创建、加入或退出公开社区；扩展：创建者修改介绍（update，返回 CommunityUpdated）",
             "description": fill("登录 Cookie，同源 JSON，最多 {communities_body_kib} KiB；每用户{community_rate}。", stated),
             "security": [{"WebSession": []}],
             "requestBody": {"required": True, **json_body(refs["community_request"])},
+            # update's answer is CommunityUpdated; the contract's 200 stays as it states it
             "responses": responses({"$ref": REF + "CommunityMutation"}, refs["web_error"], WEB_ERRORS),
         },
     }

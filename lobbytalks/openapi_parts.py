@@ -40,11 +40,13 @@ def action_request(schema: dict[str, Any], action: str) -> dict[str, Any]:
     return schema
 
 
-def membership(action: str) -> dict[str, Any]:
-    """join/leave share one model; ``communityId`` is accepted as an alias of ``community``."""
-    schema, _ = model_schema(web.CommunityMembership, REF)
+def one_community(action: str, model: type[BaseModel] = web.CommunityMembership
+                  ) -> dict[str, Any]:
+    """An action on one community (join and leave share a model); ``communityId`` is
+    accepted as an alias of ``community``."""
+    schema, _ = model_schema(model, REF)
     schema = action_request(schema, action)
-    schema["required"] = ["action", "community"]
+    schema["required"] = ["action", "community", *schema["required"][1:]]
     schema["properties"]["communityId"]["description"] = "community 的别名；两者都给时必须相同"
     return schema
 

@@ -738,3 +738,25 @@ def test_an_actions_outcome_is_in_view_wherever_the_page_was_scrolled(browser, s
                                    .getBoundingClientRect().top, window.innerHeight]""")
     assert box[0] > 100 and 0 <= box[1] < box[2] / 2, box
     context.close()
+
+
+def test_a_communitys_creator_edits_its_description_from_its_page(browser, site):
+    """Created with a description, a community had no way to change it; its lines ran
+    together."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    log_in(page, site["base"])
+    page.goto(f"{site['base']}/c/{site['mine']}")
+    page.locator("#edit-community summary").click()
+    page.fill("#edit-community textarea", "We read together.\n- be kind\n- cite sources")
+    page.get_by_role("button", name="Save the description").click()
+    expect(page.locator("#flash")).to_have_text("The description was saved.")
+    lead = page.locator(".page-head .lead.about")
+    expect(lead).to_have_text("We read together.\n- be kind\n- cite sources")
+    assert lead.evaluate("e => e.getBoundingClientRect().height / "
+                         "parseFloat(getComputedStyle(e).lineHeight)") > 2.5  # three lines
+    assert query(site, "SELECT description FROM communities WHERE id = ?", (site["mine"],)) == [
+        ("We read together.\n- be kind\n- cite sources",)]
+    page.goto(f"{site['base']}/c/{site['theirs']}")  # another's: nothing to edit
+    expect(page.locator("#edit-community")).to_have_count(0)
+    context.close()

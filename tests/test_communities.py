@@ -156,6 +156,38 @@ def test_community_id_alias(person, db):
     assert count(db, "memberships") == 0
 
 
+def test_its_creator_rewrites_a_communitys_description_and_nobody_else(app, person, client):
+    made = person.communities_post("create", name="读书会", description="旧介绍").get_json()["id"]
+    about = "一起读书。\n\n- 友善\n- 引用来源"
+    r = person.communities_post("update", community=made, description=about)
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "id": made, "description": about}
+    assert client.get(f"/api/communities?id={made}").get_json()["community"]["description"] == about
+    page = person.http.get(f"/c/{made}?lang=en").get_data(as_text=True)
+    assert 'id="edit-community"' in page and "一起读书。\n\n- 友善" in page  # lines kept
+    assert person.communities_post("update", communityId=made, description="").status_code == 200
+    member = Person(app).register()
+    member.join(made)
+    assert_web_error(member.communities_post("update", community=made, description="我的"), 403)
+    assert 'id="edit-community"' not in member.http.get(f"/c/{made}").get_data(as_text=True)
+    assert_web_error(person.communities_post("update", community="lobby", description="x"), 403)
+    assert_web_error(person.communities_post("update", community="nope", description="x"), 404)
+    assert_web_error(person.communities_post("update", community=made, description="x" * 401), 400)
+    assert_web_error(person.communities_post("update", community=made, description="a\x00b"), 400)
+    assert_web_error(person.communities_post("update", community=made), 400)
+    assert_web_error(person.communities_post("update", community=made, description="x",
+                                             name="改名"), 400)
+    assert_web_error(client.post("/api/communities", json={
+        "action": "update", "community": made, "description": "x"}), 401)
+    assert client.get(f"/api/communities?id={made}").get_json()["community"]["description"] == ""
+
+
+def test_a_secret_in_a_new_description_is_refused(person):
+    made = person.communities_post("create", name="读书会").get_json()["id"]
+    r = person.communities_post("update", community=made,
+                                description="token: sk-" + "a1B2c3D4e5" * 4)
+    assert r.status_code == 400 and r.get_json()["code"] == "sensitive_content"
+
+
 def test_unknown_community_is_404(person):
     assert_web_error(person.communities_post("join", community="nope"), 404)
     assert_web_error(person.communities_post("leave", community="nope"), 404)

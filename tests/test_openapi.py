@@ -29,7 +29,8 @@ TIGHTER_KEYS = {"pattern", "default", "minLength"}  # ids' formats, defaults, "n
 EXTRA_KEYS_AT = {("WebTopicCreate", "island"): {"maxLength"}}  # category ids are ≤64 chars
 EXTRA_LOCATIONS = {("CommunityJoin", "communityId"), ("CommunityLeave", "communityId")}  # alias
 # Extension actions a request union may gain; the contract's own members must all stay.
-EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent", "RevokeAll"}}
+EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent", "RevokeAll"},
+                       ("CommunityRequest", ""): {"CommunityUpdate"}}
 # Optional extension fields of a response (everything inside them is new, not changed).
 EXTENSION_FIELDS = {("Connections", "archivedAgents")}
 
@@ -237,6 +238,17 @@ def test_mcp_structured_content_validates_against_the_action_outputs(app, doc):
     second = asker.ask("第二个问题：SQLite 的 VACUUM 会锁库吗？")
     call("fail_task", taskId=call("claim_task", topic=second, requestId=str(uuid.uuid4()))["task"]["id"],
          error="来源打不开")
+
+
+def test_the_community_update_extension_is_described(doc):
+    check = Checker(doc).check
+    check("CommunityRequest", {"action": "update", "community": "c_x", "description": ""})
+    check("CommunityUpdated", {"ok": True, "id": "c_x", "description": "一起读书"})
+    for bad in ({"action": "update", "community": "c_x"},
+                {"action": "update", "description": "x"},
+                {"action": "update", "community": "c_x", "description": "x", "name": "改名"}):
+        with pytest.raises(jsonschema.ValidationError):
+            check("CommunityRequest", bad)
 
 
 def test_manage_extensions_only_add_to_the_contracts_request_union(doc):

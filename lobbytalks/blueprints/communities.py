@@ -8,13 +8,14 @@ from ..auth import current_user, require_user
 from ..errors import ApiError
 from ..guards import request_body
 from ..models.common import parse_model, query_args
-from ..models.web import CommunitiesQuery, CommunityCreate, CommunityMembership
+from ..models.web import CommunitiesQuery, CommunityCreate, CommunityMembership, CommunityUpdate
 from ..runtime import runtime
 from ..services import communities
 from .common import lookup_action, ok, read_conn
 
 bp = Blueprint("communities", __name__)
-MODELS = {"create": CommunityCreate, "join": CommunityMembership, "leave": CommunityMembership}
+MODELS = {"create": CommunityCreate, "join": CommunityMembership, "leave": CommunityMembership,
+          "update": CommunityUpdate}  # update: an extension, the creator's description
 
 
 @bp.get("/api/communities")
@@ -40,7 +41,7 @@ def mutate():
     user = require_user(request)
     rt = runtime()
     action = body.get("action")
-    model = lookup_action(MODELS, action, "action 必须是 create、join 或 leave")
+    model = lookup_action(MODELS, action, "action 必须是 create、join、leave 或 update")
     data = parse_model(model, body)
     rt.gate.hit(rt.settings.rate_community, "community", user.id)
     now = clock.now()
@@ -48,4 +49,6 @@ def mutate():
         return ok(communities.create(rt.db, user.id, data.name, data.description, now=now))
     if action == "join":
         return ok(communities.join(rt.db, user.id, data.target, now=now))
+    if action == "update":
+        return ok(communities.update(rt.db, user.id, data.target, data.description))
     return ok(communities.leave(rt.db, user.id, data.target))

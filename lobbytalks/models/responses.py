@@ -72,6 +72,13 @@ class CommunityMutation(Doc):
     joined: bool
 
 
+class CommunityUpdated(Doc):
+    """An extension: the description its creator saved (``update``)."""
+    ok: Literal[True]
+    id: Ref
+    description: str
+
+
 class PublicTopic(Doc):
     id: Ref
     title: Str(1, 180)

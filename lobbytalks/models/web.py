@@ -149,13 +149,13 @@ class CommunityCreate(Strict):
     description: Text(0, 400, display=True) = ""
 
 
-class CommunityMembership(Strict):
-    action: Literal["join", "leave"]
+class _OneCommunity(Strict):
+    """``community``, or its alias ``communityId``: one of them, the same if both (§10)."""
     community: IdRef | None = None
     communityId: IdRef | None = None
 
     @model_validator(mode="after")
-    def _one_community(self) -> "CommunityMembership":
+    def _one_community(self) -> "_OneCommunity":
         if self.community is None and self.communityId is None:
             raise ValueError("缺少 community")
         if self.community is not None and self.communityId is not None \
@@ -166,6 +166,16 @@ class CommunityMembership(Strict):
     @property
     def target(self) -> str:
         return self.community or self.communityId  # type: ignore[return-value]
+
+
+class CommunityMembership(_OneCommunity):
+    action: Literal["join", "leave"]
+
+
+class CommunityUpdate(_OneCommunity):
+    """An extension: its creator rewrites a community's description (as ``create`` takes it)."""
+    action: Literal["update"]
+    description: Text(0, 400, display=True)
 
 
 class AgentRequest(Strict):

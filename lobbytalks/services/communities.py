@@ -88,6 +88,18 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int)
     return {"ok": True, "id": community_id, "joined": True}
 
 
+def update(db: Database, user_id: int, community_id: str, description: str) -> dict[str, Any]:
+    """Its creator rewrites a community's description. :raise 404: unknown; :raise 403: not
+    its creator (the site's own communities have none); 400 sensitive_content: a secret."""
+    refuse_secrets({"description": description})
+    with db.transaction() as conn:
+        if _existing(conn, community_id)["owner_id"] != user_id:
+            raise ApiError("forbidden", "只有社区的创建者可以修改它的介绍")
+        conn.execute(Q.update_community_description, {"id": community_id,
+                                                      "description": description})
+    return {"ok": True, "id": community_id, "description": description}
+
+
 def join(db: Database, user_id: int, community_id: str, *, now: int,
          token: str | None = None) -> dict[str, Any]:
     """Join (idempotent); :raise 404: for an unknown community; :raise 401/403: an agent's
@@ -96,8 +108,7 @@ def join(db: Database, user_id: int, community_id: str, *, now: int,
         if token is not None:
             hold_user(conn, user_id)
             moderation.refuse_unless_live(conn, token, now)
-        if conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
-            raise ApiError("not_found", "社区不存在")
+        _existing(conn, community_id)
         _add_member(conn, community_id, user_id, now)
     return {"ok": True, "id": community_id, "joined": True}
 
@@ -105,15 +116,20 @@ def join(db: Database, user_id: int, community_id: str, *, now: int,
 def leave(db: Database, user_id: int, community_id: str) -> dict[str, Any]:
     """Leave (idempotent); :raise 404: unknown; :raise 409: the creator cannot leave."""
     with db.transaction() as conn:
-        row = conn.execute(Q.get_community_owner, {"id": community_id}).fetchone()
-        if row is None:
-            raise ApiError("not_found", "社区不存在")
-        if row["owner_id"] == user_id:
+        if _existing(conn, community_id)["owner_id"] == user_id:
             raise ApiError("forbidden", "创建者暂不能退出自己创建的社区", status=409)
         if conn.execute(Q.delete_membership, {"community_id": community_id,
                                               "user_id": user_id}).rowcount:
             conn.execute(Q.add_to_community_members, {"id": community_id, "delta": -1})
     return {"ok": True, "id": community_id, "joined": False}
+
+
+def _existing(conn: Connection, community_id: str) -> Row:
+    """The community's owner row; :raise 404: no such community."""
+    row = conn.execute(Q.get_community_owner, {"id": community_id}).fetchone()
+    if row is None:
+        raise ApiError("not_found", "社区不存在")
+    return row
 
 
 def _add_member(conn: Connection, community_id: str, user_id: int, now: int) -> None:

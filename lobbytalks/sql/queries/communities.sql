@@ -31,6 +31,9 @@ SELECT COUNT(*) FROM communities WHERE owner_id = :user_id;
 -- name: insert_community
 INSERT INTO communities (id, name, description, owner_id, created) VALUES (:id, :name, :description, :owner_id, :now);
 
+-- name: update_community_description
+UPDATE communities SET description = :description WHERE id = :id;
+
 -- name: insert_membership
 INSERT INTO memberships (community_id, user_id, created) VALUES (:community_id, :user_id, :now)
 ON CONFLICT (community_id, user_id) DO NOTHING;
