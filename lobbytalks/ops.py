@@ -162,7 +162,7 @@ def _refuse_a_live_database(dest: Path) -> None:
     """:raise OpsError: ``dest`` is a database another process serves, or one whose ``-wal``
     still holds writes: replaced under them, it would be corrupted (SQLite would replay the
     old log into the new file), whatever --force says."""
-    if serverlock.lock_path(dest).exists() and serverlock.in_use(dest):
+    if serverlock.in_use(dest):
         raise OpsError(f"refusing to overwrite {dest}: a LobbyTalks process is serving it; "
                        f"stop it first, or restore into it with `lobbytalks restore`")
     if _sidecar(dest, "-wal").exists():

@@ -37,12 +37,19 @@ def acquire(db_path: Path) -> int:
 
 
 def in_use(db_path: Path) -> bool:
-    """True when another process (a server, a restore) holds the lock."""
+    """True when another process (a server, a restore) holds the lock. Only looks: no lock
+    file is left beside a file nobody serves (a backup), and one on a read-only mount can be
+    asked about (a lock needs no write access)."""
     try:
-        fd = acquire(db_path)
-    except DatabaseInUse:
+        fd = os.open(lock_path(db_path), os.O_RDONLY)
+    except FileNotFoundError:  # every holder made it first
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
-    release(fd)
+    finally:
+        os.close(fd)  # closing also lets go of a lock taken here
     return False
 
 

@@ -234,6 +234,7 @@ def test_a_backup_without_its_key_beside_it_is_told_where_the_key_is(community, 
     done = run_cli("migrate-db", "--db", str(backups / "final.db"), "--to", empty_target)
     assert done.returncode == 0, done.stderr
     assert not (backups / "secret.key").exists()
+    assert sorted(p.name for p in backups.iterdir()) == ["final.db"]  # no lock file left
     assert f"there is none beside {backups / 'final.db'}" in done.stdout
     assert "FILE.key beside a backup made with --with-key" in done.stdout
     assert str(backups / "secret.key") not in done.stdout

@@ -91,6 +91,26 @@ def test_no_force_overwrites_a_database_being_served_or_with_a_wal(app, tmp_path
                                              "WHERE name = 'unsaved'")
 
 
+def test_asking_whether_a_file_is_served_leaves_nothing_beside_it(tmp_path):
+    """A lock file was created beside every backup asked about (and on a read-only mount
+    the question failed)."""
+    backup = tmp_path / "final.db"
+    new_db(backup)
+    assert serverlock.in_use(backup) is False
+    assert not serverlock.lock_path(backup).exists()
+    lock = serverlock.acquire(backup)
+    try:
+        assert serverlock.in_use(backup) is True
+    finally:
+        serverlock.release(lock)
+    assert serverlock.in_use(backup) is False
+    lock = serverlock.acquire(backup)  # and the question let go of nothing it did not take
+    try:
+        assert serverlock.in_use(backup) is True
+    finally:
+        serverlock.release(lock)
+
+
 def test_backup_of_a_missing_database_fails_without_creating_it(tmp_path):
     with pytest.raises(ops.OpsError, match="no such database"):
         ops.backup(tmp_path / "none.db", tmp_path / "b.db")
