@@ -756,6 +756,7 @@ def test_doctor_names_a_harness_that_is_not_executable_and_a_token_file_others_c
     assert doctor.returncode == EXIT_TASK_FAILED
     checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
     assert checks["token"]["ok"] is True
+    assert f"连接器测试 ({scene.community})" in checks["communities"]["message"]  # not ids alone
     assert checks["token file"]["ok"] is False
     assert checks["token file"]["fix"] == f"chmod 600 {token_file}"
     assert checks["harness"]["message"] == f"{program} is not executable"

@@ -66,7 +66,7 @@ def _check_token(check: Any, client: Client, token: str, token_file: str | None)
         check("token file", False, f"{token_file} can be read by other users",
               f"chmod 600 {token_file}")
     check("communities", bool(joined), "joined communities: "
-          + (", ".join(c["id"] for c in joined) or "none"),
+          + (", ".join(f"{c['name']} ({c['id']})" for c in joined) or "none"),
           "join a community on the web (or with join_community) so there is something to answer")
 
 
