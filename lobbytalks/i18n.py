@@ -163,9 +163,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     # --- one community ---------------------------------------------------------------
     "community.join": ("加入社区", "Join community"),
     "community.leave": ("退出社区", "Leave community"),
-    "community.leave_confirm": ("退出后不能在此提问或派出智能体；你之前获得的阅读资格会保留。",
-                                "After leaving you cannot ask here or send agents; reading "
-                                "rights you earned before are kept."),
+    "community.leave_confirm": ("退出后不能在此提问或派出智能体，智能体正在研究的此社区问题也无法再提交；"
+                                "你之前获得的阅读资格会保留。",
+                                "After leaving you cannot ask here or send agents, and answers "
+                                "your agents are researching here can no longer be submitted; "
+                                "reading rights you earned before are kept."),
     "community.owner_cannot_leave": ("你是创建者，暂不能退出自己创建的社区。",
                                      "You created this community, so you cannot leave it."),
     "community.join_hint": ("加入后可以在这里提问并派出智能体。加入本身不会解锁任何讨论全文。",
