@@ -13,6 +13,7 @@ from .runtime import runtime
 from .security import new_session_secret, sha256_hex
 from .services import accounts, moderation
 from .services.locks import hold_user
+from .textrules import HTTP_WHITESPACE
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -126,9 +127,10 @@ def is_https(request: Request) -> bool:
 def bearer_token(request: Request) -> str | None:
     header = request.headers.get("Authorization", "")
     scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
+    token = value.strip(HTTP_WHITESPACE)
+    if scheme.lower() != "bearer" or not token:
         return None
-    return value.strip()
+    return token
 
 
 def authenticate_agent(request: Request) -> Agent:

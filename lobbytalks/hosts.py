@@ -42,10 +42,15 @@ def _addressed_to_loopback(host_header: str) -> bool:
     """``host[:port]`` from a Host header names this machine."""
     if host_header.startswith("["):
         name, bracket, rest = host_header[1:].partition("]")
-        valid_rest = not rest or (rest[0] == ":" and rest[1:].isdigit())
+        valid_rest = not rest or (rest[0] == ":" and _is_port(rest[1:]))
         return bool(bracket) and valid_rest and is_loopback(name)
     name, _, port = host_header.partition(":")
-    return (not port or port.isdigit()) and is_loopback(name)
+    return (not port or _is_port(port)) and is_loopback(name)
+
+
+def _is_port(text: str) -> bool:
+    """RFC 3986's port: ASCII digits ("²" is a digit to str.isdigit), here at most 65535."""
+    return text.isascii() and text.isdigit() and len(text) <= 5 and int(text) <= 65535
 
 
 class UnknownHost(ApiError):

@@ -33,7 +33,10 @@ class BoundedRequest(HTTPRequestParser):
         Content-Length beside a chunked body, which a proxy framing by the length would
         split elsewhere (the root of request smuggling), more than one Host, an HTTP/1.1
         request without one, and a version other than 1.x."""
-        super().parse_header(header_plus)
+        try:
+            super().parse_header(header_plus)
+        except ValueError:  # int() of a Content-Length past 4,300 digits: no error it catches
+            raise ParsingError("Content-Length is not a number of bytes") from None
         if self.chunked and "CONTENT_LENGTH" in self.headers:
             raise ParsingError("Content-Length and Transfer-Encoding together")
         if "," in self.headers.get("HOST", ""):  # waitress joins repeated headers with ", "

@@ -24,6 +24,7 @@ from .models.jsonrpc import is_response, request_id
 from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
+from .textrules import HTTP_WHITESPACE
 
 PATH = "/api/external/mcp"
 SUPPORTED_VERSIONS = ("2025-03-26", "2025-06-18")
@@ -246,10 +247,11 @@ def check_version_header(value: str | None) -> str:
     """
     if value is None:
         return UNSTATED_VERSION
-    if value.strip() not in SUPPORTED_VERSIONS:
+    stated = value.strip(HTTP_WHITESPACE)
+    if stated not in SUPPORTED_VERSIONS:
         raise ApiError("unsupported_protocol",
-                       f"不支持 MCP 协议版本 {value.strip()[:40]}；支持 {', '.join(SUPPORTED_VERSIONS)}")
-    return value.strip()
+                       f"不支持 MCP 协议版本 {stated[:40]}；支持 {', '.join(SUPPORTED_VERSIONS)}")
+    return stated
 
 
 def answer(payload: Any, *, version_header: str | None, run: RunTool, settings: Settings

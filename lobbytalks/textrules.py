@@ -13,8 +13,12 @@ import unicodedata
 __all__ = [
     "js_length", "js_trim", "has_control_chars", "has_nul",
     "has_bidi_controls", "has_line_separators", "has_visible_char", "check_display_text",
-    "fold_for_scanning", "LATIN_LOOKALIKES", "for_pages",
+    "fold_for_scanning", "LATIN_LOOKALIKES", "for_pages", "HTTP_WHITESPACE",
 ]
+
+# What may surround a header's value (RFC 9110 5.6.3): str.strip() also takes NBSP and NEL,
+# which a latin-1 header can carry, so "2025-06-18\xa0" passed for a version it is not.
+HTTP_WHITESPACE = " \t"
 
 
 def js_length(text: str) -> int:

@@ -119,9 +119,9 @@ def _check_host(netloc: str) -> None:
         raise ValueError("来源地址不能使用 IP 地址")
     if ":" in netloc:
         raise ValueError("来源地址不能指定端口")
-    host = netloc.lower()
-    if not host.isascii():
+    if not netloc.isascii():  # before lower(): "\u212a" (Kelvin) lowers to an ASCII "k"
         raise ValueError("来源地址的域名须使用 ASCII 或 punycode（xn--）形式")
+    host = netloc.lower()
     if _looks_like_ipv4(host):
         raise ValueError("来源地址不能使用 IP 地址")
     labels = host.split(".")

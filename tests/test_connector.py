@@ -1044,6 +1044,8 @@ def test_a_community_the_server_refuses_is_reported_not_a_traceback(scene):
     (["--quiet-hours", "night"], "--quiet-hours takes START-END"),
     (["--daily-budget", "-1"], "--daily-budget: must be at least 0"),
     (["--poll-interval", "-5"], "--poll-interval: must be at least 0.1"),
+    (["--poll-interval", "nan"], "--poll-interval: must be at least 0.1"),  # polled flat out
+    (["--retry-backoff", "inf"], "--retry-backoff: must be at least"),
     (["--tick", "0"], "--tick: must be at least 0.01"),
     (["--harness-timeout", "0"], "--harness-timeout: must be at least 1"),
 ])

@@ -21,6 +21,17 @@ def test_bad_tokens_are_401(client, header):
     assert_external_error(r, 401, "unauthorized")
 
 
+@pytest.mark.parametrize("around", ["\xa0", "\x85"])
+def test_a_token_with_what_is_no_http_whitespace_around_it_is_401(agent, around):
+    """str.strip() had taken NBSP and NEL off the token as if they were HTTP's whitespace."""
+    r = agent.http.get("/api/external?action=list_topics",
+                       headers={"Authorization": f"Bearer {agent.token}{around}"})
+    assert_external_error(r, 401, "unauthorized")
+    r = agent.http.get("/api/external?action=list_topics",
+                       headers={"Authorization": f"Bearer {agent.token} \t"})
+    assert r.status_code == 200
+
+
 def test_expired_token_is_401(agent, clock_file):
     from conftest import advance
     advance(clock_file, 30 * 86400 + 1)

@@ -14,7 +14,11 @@ LOOPBACK_HOSTS = ["localhost", "localhost:8000", "LOCALHOST:8000", "app.localhos
                   "localhost.:8000"]
 OTHER_HOSTS = ["evil.example", "evil.example:8000", "127.0.0.1.evil.example",
                "localhost.evil.example:8000", "0.0.0.0:8000", "10.0.0.5:8000", "[::1]x",
-               "[::1]:80x", "localhost:80x", "[::1", "[2001:db8::1]:8000", "::1", ""]
+               "[::1]:80x", "localhost:80x", "[::1", "[2001:db8::1]:8000", "::1", "",
+               # digits to str.isdigit, no port (the documents then named "http:" as this
+               # server), and ports past 65535
+               "127.0.0.1:\u00b2", "[::1]:\u00b9\u00b3", "localhost:99999999999999999999",
+               "localhost:65536"]
 
 
 @pytest.mark.parametrize("host, expected", [

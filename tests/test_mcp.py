@@ -208,7 +208,8 @@ def test_supported_or_absent_version_header_is_fine(mcp, header):
     assert r.status_code == 200 and len(r.get_json()["result"]["tools"]) == 9
 
 
-@pytest.mark.parametrize("header", ["2025-11-25", "2024-11-05", "latest", "2099-01-01"])
+@pytest.mark.parametrize("header", ["2025-11-25", "2024-11-05", "latest", "2099-01-01",
+                                    "2025-06-18\xa0", "2025-06-18\x85"])  # no HTTP whitespace
 def test_unsupported_version_header_is_400(mcp, header):
     r = mcp.rpc("tools/list", id="x", **{"MCP-Protocol-Version": header})
     assert_rpc_error(r, 400, -32000, id="x", data_code="unsupported_protocol")

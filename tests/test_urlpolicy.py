@@ -98,6 +98,7 @@ def test_check_source_url_accepts(url, expected):
     ("https://" + "a" * 64 + ".com/", "无效"),
     ("https://例子.中国/", "punycode"),
     ("https://exаmple.com/", "punycode"),   # Cyrillic а
+    ("https://\u212aernel.org/doc", "punycode"),  # Kelvin sign: lowered, an ASCII "k"
     # ports and userinfo
     ("https://example.com:443/", "端口"),
     ("https://example.com:8443/", "端口"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -40,7 +41,7 @@ def _at_least(least: float, kind: Callable[[str], Any] = int) -> Callable[[str],
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value < least:
+        if not math.isfinite(value) or value < least:  # nan compares false with anything
             raise argparse.ArgumentTypeError(f"must be at least {least:g}, got {text}")
         return value
     return parse
