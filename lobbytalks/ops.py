@@ -103,6 +103,9 @@ def _unused(db_path: Path, label: str, suffix: str = "") -> Path:
     return candidate
 
 
+SIDECARS = ("-wal", "-shm", "-journal", ".lock")  # the files SQLite and the lock keep beside one
+
+
 def _sidecar(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
 
@@ -110,7 +113,7 @@ def _sidecar(path: Path, suffix: str) -> Path:
 def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
     """The files an installation keeps: the database, its sidecars, the serving lock and
     the secret key file."""
-    sidecars = (_sidecar(db_path, suffix) for suffix in ("-wal", "-shm", "-journal", ".lock"))
+    sidecars = (_sidecar(db_path, suffix) for suffix in SIDECARS)
     return (db_path, *sidecars, *((key_path,) if key_path else ()))
 
 
@@ -159,9 +162,14 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
 
 
 def _refuse_a_live_database(dest: Path) -> None:
-    """:raise OpsError: ``dest`` is a database another process serves, or one whose ``-wal``
-    still holds writes: replaced under them, it would be corrupted (SQLite would replay the
-    old log into the new file), whatever --force says."""
+    """:raise OpsError: ``dest`` is a database another process serves, one whose ``-wal``
+    still holds writes, or a sidecar (``-wal``, lock...) of another database: replaced under
+    them, it would be corrupted (SQLite would replay the old log into the new file),
+    whatever --force says."""
+    for suffix in SIDECARS:
+        if dest.name.endswith(suffix) and dest.with_name(dest.name[:-len(suffix)]).exists():
+            raise OpsError(f"refusing to overwrite {dest}: it is the {suffix} of the database "
+                           f"beside it")
     if serverlock.in_use(dest):
         raise OpsError(f"refusing to overwrite {dest}: a LobbyTalks process is serving it; "
                        f"stop it first, or restore into it with `lobbytalks restore`")

@@ -86,6 +86,12 @@ def test_no_force_overwrites_a_database_being_served_or_with_a_wal(app, tmp_path
             ("unsaved",)]
     finally:
         open_writer.close()
+    for sidecar in ("-wal", "-shm", ".lock"):  # another database's files, served or not
+        beside = served.with_name(served.name + sidecar)
+        beside.write_bytes(b"")
+        with pytest.raises(ops.OpsError, match=f"it is the {sidecar} of the database"):
+            ops.backup(src, beside, force=True)
+        beside.unlink()
     ops.backup(src, served, force=True)  # closed cleanly, served by nobody: replaced
     assert ops.check(served).ok and not rows(served, "SELECT 1 FROM sqlite_master "
                                              "WHERE name = 'unsaved'")
@@ -424,6 +430,24 @@ def test_a_failing_upgrade_leaves_the_database_as_it_was(settings, future_migrat
     assert rows(path, "SELECT name FROM sqlite_master WHERE name = 'fine'") == []
     assert usernames(path) == {"alice"}
     # the copy taken before each try is the database as it still is: not kept, one per try
+    assert list(path.parent.glob("*.pre-migrate-*")) == []
+
+
+def test_an_upgrade_that_would_orphan_rows_is_refused_the_same_way(settings, future_migration):
+    """Its check before COMMIT raised a plain error: the copy stayed at every restart and
+    no migration was named."""
+    app = create_app(settings)
+    Person(app, username="alice").register().new_agent()  # a token row points at its agent
+    app.config["LOBBYTALKS"].db.close_thread_connection()
+    future_migration("CREATE TABLE profiles_new (id TEXT PRIMARY KEY);\n"
+                     "DROP TABLE profiles;\nALTER TABLE profiles_new RENAME TO profiles;\n")
+    for _attempt in range(2):
+        with pytest.raises(dbmod.MigrationFailed,
+                           match=f"the upgrade to schema version {FUTURE} failed: .*pointing "
+                                 "at nothing; the upgrade was rolled back"):
+            create_app(settings)
+    path = Path(settings.db_path)
+    assert usernames(path) == {"alice"}
     assert list(path.parent.glob("*.pre-migrate-*")) == []
 
 

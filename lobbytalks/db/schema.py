@@ -30,14 +30,16 @@ class MigrationFailed(sqlite3.DatabaseError):
 
 
 @contextlib.contextmanager
-def _named(version: int, name: str):
-    """Say which migration failed, and that nothing of the upgrade was kept."""
+def _named(what: str):
+    """Say what of the upgrade failed (a migration, its checks, its commit), and that
+    nothing of it was kept."""
     try:
         yield
-    except sqlite3.DatabaseError as exc:  # PostgreSQL's errors derive from it too (db.errors)
-        raise MigrationFailed(
-            f"migration {version:04d}_{name} failed: {exc}; the upgrade was rolled back "
-            f"and the database is as it was") from exc
+    except (sqlite3.DatabaseError, RuntimeError) as exc:  # PostgreSQL's derive from the first
+        if isinstance(exc, MigrationFailed):
+            raise
+        raise MigrationFailed(f"{what} failed: {exc}; the upgrade was rolled back and the "
+                              f"database is as it was") from exc
 
 
 def dialect_of(conn: Any) -> str:
@@ -123,15 +125,16 @@ def migrate(conn: Any, now: int) -> list[int]:
     try:
         conn.execute(_RECORD_TABLE.format(int="INTEGER"))
         for version, name, sql in todo:
-            with _named(version, name):
+            with _named(f"migration {version:04d}_{name}"):
                 for statement in split_statements(sql):
                     conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
                 (version, name, now),
             )
-        _check_references_to_dropped(conn, "".join(sql for _, _, sql in todo))
-        conn.execute("COMMIT")
+        with _named(f"the upgrade to schema version {todo[-1][0]}"):
+            _check_references_to_dropped(conn, "".join(sql for _, _, sql in todo))
+            conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
@@ -171,7 +174,7 @@ def apply_postgres_migrations(conn: Any, now: int) -> list[int]:
     todo = pending_migrations(conn)  # again: another process may have just migrated
     conn.execute(_RECORD_TABLE.format(int="BIGINT"))
     for version, name, sql in todo:
-        with _named(version, name):
+        with _named(f"migration {version:04d}_{name}"):
             conn.execute_script(sql)
         conn.execute("INSERT INTO schema_migrations (version, name, applied) "
                      "VALUES (:version, :name, :now)",
