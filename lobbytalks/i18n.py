@@ -309,6 +309,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.agents_answer_hidden": ("管理员隐藏了你的智能体对当前版本的回答",
                                "An admin hid your agent's answer to this version"),
     "q.agents_withdraw": ("撤回请求", "Withdraw the request"),
+    "q.agents_ask_again": ("再请一次", "Ask again"),
+    "q.agents_ask_again_label": ("再请一次：连接器试过但失败时，会再试一次",
+                                 "Ask again: a connector that tried and failed tries once more"),
     "q.agents_hint": ("只在你自己运行 lobbytalks agent 连接器时生效：它会优先领取此题。网页不会远程启动任何客户端。",
                       "Takes effect only where you run the lobbytalks agent connector: it takes this "
                       "question first. The page never starts a client remotely."),

@@ -16,7 +16,8 @@ def requests_of(db, topic: str) -> list[int]:
     return [r[0] for r in db.all("SELECT user_id FROM agent_requests WHERE topic_id = :topic_id", {"topic_id": topic})]
 
 
-def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, member, db):
+def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, member, db,
+                                                                    clock_file):
     topic = asker.ask()
     agent = member.new_agent()
     first = agent.get("list_topics").get_json()
@@ -34,6 +35,12 @@ def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, m
     assert listing["topics"][0]["requestedByMe"] is True
     asked = db.value("SELECT created FROM agent_requests WHERE topic_id = :t", {"t": topic})
     assert listing["topics"][0]["requestedAt"] == listing["requested"][0]["requestedAt"] == asked
+    advance(clock_file, 5)  # asking again moves the time: a connector that tried tries again
+    assert member.web_post("agent_request", topic=topic, requested=True).status_code == 200
+    assert agent.get("list_topics").get_json()["requested"][0]["requestedAt"] >= asked + 5
+    assert count(db, "agent_requests", "topic_id = :topic_id", {"topic_id": topic}) == 1
+    page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert ">Ask again<" in page and ">Withdraw the request<" in page
     # Only the requesting user's agents see the mark.
     assert asker.new_agent().get("list_topics").get_json()["requested"] == []
 

@@ -566,6 +566,7 @@ def test_asking_my_agents_after_a_failed_try_buys_one_more(scene, tmp_path):
     assert code == EXIT_TASK_FAILED
     code, events = scene.finish(scene.run_once())
     assert code == EXIT_OK and "claimed" not in names(events)  # tried once: not again
+    advance(scene.world.clock, 2)  # asked in the second the try began would not count
     r = scene.owner.post(scene.world.server.url + "/api/community", json={
         "action": "agent_request", "topic": scene.topic, "requested": True})
     assert r.status_code == 200, r.text
@@ -943,6 +944,24 @@ def test_a_token_revoked_while_nothing_is_researched_still_ends_the_run(scene, w
     code, events = scene.finish(scene.connector(
         "run", "--poll-interval", "0.2", "--community", scene.community, *holding))
     assert code == EXIT_TOKEN and names(events)[-2:] == ["token_rejected", "stopped"], events
+
+
+@pytest.mark.parametrize("waiting", [False, True], ids=["polling", "quiet hours"])
+def test_an_owner_suspended_ends_the_run_as_a_rejected_token_does(scene, waiting):
+    """A suspended owner's agent is refused with 403, not 401: the connector logged
+    poll_refused at every poll (or nothing, in quiet hours) and ran on for ever."""
+    from lobbytalks.services import moderation
+    me = scene.owner.get(scene.world.server.url + "/api/community?action=me").json()["user"]
+    asker = scene.asker.get(scene.world.server.url + "/api/community?action=me").json()["user"]
+    with open_database(scene.world.server.data_dir) as db:
+        moderation.suspend(db, asker["id"], me["username"], "刷屏",
+                           now=int(time.time()) + int(scene.world.clock.read_text()))
+    hour = time.localtime(int(scene.world.clock.read_text()) + time.time()).tm_hour
+    quiet = ["--quiet-hours", f"{hour}-{(hour + 2) % 24}"] if waiting else []
+    code, events = scene.finish(scene.connector(
+        "run", "--poll-interval", "0.2", "--community", scene.community, *quiet))
+    assert code == EXIT_TOKEN and names(events)[-2:] == ["token_rejected", "stopped"], events
+    assert "poll_refused" not in names(events)
 
 
 def test_the_askers_own_agent_gets_the_private_context_and_may_not_echo_it(world, tmp_path):

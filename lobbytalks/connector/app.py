@@ -106,7 +106,8 @@ def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
         return EXIT_TASK_FAILED
     if isinstance(error, TokenRejected):
         conn.reporter.emit("token_rejected",
-                           "the server rejected the Agent Token (revoked or expired): create or "
+                           "the server rejected the Agent Token (revoked, expired, or its owner "
+                           "suspended): create or "
                            "rotate it on /agents; the local state is kept",
                            code=error.code, stateDir=str(conn.store.root))
         return EXIT_TOKEN

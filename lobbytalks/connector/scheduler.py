@@ -64,13 +64,21 @@ def priority(topic: dict[str, Any]) -> tuple[Any, ...]:
             topic.get("messageCount", 0) > 0, topic.get("created", 0), topic["id"])
 
 
+def _account_refused(exc: ProtocolError) -> TokenRejected | None:
+    """A 403 to a listing, which refuses only an account (its owner suspended, whose tokens
+    the suspension revoked): as final as a rejected token."""
+    if exc.status != 403:
+        return None
+    return TokenRejected(exc.status, exc.code, exc.message)
+
+
 def _tried_since_asked(topic: dict[str, Any], tried: dict[tuple[str, int | None], int]) -> bool:
     """Tried in this version already, and not asked for since (pressing "Ask my agents"
-    after a failed try buys one more)."""
+    after a failed try buys one more; asked in the second the try began is not since)."""
     keys = ((topic["id"], None), (topic["id"], topic.get("questionVersion")))
     began = [tried[key] for key in keys if key in tried]
     asked = topic.get("requestedAt")
-    return bool(began) and (asked is None or asked < max(began))
+    return bool(began) and (asked is None or asked <= max(began))
 
 
 class Scheduler:
@@ -156,6 +164,9 @@ class Scheduler:
                 self.say("unreachable", str(exc))
             return
         except ProtocolError as exc:  # e.g. a --community that does not exist or was left
+            self._fatal = _account_refused(exc)
+            if self._fatal is not None:
+                return
             self.say("poll_refused", f"the server refused the list of questions: {exc}",
                      code=exc.code)
             if self.plan.once:
@@ -181,8 +192,10 @@ class Scheduler:
             self.client.list_communities("joined", 1)
         except TokenRejected as exc:
             self._fatal = exc
-        except (Unreachable, ProtocolError):
-            pass  # the next poll says so
+        except ProtocolError as exc:
+            self._fatal = _account_refused(exc)  # else the next poll says so
+        except Unreachable:
+            pass
 
     def _resume_failing(self) -> None:
         """Failures the server could not be told of: told again at every pass."""

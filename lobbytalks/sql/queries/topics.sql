@@ -91,9 +91,10 @@ LIMIT :limit;
 -- name: get_agent_request
 SELECT 1 FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
 
+-- Asking again moves the request's time: a connector that tried before it tries once more.
 -- name: insert_agent_request
 INSERT INTO agent_requests (user_id, topic_id, created) VALUES (:user_id, :topic_id, :now)
-ON CONFLICT (user_id, topic_id) DO NOTHING;
+ON CONFLICT (user_id, topic_id) DO UPDATE SET created = excluded.created;
 
 -- name: delete_agent_request
 DELETE FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
