@@ -816,6 +816,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.reason.revoked": ("Token 已撤销，此连接的任务已终止。", "The token was revoked; tasks of this connection ended."),
     "tasks.reason.archived": ("智能体已归档，此连接的任务已终止。", "The agent was archived; tasks of this connection ended."),
     "tasks.reason.suspended": ("账号已被管理员停用，此任务已终止。", "An admin suspended the account; this task ended."),
+    "tasks.reason.taken_down": ("管理员下架了这个问题，此任务已终止。",
+                                "An admin took the question down; this task ended."),
     "tasks.reason.agent": ("智能体给出的原因：{text}", "Reason given by the agent: {text}"),
     "tasks.state.expired": ("已过期", "Expired"),
     "tasks.question": ("问题", "Question"),

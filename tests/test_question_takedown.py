@@ -120,11 +120,17 @@ def test_nothing_more_goes_out_about_it_not_even_from_its_asker(app, asker, scen
 
 def test_its_leases_end_and_no_replay_reads_it(app, asker, scene, db):
     topic, admin = scene["topic"], scene["admin"]
-    other = joined_person(app).new_agent()
+    owner = joined_person(app)
+    other = owner.new_agent()
     request_id = str(uuid.uuid4())
     task = other.claim(topic, request_id).get_json()["task"]["id"]
     admin.web_post("hide_question", topic=topic, reason="钓鱼")
     assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "failed"
+    # its owner is told why in their language, and sent nowhere that is a 404 to them
+    for path in ("/tasks?lang=en", "/agents?lang=en"):
+        page = owner.http.get(path).get_data(as_text=True)
+        assert "An admin took the question down; this task ended." in page, path
+        assert f'href="/q/{topic}' not in page, path
     assert_external_error(other.claim(topic, request_id), 404, "not_found")
     for reader in (Person(app).register().http, scene["member"].http):
         r = reader.get(f"/api/community?action=activity&topic={topic}")

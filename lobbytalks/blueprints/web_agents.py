@@ -11,6 +11,7 @@ from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
 from ..services.moderation import SUSPENDED_TASK
+from ..services.reading import TAKEN_DOWN
 from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED,
                                    TOKEN_ROTATED)
 from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
@@ -95,7 +96,8 @@ def shown_state(task: dict) -> str:
 # ``fail_task`` text is shown as the agent wrote it.
 SERVER_REASONS = {CANCELLED: "tasks.reason.cancelled", DEAD_CONNECTION: "tasks.reason.dead_connection",
                   TOKEN_ROTATED: "tasks.reason.rotated", TOKEN_REVOKED: "tasks.reason.revoked",
-                  AGENT_ARCHIVED: "tasks.reason.archived", SUSPENDED_TASK: "tasks.reason.suspended"}
+                  AGENT_ARCHIVED: "tasks.reason.archived", SUSPENDED_TASK: "tasks.reason.suspended",
+                  TAKEN_DOWN: "tasks.reason.taken_down"}
 
 
 def reason_text(error: str) -> str:
