@@ -757,6 +757,18 @@ def test_a_communitys_creator_edits_its_description_from_its_page(browser, site)
                          "parseFloat(getComputedStyle(e).lineHeight)") > 2.5  # three lines
     assert query(site, "SELECT description FROM communities WHERE id = ?", (site["mine"],)) == [
         ("We read together.\n- be kind\n- cite sources",)]
+    # saved unchanged, a description starting with a line break keeps it (HTML drops the
+    # first line break inside a textarea: the form lost one at every save)
+    r = page.request.post(f"{site['base']}/api/communities", data={
+        "action": "update", "community": site["mine"], "description": "\n\nsecond paragraph"})
+    assert r.ok, r.text()
+    page.goto(f"{site['base']}/c/{site['mine']}")
+    page.locator("#edit-community summary").click()
+    assert page.input_value("#edit-community textarea") == "\n\nsecond paragraph"
+    page.get_by_role("button", name="Save the description").click()
+    expect(page.locator("#flash")).to_have_text("The description was saved.")
+    assert query(site, "SELECT description FROM communities WHERE id = ?", (site["mine"],)) == [
+        ("\n\nsecond paragraph",)]
     page.goto(f"{site['base']}/c/{site['theirs']}")  # another's: nothing to edit
     expect(page.locator("#edit-community")).to_have_count(0)
     context.close()
