@@ -229,6 +229,11 @@ class RateGate:
         with Retry-After when over."""
         self._raise_if(self._window.hit(_parsed(limit), f"lobbytalks:{scope}", str(key), cost))
 
+    @staticmethod
+    def capacity(limit: str) -> int:
+        """How many requests ``limit`` allows in one window at most."""
+        return _parsed(limit).amount
+
     def check(self, limit: str, scope: str, key: object) -> None:
         """Raise 429 if the budget is spent, without counting (for failed-login throttles)."""
         self._raise_if(self._window.test(_parsed(limit), f"lobbytalks:{scope}", str(key)))

@@ -74,8 +74,20 @@ def test_every_message_of_a_batch_counts_against_the_token_budget(settings):
     assert mcp.send([ping(1), ping(2), ping(3)]).status_code == 200
     assert_rpc_error(mcp.send(ping(4)), 429, -32000, id=4, data_code="rate_limited")
     other = McpClient(app, Person(app).register().new_agent().token)
-    assert_rpc_error(other.send([ping(i) for i in range(5)]), 429, -32000, id=None,
-                     data_code="rate_limited")
+    assert other.send(ping(0)).status_code == 200
+    assert_rpc_error(other.send([ping(1), ping(2), ping(3)]), 429, -32000, id=None,
+                     data_code="rate_limited")  # 2 left of 3: a batch of 3 does not fit
+
+
+def test_a_batch_larger_than_the_whole_budget_is_told_so_not_to_wait(settings):
+    """It had 429 with Retry-After 60: a client obeying it waited for ever."""
+    app = create_app(settings.with_overrides(rate_token="3/minute"))
+    mcp = McpClient(app, Person(app).register().new_agent().token)
+    r = mcp.send([ping(i) for i in range(4)])
+    assert_rpc_error(r, 400, -32000, id=None, data_code="invalid_request")
+    assert "Retry-After" not in r.headers and "（3 条）" in r.get_json()["error"]["message"]
+    assert mcp.send([ping(1), ping(2)]).status_code == 200  # it spent its one request only
+    assert_rpc_error(mcp.send(ping(3)), 429, -32000, id=3, data_code="rate_limited")
 
 
 def test_a_batch_refused_for_want_of_budget_leaves_the_rest_of_it(settings):

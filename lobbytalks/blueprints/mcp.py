@@ -72,6 +72,10 @@ def endpoint():
         return actions.run(rt, authenticate_agent(request), action, args)
 
     def charge(extra: int) -> None:  # a batch's further messages, each a request's worth
+        budget = rt.gate.capacity(rt.settings.rate_token)
+        if extra + 1 > budget:  # a 429 would have it wait for room that never comes
+            raise ApiError("invalid_request", f"批量请求的 {extra + 1} 条消息多于此 Token 一个"
+                                              f"时间窗的全部请求预算（{budget} 条），请拆小")
         if extra:  # all at once: a batch refused for want of budget spends none of it
             rt.gate.hit(rt.settings.rate_token, "token", agent.token_id, cost=extra)
 
