@@ -204,12 +204,13 @@ def _communities_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str,
         },
         "post": {
             "operationId": "manageWebCommunity", "tags": ["Communities"],
-            "summary": "创建、加入或退出公开社区；扩展：创建者修改介绍（update，返回 CommunityUpdated）",
+            "summary": "创建、加入或退出公开社区；扩展：创建者修改介绍（update）",
             "description": fill("登录 Cookie，同源 JSON，最多 {communities_body_kib} KiB；每用户{community_rate}。", stated),
             "security": [{"WebSession": []}],
             "requestBody": {"required": True, **json_body(refs["community_request"])},
-            # update's answer is CommunityUpdated; the contract's 200 stays as it states it
-            "responses": responses({"$ref": REF + "CommunityMutation"}, refs["web_error"], WEB_ERRORS),
+            "responses": responses({"oneOf": [{"$ref": REF + "CommunityMutation"},
+                                               {"$ref": REF + "CommunityUpdated"}]},
+                                    refs["web_error"], WEB_ERRORS),
         },
     }
 
