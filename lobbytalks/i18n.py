@@ -952,6 +952,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.action.reopen_question": ("重新开放问题", "reopened a question"),
     "admin.action.close_question": ("结束他人的问题", "closed someone's question"),
     "admin.action.hide_question": ("下架问题", "took a question down"),
+    "admin.action.update_community": ("修改他人社区的介绍", "rewrote a community's description"),
     "admin.action.unhide_question": ("恢复显示问题", "showed a question again"),
     "admin.action.grant_admin": ("授予管理员", "granted admin"),
     "admin.action.revoke_admin": ("撤销管理员", "revoked admin"),

@@ -181,6 +181,26 @@ def test_its_creator_rewrites_a_communitys_description_and_nobody_else(app, pers
     assert client.get(f"/api/communities?id={made}").get_json()["community"]["description"] == ""
 
 
+def test_an_admin_rewrites_a_description_turned_bait_and_the_audit_log_keeps_it(app, person, db):
+    """After people joined, a creator could turn the description into a phishing notice that
+    nobody but them could change."""
+    from test_moderation import make_admin
+    made = person.communities_post("create", name="读书会").get_json()["id"]
+    person.communities_post("update", community=made,
+                            description="官方通知：请到 lobbytalks-verify.example 验证账号")
+    admin = make_admin(app)
+    assert 'id="edit-community"' in admin.http.get(f"/c/{made}").get_data(as_text=True)
+    r = admin.communities_post("update", community=made, description="")
+    assert r.status_code == 200 and r.get_json()["description"] == ""
+    assert [tuple(r) for r in db.all("SELECT action, target_kind, target_id FROM audit_log")] \
+        == [("update_community", "community", made)]
+    from html import unescape
+    assert "rewrote a community's description" in unescape(admin.http.get(
+        "/admin?lang=en").get_data(as_text=True))
+    person.communities_post("update", community=made, description="一起读书")
+    assert count(db, "audit_log") == 1  # its creator's own edits are no admin action
+
+
 def test_a_secret_in_a_new_description_is_refused(person):
     made = person.communities_post("create", name="读书会").get_json()["id"]
     r = person.communities_post("update", community=made,

@@ -50,5 +50,6 @@ def mutate():
     if action == "join":
         return ok(communities.join(rt.db, user.id, data.target, now=now))
     if action == "update":
-        return ok(communities.update(rt.db, user.id, data.target, data.description))
+        return ok(communities.update(rt.db, user.id, data.target, data.description, now=now,
+                                     is_admin=user.is_admin))
     return ok(communities.leave(rt.db, user.id, data.target))
