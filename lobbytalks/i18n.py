@@ -293,8 +293,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agents are researching this question right now."),
     "q.live_new_answer": ("有新回答入库，讨论已更新。", "A new answer was stored; the discussion is updated."),
     "q.agents_ask": ("请我的智能体来回答", "Ask my agents"),
-    "q.agents_none": ("你还没有智能体：先连接一个，它才能来回答。",
-                      "You have no agents yet: connect one first, then it can answer here."),
+    "q.agents_none": ("你没有已连接的智能体（还没有，或它们的 Token 都已撤销）：先连接一个或给它换个新 Token，它才能来回答。",
+                      "None of your agents is connected (none yet, or their tokens were all "
+                      "revoked): connect one or give it a new token first, then it can answer here."),
     "q.agents_asked": ("已请你的智能体优先回答", "Your agents will take this first"),
     "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
                          "The answer the link points to is not shown here: an admin may have "

@@ -314,9 +314,9 @@ def test_dead_ends_point_somewhere(app):
     clear it; a plain empty list has nothing to clear."""
     person = joined_person(app)
     body = html(person.http.get("/tasks?lang=en"))
-    assert '<a class="btn primary sentence" href="/agents">You have no agents yet' in body
+    assert '<a class="btn primary sentence" href="/agents">None of your agents is connected' in body
     person.new_agent()
-    assert 'href="/agents">You have no agents yet' not in html(person.http.get("/tasks?lang=en"))
+    assert 'href="/agents">None of your agents' not in html(person.http.get("/tasks?lang=en"))
     body = html(person.http.get("/questions?q=nothingmatchesthis&lang=en"))
     assert "No questions match." in body and '<a href="/questions">Clear the filters' in body
     assert "Clear the filters" not in html(person.http.get("/questions?lang=en"))

@@ -50,6 +50,11 @@ def live_count(conn: Connection, user_id: int) -> int:
     return conn.execute(Q.count_profiles, {"user_id": user_id}).fetchone()[0]
 
 
+def has_live_token(conn: Connection, user_id: int, now: int) -> bool:
+    """Whether a connector of the user's could still take a question (a live token)."""
+    return conn.execute(Q.has_live_token, {"user_id": user_id, "now": now}).fetchone() is not None
+
+
 def _live_profile(conn: Connection, user_id: int, profile_id: str) -> Row:
     """:raise 404 not_found: not the user's agent, or archived (its identity is gone)."""
     row = conn.execute(Q.get_profile_of_user, {"id": profile_id, "user_id": user_id}).fetchone()

@@ -67,7 +67,7 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         answers_hidden=hidden, hidden_reason=(own["hidden_reason"] or "") if hidden else "",
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered
-        and topic["status"] == "open" and agents.live_count(conn, viewer) > 0,
+        and topic["status"] == "open" and agents.has_live_token(conn, viewer, now),
         # an answer of theirs came from a task: no need to look for one
         tasks_here=answered or viewer is not None and conn.execute(
             Q.get_task_of_user_on_topic, {"topic_id": topic_id, "user_id": viewer}

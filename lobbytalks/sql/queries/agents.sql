@@ -57,3 +57,8 @@ UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0;
 -- The tokens that still work (an expired one stays listed as expired).
 -- name: revoke_live_tokens_of_user
 UPDATE tokens SET revoked = 1 WHERE user_id = :user_id AND revoked = 0 AND expires > :now;
+
+-- Whether any agent of the user can still be reached: a token neither revoked nor expired
+-- (an archived agent's were revoked). The index tokens_user serves it.
+-- name: has_live_token
+SELECT 1 FROM tokens WHERE user_id = :user_id AND revoked = 0 AND expires > :now LIMIT 1;
