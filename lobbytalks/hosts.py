@@ -23,6 +23,7 @@ from typing import Any, Callable
 from flask import request
 
 from .errors import ApiError
+from .models.common import plain_int
 
 
 def is_loopback(host: str) -> bool:
@@ -49,8 +50,9 @@ def _addressed_to_loopback(host_header: str) -> bool:
 
 
 def _is_port(text: str) -> bool:
-    """RFC 3986's port: ASCII digits ("²" is a digit to str.isdigit), here at most 65535."""
-    return text.isascii() and text.isdigit() and len(text) <= 5 and int(text) <= 65535
+    """RFC 3986's port (ASCII digits), here at most 65535."""
+    port = plain_int(text) if len(text) <= 5 else None
+    return port is not None and port <= 65535
 
 
 class UnknownHost(ApiError):

@@ -21,6 +21,7 @@ from typing import Any
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..models.common import plain_int
 from .card_build import in_current_card
 from .locks import hold_topic
 from .reading import can_read_full, refuse_if_taken_down
@@ -145,11 +146,9 @@ def unread_badge(conn: Connection, user_id: int) -> str:
 
 
 def cursor(value: str) -> int | None:
-    """A ``before`` keyset from a query string (a positive id in ASCII digits: "²" and "٣"
-    are digits to ``str.isdigit``), or None for one that cannot be."""
-    if value.isascii() and value.isdigit() and len(value) <= 15 and int(value) > 0:
-        return int(value)
-    return None
+    """A ``before`` keyset from a query string (a positive id), or None for one that cannot be."""
+    before = plain_int(value) if len(value) <= 15 else None
+    return before if before else None
 
 
 def inbox_page(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
