@@ -11,6 +11,8 @@ Authentication and transport failures are ``ApiError``s rendered by the blueprin
 """
 from __future__ import annotations
 
+import re
+
 import orjson
 from functools import lru_cache
 from typing import Any, Callable
@@ -98,21 +100,24 @@ def accepts_json_and_event_stream(header: str | None) -> bool:
     if not header:
         return False
     listed: dict[str, float] = {}
-    for media, quality in (_media_range(part) for part in header.split(",") if part.strip()):
+    for media, quality in (_media_range(part) for part in header.split(",") if part.strip(HTTP_WHITESPACE)):
         listed[media] = max(quality, listed.get(media, 0.0))
     return all(listed.get(wanted, 0.0) > 0 for wanted in ("application/json", "text/event-stream"))
 
 
+# RFC 9110 §12.4.2: a weight is 0 to 1 with at most three decimals. Anything else (``inf``,
+# ``1e0``, ``0x1``, other scripts' digits) makes the range unreadable, so it lists nothing.
+_QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?", re.ASCII)
+
+
 def _media_range(text: str) -> tuple[str, float]:
-    media, *params = (piece.strip() for piece in text.split(";"))
+    media, *params = (piece.strip(HTTP_WHITESPACE) for piece in text.split(";"))
     quality = 1.0
     for param in params:
         name, _, value = param.partition("=")
-        if name.strip().lower() == "q":
-            try:
-                quality = float(value.strip())
-            except ValueError:
-                quality = 0.0
+        if name.strip(HTTP_WHITESPACE).lower() == "q":
+            value = value.strip(HTTP_WHITESPACE)
+            quality = float(value) if _QVALUE.fullmatch(value) else 0.0
     return media.lower(), quality
 
 

@@ -227,6 +227,8 @@ def test_unsupported_version_header_is_400(mcp, header):
     "application/json; charset=utf-8 , text/event-stream",
     "TEXT/EVENT-STREAM,APPLICATION/JSON",
     "text/event-stream, */*;q=0.1, application/json",
+    "application/json;q=1.000, text/event-stream;q=0.001",
+    "application/json ;\tq=1. , text/event-stream",
 ])
 def test_accept_lists_both_types(mcp, accept):
     assert mcp.rpc("ping", Accept=accept).status_code == 200
@@ -242,6 +244,13 @@ def test_accept_lists_both_types(mcp, accept):
     "application/*, text/*",
     "text/event-stream, */*;q=0.1",
     "application/json, text/*",
+    # a weight must be 0 to 1 with at most three decimals (RFC 9110 §12.4.2)
+    "application/json, text/event-stream;q=inf",
+    "application/json, text/event-stream;q=1e0",
+    "application/json, text/event-stream;q=2",
+    "application/json, text/event-stream;q=0.0001",
+    "application/json, text/event-stream;q=１",
+    "application/json, text/event-stream;q=\u00a01",
 ])
 def test_accept_without_both_types_is_406(mcp, accept, db):
     r = mcp.rpc("tools/call", {"name": "join_community", "arguments": {"community": "lobby"}},
