@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .db import BUSY_TIMEOUT_MS, Q, latest_version, schema_version
+from .db.schema import expected_schema, schema_objects
 
 
 class OpsError(RuntimeError):
@@ -60,6 +61,10 @@ class CheckReport:
     foreign_key_problems: list[str]
     version: int
     latest: int
+    # Objects missing or defined otherwise than the migrations up to ``version`` define
+    # them (a failure), and objects none of them defines (an admin's own index: reported).
+    schema_problems: list[str] = field(default_factory=list)
+    unknown_objects: list[str] = field(default_factory=list)
 
     @property
     def too_new(self) -> bool:
@@ -68,7 +73,7 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         return (self.integrity == ["ok"] and not self.foreign_key_problems and not self.too_new
-                and self.version > 0)
+                and self.version > 0 and not self.schema_problems)
 
     def lines(self) -> list[str]:
         state = ("up to date" if self.version == self.latest else
@@ -85,6 +90,10 @@ class CheckReport:
         out.append("foreign_key_check: " + ("ok" if not self.foreign_key_problems else
                                             f"{len(self.foreign_key_problems)} problem(s)"))
         out += [f"  {line}" for line in self.foreign_key_problems[:20]]
+        if 0 < self.version <= self.latest:
+            out.append(f"schema: as version {self.version} defines it" if not self.schema_problems
+                       else f"schema: DIFFERS from what version {self.version} defines")
+            out += [f"  {line}" for line in self.schema_problems + self.unknown_objects]
         out.append("result: " + ("ok" if self.ok else "PROBLEMS FOUND"))
         return out
 
@@ -97,9 +106,24 @@ def inspect(conn: sqlite3.Connection, path: Path) -> CheckReport:
         problems = [f"{row[0]} rowid {row[1]} -> {row[2]} (constraint {row[3]})"
                     for row in conn.execute("PRAGMA foreign_key_check")]
         version = schema_version(conn)
+        report = CheckReport(Path(path), integrity, problems, version, latest_version())
+        if 0 < version <= report.latest:
+            _compare_schema(report, schema_objects(conn), expected_schema(version))
     except sqlite3.DatabaseError as exc:
         raise OpsError(f"{path}: not a readable SQLite database ({exc})") from None
-    return CheckReport(Path(path), integrity, problems, version, latest_version())
+    return report
+
+
+def _compare_schema(report: CheckReport, found: dict, expected: dict) -> None:
+    """A database whose version says one thing and whose tables another (a development
+    build's migration edited after it ran, a hand-made change) fails later, at some write."""
+    for (kind, name), sql in sorted(expected.items()):
+        if (kind, name) not in found:
+            report.schema_problems.append(f"{kind} {name}: missing")
+        elif found[(kind, name)] != sql:
+            report.schema_problems.append(f"{kind} {name}: defined differently")
+    report.unknown_objects = [f"{kind} {name}: not part of LobbyTalks's schema (left alone)"
+                              for kind, name in sorted(set(found) - set(expected))]
 
 
 def check(path: str | Path) -> CheckReport:

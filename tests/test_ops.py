@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lobbytalks import create_app, db as dbmod, dbfile, ops, serverlock
-from lobbytalks.db import Database, SchemaTooNew, connect, migrate
+from lobbytalks.db import Database, SchemaTooNew, connect, migrate, schema
 from lobbytalks.services import accounts
 
 from conftest import FAST_COST, Person
@@ -219,6 +219,61 @@ def test_check_finds_a_broken_foreign_key(app):
     report = ops.check(path)
     assert not report.ok and report.integrity == ["ok"]
     assert len(report.foreign_key_problems) == 1 and "sessions" in report.foreign_key_problems[0]
+
+
+def migrated_to(path: Path, version: int) -> None:
+    """A database as a release at ``version`` left it: the shipped migrations up to there."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,"
+                 " name TEXT NOT NULL, applied INTEGER NOT NULL)")
+    for number, name, sql in dbmod.migrations():
+        if number <= version:
+            for statement in schema.split_statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (number, name))
+    conn.close()
+
+
+def test_check_compares_the_schema_with_what_its_version_defines(app, tmp_path):
+    report = ops.check(app.config["LOBBYTALKS"].db.path)
+    assert not report.schema_problems and not report.unknown_objects
+    assert f"schema: as version {report.version} defines it" in report.lines()
+    older = tmp_path / "older.db"
+    migrated_to(older, 13)
+    report = ops.check(older)
+    assert report.ok and report.version == 13 and not report.schema_problems
+    assert "schema: as version 13 defines it" in report.lines()
+
+
+def test_check_fails_a_database_whose_tables_are_not_what_its_version_says(tmp_path):
+    """A development build's data folder at version 14 before 0014 gained
+    ``notifications.cause``: every upgrade or take-down notice failed on it later."""
+    path = tmp_path / "dev.db"
+    migrated_to(path, 14)
+    conn = sqlite3.connect(path)
+    conn.executescript("ALTER TABLE notifications DROP COLUMN cause;"
+                       " DROP INDEX tasks_profile_created;"
+                       " CREATE INDEX my_own ON users (created);")
+    conn.close()
+    report = ops.check(path)
+    assert report.integrity == ["ok"] and not report.foreign_key_problems and not report.ok
+    assert report.schema_problems == ["index tasks_profile_created: missing",
+                                      "table notifications: defined differently"]
+    assert report.unknown_objects == ["index my_own: not part of LobbyTalks's schema (left alone)"]
+    lines = report.lines()
+    assert "schema: DIFFERS from what version 14 defines" in lines
+    assert lines[-1] == "result: PROBLEMS FOUND"
+
+
+def test_an_index_of_the_admins_own_is_reported_but_not_a_failure(app):
+    path = app.config["LOBBYTALKS"].db.path
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE INDEX my_own ON users (created)")
+    conn.close()
+    report = ops.check(path)
+    assert report.ok and report.unknown_objects == [
+        "index my_own: not part of LobbyTalks's schema (left alone)"]
+    assert "  index my_own: not part of LobbyTalks's schema (left alone)" in report.lines()
 
 
 def test_check_finds_corruption(app, tmp_path):

@@ -173,7 +173,8 @@ def _confirm(question: str) -> bool:
     return input(question).strip().lower() in {"y", "yes"}
 
 
-@command("check", "integrity and foreign-key checks; reports the schema version")
+@command("check", "integrity and foreign-key checks; the schema version, and whether the "
+                  "tables are what it defines (SQLite)")
 def check(args: argparse.Namespace) -> int:
     from .. import ops
 

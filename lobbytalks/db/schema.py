@@ -143,6 +143,32 @@ def migrate(conn: Any, now: int) -> list[int]:
     return [version for version, _, _ in todo]
 
 
+@functools.lru_cache(maxsize=4)
+def expected_schema(version: int) -> dict[tuple[str, str], str]:
+    """The tables, indexes and triggers a SQLite database at ``version`` has, each with its
+    statement as SQLite keeps it: the migrations up to there, applied to an empty database."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        for number, _, sql in migrations():
+            if number > version:
+                break
+            for statement in split_statements(sql):
+                conn.execute(statement)
+        return schema_objects(conn)
+    finally:
+        conn.close()
+
+
+def schema_objects(conn: Any) -> dict[tuple[str, str], str]:
+    """(type, name) -> statement, spaces folded, for what a SQLite database defines. SQLite's
+    own objects (automatic indexes, statistics) follow from the rest, and the version table
+    is where the version is read from, not part of a version: both are left out."""
+    rows = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+                        " AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
+                        " AND name <> 'schema_migrations'").fetchall()
+    return {(row[0], row[1]): " ".join(row[2].split()) for row in rows}
+
+
 def _check_references_to_dropped(conn: Any, sql: str) -> None:
     """Step 10 of SQLite's table rebuild: the tables pointing at a dropped (and rebuilt)
     one still find every row they name. Only those: checking every table of a large
