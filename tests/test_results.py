@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import time
 
 import pytest
 
@@ -202,6 +203,21 @@ def test_someone_elses_token_spelt_out_is_not_the_callers(leased, app, db):
     other = Person(app).register().new_agent()
     assert submit(leased, reasoningSummary="示例：" + _spaced(other.token) + "。").status_code == 200
     assert count(db, "messages") == 1
+
+
+def test_texts_built_to_make_the_scans_backtrack_are_answered_at_once(leased, db):
+    """The caller's token with its letters tripled (every gap length of the woven search)
+    and a credential of single capitals ("A.A.…", 2^n readings of prose) each held the
+    server's one writer for hours; the bound only catches that."""
+    agent, task = leased
+    letters = [c for c in agent.token if c.isalnum()]
+    started = time.monotonic()
+    r = submit(leased, reasoningSummary="Bearer " + "A." * 60 + "1")
+    assert_external_error(r, 400, "sensitive_content")
+    r = agent.post("fail_task", taskId=task, error="".join(c * 3 for c in letters[:40]) + "0" * 60)
+    assert r.status_code == 200  # not the token: the task fails with that text as its reason
+    assert time.monotonic() - started < 5
+    assert count(db, "messages") == 0
 
 
 ACCEPTED = [

@@ -6,12 +6,14 @@ look like a leak to secret scanners.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lobbytalks import secrets_scan
 from lobbytalks.secrets_scan import SECRET_LABELS, find_secret, find_secret_in, holds_disguised
 from lobbytalks.security import new_agent_token
 
@@ -368,3 +370,54 @@ def test_a_disguise_is_not_pieced_together_across_strings():
     assert not holds_disguised({"a": plain[2:8], "b": plain[8:14]}, token)
     assert not holds_disguised([plain[2:8], plain[8:14]], token)
     assert holds_disguised({"a": token[:25], "b": "x"}, token)
+
+
+# --- no input makes a scan backtrack for ever ---------------------------------------------------
+# Each of these took minutes to hours before its pattern was rewritten (2^n readings of
+# "A.A.…", every gap length of a woven token, every start inside a run of dashes); the
+# bound only catches that, it measures no speed.
+
+def test_a_credential_of_single_capitals_is_judged_at_once():
+    started = time.monotonic()
+    assert find_secret("Bearer " + "A." * 40 + "1") == "bearer_token"
+    assert find_secret("Authorization: " + "A." * 40 + "1") == "authorization_header"
+    assert find_secret("Bearer " + "A." * 40) is None  # prose-like: capitals and dots
+    assert time.monotonic() - started < 2
+
+
+# The reading of prose-like credentials before it was made unambiguous, as the reference.
+_AMBIGUOUS_WORD = r"(?:[A-Za-z][a-z]{0,14}|[A-Z]{1,15})"
+_AMBIGUOUS_PROSE = re.compile(f"{_AMBIGUOUS_WORD}(?:[-/._~+]{_AMBIGUOUS_WORD})*[-/._~+]?")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aAbB1.-/_~+Zz", max_size=24))
+def test_prose_like_reads_the_same_strings_as_before(text):
+    assert bool(secrets_scan._PROSE_LIKE.fullmatch(text)) == bool(_AMBIGUOUS_PROSE.fullmatch(text))
+
+
+def test_a_long_run_of_dashes_is_scanned_once():
+    started = time.monotonic()
+    assert find_secret("-" * 60_000) is None
+    assert find_secret("-" * 60_000 + "BEGIN PRIVATE KEY-----") == "private_key"
+    assert time.monotonic() - started < 2
+
+
+def test_a_token_written_with_its_letters_tripled_is_judged_at_once():
+    token = new_agent_token()
+    letters = [c for c in token if c.isalnum()]
+    tripled = "".join(c * 3 for c in letters[:40]) + "0" * 60
+    started = time.monotonic()
+    assert not holds_disguised({"error": tripled}, token)
+    assert not holds_disguised({"error": tripled * 40}, token)  # 64 KB of it
+    assert time.monotonic() - started < 2
+
+
+@settings(max_examples=400, deadline=None)
+@given(form=st.text(alphabet="abc1", min_size=2, max_size=6),
+       text=st.text(alphabet="abc1xy\x00", max_size=40))
+def test_woven_search_finds_what_the_pattern_finds(form, text):
+    """The bit-parallel search against the regular expression it replaced, on texts short
+    enough for that to answer quickly."""
+    pattern = re.compile("[0-9A-Za-z]{0,4}".join(form))
+    assert secrets_scan._woven_in(text, (form,)) == bool(pattern.search(text))
