@@ -48,7 +48,9 @@ CLAIM_SECONDS = SMTP_TIMEOUT * 4  # longer than one send can take
 # every address into a link, in a mail from this site: "please verify at https://x.example"
 # in a stranger's title would be a phishing link the site sent. There it reads defanged,
 # "https[:]//x[.]example", as security mail does; the pages show it as written.
-_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*):(?=//)")
+# A scheme is read from its first letter only (from each letter of "a+a+a+…", the run was
+# read to its end), and after any character it cannot hold: "中https://" is defanged too.
+_SCHEME = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*):(?=//)")
 # a dot between parts of a name whose next part holds a letter, in any script ("例子.com",
 # "Евил.com"), not one between digits ("3.14", "v1.2")
 _NAME_DOT = re.compile(r"(?<=[\w-])\.(?=[\w-]*[^\W\d_])")

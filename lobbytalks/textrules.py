@@ -138,11 +138,13 @@ _COMBINING = "\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\
 _MARKS_KEPT = 3
 _IS_COMBINING = re.compile(f"[{_COMBINING}]")
 # What draws nothing between marks (U+2060, a soft hyphen, a variation selector: the default
-# ignorables) does not end their pile on screen: a run of marks counts across it.
-_NOT_DRAWN_AS_WRITTEN = re.compile(
-    f"[{''.join(sorted(_BIDI_CONTROLS))}]"
-    f"|[{_COMBINING}{_IGNORABLE_CLASS}]*[{_COMBINING}]"
+# ignorables) does not end their pile on screen: a run of marks counts across it. A run is
+# read from its start only (from each of its characters, a long run was read to its end:
+# quadratic), once the reordering controls, ignorables themselves, are gone.
+_PILED_MARKS = re.compile(
+    f"(?<![{_COMBINING}{_IGNORABLE_CLASS}])[{_COMBINING}{_IGNORABLE_CLASS}]*[{_COMBINING}]"
     f"(?:[{_IGNORABLE_CLASS}]*[{_COMBINING}]){{{_MARKS_KEPT},}}[{_IGNORABLE_CLASS}]*")
+_WITHOUT_BIDI_CONTROLS = dict.fromkeys(map(ord, _BIDI_CONTROLS))
 
 
 # Either kind at all (a mark alone is no pile: the full pattern decides).
@@ -150,11 +152,9 @@ _SUSPECT = re.compile(f"[{''.join(sorted(_BIDI_CONTROLS))}{_COMBINING}]")
 
 
 def _as_drawn(match: re.Match) -> str:
-    """No reordering control; of a run of marks, the first three and what draws nothing."""
+    """Of a run of marks, the first three and what draws nothing."""
     kept, out = 0, []
     for char in match.group():
-        if char in _BIDI_CONTROLS:
-            continue
         if _IS_COMBINING.match(char):
             kept += 1
             if kept > _MARKS_KEPT:
@@ -169,7 +169,7 @@ def for_pages(value: object) -> object:
     Markup: removing characters that are no HTML syntax cannot make markup of text."""
     if not isinstance(value, str) or value.isascii() or _SUSPECT.search(value) is None:
         return value  # the common case, one pass in C
-    drawn = _NOT_DRAWN_AS_WRITTEN.sub(_as_drawn, value)
+    drawn = _PILED_MARKS.sub(_as_drawn, str.translate(value, _WITHOUT_BIDI_CONTROLS))
     return type(value)(drawn) if hasattr(value, "__html__") else drawn
 
 

@@ -448,7 +448,20 @@ def test_a_strangers_address_in_a_title_reaches_mail_defanged(settings, smtp, st
     ("Евил.com и evil.com", "Евил[.]com и evil[.]com"),
     ("版本 3.14 与 v1.2", "版本 3.14 与 v1.2"),          # numbers are no names
     ("ftp://a.example", "ftp[:]//a[.]example"),
+    ("见https://a.example", "见https[:]//a[.]example"),      # after a Chinese character too
+    ("x_https://a.example", "x_https[:]//a[.]example"),
+    ("git+ssh://a.example", "git+ssh[:]//a[.]example"),      # the whole scheme
 ])
 def test_names_in_any_script_are_defanged(text, mailed):
     from lobbytalks.mailer import unlinkable
     assert unlinkable(text) == mailed
+
+
+def test_a_text_of_scheme_letters_is_defanged_at_once():
+    """From each letter of "a+a+…" the run was read to its end (quadratic); the bound
+    only catches that."""
+    from lobbytalks.mailer import unlinkable
+    started = time.monotonic()
+    assert unlinkable("a+" * 30_000 + "://x") == "a+" * 30_000 + "[:]//x"
+    assert unlinkable("a+" * 30_000) == "a+" * 30_000
+    assert time.monotonic() - started < 2

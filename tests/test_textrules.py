@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 from hypothesis import given
@@ -235,7 +236,41 @@ def test_pages_draw_text_without_reordering_controls_or_piled_marks(value, shown
     assert for_pages(value) == shown
 
 
+def test_a_long_run_of_what_draws_nothing_is_read_once():
+    """From each character of a run of ignorables (U+17B4, U+2060) the run was read to its
+    end: quadratic, seconds for a long answer on every view. The bound only catches that."""
+    started = time.monotonic()
+    run = "\u17b4\u2060" * 30_000
+    assert for_pages("Z\u0301" + run) == "Z\u0301" + run  # one mark: nothing piles up
+    assert for_pages("Z" + "\u0301" * 5 + run) == "Z" + "\u0301" * 3 + run
+    assert time.monotonic() - started < 2
+
+
+@given(st.text(alphabet="Za\u0301\u0300\u2060\u00ad\u202e", max_size=30))
+def test_marks_are_kept_or_dropped_as_the_rule_says(text):
+    """No reordering control is left, and no letter keeps more than three marks in a row
+    (what draws nothing between them does not end the row)."""
+    shown = for_pages(text)
+    assert "\u202e" not in shown
+    run = 0
+    for char in shown:
+        if char in "\u0301\u0300":
+            run += 1
+            assert run <= 3
+        elif char not in "\u2060\u00ad":
+            run = 0
+
+
 def test_for_pages_keeps_markup_as_markup():
     from markupsafe import Markup
     drawn = for_pages(Markup("<b>a\u202eb</b>"))
     assert isinstance(drawn, Markup) and drawn == Markup("<b>ab</b>")
+
+
+def test_citations_are_taken_out_at_once_after_a_long_run_of_spaces():
+    from lobbytalks.models.common import without_source_refs
+    started = time.monotonic()
+    assert without_source_refs("结论 [S1]，见\t [s2]。") == "结论，见。"
+    assert without_source_refs(" \t" * 30_000 + "x") == " \t" * 30_000 + "x"
+    assert without_source_refs("a" + " " * 30_000 + "[S1]") == "a"
+    assert time.monotonic() - started < 2

@@ -266,7 +266,8 @@ def field_path(loc: tuple[Any, ...]) -> str:
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
 # and the pages.
 SOURCE_REF = re.compile(r"\[S([0-9]+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
-_CITING = re.compile(r"[ \t]*" + SOURCE_REF.pattern, re.IGNORECASE)
+# From the start of a run of spaces only: from each of them, a long run was read to its end.
+_CITING = re.compile(r"(?<![ \t])[ \t]*" + SOURCE_REF.pattern, re.IGNORECASE)
 
 
 def without_source_refs(text: str) -> str:
