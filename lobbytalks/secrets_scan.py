@@ -14,6 +14,7 @@ import re
 import unicodedata
 from typing import Any, Callable, Iterator, NamedTuple
 
+from .gapped import any_with_gaps
 from .textrules import LATIN_LOOKALIKES, fold_for_scanning
 
 __all__ = ["find_secret", "find_secret_in", "holds_disguised", "SECRET_LABELS"]
@@ -220,48 +221,6 @@ def _turned(plain: str) -> tuple[str, ...]:
 
 
 _WOVEN_GAP = 4  # letters or digits that may stand between two of a form's characters
-_NOT_AT_SEPARATOR = bytes(0 if byte == ord(_SEPARATOR) else 1 for byte in range(256))
-
-
-@functools.lru_cache(maxsize=128)
-def _byte_is(char: int) -> bytes:
-    """A translation table: the byte ``char`` to 1, every other byte to 0."""
-    return bytes(1 if byte == char else 0 for byte in range(256))
-
-
-def _woven_in(compact: str, forms: tuple[str, ...]) -> bool:
-    """Whether ``compact`` (ASCII letters, digits and separators) holds one of ``forms``
-    with up to ``_WOVEN_GAP`` letters or digits between any two of its characters (one or
-    two woven after each: twice that where a separator, taken out, stood between them),
-    never across a separator.
-
-    Bit-parallel over the positions, one byte each, a form's characters one after another:
-    linear in the text. A regular expression of the same (``c1[0-9A-Za-z]{0,4}c2…``)
-    backtracked through every combination of gap lengths on a text of the form's letters
-    written three times each: hours for 126 characters."""
-    data = compact.encode("ascii")
-    within = int.from_bytes(data.translate(_NOT_AT_SEPARATOR), "little")
-    positions: dict[str, int] = {}
-
-    def where(char: str) -> int:
-        if char not in positions:
-            positions[char] = int.from_bytes(data.translate(_byte_is(ord(char))), "little")
-        return positions[char]
-
-    for form in forms:
-        ends = where(form[0])  # where a match of the form's first characters can end
-        for char in form[1:]:
-            step = ends << 8  # the next position: no gap
-            reach = step
-            for _ in range(_WOVEN_GAP):
-                step = (step & within) << 8  # one more letter or digit in the gap
-                reach |= step
-            ends = reach & where(char)
-            if not ends:
-                break
-        else:
-            return True
-    return False
 
 
 def holds_disguised(values: Any, secret: str) -> bool:
@@ -288,7 +247,7 @@ def holds_disguised(values: Any, secret: str) -> bool:
     compact = _NOT_ALNUM.sub("", joined)
     return any(form in compact for form in forms) or \
         any(piece in compact for piece in _pieces(secret)) or \
-        _woven_in(compact, forms[:_TURNED])
+        any_with_gaps(compact, forms[:_TURNED], _WOVEN_GAP, _SEPARATOR)
 
 
 # A secret printed in parts ("lbt_FKXm… and …2Y") is found by its pieces: consecutive
