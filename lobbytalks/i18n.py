@@ -107,6 +107,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "people.open": ("进行中的问题", "Open questions"),
     "people.closed": ("已结束的问题", "Closed questions"),
     "people.none": ("没有。", "None."),
+    "people.newest_shown": ("这里列出最新的 {shown} 个，共 {total} 个。",
+                            "The newest {shown} of {total} are listed here."),
     "people.cards": ("已发布的答案卡", "Published answer cards"),
     "people.card_published": ("发布于 {when}", "published {when}"),
     "people.no_cards": ("还没有发布答案卡。", "No published answer cards yet."),

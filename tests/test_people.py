@@ -40,6 +40,27 @@ def test_a_profile_shows_only_what_any_visitor_may_read(app, client, asker, memb
     assert client.get(f"/u/{asker.username.upper()}").status_code == 200  # names ignore case
 
 
+def test_a_long_profile_counts_every_question_and_still_lists_the_closed_ones(
+        app, client, asker, monkeypatch):
+    """The lists stop at the newest few of each state; the counts are of them all. (One
+    list of both states, cut at 50, showed "closed 0" for a person with 50 newer questions
+    open and gave the length of each half as its count.)"""
+    from lobbytalks.services import people
+    monkeypatch.setattr(people, "PROFILE_QUESTIONS", 3)
+    closed = asker.ask("最早的问题，已经结束")
+    asker.web_post("close", topic=closed)
+    titles = [f"进行中的第 {n} 个问题" for n in range(4)]
+    for title in titles:
+        asker.ask(title)
+    body = client.get(f"/u/{asker.username}").get_data(as_text=True)
+    open_part, closed_part = body.split('id="closed-title"')
+    assert '<span class="count">4</span>' in open_part
+    assert all(title in open_part for title in titles[1:]) and titles[0] not in body
+    assert "这里列出最新的 3 个，共 4 个。" in open_part
+    assert '<span class="count">1</span>' in closed_part and "最早的问题，已经结束" in closed_part
+    assert "这里列出最新的" not in closed_part
+
+
 def test_a_draft_card_is_not_on_the_profile(app, client, asker):
     topic = asker.ask("只有草稿的问题")
     agent = asker.new_agent("题主的虾")

@@ -264,9 +264,8 @@ def field_path(loc: tuple[Any, ...]) -> str:
 
 
 # How an answer cites its n-th evidence item: "[S1]" (§5). One pattern for validation, cards
-# and the pages.
+# and the pages. Spaces before one are taken from a run's start only (from each: quadratic).
 SOURCE_REF = re.compile(r"\[S([0-9]+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
-# From the start of a run of spaces only: from each of them, a long run was read to its end.
 _CITING = re.compile(r"(?<![ \t])[ \t]*" + SOURCE_REF.pattern, re.IGNORECASE)
 
 

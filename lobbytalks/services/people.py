@@ -26,23 +26,30 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
     person = conn.execute(Q.get_person_by_name, {"username": username}).fetchone()
     if person is None:
         raise ApiError("not_found", "用户不存在")
-    questions = [{
+    author = person["id"]
+    counts = conn.execute(Q.count_questions_by_author, {"author": author}).fetchone()
+    questions = {status: _questions_by(conn, author, status) for status in ("open", "closed")}
+    cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
+             for r in conn.execute(Q.list_published_cards_by_author, {
+                 "author": author, "limit": PROFILE_CARDS}).fetchall()]
+    return {
+        "username": person["username"], "created": person["created"],
+        "admin": bool(person["is_admin"]), "suspended": bool(person["suspended"]),
+        **questions, "openCount": counts["open"], "closedCount": counts["closed"],
+        "shownAtMost": PROFILE_QUESTIONS,
+        "cards": cards,
+    }
+
+
+def _questions_by(conn: Connection, author: int, status: str) -> list[dict[str, Any]]:
+    """A person's newest ``PROFILE_QUESTIONS`` questions in ``status``."""
+    return [{
         "id": r["id"], "title": r["title"], "description": r["description"],
         "communityId": r["community_id"], "communityName": r["community_name"],
         "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
         "questionVersion": r["version"], "status": r["status"],
-    } for r in conn.execute(Q.list_questions_by_author, {"author": person["id"],
-                                                         "limit": PROFILE_QUESTIONS}).fetchall()]
-    cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
-             for r in conn.execute(Q.list_published_cards_by_author, {
-                 "author": person["id"], "limit": PROFILE_CARDS}).fetchall()]
-    return {
-        "username": person["username"], "created": person["created"],
-        "admin": bool(person["is_admin"]), "suspended": bool(person["suspended"]),
-        "open": [q for q in questions if q["status"] == "open"],
-        "closed": [q for q in questions if q["status"] == "closed"],
-        "cards": cards,
-    }
+    } for r in conn.execute(Q.list_questions_by_author, {
+        "author": author, "status": status, "limit": PROFILE_QUESTIONS}).fetchall()]
 
 
 def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,

@@ -12,8 +12,17 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
        t.version, t.status, c.name AS community_name
 FROM topics t JOIN communities c ON c.id = t.community_id
 WHERE t.author_id = :author AND t.kind = 'discussion' AND t.hidden_at IS NULL
+  AND t.status = :status
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
+
+-- How many of a person's questions a profile lists, of each state (its lists stop at the
+-- newest few).
+-- name: count_questions_by_author
+SELECT COUNT(CASE WHEN status = 'open' THEN 1 END) AS open,
+       COUNT(CASE WHEN status = 'closed' THEN 1 END) AS closed
+FROM topics
+WHERE author_id = :author AND kind = 'discussion' AND hidden_at IS NULL;
 
 -- name: list_published_cards_by_author
 SELECT a.id, a.topic_id, a.published, t.title
