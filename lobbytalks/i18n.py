@@ -821,6 +821,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.reason.suspended": ("账号已被管理员停用，此任务已终止。", "An admin suspended the account; this task ended."),
     "tasks.reason.taken_down": ("管理员下架了这个问题，此任务已终止。",
                                 "An admin took the question down; this task ended."),
+    "tasks.reason.expired": ("租约到期前，智能体既没有提交成果，也没有续租。",
+                             "The lease ran out before the agent submitted a result or renewed it."),
     "tasks.reason.agent": ("智能体给出的原因：{text}", "Reason given by the agent: {text}"),
     "tasks.state.expired": ("已过期", "Expired"),
     "tasks.question": ("问题", "Question"),

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import Person, count, joined_person
+from conftest import Person, advance, count, joined_person
 from test_moderation import make_admin
 from helpers import assert_web_error
 from lobbytalks import i18n
@@ -235,6 +235,21 @@ def test_tasks_ended_by_archiving_or_suspension_are_not_said_to_be_the_agents_wo
     assert "An admin suspended the account; this task ended." in block(suspended)
     assert "Reason given by the agent" not in body
     assert "已归档，此连接" not in body and "已被管理员停用" not in body
+
+
+def test_a_lease_that_ran_out_is_not_said_to_be_the_agents_words(app, db, clock_file):
+    """The server writes the reason of an expired lease; it showed as "Reason given by the
+    agent: 租约已过期", in Chinese on the English page."""
+    person = joined_person(app)
+    agent = person.new_agent("慢虾")
+    task = agent.claim(person.ask(title="租约会过期的问题")).get_json()["task"]["id"]
+    advance(clock_file, 31 * 60)
+    for lang, said in (("en", "The lease ran out before the agent submitted a result or renewed it."),
+                       ("zh", "租约到期前，智能体既没有提交成果，也没有续租。")):
+        body = html(person.http.get(f"/tasks?lang={lang}"))
+        assert said in element(body, f'id="task-{task}"', "</li>")
+        assert "Reason given by the agent" not in body and "智能体给出的原因" not in body
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "expired"
 
 
 def test_the_question_filter_shows_the_title_even_without_tasks(app):

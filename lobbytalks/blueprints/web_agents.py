@@ -12,8 +12,8 @@ from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
 from ..services.moderation import SUSPENDED_TASK
 from ..services.reading import TAKEN_DOWN
-from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, TOKEN_REVOKED,
-                                   TOKEN_ROTATED)
+from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, LEASE_EXPIRED,
+                                   TOKEN_REVOKED, TOKEN_ROTATED)
 from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
 from .kept_pages import kept_page
 from .web_developers import ENV_SNIPPET, client_configs
@@ -97,7 +97,7 @@ def shown_state(task: dict) -> str:
 SERVER_REASONS = {CANCELLED: "tasks.reason.cancelled", DEAD_CONNECTION: "tasks.reason.dead_connection",
                   TOKEN_ROTATED: "tasks.reason.rotated", TOKEN_REVOKED: "tasks.reason.revoked",
                   AGENT_ARCHIVED: "tasks.reason.archived", SUSPENDED_TASK: "tasks.reason.suspended",
-                  TAKEN_DOWN: "tasks.reason.taken_down"}
+                  TAKEN_DOWN: "tasks.reason.taken_down", LEASE_EXPIRED: "tasks.reason.expired"}
 
 
 def reason_text(error: str) -> str:

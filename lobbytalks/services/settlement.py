@@ -18,6 +18,7 @@ TOKEN_ROTATED = "Token 已轮换，旧连接的任务已终止"
 TOKEN_REVOKED = "Token 已撤销，此连接的任务已终止"
 CANCELLED = "用户已取消外部任务"
 AGENT_ARCHIVED = "外部虾已归档，此连接的任务已终止"
+LEASE_EXPIRED = "租约已过期"
 
 
 def settle_user(conn: Connection, user_id: int, now: int) -> None:
@@ -25,7 +26,7 @@ def settle_user(conn: Connection, user_id: int, now: int) -> None:
     # finding nothing (on PostgreSQL, one round trip instead of two).
     if not settlement_due(conn, user_id, now):
         return
-    params = {"user": user_id, "now": now, "reason": DEAD_CONNECTION}
+    params = {"user": user_id, "now": now, "reason": DEAD_CONNECTION, "expired": LEASE_EXPIRED}
     expired = conn.execute(Q.settle_expired_leases, params).fetchall()
     notify_tasks_ended(conn, expired, "task_expired", now=now)
     dead = conn.execute(Q.settle_dead_connections, params).fetchall()
@@ -52,6 +53,7 @@ def settlement_due(conn: Connection, user_id: int, now: int) -> bool:
 
 def settle_task(conn: Connection, task_id: str, now: int) -> bool:
     """Expire the task if its lease has run out; True when this call expired it."""
-    expired = conn.execute(Q.expire_task_if_due, {"id": task_id, "now": now}).fetchall()
+    expired = conn.execute(Q.expire_task_if_due,
+                           {"id": task_id, "now": now, "expired": LEASE_EXPIRED}).fetchall()
     notify_tasks_ended(conn, expired, "task_expired", now=now)
     return bool(expired)

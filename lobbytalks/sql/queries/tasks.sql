@@ -1,6 +1,6 @@
 -- Leases past their expiry become expired (request-driven settlement).
 -- name: settle_expired_leases
-UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
+UPDATE tasks SET state = 'expired', error = :expired, updated = :now
 WHERE user_id = :user AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
@@ -38,7 +38,7 @@ UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE token_id = :token AND state = 'leased';
 
 -- name: expire_task_if_due
-UPDATE tasks SET state = 'expired', error = '租约已过期', updated = :now
+UPDATE tasks SET state = 'expired', error = :expired, updated = :now
 WHERE id = :id AND state = 'leased' AND expires <= :now
 RETURNING id, user_id, topic_id;
 
