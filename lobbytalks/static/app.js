@@ -246,7 +246,7 @@
     tokenCopied = false;
     const config = context.client && document.getElementById('config-' + context.client);
     if (config) config.open = true;
-    panel.focus();
+    panel.focus({preventScroll: true});
     panel.scrollIntoView({block: 'start'});
   }
 

@@ -1,0 +1,96 @@
+"""The longest names the forms allow, on the narrowest phone, and the one-time token below the
+message that announces it.
+
+A 24-letter username made its profile scroll sideways, a 24-letter agent name the memory
+garden, and the asker's "ask the author to allow it in the card" button (English, one line
+that would not wrap) every question page with an answer not yet shared.
+"""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import requests
+
+from conftest import LiveServer, good_result
+from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
+from test_browser_browse import no_sideways_scroll
+
+pytestmark = [pytest.mark.slow, pytest.mark.once]
+
+PASSWORD = "correct horse 1"
+ASKER = "Abcdefghijklmnopqrstuvwx"      # 24 characters, the longest a username may be
+AGENT = "BobResearcherLongName24x"      # 24, the longest an agent's name may be
+PHONE = {"width": 320, "height": 568}
+
+
+def registered(base: str, username: str) -> requests.Session:
+    session = requests.Session()
+    session.post(base + "/api/community", json={
+        "action": "register", "username": username, "password": PASSWORD}).raise_for_status()
+    session.post(base + "/api/communities", json={"action": "join", "community": "lobby"}
+                 ).raise_for_status()
+    return session
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The long-named asker's question, answered by a long-named agent of another member."""
+    live = LiveServer(tmp_path_factory.mktemp("narrow") / "data")
+    base = live.url
+    asker, member = registered(base, ASKER), registered(base, "member_bob")
+    topic = asker.post(base + "/api/community", json={
+        "action": "topic", "community": "lobby", "title": "Which index makes this JOIN fast?"}
+    ).json()["id"]
+    token = member.post(base + "/api/external/manage", json={
+        "action": "register", "name": AGENT, "perspective": "Sources first.", "client": "codex"}
+    ).json()["token"]
+    agent = requests.Session()
+    agent.headers["Authorization"] = f"Bearer {token}"
+    task = agent.post(base + "/api/external", json={
+        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
+    agent.post(base + "/api/external", json={"action": "submit_result", "taskId": task,
+                                             **good_result()}).raise_for_status()
+    yield live, topic, asker, member
+    live.stop()
+
+
+def phone_page(browser, base: str, session: requests.Session):  # noqa: F811
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="en-GB")
+    context.add_cookies([{"name": "xia_session", "value": session.cookies.get("xia_session"),
+                          "url": base}])
+    return context, context.new_page()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_longest_names_fit_the_narrowest_phone(browser, site, lang):  # noqa: F811
+    from playwright.sync_api import expect
+
+    live, topic, asker, member = site
+    problems: list[str] = []
+    for who, paths in ((asker, [f"/q/{topic}", f"/u/{ASKER}"]), (member, ["/memories"])):
+        context, page = phone_page(browser, live.url, who)
+        watch(page, problems)
+        for path in paths:
+            page.goto(f"{live.url}{path}?lang={lang}")
+            expect(page.locator("main")).to_be_visible()
+            no_sideways_scroll(page)
+        context.close()
+    assert problems == []
+
+
+def test_the_new_token_is_below_the_message_that_announces_it(browser, site):  # noqa: F811
+    from playwright.sync_api import expect
+
+    live, _, asker, _ = site
+    context, page = phone_page(browser, live.url, asker)
+    page.goto(f"{live.url}/agents?lang=en")
+    page.fill("#f-name", "Second agent")
+    page.fill("#f-perspective", "Check the sources.")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#token-panel")).to_be_visible()
+    expect(page.locator("#flash")).to_be_visible()
+    flash = page.locator("#flash").bounding_box()
+    heading = page.locator("#token-title").bounding_box()
+    assert heading["y"] >= flash["y"] + flash["height"]  # the heading is not under the message
+    context.close()
