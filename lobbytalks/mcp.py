@@ -12,10 +12,10 @@ Authentication and transport failures are ``ApiError``s rendered by the blueprin
 from __future__ import annotations
 
 import re
-
-import orjson
 from functools import lru_cache
 from typing import Any, Callable
+
+import orjson
 
 from . import __version__
 from .actions import ACTIONS, Action
@@ -100,7 +100,8 @@ def accepts_json_and_event_stream(header: str | None) -> bool:
     if not header:
         return False
     listed: dict[str, float] = {}
-    for media, quality in (_media_range(part) for part in header.split(",") if part.strip(HTTP_WHITESPACE)):
+    for media, quality in (_media_range(part) for part in header.split(",")
+                           if part.strip(HTTP_WHITESPACE)):
         listed[media] = max(quality, listed.get(media, 0.0))
     return all(listed.get(wanted, 0.0) > 0 for wanted in ("application/json", "text/event-stream"))
 

@@ -145,7 +145,7 @@ def migrate(conn: Any, now: int) -> list[int]:
 
 @functools.lru_cache(maxsize=4)
 def expected_schema(version: int) -> dict[tuple[str, str], str]:
-    """The tables, indexes and triggers a SQLite database at ``version`` has, each with its
+    """The tables, indexes, views and triggers a SQLite database at ``version`` has, each with its
     statement as SQLite keeps it: the migrations up to there, applied to an empty database."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:

@@ -36,7 +36,6 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
         "username": person["username"], "created": person["created"],
         "admin": bool(person["is_admin"]), "suspended": bool(person["suspended"]),
         **questions, "openCount": counts["open"], "closedCount": counts["closed"],
-        "shownAtMost": PROFILE_QUESTIONS,
         "cards": cards,
     }
 
