@@ -94,3 +94,17 @@ def test_the_new_token_is_below_the_message_that_announces_it(browser, site):  #
     heading = page.locator("#token-title").bounding_box()
     assert heading["y"] >= flash["y"] + flash["height"]  # the heading is not under the message
     context.close()
+
+
+@pytest.mark.parametrize("lang, retrieved", [("en", "retrieved 1 Oct 2026"),
+                                             ("zh", "获取于 2026年10月1日")])
+def test_a_sources_retrieval_date_reads_as_the_pages_other_dates(browser, site, lang,  # noqa: F811
+                                                                  retrieved):
+    """It read "retrieved 2026-10-01" beside "5 Dec 2026, 17:28" on the same page."""
+    from playwright.sync_api import expect
+
+    live, topic, asker, _ = site
+    context, page = phone_page(browser, live.url, asker)
+    page.goto(f"{live.url}/q/{topic}?lang={lang}")
+    expect(page.locator(".sources li .meta").first).to_contain_text(retrieved)
+    context.close()

@@ -88,6 +88,13 @@ def _time_tag(ts: int) -> Markup:
                   f'{moment:%Y-%m-%d %H:%M} UTC</time>')
 
 
+def on_day(moment: str) -> Markup:
+    """A <time> of the day an ISO 8601 moment falls on (as written, UTC), which the page
+    script writes as the reader's language writes a date, as it does every other time."""
+    day = escape(moment[:10])
+    return Markup(f'<time datetime="{day}" data-day="{day}">{day}</time>')
+
+
 # Renderings kept per app; a list page draws the same items for every visitor.
 FRAGMENTS_KEPT = 4096
 FRAGMENTS = "lobbytalks.fragments"

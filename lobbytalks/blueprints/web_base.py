@@ -27,7 +27,7 @@ from ..models.common import plain_int
 from ..models.web import DEFAULT_COMMUNITY
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
-from .page_text import host_of, lang, lang_of, remembered, t, translator, when  # noqa: F401  (the same)
+from .page_text import host_of, lang, lang_of, on_day, remembered, t, translator, when  # noqa: F401  (the same)
 
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
@@ -239,7 +239,7 @@ def page_globals() -> dict[str, Any]:
     return {
         "t": translator(code), "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "page_strings": page_strings(code), "static_url": static_url, "when": when, "md": markdown,
+        "page_strings": page_strings(code), "static_url": static_url, "when": when, "on_day": on_day, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "remembered": remembered, "host_of": host_of,

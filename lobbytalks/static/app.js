@@ -405,15 +405,24 @@
 
   // --- small enhancements ------------------------------------------------------------------
 
+  function pageLocale() {
+    return lang === 'en' ? 'en-GB' : 'zh-CN';
+  }
+
   function formatTime(seconds) {
-    const locale = lang === 'en' ? 'en-GB' : 'zh-CN';
-    return new Date(seconds * 1000).toLocaleString(locale, {dateStyle: 'medium', timeStyle: 'short'});
+    return new Date(seconds * 1000).toLocaleString(pageLocale(), {dateStyle: 'medium', timeStyle: 'short'});
   }
 
   function localiseTimes(root) {
     (root || document).querySelectorAll('time[data-ts]').forEach((node) => {
       node.title = node.textContent;
       node.textContent = formatTime(Number(node.dataset.ts));
+    });
+    (root || document).querySelectorAll('time[data-day]').forEach((node) => {
+      const day = new Date(node.dataset.day + 'T00:00:00Z');
+      if (!Number.isNaN(day.getTime())) {
+        node.textContent = day.toLocaleDateString(pageLocale(), {dateStyle: 'medium', timeZone: 'UTC'});
+      }
     });
   }
 
