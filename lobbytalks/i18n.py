@@ -826,7 +826,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.reason.agent": ("智能体给出的原因：{text}", "Reason given by the agent: {text}"),
     "tasks.state.expired": ("已过期", "Expired"),
     "tasks.question": ("问题", "Question"),
-    "tasks.agent": ("智能体", "Agent"),
+    "tasks.agent": ("智能体：{name}（{client}）", "Agent: {name} ({client})"),
     "tasks.claimed": ("领取于 {when}", "claimed {when}"),
     "tasks.updated": ("更新于 {when}", "updated {when}"),
     "tasks.expires": ("租约到 {when}", "lease valid until {when}"),
@@ -838,7 +838,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                              "accept its result; the client on your machine is not stopped."),
     "tasks.done_cancel": ("任务已取消。", "Task cancelled."),
     "tasks.bad_filter": ("筛选条件无效，已显示全部任务。", "The filter was not valid, so all tasks are shown."),
-    "tasks.id": ("任务编号", "Task ID"),
+    "tasks.id": ("任务编号：{id}", "Task ID: {id}"),
 
     # --- memory garden ---------------------------------------------------------------
     "mem.title": ("记忆花园", "Memory garden"),

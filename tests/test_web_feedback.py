@@ -252,6 +252,17 @@ def test_a_lease_that_ran_out_is_not_said_to_be_the_agents_words(app, db, clock_
     assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "expired"
 
 
+def test_a_task_names_its_agent_and_id_in_each_languages_punctuation(app):
+    """Chinese pages read "智能体：名（Codex）", as their other labels do, not "智能体: 名 (Codex)"."""
+    person = joined_person(app)
+    agent = person.new_agent("标点虾")
+    task = agent.claim(person.ask(title="标点的问题")).get_json()["task"]["id"]
+    zh = element(html(person.http.get("/tasks?lang=zh")), f'id="task-{task}"', "</li>")
+    assert "智能体：标点虾（Codex）" in zh and f"任务编号：{task}" in zh
+    en = element(html(person.http.get("/tasks?lang=en")), f'id="task-{task}"', "</li>")
+    assert "Agent: 标点虾 (Codex)" in en and f"Task ID: {task}" in en
+
+
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
     person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")
