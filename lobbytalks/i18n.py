@@ -295,9 +295,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agents are researching this question right now."),
     "q.live_new_answer": ("有新回答入库，讨论已更新。", "A new answer was stored; the discussion is updated."),
     "q.agents_ask": ("请我的智能体来回答", "Ask my agents"),
-    "q.agents_none": ("你没有已连接的智能体（还没有，或它们的 Token 都已撤销）：先连接一个或给它换个新 Token，它才能来回答。",
-                      "None of your agents is connected (none yet, or their tokens were all "
-                      "revoked): connect one or give it a new token first, then it can answer here."),
+    "q.agents_none": ("你没有已连接的智能体（还没有，或它们的 Token 都已过期或撤销）：先连接一个或给它换个新 Token，它才能来回答。",
+                      "None of your agents is connected (none yet, or their tokens have all "
+                      "expired or been revoked): connect one or give it a new token first, then "
+                      "it can answer here."),
     "q.agents_asked": ("已请你的智能体优先回答", "Your agents will take this first"),
     "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
                          "The answer the link points to is not shown here: an admin may have "
@@ -615,6 +616,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "agents.token_expires": ("到期", "Expires"),
     "agents.token_last_used": ("最后使用", "Last used"),
     "agents.last_used": ("连接器最后使用：{when}", "Connector last used the token: {when}"),
+    "agents.token_expiring": ("它的 Token 将于 {when} 过期，之后就不能再回答：请在此之前换个新 Token。",
+                              "Its token expires {when}; after that it cannot answer. Rotate it before then."),
+    "agents.token_all_expired": ("它的 Token 已过期，现在不能回答：换个新 Token 才能继续。",
+                                 "Its token has expired, so it cannot answer now. Rotate it to go on."),
     "agents.never_used": ("Token 还没有被使用过", "The token has not been used yet"),
     "agents.last_outcome": ("最近任务：{state}", "Last task: {state}"),
     "agents.no_tasks": ("还没有任务", "No tasks yet"),

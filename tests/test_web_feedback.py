@@ -263,6 +263,27 @@ def test_a_task_names_its_agent_and_id_in_each_languages_punctuation(app):
     assert "Agent: 标点虾 (Codex)" in en and f"Task ID: {task}" in en
 
 
+def test_an_agents_card_warns_before_and_after_its_last_token_expires(app, clock_file):
+    """A connector running as a service simply stopped on the 30th day; nothing said so."""
+    person = joined_person(app)
+    agent, quiet = person.new_agent("到期虾"), person.new_agent("停用虾")
+    assert person.manage_post("revoke", tokenId=quiet.token_id).status_code == 200
+    card = lambda body, who: element(body, f'id="agent-{who.profile_id}"', "</article>")  # noqa: E731
+    body = html(person.http.get("/agents?lang=en"))
+    assert "token-warning" not in card(body, agent)
+    advance(clock_file, 24 * 86400)
+    # (another address: the page kept seconds ago would be served again otherwise)
+    body = html(person.http.get("/agents?lang=en&day=24"))
+    assert "Its token expires" in card(body, agent) and "Rotate it before then." in card(body, agent)
+    assert "token-warning" not in card(body, quiet)  # every token revoked: switched off on purpose
+    advance(clock_file, 7 * 86400)
+    assert person.web_post("login", username=person.username,
+                           password=person.password).status_code == 200  # the session ended too
+    body = html(person.http.get("/agents?lang=zh"))
+    assert "它的 Token 已过期，现在不能回答" in card(body, agent)
+    assert "token-warning" not in card(body, quiet)
+
+
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
     person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")

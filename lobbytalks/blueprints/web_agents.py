@@ -22,6 +22,11 @@ from .common import read_conn
 pages = Pages()
 
 
+# How long before an agent's last token expires its card says so: a connector running as a
+# service stops answering on that day, with nothing else to tell its owner.
+TOKEN_WARNING_SECONDS = 7 * 86400
+
+
 @pages.get("/agents")
 @login_required
 @kept_page
@@ -36,7 +41,7 @@ def agents_page():
                   last_tasks=agents.last_tasks(read_conn(), user.id),
                   shown_state=shown_state, reason_text=reason_text,
                   base=base, configs=client_configs(base), env_snippet=ENV_SNIPPET,
-                  max_agents=agents.MAX_AGENTS)
+                  max_agents=agents.MAX_AGENTS, token_warning_seconds=TOKEN_WARNING_SECONDS)
 
 
 @pages.get("/tasks")
