@@ -8,7 +8,7 @@
 2. Origin (reads too)         403 ``forbidden_origin``
 3. ``Sec-Fetch-Site: cross-site`` on writes (external surfaces: reads too)  403 ``forbidden_origin``
 4. Accept (MCP only)          406 ``not_acceptable``
-5. Content-Type               415 ``unsupported_media_type``
+5. Content-Type, Content-Encoding  415 ``unsupported_media_type``
 6. body size                  413 ``payload_too_large``
 7. JSON                       400 ``invalid_json``; a body that must be an object and is not,
                               400 ``invalid_request``
@@ -35,6 +35,7 @@ from werkzeug.wsgi import get_content_length
 from .errors import ApiError
 from .mcp import accepts_json_and_event_stream
 from .quotas import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT, WEB_BODY_LIMIT
+from .textrules import HTTP_WHITESPACE
 
 # What the server itself buffers at most (lobbytalks.serving): the largest of the above.
 LARGEST_BODY_LIMIT = max(WEB_BODY_LIMIT, COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT)
@@ -138,6 +139,9 @@ def read_json(request: Request, limit: int) -> Any:
     environ = request.environ
     if media_type(environ.get("CONTENT_TYPE", "")) != "application/json":
         raise ApiError("unsupported_media_type")
+    coding = (environ.get("HTTP_CONTENT_ENCODING") or "identity").strip(HTTP_WHITESPACE)
+    if coding.lower() != "identity":
+        raise ApiError("unsupported_media_type", "请求体不能压缩（不支持 Content-Encoding）")
     length = get_content_length(environ)
     if environ.get(BODY_REFUSED) or (length is not None and length > limit):
         raise ApiError("payload_too_large")

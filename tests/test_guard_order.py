@@ -7,6 +7,7 @@ JSON-RPC error (machine code in error.data.code) on MCP.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -57,6 +58,9 @@ ROWS = [
      "forbidden_origin"),
     ("Content-Type before credentials", "POST", TEXT, b"x", 415, "unsupported_media_type"),
     ("no Content-Type at all", "POST", {}, b"{}", 415, "unsupported_media_type"),
+    # a compressed body is not read as JSON that fails to parse (RFC 9110 §15.5.16)
+    ("a Content-Encoding", "POST", {**JSON, "Content-Encoding": "gzip"},
+     gzip.compress(b'{"action": "x"}'), 415, "unsupported_media_type"),
     ("body size before credentials", "POST", JSON, b" " * (65 * 1024), 413,
      "payload_too_large"),
     ("malformed JSON before credentials", "POST", JSON, b'{"action":', 400, "invalid_json"),
