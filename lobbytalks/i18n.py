@@ -153,8 +153,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "communities.none": ("这里还没有社区。", "No communities here yet."),
     "communities.none_joined": ("你还没有加入任何社区。", "You have not joined any community yet."),
     "communities.create": ("创建社区", "Create a community"),
-    "communities.create_hint": ("创建后你会自动加入；每人最多创建 5 个社区，创建者不能退出自己的社区。",
-                                "You join it automatically; each person can create up to 5, "
+    "communities.created_most": ("你已经创建了 {max_owned} 个社区，这是每人能创建的上限。",
+                                 "You have made {max_owned} communities, the most one person may."),
+    "communities.create_hint": ("创建后你会自动加入；每人最多创建 {max_owned} 个社区，创建者不能退出自己的社区。",
+                                "You join it automatically; each person can create up to {max_owned}, "
                                 "and a creator cannot leave their own community."),
     "communities.name": ("名称", "Name"),
     "communities.description": ("介绍", "Description"),

@@ -42,6 +42,7 @@ def fill(text: str, values: Mapping[str, Any]) -> str:
 
 FIXED: dict[str, int] = {
     "max_agents": quotas.MAX_AGENTS,
+    "max_owned": quotas.MAX_OWNED_COMMUNITIES,
     "token_days": quotas.TOKEN_DAYS,
     "max_memories": quotas.MAX_MEMORIES,
     "context_memories": quotas.CONTEXT_MEMORIES,

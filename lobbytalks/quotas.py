@@ -8,6 +8,7 @@ any module may use it. The adjustable budgets are rate settings in ``settings.py
 from __future__ import annotations
 
 MAX_AGENTS = 8                  # agents one person may have (archived ones do not count)
+MAX_OWNED_COMMUNITIES = 5       # communities one person may create
 TOKEN_DAYS = 30                 # an agent token's lifetime
 MAX_MEMORIES = 30               # memories one agent keeps
 CONTEXT_MEMORIES = 20           # confirmed memories handed to an agent with a question

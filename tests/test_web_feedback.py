@@ -284,6 +284,18 @@ def test_an_agents_card_warns_before_and_after_its_last_token_expires(app, clock
     assert "token-warning" not in card(body, quiet)
 
 
+def test_the_create_form_is_not_offered_past_the_most_one_may_make(app):
+    """It was filled in and sent, then refused: "每人最多创建 5 个社区"."""
+    person = joined_person(app)
+    for n in range(4):
+        assert person.communities_post("create", name=f"社区{n}").status_code == 200
+    assert 'data-action="create"' in html(person.http.get("/communities?lang=en"))
+    assert person.communities_post("create", name="第五个").status_code == 200
+    body = html(person.http.get("/communities?lang=en&made=5"))
+    assert 'data-action="create"' not in body
+    assert "You have made 5 communities, the most one person may." in body
+
+
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
     person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")

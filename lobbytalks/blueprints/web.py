@@ -47,7 +47,8 @@ def communities_page():
     scope = choice_arg("scope", ("all", "joined"), "all") if user else "all"
     page = int_arg("page")
     listing = communities.list_page(read_conn(), user.id if user else None, scope, page)
-    return render("communities.html", listing=listing, scope=scope)
+    return render("communities.html", listing=listing, scope=scope,
+                  may_create=bool(user) and communities.may_create(read_conn(), user.id))
 
 
 @pages.get("/c/<community_id>")

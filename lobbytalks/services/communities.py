@@ -7,6 +7,7 @@ from typing import Any
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..quotas import MAX_OWNED_COMMUNITIES as MAX_OWNED
 from ..screening import refuse_secrets
 from ..security import new_id
 from ..textrules import fold_for_scanning
@@ -15,7 +16,12 @@ from .audit import record
 from .locks import hold_user
 
 PAGE_SIZE = 60
-MAX_OWNED = 5
+
+
+def may_create(conn: Connection, user_id: int) -> bool:
+    """Whether the person has made fewer than ``MAX_OWNED`` communities (the page offers its
+    form only then)."""
+    return conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] < MAX_OWNED
 
 
 def _public(row: Row) -> dict[str, Any]:
@@ -79,7 +85,7 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int)
     refuse_secrets({"name": name, "description": description})
     with db.transaction() as conn:
         hold_user(conn, user_id)  # the cap of five
-        if conn.execute(Q.count_owned_communities, {"user_id": user_id}).fetchone()[0] >= MAX_OWNED:
+        if not may_create(conn, user_id):
             raise ApiError("forbidden", f"每个用户最多创建 {MAX_OWNED} 个社区", status=409)
         community_id = new_id("c")
         conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(),
