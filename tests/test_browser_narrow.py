@@ -108,3 +108,18 @@ def test_a_sources_retrieval_date_reads_as_the_pages_other_dates(browser, site, 
     page.goto(f"{live.url}/q/{topic}?lang={lang}")
     expect(page.locator(".sources li .meta").first).to_contain_text(retrieved)
     context.close()
+
+
+def test_the_account_fits_beside_the_logo_on_the_narrowest_phone(browser, site):  # noqa: F811
+    """In English, with a name and an unread count, the language link, the inbox, the name
+    and "Log out" fell onto two or three rows above every page."""
+    live, topic, asker, _ = site
+    context, page = phone_page(browser, live.url, asker)
+    page.goto(f"{live.url}/q/{topic}?lang=en")
+    assert page.locator(".unread-count").count() == 1  # the answer's notice
+    tops = page.locator(".site-header .account :is(a, button)").evaluate_all(
+        "items => items.filter(item => item.getBoundingClientRect().height > 0)"
+        "             .map(item => Math.round(item.getBoundingClientRect().top))")
+    logo = page.locator(".site-header .brand").bounding_box()
+    assert len(tops) >= 4 and max(tops) < logo["y"] + logo["height"]  # one row, beside the logo
+    context.close()
