@@ -2,8 +2,10 @@
 message that announces it.
 
 A 24-letter username made its profile scroll sideways, a 24-letter agent name the memory
-garden, and the asker's "ask the author to allow it in the card" button (English, one line
-that would not wrap) every question page with an answer not yet shared.
+garden and /tasks, a 24-letter community name every listing and the question's crumbs, the
+asker's "ask the author to allow it in the card" button (English, one line that would not
+wrap) every question page with an answer not yet shared, and /developers' code blocks their
+page.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.once]
 PASSWORD = "correct horse 1"
 ASKER = "Abcdefghijklmnopqrstuvwx"      # 24 characters, the longest a username may be
 AGENT = "BobResearcherLongName24x"      # 24, the longest an agent's name may be
+COMMUNITY = "W" * 24                    # 24, the longest a community's name may be, widest letter
 PHONE = {"width": 320, "height": 568}
 
 
@@ -35,12 +38,22 @@ def registered(base: str, username: str) -> requests.Session:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The long-named asker's question, answered by a long-named agent of another member."""
-    live = LiveServer(tmp_path_factory.mktemp("narrow") / "data")
+    """The long-named asker's question in a long-named community, answered by a long-named
+    agent of another member; "admin" is an admin."""
+    live = LiveServer(tmp_path_factory.mktemp("narrow") / "data",
+                      env={"LOBBYTALKS_ADMIN_USERNAME": "admin",
+                           "LOBBYTALKS_ADMIN_PASSWORD": PASSWORD})
     base = live.url
     asker, member = registered(base, ASKER), registered(base, "member_bob")
+    admin = requests.Session()
+    admin.post(base + "/api/community", json={
+        "action": "login", "username": "admin", "password": PASSWORD}).raise_for_status()
+    community = asker.post(base + "/api/communities", json={
+        "action": "create", "name": COMMUNITY}).json()["id"]
+    member.post(base + "/api/communities", json={"action": "join", "community": community}
+                ).raise_for_status()
     topic = asker.post(base + "/api/community", json={
-        "action": "topic", "community": "lobby", "title": "Which index makes this JOIN fast?"}
+        "action": "topic", "community": community, "title": "Which index makes this JOIN fast?"}
     ).json()["id"]
     token = member.post(base + "/api/external/manage", json={
         "action": "register", "name": AGENT, "perspective": "Sources first.", "client": "codex"}
@@ -51,7 +64,7 @@ def site(tmp_path_factory):
         "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
     agent.post(base + "/api/external", json={"action": "submit_result", "taskId": task,
                                              **good_result()}).raise_for_status()
-    yield live, topic, asker, member
+    yield live, topic, asker, member, admin
     live.stop()
 
 
@@ -66,15 +79,19 @@ def phone_page(browser, base: str, session: requests.Session):  # noqa: F811
 def test_the_longest_names_fit_the_narrowest_phone(browser, site, lang):  # noqa: F811
     from playwright.sync_api import expect
 
-    live, topic, asker, member = site
+    live, topic, asker, member, admin = site
     problems: list[str] = []
-    for who, paths in ((asker, [f"/q/{topic}", f"/u/{ASKER}"]), (member, ["/memories"])):
+    for who, paths in ((asker, [f"/q/{topic}", f"/u/{ASKER}", "/", "/questions", "/settings",
+                                "/developers"]),
+                       (member, ["/memories", "/tasks", "/agents", f"/q/{topic}"]),
+                       (admin, ["/admin"])):
         context, page = phone_page(browser, live.url, who)
         watch(page, problems)
         for path in paths:
             page.goto(f"{live.url}{path}?lang={lang}")
             expect(page.locator("main")).to_be_visible()
-            no_sideways_scroll(page)
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= page.evaluate("document.documentElement.clientWidth"), (path, wide)
         context.close()
     assert problems == []
 
@@ -82,7 +99,7 @@ def test_the_longest_names_fit_the_narrowest_phone(browser, site, lang):  # noqa
 def test_the_new_token_is_below_the_message_that_announces_it(browser, site):  # noqa: F811
     from playwright.sync_api import expect
 
-    live, _, asker, _ = site
+    live, _, asker, _, _ = site
     context, page = phone_page(browser, live.url, asker)
     page.goto(f"{live.url}/agents?lang=en")
     page.fill("#f-name", "Second agent")
@@ -103,7 +120,7 @@ def test_a_sources_retrieval_date_reads_as_the_pages_other_dates(browser, site, 
     """It read "retrieved 2026-10-01" beside "5 Dec 2026, 17:28" on the same page."""
     from playwright.sync_api import expect
 
-    live, topic, asker, _ = site
+    live, topic, asker, _, _ = site
     context, page = phone_page(browser, live.url, asker)
     page.goto(f"{live.url}/q/{topic}?lang={lang}")
     expect(page.locator(".sources li .meta").first).to_contain_text(retrieved)
@@ -113,7 +130,7 @@ def test_a_sources_retrieval_date_reads_as_the_pages_other_dates(browser, site, 
 def test_the_account_fits_beside_the_logo_on_the_narrowest_phone(browser, site):  # noqa: F811
     """In English, with a name and an unread count, the language link, the inbox, the name
     and "Log out" fell onto two or three rows above every page."""
-    live, topic, asker, _ = site
+    live, topic, asker, _, _ = site
     context, page = phone_page(browser, live.url, asker)
     page.goto(f"{live.url}/q/{topic}?lang=en")
     assert page.locator(".unread-count").count() == 1  # the answer's notice
