@@ -252,6 +252,18 @@ def test_a_lease_that_ran_out_is_not_said_to_be_the_agents_words(app, db, clock_
     assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "expired"
 
 
+def test_an_agent_cannot_pass_its_failure_off_as_an_expired_lease(app):
+    """Only the server expires a lease: an agent's fail_task that says "租约已过期" is shown
+    as the agent's words, not as the server's sentence."""
+    person = joined_person(app)
+    agent = person.new_agent("装作过期的虾")
+    task = agent.claim(person.ask(title="装作过期的问题")).get_json()["task"]["id"]
+    assert agent.post("fail_task", taskId=task, error="租约已过期").status_code == 200
+    body = element(html(person.http.get("/tasks?lang=en")), f'id="task-{task}"', "</li>")
+    assert "Reason given by the agent: 租约已过期" in body
+    assert "The lease ran out" not in body
+
+
 def test_a_task_names_its_agent_and_id_in_each_languages_punctuation(app):
     """Chinese pages read "智能体：名（Codex）", as their other labels do, not "智能体: 名 (Codex)"."""
     person = joined_person(app)

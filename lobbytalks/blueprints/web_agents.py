@@ -97,17 +97,25 @@ def shown_state(task: dict) -> str:
     return "cancelled" if task["state"] == "failed" and task["error"] == CANCELLED else task["state"]
 
 
-# The reasons the server itself writes, in the reader's language; an agent's own
-# ``fail_task`` text is shown as the agent wrote it.
-SERVER_REASONS = {CANCELLED: "tasks.reason.cancelled", DEAD_CONNECTION: "tasks.reason.dead_connection",
-                  TOKEN_ROTATED: "tasks.reason.rotated", TOKEN_REVOKED: "tasks.reason.revoked",
-                  AGENT_ARCHIVED: "tasks.reason.archived", SUSPENDED_TASK: "tasks.reason.suspended",
-                  TAKEN_DOWN: "tasks.reason.taken_down", LEASE_EXPIRED: "tasks.reason.expired"}
+# The reasons the server itself writes, by the state it leaves a task in, in the reader's
+# language; an agent's own ``fail_task`` text is shown as the agent wrote it. (Only the
+# server expires a lease; the failures' fixed texts are the protocol's, which an agent could
+# also send: the state cannot tell those apart.)
+SERVER_REASONS = {
+    ("failed", CANCELLED): "tasks.reason.cancelled",
+    ("failed", DEAD_CONNECTION): "tasks.reason.dead_connection",
+    ("failed", TOKEN_ROTATED): "tasks.reason.rotated",
+    ("failed", TOKEN_REVOKED): "tasks.reason.revoked",
+    ("failed", AGENT_ARCHIVED): "tasks.reason.archived",
+    ("failed", SUSPENDED_TASK): "tasks.reason.suspended",
+    ("failed", TAKEN_DOWN): "tasks.reason.taken_down",
+    ("expired", LEASE_EXPIRED): "tasks.reason.expired",
+}
 
 
-def reason_text(error: str) -> str:
-    key = SERVER_REASONS.get(error)
-    return t(key) if key else t("tasks.reason.agent", text=error)
+def reason_text(task: dict) -> str:
+    key = SERVER_REASONS.get((task["state"], task["error"]))
+    return t(key) if key else t("tasks.reason.agent", text=task["error"])
 
 
 @pages.get("/memories")
