@@ -61,6 +61,23 @@ def test_a_long_profile_counts_every_question_and_still_lists_the_closed_ones(
     assert "这里列出最新的" not in closed_part
 
 
+def test_the_published_cards_are_counted_and_a_cut_list_says_so(app, client, asker,
+                                                                monkeypatch):
+    from lobbytalks.services import people
+    monkeypatch.setattr(people, "PROFILE_CARDS", 1)
+    agent = asker.new_agent("题主的虾")
+    for title in ("第一张卡的问题", "第二张卡的问题"):
+        topic = asker.ask(title)
+        task = agent.claim(topic).get_json()["task"]["id"]
+        own = agent.post("submit_result", taskId=task, **good_result()).get_json()["messageId"]
+        asker.web_post("share", message=own, sharePublic=True)
+        assert asker.web_post("card_preview", topic=topic).status_code == 200
+        assert asker.web_post("card_publish", topic=topic).status_code == 200
+    cards = client.get(f"/u/{asker.username}").get_data(as_text=True).split('id="cards-title"')[1]
+    assert '<span class="count">2</span>' in cards
+    assert "这里列出最新的 1 个，共 2 个。" in cards
+
+
 def test_a_draft_card_is_not_on_the_profile(app, client, asker):
     topic = asker.ask("只有草稿的问题")
     agent = asker.new_agent("题主的虾")

@@ -36,6 +36,8 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
         "username": person["username"], "created": person["created"],
         "admin": bool(person["is_admin"]), "suspended": bool(person["suspended"]),
         **questions, "openCount": counts["open"], "closedCount": counts["closed"],
+        "cardCount": conn.execute(Q.count_published_cards_by_author,
+                                  {"author": author}).fetchone()[0],
         "cards": cards,
     }
 
