@@ -5,6 +5,7 @@ both languages) is in test_browser_pages.py.
 """
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -306,6 +307,20 @@ def test_the_create_form_is_not_offered_past_the_most_one_may_make(app):
     body = html(person.http.get("/communities?lang=en&made=5"))
     assert 'data-action="create"' not in body
     assert "You have made 5 communities, the most one person may." in body
+
+
+@pytest.mark.parametrize("lang, refused", [("zh", "每人最多创建 5 个社区。"),
+                                           ("en", "You can create up to 5 communities.")])
+def test_the_page_scripts_messages_state_their_numbers(client, lang, refused):
+    """The script fills in only what an answer says ({when}, {reason}); a number the text
+    states is filled in on the server (the form read "每人最多创建 {max_owned} 个社区")."""
+    page = client.get(f"/communities?lang={lang}").get_data(as_text=True)
+    raw = re.search(r'<script type="application/json" id="page-strings">(.*?)</script>',
+                    page, re.S).group(1)
+    strings = json.loads(raw)
+    assert strings["err.communities.create.forbidden"] == refused
+    left = {name for text in strings.values() for name in re.findall(r"\{(\w+)\}", text)}
+    assert left <= {"when", "reason", "n", "max", "name"}, left  # what app.js fills
 
 
 def test_the_question_filter_shows_the_title_even_without_tasks(app):

@@ -615,16 +615,18 @@ def test_a_link_to_one_answer_opens_the_page_that_holds_it(long_discussion):
 
 
 @pytest.mark.parametrize("code", ["zh", "en"])
-def test_the_page_strings_are_the_catalogue_in_the_readers_language(client, code):
-    """Encoded once per language and kept: still the reader's language on every page, and
-    escaped for a <script> element as |tojson would."""
-    from lobbytalks import i18n
+def test_the_page_strings_are_the_catalogue_in_the_readers_language(app, client, code):
+    """Encoded once per language and kept: still the reader's language on every page, with
+    the numbers it states, and escaped for a <script> element as |tojson would."""
+    from lobbytalks import i18n, prose
 
+    numbers = prose.numbers(app.config["LOBBYTALKS"].settings, code)
     for path in ("/", "/communities", "/login"):
         html = client.get(f"{path}?lang={code}").get_data(as_text=True)
         embedded = html.split('<script type="application/json" id="page-strings">')[1]
         embedded = embedded.split("</script>")[0]
-        assert json.loads(embedded) == i18n.js_strings(code)
+        assert json.loads(embedded) == {key: prose.fill(text, numbers)
+                                        for key, text in i18n.js_strings(code).items()}
         assert "<" not in embedded and ">" not in embedded and "&" not in embedded
 
 

@@ -25,6 +25,7 @@ from ..errors import ApiError
 from ..formatting import markdown, markdown_inline, markdown_text
 from ..models.common import plain_int
 from ..models.web import DEFAULT_COMMUNITY
+from ..prose import fill
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 from .page_text import host_of, lang, lang_of, on_day, remembered, t, translator, when  # noqa: F401  (the same)
@@ -249,10 +250,14 @@ def page_globals() -> dict[str, Any]:
 
 def page_strings(code: str) -> Markup:
     """``i18n.js_strings`` as the JSON the page embeds for ``static/app.js`` (what
-    ``|tojson`` writes), encoded once per language and app rather than on every page."""
+    ``|tojson`` writes), with the numbers they state filled in (the script fills only what
+    an answer says: ``{when}``, ``{reason}``), encoded once per language and app rather than
+    on every page."""
     made = current_app.extensions.setdefault("lobbytalks.page_strings", {})
     if code not in made:
-        made[code] = htmlsafe_json_dumps(i18n.js_strings(code), dumps=current_app.json.dumps)
+        numbers = translator(code).numbers
+        strings = {key: fill(text, numbers) for key, text in i18n.js_strings(code).items()}
+        made[code] = htmlsafe_json_dumps(strings, dumps=current_app.json.dumps)
     return made[code]
 
 
