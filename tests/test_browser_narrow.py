@@ -21,7 +21,7 @@ from test_browser_browse import no_sideways_scroll
 pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 PASSWORD = "correct horse 1"
-ASKER = "Abcdefghijklmnopqrstuvwx"      # 24 characters, the longest a username may be
+ASKER = "WWWWWWWWWWWWWWWWWWWWWWWW"      # 24 characters, the longest a username may be, widest letter
 AGENT = "BobResearcherLongName24x"      # 24, the longest an agent's name may be
 COMMUNITY = "W" * 24                    # 24, the longest a community's name may be, widest letter
 PHONE = {"width": 320, "height": 568}
@@ -83,7 +83,7 @@ def test_the_longest_names_fit_the_narrowest_phone(browser, site, lang):  # noqa
     problems: list[str] = []
     for who, paths in ((asker, [f"/q/{topic}", f"/u/{ASKER}", "/", "/questions", "/settings",
                                 "/developers"]),
-                       (member, ["/memories", "/tasks", "/agents", f"/q/{topic}"]),
+                       (member, ["/memories", "/tasks", "/agents", f"/q/{topic}", "/developers"]),
                        (admin, ["/admin"])):
         context, page = phone_page(browser, live.url, who)
         watch(page, problems)
