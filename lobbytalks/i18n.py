@@ -179,6 +179,9 @@ STRINGS: dict[str, tuple[str, str]] = {
                             "any discussion by itself."),
     "community.login_to_join": ("登录后加入", "Log in to join"),
     "community.edit": ("修改介绍", "Edit the description"),
+    "community.edit_translated": ("这段默认介绍在英文页面上显示为译文；改动后，所有读者看到的都是你写下的原文。",
+                                  "This default description is shown translated on English pages; once "
+                                  "changed, every reader sees what you write, as written."),
     "community.edit_hint": ("介绍按原样显示（不解析 Markdown），换行会保留。",
                             "The description shows as written (no Markdown); line breaks are kept."),
     "community.edit_submit": ("保存介绍", "Save the description"),

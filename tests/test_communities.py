@@ -201,6 +201,19 @@ def test_an_admin_rewrites_a_description_turned_bait_and_the_audit_log_keeps_it(
     assert count(db, "audit_log") == 1  # its creator's own edits are no admin action
 
 
+def test_editing_the_lobbys_translated_description_says_what_saving_does(app):
+    """An English page shows the lobby's default description translated, and its edit box
+    the stored Chinese: the box says why, and that a saved text is shown as written."""
+    from test_moderation import make_admin
+    admin = make_admin(app)
+    page = admin.http.get("/c/lobby?lang=en").get_data(as_text=True)
+    form = page[page.index('id="edit-community"'):]
+    assert "shown translated on English pages" in form
+    made = admin.communities_post("create", name="读书会").get_json()["id"]
+    own = admin.http.get(f"/c/{made}?lang=en").get_data(as_text=True)
+    assert "shown translated on English pages" not in own
+
+
 def test_a_secret_in_a_new_description_is_refused(person):
     made = person.communities_post("create", name="读书会").get_json()["id"]
     r = person.communities_post("update", community=made,
