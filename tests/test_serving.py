@@ -286,6 +286,10 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
     (b"GET /api/external HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400),
     # headers past their limit: waitress' 431 is the contract's 413
     (b"GET /api/external HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 413),
+    # a query string of 10,000 parameters (70 KB): past the 64 KiB the request line and
+    # headers may take, where waitress' own limit is 256 KiB
+    (b"GET /api/external?action=list_topics" + b"&p=v" * 17_500 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+     413),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 400),
     # two framings: refused, and the connection closed before what follows is read
@@ -317,6 +321,19 @@ def test_what_waitress_refuses_is_answered_in_json(server, request_bytes, status
     for header in ("content-type: application/json", "cache-control: no-store",
                    "x-content-type-options: nosniff", "connection: close"):
         assert header in head, (header, head)
+
+
+def test_a_request_line_and_headers_within_64_kib_reach_the_app(server):
+    """The limit is on the request line and headers together, and generous: a 40 KB query
+    string and 20 KB of cookies still reach the app."""
+    request = (b"GET /healthz?pad=" + b"a" * 40_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               b"Cookie: " + b"; ".join(b"c%d=v" % n for n in range(2_500)) + b"\r\n"
+               b"Connection: close\r\n\r\n")
+    assert 60_000 < len(request) < 64 * 1024
+    with open_socket(server) as sock:
+        sock.sendall(request)
+        raw = read_response(sock, 5)
+    assert raw.startswith(b"HTTP/1.1 200 "), raw[:200]
 
 
 @pytest.mark.parametrize("framing, status, code", [
