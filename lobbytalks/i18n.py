@@ -840,6 +840,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.claimed": ("领取于 {when}", "claimed {when}"),
     "tasks.updated": ("更新于 {when}", "updated {when}"),
     "tasks.expires": ("租约到 {when}", "lease valid until {when}"),
+    "tasks.lease_ended": ("租约于 {when} 到期", "lease ran out {when}"),
     "tasks.reply": ("定向回应一条发言", "a reply to an answer"),
     "tasks.see_answer": ("查看回答", "See the answer"),
     "tasks.cancel": ("取消任务", "Cancel task"),

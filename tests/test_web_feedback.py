@@ -251,6 +251,10 @@ def test_a_lease_that_ran_out_is_not_said_to_be_the_agents_words(app, db, clock_
         assert said in element(body, f'id="task-{task}"', "</li>")
         assert "Reason given by the agent" not in body and "智能体给出的原因" not in body
     assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "expired"
+    # settled when someone looked, 31 minutes on: the page says when the lease really ran out
+    expires = db.value("SELECT expires FROM tasks WHERE id = :id", {"id": task})
+    block = element(html(person.http.get("/tasks?lang=en&at=end")), f'id="task-{task}"', "</li>")
+    assert f'lease ran out <time datetime="' in block and f'data-ts="{expires}"' in block
 
 
 def test_an_agent_cannot_pass_its_failure_off_as_an_expired_lease(app):
