@@ -6,7 +6,7 @@ import json
 
 import pytest
 from conftest import Person, ask_question, contributor, count, joined_person
-from helpers import assert_web_error
+from helpers import actions, assert_web_error
 from qa_helpers import answer, revise
 
 from lobbytalks import create_app
@@ -277,6 +277,33 @@ def test_publish_refuses_a_draft_that_no_longer_holds(app, db, discussion, case)
     assert_web_error(person.web_post("card_publish", topic=topic), 409)
     assert count(db, "answer_cards", "state = 'published'") == 0
     assert public_card(app, topic) is None
+
+
+def test_a_page_publishes_only_the_draft_it_showed(app, db, discussion):
+    """A second tab rebuilt the preview (an answer repeating the private context was shared
+    meanwhile, and warned about there): the first tab's Publish would have published the
+    new draft, unseen, with no warning."""
+    person, topic = discussion["asker"], discussion["topic"]
+    shown = person.web_post("card_preview", topic=topic).get_json()["card"]
+    share(discussion["second_author"], discussion["private"])
+    rebuilt = person.web_post("card_preview", topic=topic).get_json()["card"]
+    assert rebuilt["id"] != shown["id"]
+    assert_web_error(person.web_post("card_publish", topic=topic, card=shown["id"]), 409)
+    assert public_card(app, topic) is None
+    r = person.web_post("card_publish", topic=topic, card=rebuilt["id"])
+    assert r.status_code == 200 and r.get_json()["card"]["id"] == rebuilt["id"]
+    # the same page's Publish again, from a tab not reloaded: the same card, not "no preview"
+    again = person.web_post("card_publish", topic=topic, card=rebuilt["id"])
+    assert again.status_code == 200 and again.get_json()["card"] == public_card(app, topic)
+    assert count(db, "answer_cards", "state = 'published'") == 1
+
+
+def test_the_question_page_publishes_the_draft_it_shows(app, discussion):
+    person, topic = discussion["asker"], discussion["topic"]
+    draft = person.web_post("card_preview", topic=topic).get_json()["card"]
+    page = person.http.get(f"/q/{topic}").get_data(as_text=True)
+    bodies = [b for b in actions(page) if b.get("action") == "card_publish"]
+    assert bodies == [{"action": "card_publish", "topic": topic, "card": draft["id"]}]
 
 
 @pytest.mark.parametrize("action", ["card_publish", "card_unpublish"])

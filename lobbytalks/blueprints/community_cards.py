@@ -9,7 +9,7 @@ from flask import Response, request
 from .. import clock
 from ..auth import current_user
 from ..models.common import parse_model, query_args
-from ..models.web import MessageShare, ShareRequest, TopicRef
+from ..models.web import CardPublish, MessageShare, ShareRequest, TopicRef
 from ..services import cards, notifications, overlap
 from .common import ActionTable, as_reader, ok, read_conn
 from .community import signed_in_write
@@ -54,6 +54,11 @@ def card_preview(body: dict[str, Any]) -> Response:
     return ok({**result, "privateRepeats": guard.card_repeats(result["card"])})
 
 
-for _name, _service in (("card_publish", cards.publish),
-                        ("card_unpublish", cards.unpublish), ("card_republish", cards.republish)):
+@actions.post("card_publish")
+def card_publish(body: dict[str, Any]) -> Response:
+    user, data, rt = signed_in_write(CardPublish, body)
+    return ok(cards.publish(rt.db, user.id, data.topic, now=clock.now(), card_id=data.card))
+
+
+for _name, _service in (("card_unpublish", cards.unpublish), ("card_republish", cards.republish)):
     actions.post(_name)(_asker_action(_service))

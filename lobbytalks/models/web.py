@@ -84,6 +84,12 @@ class TopicRef(Strict):
     topic: Id
 
 
+class CardPublish(TopicRef):
+    """Extension ``card``: the draft the page showed. A preview rebuilt since (another tab,
+    an answer shared meanwhile) is not published in its place, unseen."""
+    card: Id | None = None
+
+
 class TopicRevise(Strict):
     """A new question version: changed conditions, public and/or private context."""
     action: Literal["revise"]

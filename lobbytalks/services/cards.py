@@ -184,19 +184,29 @@ def preview(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str,
         return {"card": card_view(conn.execute(Q.get_card, {"id": card_id}).fetchone())}
 
 
-def publish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[str, Any]:
+def publish(db: Database, user_id: int, topic_id: str, *, now: int,
+            card_id: str | None = None) -> dict[str, Any]:
     """Publish the draft exactly as previewed; the earlier published card is hidden.
 
-    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: no draft, the question
-        has a newer version than the draft, or a message of the draft is no longer shared.
+    :raise 404: unknown topic; :raise 403: not the asker; :raise 409: no draft, not the draft
+        ``card_id`` names (when given), the question has a newer version than the draft, or a
+        message of the draft is no longer shared. ``card_id`` already published replays.
     """
     with db.transaction() as conn:
         hold_topic(conn, topic_id)  # one draft, one published card
         topic = _asked_topic(conn, user_id, topic_id)
         draft = conn.execute(Q.get_card_in_state, {
             "topic_id": topic_id, "state": "draft"}).fetchone()
+        if draft is None and card_id is not None:  # the page's draft, published already?
+            published = conn.execute(Q.get_card_in_state, {
+                "topic_id": topic_id, "state": "published"}).fetchone()
+            if published is not None and published["id"] == card_id:
+                return {"ok": True, "card": card_view(published)}
         if draft is None:
             raise ApiError("invalid_request", "没有可发布的预览，请先生成预览", status=409)
+        if card_id is not None and draft["id"] != card_id:
+            raise ApiError("invalid_request", "预览已在别处重新生成，请刷新页面查看新的预览后再发布",
+                           status=409)
         if draft["version"] != topic["version"]:
             raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
         shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
