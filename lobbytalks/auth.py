@@ -56,10 +56,21 @@ def current_user(request: Request) -> User | None:
     return user
 
 
+# Sent by the pages' script with every call: the account the page was drawn for. Another
+# tab may have logged out and in as someone else since; the page would then act as them
+# (a question with its private context posted in their name, an agent made in their account).
+VIEWER_HEADER = "X-LobbyTalks-Viewer"
+
+
 def require_user(request: Request) -> User:
+    """:raise 401: not logged in, or logged in as another account than the page that sent the
+    request was drawn for (``VIEWER_HEADER``)."""
     user = current_user(request)
     if user is None:
         raise ApiError("unauthorized", "请先登录")
+    drawn_for = request.headers.get(VIEWER_HEADER)
+    if drawn_for is not None and drawn_for != str(user.id):
+        raise ApiError("unauthorized", "这个页面是为另一个账号打开的，请刷新页面")
     return user
 
 

@@ -327,6 +327,32 @@ def test_the_page_scripts_messages_state_their_numbers(client, lang, refused):
     assert left <= {"when", "reason", "n", "max", "name"}, left  # what app.js fills
 
 
+def test_a_page_drawn_for_one_account_does_not_act_as_another(app, db):
+    """Tina's /ask, then, in another tab, a log-out and Umar's log-in: her page posted her
+    question, private context and all, in his name. The page says whom it was drawn for."""
+    tina, umar = joined_person(app), joined_person(app)
+    page = html(tina.http.get("/ask"))
+    drawn_for = re.search(r'<meta name="lobbytalks-viewer" content="(\d+)">', page).group(1)
+    assert db.value("SELECT username FROM users WHERE id = :id", {"id": int(drawn_for)}) \
+        == tina.username
+    assert umar.web_post("login", username=umar.username, password=umar.password).status_code == 200
+    tina.http.set_cookie("xia_session", umar.http.get_cookie("xia_session").value)  # the other tab
+    topics = count(db, "topics")
+    for path, body in (("/api/community", {"action": "topic", "community": "lobby", "title": "蒂娜的问题",
+                                           "privateContext": "诊所的 NAS 在前台后面"}),
+                       ("/api/external/manage", {"action": "register", "name": "蒂娜的虾",
+                                                 "perspective": "先给结论", "client": "codex"})):
+        r = tina.http.post(path, json=body, headers={"X-LobbyTalks-Viewer": drawn_for})
+        assert_web_error(r, 401, "unauthorized")
+    assert count(db, "topics") == topics and count(db, "profiles") == 0
+    # the same request from a page drawn for Umar, or from a client that sends no page's
+    # account (a script), acts as the session's owner as before
+    r = tina.http.post("/api/community", json={"action": "topic", "community": "lobby",
+                                               "title": "乌马尔的问题"})
+    assert r.status_code == 200 and count(db, "topics") == topics + 1
+    assert "lobbytalks-viewer" not in html(Person(app).http.get("/"))  # a visitor's page
+
+
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
     person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")

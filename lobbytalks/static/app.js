@@ -20,8 +20,13 @@
     }
   }
 
+  // The account this page was drawn for: the server refuses a call from it made as another
+  // (logged in from another tab since), instead of acting in that account's name.
+  const viewer = document.querySelector('meta[name="lobbytalks-viewer"]');
+
   async function api(method, url, body) {
     const options = {method, credentials: 'same-origin', headers: {Accept: 'application/json'}};
+    if (viewer && viewer.content) options.headers['X-LobbyTalks-Viewer'] = viewer.content;
     if (body !== undefined) {
       options.headers['Content-Type'] = 'application/json';
       options.body = JSON.stringify(body);

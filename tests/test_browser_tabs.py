@@ -1,0 +1,64 @@
+"""Two tabs of one browser: a page keeps acting for the account it was drawn for, or not at all.
+
+Tina fills in /ask; in another tab she logs out and Umar logs in; her page's submit had posted
+her question, private context and all, in Umar's name.
+"""
+from __future__ import annotations
+
+import pytest
+import requests
+
+from conftest import LiveServer
+from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
+
+pytestmark = [pytest.mark.slow, pytest.mark.once]
+
+PASSWORD = "correct horse 1"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    live = LiveServer(tmp_path_factory.mktemp("tabs") / "data")
+    for name in ("tina_tabs", "umar_tabs"):
+        session = requests.Session()
+        session.post(live.url + "/api/community", json={
+            "action": "register", "username": name, "password": PASSWORD}).raise_for_status()
+        session.post(live.url + "/api/communities", json={"action": "join", "community": "lobby"}
+                     ).raise_for_status()
+    yield live
+    live.stop()
+
+
+def log_in(page, base: str, username: str) -> None:
+    page.goto(f"{base}/login?lang=en")
+    page.fill("#f-username", username)
+    page.fill("#f-password", PASSWORD)
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+
+def test_a_page_does_not_act_for_whoever_logged_in_since(browser, site):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = site.url
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
+    mine, other = context.new_page(), context.new_page()
+    problems: list[str] = []
+    watch(mine, problems)
+    log_in(mine, base, "tina_tabs")
+    mine.goto(f"{base}/ask?lang=en")
+    mine.fill("#f-title", "Where does the clinic keep its NAS?")
+    mine.fill("#f-privateContext", "Behind the reception desk, in the locked cupboard.")
+    other.goto(f"{base}/?lang=en")  # another tab of the same browser: log out, Umar logs in
+    other.get_by_role("button", name="Log out").click()
+    other.wait_for_url(f"{base}/")
+    expect(other.locator(".whoami")).to_have_count(0)
+    log_in(other, base, "umar_tabs")
+    mine.click("form.api-form button[type=submit]")
+    expect(mine.locator("form.api-form .form-error")).to_contain_text("log")
+    assert "/ask" in mine.url
+    assert mine.input_value("#f-privateContext") == "Behind the reception desk, in the locked cupboard."
+    listed = requests.get(base + "/api/community", params={"action": "list_topics",
+                                                           "community": "lobby"}).json()
+    assert [t["title"] for t in listed.get("topics", [])] == []
+    context.close()
