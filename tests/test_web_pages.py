@@ -130,6 +130,7 @@ def test_a_form_sent_without_javascript_is_told_why_it_failed(app):
 def test_personal_pages_send_visitors_to_login_and_back(client, path):
     r = client.get(path)
     assert r.status_code == 302
+    assert r.data == b""  # not Flask's English "Redirecting..." page, on a Chinese site too
     location = urlsplit(r.headers["Location"])
     assert location.path == "/login"
     assert parse_qs(location.query) == {"next": [path], "needed": ["1"]}

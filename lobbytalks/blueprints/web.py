@@ -3,7 +3,7 @@ agents and the other pages live in the other ``web_*`` modules; ``lobbytalks.wir
 mounts them all on one ``web`` blueprint)."""
 from __future__ import annotations
 
-from flask import redirect, request, url_for
+from flask import request, url_for
 
 from .. import clock
 from ..auth import end_session
@@ -13,7 +13,8 @@ from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from ..runtime import runtime
 from .common import read_conn
-from .web_base import Pages, choice_arg, int_arg, login_required, render, safe_next, viewer, viewer_id
+from .web_base import (Pages, choice_arg, int_arg, login_required, redirect, render, safe_next, viewer,
+                       viewer_id)
 from .kept_pages import kept_page
 
 pages = Pages()

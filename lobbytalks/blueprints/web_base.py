@@ -15,7 +15,7 @@ from functools import wraps
 from typing import Any, Callable
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, render_template, request, url_for
 from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
@@ -209,6 +209,12 @@ def community_about(community_id: str, description: str) -> str:
 
 def _seeded_lobby(key: str, community_id: str, stored: str) -> str:
     return t(key) if community_id == DEFAULT_COMMUNITY and stored == i18n.translate("zh", key) else stored
+
+
+def redirect(location: str, code: int = 302) -> Response:
+    """A redirect with no body: Flask's carries an English HTML page ("Redirecting..."), the
+    one text of the Chinese site in another language, seen where a client does not follow."""
+    return Response(status=code, headers={"Location": location})
 
 
 def day(ts: int) -> str:
