@@ -61,6 +61,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "common.page": ("第 {n} 页", "Page {n}"),
     "common.pages": ("分页", "Pages"),
     "common.never": ("从未", "never"),
+    "common.copy_what": ("复制：{label}", "Copy: {label}"),
     "common.copy": ("复制", "Copy"),
     "common.optional": ("（可选）", "(optional)"),
     "common.new_tab": ("（在新标签页打开）", "(opens in a new tab)"),
@@ -801,7 +802,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     # --- my tasks --------------------------------------------------------------------
     "tasks.title": ("我的任务", "My tasks"),
     "tasks.leased_explain": ("“研究中”只表示租约仍然有效：平台会在到期前接受这个任务的结果。它不代表你的客户端在线或正在工作——平台看不到、也不能唤醒你的客户端。",
-                             "\"Leased\" only means the lease is still valid: the platform "
+                             "“Leased” only means the lease is still valid: the platform "
                              "accepts a result for this task until it expires. It does not "
                              "mean your client is online or working; the platform can "
                              "neither see nor wake your client."),
@@ -845,7 +846,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.see_answer": ("查看回答", "See the answer"),
     "tasks.cancel": ("取消任务", "Cancel task"),
     "tasks.cancel_confirm": ("取消“{title}”上的这个任务？平台将不再接受它的结果；你电脑上的客户端不会被停止。",
-                             "Cancel this task on \"{title}\"? The platform will no longer "
+                             "Cancel this task on “{title}”? The platform will no longer "
                              "accept its result; the client on your machine is not stopped."),
     "tasks.done_cancel": ("任务已取消。", "Task cancelled."),
     "tasks.bad_filter": ("筛选条件无效，已显示全部任务。", "The filter was not valid, so all tasks are shown."),
@@ -961,6 +962,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.log_reason": ("原因", "Reason"),
     "admin.log_cli": ("命令行", "command line"),
     "admin.none": ("暂无。", "Nothing yet."),
+    "admin.target.user": ("用户 {id}", "user {id}"),
+    "admin.target.topic": ("问题 {id}", "question {id}"),
+    "admin.target.message": ("回答 {id}", "answer {id}"),
+    "admin.target.community": ("社区 {id}", "community {id}"),
     "admin.action.hide_answer": ("隐藏回答", "hid an answer"),
     "admin.action.unhide_answer": ("恢复回答", "showed an answer again"),
     "admin.action.suspend_user": ("停用账号", "suspended an account"),

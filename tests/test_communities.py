@@ -195,8 +195,9 @@ def test_an_admin_rewrites_a_description_turned_bait_and_the_audit_log_keeps_it(
     assert [tuple(r) for r in db.all("SELECT action, target_kind, target_id FROM audit_log")] \
         == [("update_community", "community", made)]
     from html import unescape
-    assert "rewrote a community's description" in unescape(admin.http.get(
-        "/admin?lang=en").get_data(as_text=True))
+    log = unescape(admin.http.get("/admin?lang=en").get_data(as_text=True))
+    assert "rewrote a community's description" in log and f"community {made}" in log
+    assert f"社区 {made}" in admin.http.get("/admin?lang=zh").get_data(as_text=True)
     person.communities_post("update", community=made, description="一起读书")
     assert count(db, "audit_log") == 1  # its creator's own edits are no admin action
 

@@ -2,6 +2,9 @@
 with the numbers filled in once, list items rendered once per arguments and language."""
 from __future__ import annotations
 
+import re
+
+import pytest
 from markupsafe import Markup
 
 from lobbytalks import i18n, prose
@@ -83,3 +86,22 @@ def test_a_closed_question_leaves_the_open_listing_at_once(app, client, asker):
     assert "很快就关闭的问题" in client.get("/").get_data(as_text=True)
     assert asker.web_post("close", topic=topic).status_code == 200
     assert "很快就关闭的问题" not in client.get("/").get_data(as_text=True)
+
+
+def test_english_text_quotes_as_the_rest_of_it_does():
+    """“Curly” quotes around a title or a state, as in about thirty strings; straight ones
+    only where they quote what a program prints or a shell command takes."""
+    from lobbytalks.i18n_errors import ERROR_STRINGS
+    literal = {"dev.oauth_note", "dev.agent.command"}
+    straight = [key for key, (_, english) in {**i18n.STRINGS, **ERROR_STRINGS}.items()
+                if '"' in english and key not in literal]
+    assert straight == []
+
+
+@pytest.mark.parametrize("lang, copy", [("zh", 'aria-label="复制：'), ("en", 'aria-label="Copy: ')])
+def test_a_copy_button_names_what_it_copies_in_the_pages_language(client, lang, copy):
+    page = client.get(f"/developers?lang={lang}").get_data(as_text=True)
+    labels = re.findall(r'class="btn small secondary copy"[^>]*aria-label="([^"]*)"', page)
+    assert labels and all(label.startswith(copy.split('"')[1]) for label in labels)
+    assert not any(label.endswith((":", "：")) for label in labels)
+    assert "复制: " not in page
