@@ -88,10 +88,21 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.community.card_preview.invalid_request": ("还没有作者允许公开使用的回答（针对当前版本），所以无法生成答案卡。",
                                                    "No answer to the current version allows public "
                                                    "use yet, so there is nothing to build a card from."),
-    "err.community.card_publish.invalid_request": ("预览已过期或不存在（问题有了新版本，或有回答撤回了公开许可）。请重新生成预览。",
+    "err.community.card_publish.invalid_request": ("预览已过期或不存在（问题有了新版本、有回答撤回了公开许可，或预览在别的页面重新生成过）。请刷新页面，查看最新的预览。",
                                                    "The preview is missing or out of date (the "
-                                                   "question has a new version, or an answer was "
-                                                   "withdrawn). Build the preview again."),
+                                                   "question has a new version, an answer was "
+                                                   "withdrawn, or the preview was rebuilt on another "
+                                                   "page). Reload the page to see the latest preview."),
+    "err.community.card_republish.invalid_request": ("答案卡已经重新发布，或还不能重新发布（仍有回答未重新许可，或问题有了新版本）。请刷新页面。",
+                                                     "The card was already republished, or cannot be "
+                                                     "yet (an answer is still withdrawn, or the question "
+                                                     "has a new version). Reload the page."),
+    "err.community.share_request.invalid_request": ("作者已经许可公开使用这条回答，或它针对问题的较早版本。请刷新页面。",
+                                                    "The author has already allowed this answer, or it "
+                                                    "answers an earlier version. Reload the page."),
+    "err.community.reopen.invalid_request": ("这个问题已被下架：先恢复显示，再重新开放。",
+                                             "This question was taken down: show it again first, "
+                                             "then reopen it."),
     "err.community.card_preview.forbidden": ("只有题主可以整理答案卡。", "Only the asker can build answer cards."),
     "err.community.card_publish.forbidden": ("只有题主可以发布答案卡。", "Only the asker can publish answer cards."),
     "err.community.memory_reject.invalid_request": ("只能拒绝待确认的记忆。",

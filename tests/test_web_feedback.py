@@ -353,6 +353,20 @@ def test_a_page_drawn_for_one_account_does_not_act_as_another(app, db):
     assert "lobbytalks-viewer" not in html(Person(app).http.get("/"))  # a visitor's page
 
 
+@pytest.mark.parametrize("action, english", [
+    ("reopen", "show it again first"), ("share_request", "already allowed this answer"),
+    ("card_republish", "already republished"), ("card_publish", "rebuilt on another page")])
+def test_a_stale_pages_409_says_what_happened(client, action, english):
+    """From a page another tab had overtaken, these said "Please check what you entered."
+    on a button where nothing was entered."""
+    strings = {lang: json.loads(re.search(
+        r'<script type="application/json" id="page-strings">(.*?)</script>',
+        client.get(f"/?lang={lang}").get_data(as_text=True), re.S).group(1))
+        for lang in ("en", "zh")}
+    key = f"err.community.{action}.invalid_request"
+    assert english in strings["en"][key] and strings["zh"][key]
+
+
 def test_the_question_filter_shows_the_title_even_without_tasks(app):
     person = joined_person(app)
     topic = person.ask(title="筛选用的问题标题")
