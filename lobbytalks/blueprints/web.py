@@ -13,8 +13,8 @@ from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from ..runtime import runtime
 from .common import read_conn
-from .web_base import (Pages, choice_arg, int_arg, login_required, redirect, render, safe_next, viewer,
-                       viewer_id)
+from .web_base import (Pages, choice_arg, int_arg, login_required, redirect, render, safe_next,
+                       viewer, viewer_id)
 from .kept_pages import kept_page
 
 pages = Pages()

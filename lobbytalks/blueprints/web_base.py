@@ -246,7 +246,8 @@ def page_globals() -> dict[str, Any]:
     return {
         "t": translator(code), "lang": code, "html_lang": i18n.HTML_LANG[code], "languages": i18n.LANGUAGES,
         "lang_url": lang_url, "page_url": page_url, "user": current_user(request),
-        "page_strings": page_strings(code), "static_url": static_url, "when": when, "on_day": on_day, "md": markdown,
+        "page_strings": page_strings(code), "static_url": static_url, "when": when,
+        "on_day": on_day, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "remembered": remembered, "host_of": host_of,
