@@ -6,7 +6,7 @@ import math
 import re
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from flask import current_app, g, request
@@ -155,3 +155,27 @@ def lang_of(text: str) -> Markup:
     else:
         return Markup("")
     return Markup(' lang="{}"').format(i18n.HTML_LANG[other])
+
+
+def day(ts: int) -> str:
+    return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str, Any]], str]]
+                    ) -> dict[str, str]:
+    """``{id: label}``; items sharing a name get as many extras as it takes to differ.
+
+    Names need not be unique (the protocol allows two communities, or two of one person's
+    agents, to share one), so a list that shows only names could not be told apart."""
+    labels = {item["id"]: item["name"] for item in items}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        groups.setdefault(item["name"], []).append(item)
+    for same in (g for g in groups.values() if len(g) > 1):
+        # As few extras as it takes for every label in the group to differ (all if none do).
+        shown = next((k for k in range(1, len(extras) + 1)
+                      if len({tuple(e(i) for e in extras[:k]) for i in same}) == len(same)),
+                     len(extras))
+        for item in same:
+            labels[item["id"]] = " · ".join([item["name"], *(e(item) for e in extras[:shown])])
+    return labels

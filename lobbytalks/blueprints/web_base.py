@@ -10,7 +10,6 @@ surface's template can extend ``base.html``.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
 from functools import wraps
 from typing import Any, Callable
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
@@ -28,7 +27,9 @@ from ..models.web import DEFAULT_COMMUNITY
 from ..prose import fill
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
-from .page_text import host_of, lang, lang_of, on_day, remembered, t, translator, when  # noqa: F401  (the same)
+# (pages import these from here too)
+from .page_text import (day, distinct_labels, host_of, lang, lang_of, on_day, remembered,  # noqa: F401
+                        t, translator, when)
 
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
@@ -215,30 +216,6 @@ def redirect(location: str, code: int = 302) -> Response:
     """A redirect with no body: Flask's carries an English HTML page ("Redirecting..."), the
     one text of the Chinese site in another language, seen where a client does not follow."""
     return Response(status=code, headers={"Location": location})
-
-
-def day(ts: int) -> str:
-    return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%d")
-
-
-def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str, Any]], str]]
-                    ) -> dict[str, str]:
-    """``{id: label}``; items sharing a name get as many extras as it takes to differ.
-
-    Names need not be unique (the protocol allows two communities, or two of one person's
-    agents, to share one), so a list that shows only names could not be told apart."""
-    labels = {item["id"]: item["name"] for item in items}
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for item in items:
-        groups.setdefault(item["name"], []).append(item)
-    for same in (g for g in groups.values() if len(g) > 1):
-        # As few extras as it takes for every label in the group to differ (all if none do).
-        shown = next((k for k in range(1, len(extras) + 1)
-                      if len({tuple(e(i) for e in extras[:k]) for i in same}) == len(same)),
-                     len(extras))
-        for item in same:
-            labels[item["id"]] = " · ".join([item["name"], *(e(item) for e in extras[:shown])])
-    return labels
 
 
 def page_globals() -> dict[str, Any]:
