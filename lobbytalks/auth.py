@@ -62,15 +62,32 @@ def current_user(request: Request) -> User | None:
 VIEWER_HEADER = "X-LobbyTalks-Viewer"
 
 
+class ViewerChanged(ApiError):
+    """A 401 that says so in a header too: the page's script tells it from an ended login."""
+
+    def __init__(self) -> None:
+        super().__init__("unauthorized", "这个页面是为另一个账号打开的，请刷新页面")
+
+    def headers(self) -> dict[str, str]:
+        return {**super().headers(), "X-LobbyTalks-Viewer-Changed": "1"}
+
+
 def require_user(request: Request) -> User:
     """:raise 401: not logged in, or logged in as another account than the page that sent the
     request was drawn for (``VIEWER_HEADER``)."""
+    user = require_session(request)
+    drawn_for = request.headers.get(VIEWER_HEADER)
+    if drawn_for is not None and drawn_for != str(user.id):
+        raise ViewerChanged()
+    return user
+
+
+def require_session(request: Request) -> User:
+    """:raise 401: not logged in. Whoever's the session: logging out ends it, whatever page
+    asked (a page drawn for another account asks to log this browser out, too)."""
     user = current_user(request)
     if user is None:
         raise ApiError("unauthorized", "请先登录")
-    drawn_for = request.headers.get(VIEWER_HEADER)
-    if drawn_for is not None and drawn_for != str(user.id):
-        raise ApiError("unauthorized", "这个页面是为另一个账号打开的，请刷新页面")
     return user
 
 

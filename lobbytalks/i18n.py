@@ -1006,6 +1006,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "js.session": ("登录已失效。请在新标签页登录后回到这里再提交一次，你填写的内容都还在。",
                    "Your login has expired. Log in in a new tab, then come back and submit "
                    "again; what you typed is kept."),
+    "js.viewer_changed": ("这个页面是为另一个账号打开的：之后在别的标签页里换了账号登录。刷新页面，就以现在登录的账号继续（填写的内容不会保留）。",
+                          "This page was opened for another account: someone has logged in as "
+                          "another one in another tab since. Reload the page to go on as the "
+                          "account now logged in (what you typed here is not kept)."),
     "js.login_failed": ("用户名或密码不正确。", "Wrong username or password."),
     "js.login_link": ("在新标签页登录", "Log in in a new tab"),
     "js.status.400": ("请检查填写的内容。", "Please check what you entered."),

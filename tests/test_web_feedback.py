@@ -344,6 +344,7 @@ def test_a_page_drawn_for_one_account_does_not_act_as_another(app, db):
                                                  "perspective": "先给结论", "client": "codex"})):
         r = tina.http.post(path, json=body, headers={"X-LobbyTalks-Viewer": drawn_for})
         assert_web_error(r, 401, "unauthorized")
+        assert r.headers["X-LobbyTalks-Viewer-Changed"] == "1"  # not an ended login: the page says so
     assert count(db, "topics") == topics and count(db, "profiles") == 0
     # the same request from a page drawn for Umar, or from a client that sends no page's
     # account (a script), acts as the session's owner as before
@@ -351,6 +352,11 @@ def test_a_page_drawn_for_one_account_does_not_act_as_another(app, db):
                                                "title": "乌马尔的问题"})
     assert r.status_code == 200 and count(db, "topics") == topics + 1
     assert "lobbytalks-viewer" not in html(Person(app).http.get("/"))  # a visitor's page
+    # Log out, from Tina's page, logs this browser out whoever is in: what was asked for
+    r = tina.http.post("/api/community", json={"action": "logout"},
+                       headers={"X-LobbyTalks-Viewer": drawn_for})
+    assert r.status_code == 200
+    assert tina.http.get("/api/community", query_string={"action": "me"}).get_json()["user"] is None
 
 
 @pytest.mark.parametrize("action, english", [

@@ -15,7 +15,7 @@ from typing import Any
 from flask import Response, request
 
 from .. import clock, devices, turns
-from ..auth import end_session, forget_session_cookie, require_user, start_session
+from ..auth import end_session, forget_session_cookie, require_session, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model
 from ..models.web import LogoutEverywhere, PasswordChange, WebAuth, WebLogout
@@ -97,7 +97,7 @@ def login(body: dict[str, Any]) -> Response:
 @actions.post("logout")
 def logout(body: dict[str, Any]) -> Response:
     parse_model(WebLogout, body)
-    require_user(request)
+    require_session(request)
     response = ok({"ok": True})
     end_session(response, request)
     return response

@@ -11,9 +11,10 @@
   const FLASH_KEY = 'lobbytalks-flash';
 
   class ApiFailure extends Error {
-    constructor(status, detail, code, retryAfter) {
+    constructor(status, detail, code, retryAfter, viewerChanged) {
       super(detail || String(status));
       this.status = status;
+      this.viewerChanged = Boolean(viewerChanged);
       this.detail = detail || '';
       this.code = code || '';
       this.retryAfter = retryAfter || 0;
@@ -45,7 +46,8 @@
     }
     if (!response.ok) {
       throw new ApiFailure(response.status, data && data.error, data && data.code,
-                           Number(response.headers.get('Retry-After')) || 0);
+                           Number(response.headers.get('Retry-After')) || 0,
+                           response.headers.get('X-LobbyTalks-Viewer-Changed') === '1');
     }
     return data || {};
   }
@@ -63,6 +65,7 @@
   function explain(failure, where) {
     if (failure.status === 0) return S.network;
     if (failure.status === 401 && where.action === 'login') return S.login_failed;
+    if (failure.viewerChanged) return S.viewer_changed;
     if (failure.status === 401 && signedIn) return S.session;
     // A validation error is explained by its field's rules; any other code names a field
     // only to say where it is (a secret in the title, a wrong current password) and is
@@ -108,7 +111,7 @@
 
   function showMessage(box, text, failure) {
     box.textContent = text;
-    if (failure && failure.status === 401 && signedIn) {
+    if (failure && failure.status === 401 && signedIn && !failure.viewerChanged) {
       box.append(' ', loginLink());
     }
     box.hidden = false;
