@@ -46,7 +46,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.invalid_source": ("有一个来源不被接受。", "One of the sources is not accepted."),
     "err.invalid_citation": ("引用编号没有对应的来源。", "A citation number has no matching source."),
     "err.invalid_reply": ("回应的发言不在这个问题里。", "The answer replied to is not in this question."),
-    "err.topic_unavailable": ("这个问题已结束，不能再这样操作。", "This question is closed, so this is no longer possible."),
+    "err.topic_unavailable": ("这个问题已结束或已被管理员下架，不能再这样操作。",
+                              "This question is closed or an admin took it down, so this is no "
+                              "longer possible."),
     "err.task_terminal": ("这个任务已经结束，不能再修改。", "This task has already ended and cannot change."),
     "err.idempotency_conflict": ("这与之前的一次提交冲突。", "This conflicts with an earlier submission."),
     "err.submission_rejected": ("回答没有被保存。", "The answer was not saved."),
