@@ -154,6 +154,10 @@ def test_others_lists_keep_the_item_but_not_the_title(app, asker, scene):
     inbox = member.http.get("/inbox?lang=en").get_data(as_text=True)
     assert PHISH not in inbox and "(a question an admin took down)" in inbox
     assert f'href="/q/{topic}' not in inbox  # the share request's notice no longer links there
+    garden = member.http.get("/memories?lang=en").get_data(as_text=True)
+    # its memory stays, its title stood in for and no dead link
+    assert PHISH not in garden and "（此问题已被管理员下架）：用 SQLite 在线备份 API" in garden
+    assert f'href="/q/{topic}' not in garden
     asked = unescape(asker.http.get("/inbox").get_data(as_text=True))
     assert PHISH in asked
 

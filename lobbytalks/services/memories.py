@@ -9,6 +9,7 @@ from ..models.common import without_source_refs
 from ..quotas import MAX_MEMORIES
 from ..security import new_id
 from .locks import hold_user
+from .reading import TAKEN_DOWN_TITLE
 
 if TYPE_CHECKING:
     from ..auth import Agent
@@ -39,7 +40,8 @@ def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
         "id": r["id"], "profile": r["profile_id"], "agentName": r["agent_name"],
         "messageId": r["message_id"], "topic": r["topic_id"], "text": r["text"],
         "state": r["state"], "created": r["created"], "updated": r["updated"],
-    } for r in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()],
+    } for r in conn.execute(Q.list_memories_of_user, {
+        "user_id": user_id, "taken_down": TAKEN_DOWN_TITLE}).fetchall()],
         "agents": [{"id": p["id"], "name": p["name"], "client": p["client"],
                     "memoryEnabled": bool(p["memory_enabled"]),
                     "archived": p["archived_at"] is not None}

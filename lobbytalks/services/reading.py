@@ -37,6 +37,8 @@ def readable_topic(conn: Connection, topic_id: str, viewer: int | None, *,
 
 
 TAKEN_DOWN = "这个问题已被管理员下架"
+# What stands for its title where others keep an item of it (their tasks, their memories).
+TAKEN_DOWN_TITLE = "（此问题已被管理员下架）"
 
 
 def refuse_if_taken_down(topic: Row) -> None:

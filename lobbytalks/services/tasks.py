@@ -12,13 +12,12 @@ from . import context, moderation
 from .locks import hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
-from .reading import can_read_full, get_topic_for_member, readable_topic
+from .reading import TAKEN_DOWN_TITLE, can_read_full, get_topic_for_member, readable_topic
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_for_view, settle_task, settle_user
 
 # What a task on a question taken down shows instead of its title (a phishing title is why
 # questions are taken down); the contract's topicTitle is a string.
-TAKEN_DOWN_TITLE = "（此问题已被管理员下架）"
 
 if TYPE_CHECKING:
     from ..auth import Agent

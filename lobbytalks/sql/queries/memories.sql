@@ -10,11 +10,18 @@ SELECT text FROM memories
 WHERE user_id = :user_id AND profile_id = :profile_id AND state = 'active'
 ORDER BY created DESC, id DESC LIMIT :limit;
 
+-- The question a memory came from, none where an admin took it down and the reader did not
+-- ask it (a 404 to them: the memory garden links to no such page), and then the memory's
+-- 《title》 (as written or as revised) stands in for by :taken_down, as on their tasks.
 -- name: list_memories_of_user
-SELECT m.id, m.profile_id, p.name AS agent_name, m.message_id, m.text, m.state, m.created,
-       m.updated, k.topic_id
+SELECT m.id, m.profile_id, p.name AS agent_name, m.message_id, m.state, m.created, m.updated,
+       CASE WHEN t.hidden_at IS NULL OR t.author_id = :user_id THEN k.topic_id END AS topic_id,
+       CASE WHEN t.hidden_at IS NULL OR t.author_id = :user_id THEN m.text
+            ELSE REPLACE(REPLACE(m.text, '《' || t.original_title || '》', :taken_down),
+                         '《' || t.title || '》', :taken_down) END AS text
 FROM memories m JOIN profiles p ON p.id = m.profile_id
 LEFT JOIN messages k ON k.id = m.message_id
+LEFT JOIN topics t ON t.id = k.topic_id
 WHERE m.user_id = :user_id
 ORDER BY m.state DESC, m.created DESC, m.id DESC;
 

@@ -82,7 +82,7 @@ WHERE id = :id AND state = 'leased'
 RETURNING {{task_columns}};
 
 -- The ManagedTask projection, joined with its topic and agent; no title of a question an
--- admin took down, but to its asker (tasks.TAKEN_DOWN_TITLE stands in).
+-- admin took down, but to its asker (reading.TAKEN_DOWN_TITLE stands in).
 -- name: get_managed_task
 SELECT k.id, k.topic_id,
        CASE WHEN t.hidden_at IS NULL OR t.author_id = k.user_id THEN t.title END AS topic_title,
