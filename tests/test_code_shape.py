@@ -54,3 +54,21 @@ def test_the_catalogues_are_data():
         tree = ast.parse((PACKAGE / name).read_text("utf-8"))
         functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
         assert len(functions) <= 6 and not long_functions((PACKAGE / name).read_text("utf-8"), 12)
+
+
+
+SERVICES = sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "lobbytalks" / "services")
+                  .glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.sqlite_only
+def test_every_service_imports_on_its_own():
+    """No import cycle among the services: topics -> communities -> moderation -> topics made
+    ``import lobbytalks.services.overlap`` fail in a fresh interpreter (a test module that
+    imported it first failed to load when run alone)."""
+    import subprocess
+    import sys
+    failed = [name for name in SERVICES
+              if subprocess.run([sys.executable, "-c", f"import lobbytalks.services.{name}"],
+                                capture_output=True, timeout=60).returncode != 0]
+    assert failed == []
