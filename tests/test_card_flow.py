@@ -275,6 +275,21 @@ def test_the_asker_sees_repeats_highlighted_in_the_preview(app, world):
         assert "private-repeat" not in other and "repeats text" not in other
 
 
+def test_republishing_a_card_that_repeats_the_private_context_warns_as_publishing_did(world):
+    """Withdrawn and shared again, the card is offered back with the plain confirmation:
+    the warning its first publishing gave was not given again."""
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = answer(world["agent"], topic, conclusion=LEAKY)
+    ok(author.web_post("share", message=message, sharePublic=True))
+    ok(asker.web_post("card_preview", topic=topic))
+    ok(asker.web_post("card_publish", topic=topic))
+    ok(author.web_post("share", message=message, sharePublic=False))
+    ok(author.web_post("share", message=message, sharePublic=True))
+    body = page(asker, topic, "en")
+    offer = body[body.index('id="card-republish"'):].split("</div>")[0]
+    assert "Publish it to everyone anyway?" in htmllib.unescape(offer)
+
+
 def test_a_clean_preview_has_no_warning(app, world):
     published = world["asker"]
     message = answer(world["agent"], world["topic"], conclusion=PLAIN)

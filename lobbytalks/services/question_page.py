@@ -106,8 +106,10 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
         draft = data.get("cardDraft")
         repeats = guard.card_repeats(draft) if draft else []
         spans: Spans | None = (lambda text: guard.spans(draft["version"], text)) if repeats else None
+        can_republish = cards.can_republish(conn, topic, withdrawn)
         flow.update(
             withdrawn=withdrawn, requested=notifications.requested_shares(conn, reader, topic),
-            can_republish=cards.can_republish(conn, topic, withdrawn),
-            draft_repeats=repeats, draft_spans=spans)
+            can_republish=can_republish, draft_repeats=repeats, draft_spans=spans,
+            # republishing warns as publishing does when the card repeats private context
+            republish_repeats=guard.card_repeats(withdrawn) if can_republish else [])
     return flow
