@@ -43,17 +43,13 @@ from . import turns
 from .client_connections import ClientConnections, client_address_key
 from .dispatchers import Dispatcher, TurnTakingDispatcher
 from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
-from .http_framing import BoundedRequest, JsonErrorTask
+from .http_framing import MAX_REQUEST_HEADER_BYTES, BoundedRequest, JsonErrorTask
 
 log = logging.getLogger(__name__)
 
 # A chunked body is counted on the wire, chunk-size lines included; this much framing on
 # top of the largest body is still read, and the app then applies the exact limit.
 CHUNK_FRAMING_ALLOWANCE = 4096
-# The request line and headers together (waitress allows 256 KiB): every query parameter
-# and cookie costs the app time to parse, so a 256 KiB query string of 30,000 parameters
-# took ~275 ms to refuse. 64 KiB is eight times what common proxies pass in front of it.
-MAX_REQUEST_HEADER_BYTES = 64 * 1024
 ACCEPTS_PER_TURN = 64
 # Descriptors beyond the client connections: listening sockets, the database, temp files.
 SPARE_FILES = 128
