@@ -12,6 +12,7 @@ from ..db import Connection, Q
 from ..errors import ApiError
 from ..jsonfast import loads
 from . import mail_address
+from .reading import TAKEN_DOWN_TITLE
 from .topics import private_context
 
 if TYPE_CHECKING:
@@ -95,7 +96,8 @@ def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
         "id": m["id"], "agent": m["profile_id"], "agentName": m["agent_name"],
         "fromAnswer": m["message_id"], "topic": m["topic_id"], "text": m["text"],
         "state": m["state"], "created": m["created"], "updated": m["updated"],
-    } for m in conn.execute(Q.list_memories_of_user, {"user_id": user_id}).fetchall()]
+    } for m in conn.execute(Q.list_memories_of_user, {
+        "user_id": user_id, "taken_down": TAKEN_DOWN_TITLE}).fetchall()]
     return {"exported": now, "user": _account(conn, user_id, username),
             "communities": [{"id": c["id"], "name": c["name"], "joined": c["joined"],
                              "created": bool(c["owned"])} for c in conn.execute(
