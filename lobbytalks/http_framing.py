@@ -99,9 +99,11 @@ class JsonErrorTask(ErrorTask):
             status, reason = 400, "Bad Request"
         if status == 431:
             status, reason = 413, "Content Too Large"
-        detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
-        message = (f"请求行和请求头合计超过 {MAX_REQUEST_HEADER_BYTES // 1024} KiB"
-                   if refusal.code == 431 else f"HTTP 请求无法解析：{detail[:200]}")
+        if refusal.code == 431:
+            message = f"请求行和请求头合计超过 {MAX_REQUEST_HEADER_BYTES // 1024} KiB"
+        else:
+            detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
+            message = f"HTTP 请求无法解析：{detail[:200]}"
         error = ApiError("payload_too_large" if status == 413 else "invalid_request", message,
                          status=status)
         body = orjson.dumps(mcp.transport_error_body(None, error)
