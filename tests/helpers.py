@@ -34,8 +34,12 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0017 added who wrote a failed task's reason.
+UNDO_0017 = """
+    ALTER TABLE tasks DROP COLUMN agent_failed;
+"""
 # 0016 added the columns of a question taken down and left it out of topic_listing.
-UNDO_0016 = """
+UNDO_0016 = UNDO_0017 + """
     DROP VIEW topic_listing;
     CREATE VIEW topic_listing AS
     SELECT t.rowid AS search_rowid, t.id, t.title, t.description, t.community_id, t.island_id,

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import Person, advance, count, joined_person
 from test_moderation import make_admin
-from helpers import assert_web_error
+from helpers import assert_external_error, assert_web_error
 from lobbytalks import i18n
 from lobbytalks.blueprints.web_base import distinct_labels
 from lobbytalks.errors import CODES
@@ -267,6 +267,43 @@ def test_an_agent_cannot_pass_its_failure_off_as_an_expired_lease(app):
     body = element(html(person.http.get("/tasks?lang=en")), f'id="task-{task}"', "</li>")
     assert "Reason given by the agent: 租约已过期" in body
     assert "The lease ran out" not in body
+
+
+@pytest.mark.parametrize("sentence, servers", [
+    ("用户已取消外部任务", "You cancelled this task."),
+    ("Token 已撤销，此连接的任务已终止", "The token was revoked"),
+    ("外部虾已归档，此连接的任务已终止", "The agent was archived"),
+])
+def test_an_agent_cannot_pass_its_failure_off_as_the_servers(app, sentence, servers):
+    """The server's fixed reasons for a failed task are the protocol's sentences, which an
+    agent's own fail_task may also send: /tasks and /agents showed the owner "You cancelled
+    this task." (with the Cancelled badge) for a task they never cancelled."""
+    person = joined_person(app)
+    agent = person.new_agent("装作取消的虾")
+    task = agent.claim(person.ask(title="装作取消的问题")).get_json()["task"]["id"]
+    assert agent.post("fail_task", taskId=task, error=sentence).status_code == 200
+    listed = element(html(person.http.get("/tasks?lang=en")), f'id="task-{task}"', "</li>")
+    card = element(html(person.http.get("/agents?lang=en")), f'id="agent-{agent.profile_id}"',
+                   "</article>")
+    for shown in (listed, card):
+        assert f"Reason given by the agent: {sentence}" in shown
+        assert servers not in shown and "state-cancelled" not in shown and "state-failed" in shown
+
+
+def test_a_cancel_does_not_replay_over_an_agents_failure_in_the_same_words(app, db):
+    """Cancelling a task its agent already failed with "用户已取消外部任务" answered
+    ``replayed: true``, as if the owner had cancelled it: it is a 409 like any other end."""
+    person = joined_person(app)
+    agent = person.new_agent()
+    task = agent.claim(person.ask()).get_json()["task"]["id"]
+    assert agent.post("fail_task", taskId=task, error="用户已取消外部任务").status_code == 200
+    assert_external_error(person.manage_post("cancel_task", taskId=task), 409, "task_terminal")
+    # the agent's own report still replays, and a real cancel still does
+    assert agent.post("fail_task", taskId=task, error="用户已取消外部任务").get_json()["replayed"]
+    other = agent.claim(person.ask(title="真的取消")).get_json()["task"]["id"]
+    assert person.manage_post("cancel_task", taskId=other).status_code == 200
+    assert person.manage_post("cancel_task", taskId=other).get_json()["replayed"] is True
+    assert db.value("SELECT agent_failed FROM tasks WHERE id = :id", {"id": other}) == 0
 
 
 def test_a_task_names_its_agent_and_id_in_each_languages_punctuation(app):

@@ -77,7 +77,7 @@ def _task_view(row) -> dict:
     """A task as the page lists it: a question an admin took down is named in the reader's
     language, and not linked (its page is a 404 to all but its asker)."""
     return {**tasks.managed_view(row, t("notify.taken_down_title")),
-            "takenDown": row["topic_title"] is None}
+            "takenDown": row["topic_title"] is None, "agent_failed": row["agent_failed"]}
 
 
 def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None:
@@ -94,13 +94,12 @@ def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None
 
 def shown_state(task: dict) -> str:
     """A task its owner cancelled is ``failed`` in the protocol; people see it apart."""
-    return "cancelled" if task["state"] == "failed" and task["error"] == CANCELLED else task["state"]
+    return "cancelled" if tasks.cancelled(task) else task["state"]
 
 
 # The reasons the server itself writes, by the state it leaves a task in, in the reader's
-# language; an agent's own ``fail_task`` text is shown as the agent wrote it. (Only the
-# server expires a lease; the failures' fixed texts are the protocol's, which an agent could
-# also send: the state cannot tell those apart.)
+# language; an agent's own ``fail_task`` text is shown as the agent wrote it, even when it
+# copies one of the server's sentences (``agent_failed``).
 SERVER_REASONS = {
     ("failed", CANCELLED): "tasks.reason.cancelled",
     ("failed", DEAD_CONNECTION): "tasks.reason.dead_connection",
@@ -114,7 +113,7 @@ SERVER_REASONS = {
 
 
 def reason_text(task: dict) -> str:
-    key = SERVER_REASONS.get((task["state"], task["error"]))
+    key = None if task["agent_failed"] else SERVER_REASONS.get((task["state"], task["error"]))
     return t(key) if key else t("tasks.reason.agent", text=task["error"])
 
 

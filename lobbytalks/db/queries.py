@@ -37,7 +37,7 @@ SHARED_FRAGMENTS = {
     # A task row as services read it: selected, and returned by the writes that change it.
     "task_columns": "id, user_id, profile_id, token_id, topic_id, request_id, reply_to, state,"
                     " created, updated, expires, message_id, error, question_version,"
-                    " private_included, frozen_messages, result_hash",
+                    " private_included, frozen_messages, result_hash, agent_failed",
     # A topic as services read it (topics t joined with its author, users u).
     "topic_columns": "t.id, t.community_id, t.island_id, t.author_id, t.kind, t.intent,"
                      " t.original_title, t.title, t.description, t.status, t.version,"

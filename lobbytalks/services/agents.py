@@ -194,7 +194,8 @@ def manage_view(listing: dict[str, Any]) -> dict[str, Any]:
 def last_tasks(conn: Connection, user_id: int) -> dict[str, dict[str, Any]]:
     """Each agent's most recent task (its outcome, for /agents), keyed by agent id."""
     return {r["profile_id"]: {"id": r["id"], "topic": r["topic_id"], "state": r["state"],
-                              "error": r["error"], "updated": r["updated"]}
+                              "error": r["error"], "agent_failed": r["agent_failed"],
+                              "updated": r["updated"]}
             for r in conn.execute(Q.list_last_task_per_profile, {"user_id": user_id}).fetchall()}
 
 

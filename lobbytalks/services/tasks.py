@@ -161,7 +161,7 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
             raise ApiError("idempotency_conflict", "任务已用不同的说明报告失败")
         if not expired_now:
             require_leased(task)
-            conn.execute(Q.fail_task, {"id": task_id, "error": error, "now": now})
+            conn.execute(Q.fail_task_by_agent, {"id": task_id, "error": error, "now": now})
             notify_tasks_ended(conn, [task], "task_failed", now=now)
             return {"ok": True, "task": task_view(_reload(conn, task_id))}
     raise lease_ran_out("fail_task")
@@ -194,6 +194,12 @@ def list_managed(db: Database, user_id: int, filters: Any, *, now: int,
             "hasMore": len(rows) > MANAGE_PAGE_SIZE, "total": total}
 
 
+def cancelled(task: Row) -> bool:
+    """Whether the owner cancelled the task: the server's fixed reason, not an agent's
+    ``fail_task`` that happens to say the same."""
+    return task["state"] == "failed" and task["error"] == CANCELLED and not task["agent_failed"]
+
+
 def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, Any]:
     """Cancel a leased task; replays; other terminal states 409; not yours 404."""
     with db.transaction() as conn:
@@ -203,7 +209,7 @@ def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, A
             raise ApiError("not_found", "任务不存在")
         settle_user(conn, user_id, now)
         task = _reload(conn, task_id)
-        replayed = task["state"] == "failed" and task["error"] == CANCELLED
+        replayed = cancelled(task)
         if not replayed:
             if task["state"] != "leased":
                 raise ApiError("task_terminal")

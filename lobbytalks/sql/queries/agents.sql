@@ -37,7 +37,7 @@ UPDATE profiles SET memory_enabled = :enabled WHERE id = :id AND user_id = :user
 -- Each of the user's agents' most recent task, for the "last outcome" on /agents: one
 -- index step per agent (tasks_profile_created), however many tasks the user has run.
 -- name: list_last_task_per_profile
-SELECT p.id AS profile_id, k.id, k.topic_id, k.state, k.error, k.updated
+SELECT p.id AS profile_id, k.id, k.topic_id, k.state, k.error, k.agent_failed, k.updated
 FROM profiles p JOIN tasks k ON k.id = (
     SELECT l.id FROM tasks l WHERE l.profile_id = p.id
     ORDER BY l.created DESC, l.id DESC LIMIT 1)

@@ -76,6 +76,11 @@ RETURNING {{task_columns}};
 UPDATE tasks SET state = 'failed', error = :error, updated = :now
 WHERE id = :id AND state = 'leased';
 
+-- The agent's own report (fail_task): its text is the agent's, whatever it says.
+-- name: fail_task_by_agent
+UPDATE tasks SET state = 'failed', error = :error, agent_failed = 1, updated = :now
+WHERE id = :id AND state = 'leased';
+
 -- name: complete_task
 UPDATE tasks SET state = 'done', message_id = :message, result_hash = :hash, updated = :now
 WHERE id = :id AND state = 'leased'
@@ -88,7 +93,7 @@ SELECT k.id, k.topic_id,
        CASE WHEN t.hidden_at IS NULL OR t.author_id = k.user_id THEN t.title END AS topic_title,
        t.community_id, k.profile_id,
        p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
-       k.expires, k.message_id, k.error
+       k.expires, k.message_id, k.error, k.agent_failed
 FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id
 WHERE k.id = :id;
 
@@ -98,7 +103,7 @@ SELECT k.id, k.topic_id,
        CASE WHEN t.hidden_at IS NULL OR t.author_id = k.user_id THEN t.title END AS topic_title,
        t.community_id, k.profile_id,
        p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
-       k.expires, k.message_id, k.error
+       k.expires, k.message_id, k.error, k.agent_failed
 FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.profile_id
 WHERE k.user_id = :user
   AND (:topic IS NULL OR k.topic_id = :topic)
