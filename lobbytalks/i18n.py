@@ -874,6 +874,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                      "given to the agent."),
     "mem.limit": ("每个智能体最多保存 {max_memories} 条记忆。", "Each agent keeps up to {max_memories} memories."),
     "mem.from_question": ("来自这个问题", "from this question"),
+    "mem.about": ("《{title}》：", "“{title}”: "),
+    "mem.about_taken_down": ("（已被管理员下架的问题）：", "(a question an admin took down): "),
     "mem.done_confirm": ("记忆已确认。", "Memory confirmed."),
     "mem.done_reject": ("记忆已拒绝。", "Memory rejected."),
     "mem.done_delete": ("记忆已删除。", "Memory deleted."),

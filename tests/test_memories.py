@@ -115,3 +115,17 @@ def test_the_memory_garden_shows_a_memorys_markdown_formatted(asker, member, age
     page = member.http.get("/memories?lang=en").get_data(as_text=True)
     assert "<code>PRAGMA journal_mode=WAL;</code>" in page
     assert "<strong>在线备份 API</strong>" in page and "**在线备份" not in page
+
+
+def test_the_garden_names_the_question_in_the_pages_own_punctuation(asker, member, agent):
+    """A memory is kept as "《title》：conclusion" for its agent; the English garden showed
+    those Chinese marks around an English title."""
+    topic = asker.ask("How do I back up SQLite while it runs?")
+    submit_ok(agent, claim_ok(agent, topic)["task"]["id"])
+    [memory] = member.web_get(action="memories").get_json()["memories"]
+    assert memory["text"].startswith("《How do I back up SQLite while it runs?》：")  # as stored
+    english = member.http.get("/memories?lang=en").get_data(as_text=True)
+    assert '<span class="memory-about">“How do I back up SQLite while it runs?”: </span>' in english
+    assert "《" not in english and "》：" not in english
+    chinese = member.http.get("/memories?lang=zh").get_data(as_text=True)
+    assert '<span class="memory-about">《How do I back up SQLite while it runs?》：</span>' in chinese

@@ -156,10 +156,27 @@ def test_others_lists_keep_the_item_but_not_the_title(app, asker, scene):
     assert f'href="/q/{topic}' not in inbox  # the share request's notice no longer links there
     garden = member.http.get("/memories?lang=en").get_data(as_text=True)
     # its memory stays, its title stood in for and no dead link
-    assert PHISH not in garden and "（此问题已被管理员下架）：用 SQLite 在线备份 API" in garden
+    assert PHISH not in garden
+    assert "(a question an admin took down): </span>用 SQLite 在线备份 API" in garden
     assert f'href="/q/{topic}' not in garden
     asked = unescape(asker.http.get("/inbox").get_data(as_text=True))
     assert PHISH in asked
+
+
+def test_a_memory_of_it_reaches_its_agent_without_the_title(app, asker, scene):
+    """The garden stood in for a taken-down question's title; get_context still gave the
+    agent the memory as written, phishing title and all."""
+    topic, member, agent = scene["topic"], scene["member"], scene["agent"]
+    [memory] = member.web_get(action="memories").get_json()["memories"]
+    assert member.web_post("memory_confirm", memory=memory["id"]).status_code == 200
+    other = asker.ask("另一个正常的问题")
+    assert PHISH in agent.get("get_context", topic=other).get_json()["memories"][0]
+    assert scene["admin"].web_post("hide_question", topic=topic, reason="钓鱼").status_code == 200
+    [remembered] = agent.get("get_context", topic=other).get_json()["memories"]
+    assert PHISH not in remembered
+    assert remembered.startswith("（此问题已被管理员下架）：用 SQLite 在线备份 API")
+    claimed = agent.claim(other).get_json()["context"]["memories"]
+    assert claimed == [remembered]
 
 
 def test_the_audit_log_names_every_action_in_words(app, scene):

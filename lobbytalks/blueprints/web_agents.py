@@ -1,6 +1,8 @@
 """A person's own agents: connections and tokens, their tasks, and the memory garden."""
 from __future__ import annotations
 
+import re
+
 from flask import request
 
 from .. import clock
@@ -11,7 +13,7 @@ from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
 from ..services import agents, memories, tasks, topics
 from ..services.moderation import SUSPENDED_TASK
-from ..services.reading import TAKEN_DOWN
+from ..services.reading import TAKEN_DOWN, TAKEN_DOWN_TITLE
 from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, LEASE_EXPIRED,
                                    TOKEN_REVOKED, TOKEN_ROTATED)
 from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
@@ -126,6 +128,24 @@ def memories_page():
     by_agent = {a["id"]: {"pending": [], "active": []} for a in own_agents}
     for memory in listing["memories"]:
         by_agent.setdefault(memory["profile"], {"pending": [], "active": []})[
-            memory["state"]].append(memory)
+            memory["state"]].append(memory_shown(memory))
     return render("memories.html", agents=own_agents, by_agent=by_agent,
                   limit=memories.MAX_MEMORIES)
+
+
+# A memory is kept as "《question title》：conclusion", the form its agent reads; the garden
+# names the question apart, in the page's own punctuation.
+_MEMORY_TITLE = re.compile(r"《(.+?)》：", re.DOTALL)
+
+
+def memory_shown(memory: dict) -> dict:
+    """The memory with ``about`` (the question it came from, as the page names it, or None)
+    and ``text`` the rest."""
+    text = memory["text"]
+    if text.startswith(TAKEN_DOWN_TITLE + "："):
+        return {**memory, "about": t("mem.about_taken_down"),
+                "text": text[len(TAKEN_DOWN_TITLE) + 1:]}
+    about = _MEMORY_TITLE.match(text)
+    if about is None:
+        return {**memory, "about": None}
+    return {**memory, "about": t("mem.about", title=about.group(1)), "text": text[about.end():]}

@@ -43,6 +43,12 @@ SHARED_FRAGMENTS = {
                      " t.original_title, t.title, t.description, t.status, t.version,"
                      " t.message_count, t.created, t.updated, t.closed_at,"
                      " t.hidden_at, t.hidden_reason, u.username AS author_name",
+    # A memory's text (memories m, LEFT JOIN its answer's question, topics t) as its person
+    # and their agent read it: where an admin took that question down and the person did not
+    # ask it, :taken_down stands in for its 《title》, as written or as revised.
+    "memory_text": "CASE WHEN t.hidden_at IS NULL OR t.author_id = m.user_id THEN m.text"
+                   " ELSE REPLACE(REPLACE(m.text, '《' || t.original_title || '》', :taken_down),"
+                   " '《' || t.title || '》', :taken_down) END",
 }
 _FRAGMENT = re.compile(r"\{\{([a-z_]+)\}\}")
 

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..db import Connection, Q, Row
 from ..jsonfast import dumps
 from ..quotas import CONTEXT_MEMORIES
-from .reading import can_read_full, latest_messages, message_view, readable_topic
+from .reading import (TAKEN_DOWN_TITLE, can_read_full, latest_messages, message_view,
+                      readable_topic)
 from .topics import opened_private_context
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def _memories(conn: Connection, agent: "Agent") -> list[str]:
     return [] if not agent.memory_enabled else [
         r["text"] for r in conn.execute(Q.list_active_memories,
                                         {"user_id": agent.user_id, "profile_id": agent.profile_id,
-                                         "limit": MEMORY_LIMIT})]
+                                         "limit": MEMORY_LIMIT, "taken_down": TAKEN_DOWN_TITLE})]
 
 
 def get_context(conn: Connection, keyring: "Keyring", agent: "Agent",

@@ -5,20 +5,22 @@ SELECT COUNT(*) FROM memories WHERE user_id = :user_id AND profile_id = :profile
 INSERT INTO memories (id, user_id, profile_id, message_id, text, state, created, updated)
 VALUES (:id, :user_id, :profile_id, :message_id, :text, 'pending', :now, :now);
 
+-- What get_context gives the agent (memories_owner); a question taken down is named by
+-- :taken_down, as in its person's garden.
 -- name: list_active_memories
-SELECT text FROM memories
-WHERE user_id = :user_id AND profile_id = :profile_id AND state = 'active'
-ORDER BY created DESC, id DESC LIMIT :limit;
+SELECT {{memory_text}} AS text
+FROM memories m
+LEFT JOIN messages k ON k.id = m.message_id
+LEFT JOIN topics t ON t.id = k.topic_id
+WHERE m.user_id = :user_id AND m.profile_id = :profile_id AND m.state = 'active'
+ORDER BY m.created DESC, m.id DESC LIMIT :limit;
 
 -- The question a memory came from, none where an admin took it down and the reader did not
--- ask it (a 404 to them: the memory garden links to no such page), and then the memory's
--- 《title》 (as written or as revised) stands in for by :taken_down, as on their tasks.
+-- ask it (a 404 to them: the memory garden links to no such page).
 -- name: list_memories_of_user
 SELECT m.id, m.profile_id, p.name AS agent_name, m.message_id, m.state, m.created, m.updated,
        CASE WHEN t.hidden_at IS NULL OR t.author_id = :user_id THEN k.topic_id END AS topic_id,
-       CASE WHEN t.hidden_at IS NULL OR t.author_id = :user_id THEN m.text
-            ELSE REPLACE(REPLACE(m.text, '《' || t.original_title || '》', :taken_down),
-                         '《' || t.title || '》', :taken_down) END AS text
+       {{memory_text}} AS text
 FROM memories m JOIN profiles p ON p.id = m.profile_id
 LEFT JOIN messages k ON k.id = m.message_id
 LEFT JOIN topics t ON t.id = k.topic_id
