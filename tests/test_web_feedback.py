@@ -350,6 +350,17 @@ def test_the_create_form_is_not_offered_past_the_most_one_may_make(app):
     assert "You have made 5 communities, the most one person may." in body
 
 
+def test_the_home_page_links_to_the_create_form_only_while_there_is_one(app, client):
+    person = joined_person(app)
+    link = 'href="/communities#create"'
+    assert link in html(client.get("/?lang=en"))  # a visitor is led to log in there
+    for n in range(4):
+        assert person.communities_post("create", name=f"社区{n}").status_code == 200
+    assert link in html(person.http.get("/?lang=en"))
+    assert person.communities_post("create", name="第五个").status_code == 200
+    assert link not in html(person.http.get("/?lang=en"))
+
+
 @pytest.mark.parametrize("lang, refused", [("zh", "每人最多创建 5 个社区。"),
                                            ("en", "You can create up to 5 communities.")])
 def test_the_page_scripts_messages_state_their_numbers(client, lang, refused):

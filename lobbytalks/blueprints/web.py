@@ -30,9 +30,12 @@ def home():
     listing = communities.list_page(read_conn(), reader, "all", 1)
     newest = topics.list_open(read_conn(), reader or 0, None, limit=HOME_QUESTIONS)
     names = {c["id"]: c["name"] for c in listing["communities"]}
+    # Past the cap, /communities explains why there is no form: no link promises one here.
+    may_create = reader is None or communities.may_create(read_conn(), reader)
     return render("home.html", newest=newest, names=names,
                   communities=listing["communities"][:HOME_COMMUNITIES],
-                  more_communities=len(listing["communities"]) > HOME_COMMUNITIES)
+                  more_communities=len(listing["communities"]) > HOME_COMMUNITIES,
+                  may_create=may_create)
 
 
 @pages.get("/favicon.ico")
