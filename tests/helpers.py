@@ -34,8 +34,14 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0018 added the requestId a question was asked with.
+UNDO_0018 = """
+    DROP INDEX topics_request;
+    ALTER TABLE topics DROP COLUMN request_id;
+    ALTER TABLE topics DROP COLUMN request_hash;
+"""
 # 0017 added who wrote a failed task's reason.
-UNDO_0017 = """
+UNDO_0017 = UNDO_0018 + """
     ALTER TABLE tasks DROP COLUMN agent_failed;
 """
 # 0016 added the columns of a question taken down and left it out of topic_listing.

@@ -67,3 +67,47 @@ def test_a_page_does_not_act_for_whoever_logged_in_since(browser, site):  # noqa
     other.goto(f"{base}/?lang=en")
     expect(other.locator(".whoami")).to_have_count(0)
     context.close()
+
+
+def test_a_question_whose_response_was_lost_is_asked_once(browser, tmp_path):  # noqa: F811
+    """The network dropped the answer to "Ask" after the server had the question; the second
+    click posted it again. The page sends one requestId until it succeeds."""
+    from playwright.sync_api import expect
+
+    live = LiveServer(tmp_path / "lost")
+    try:
+        base = live.url
+        session = requests.Session()
+        session.post(base + "/api/community", json={
+            "action": "register", "username": "lena_lost", "password": PASSWORD}).raise_for_status()
+        session.post(base + "/api/communities", json={"action": "join", "community": "lobby"}
+                     ).raise_for_status()
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
+        page = context.new_page()
+        problems: list[str] = []
+        watch(page, problems)
+        log_in(page, base, "lena_lost")
+        sent: list[dict] = []
+
+        def lose_the_first_answer(route):
+            sent.append(route.request.post_data_json)
+            if len(sent) == 1:
+                route.fetch()  # the server takes the question ...
+                route.abort("connectionreset")  # ... and its answer never arrives
+            else:
+                route.continue_()
+        page.route("**/api/community", lose_the_first_answer)
+        page.goto(f"{base}/ask?lang=en")
+        page.fill("#f-title", "Which UPS keeps the NAS up for ten minutes?")
+        page.click("form.api-form button[type=submit]")
+        expect(page.locator("form.api-form .form-error")).to_be_visible()
+        page.click("form.api-form button[type=submit]")
+        page.wait_for_url(f"{base}/q/**")
+        topics = requests.get(base + "/api/community", params={"community": "lobby"}).json()["topics"]
+        assert [t["title"] for t in topics] == ["Which UPS keeps the NAS up for ten minutes?"]
+        assert page.url.split("?")[0].endswith(f"/q/{topics[0]['id']}")
+        assert len(sent) == 2 and sent[0]["requestId"] == sent[1]["requestId"]
+        assert problems == []
+        context.close()
+    finally:
+        live.stop()

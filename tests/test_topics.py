@@ -165,3 +165,39 @@ def test_a_secret_is_refused_naming_the_field_that_holds_it(asker, db, field):
     assert r.status_code == 400 and r.get_json()["code"] == "sensitive_content"
     assert r.get_json()["error"].startswith(f"{field}: ") and secret not in r.get_json()["error"]
     assert count(db, "topics") == 0
+
+
+def test_a_question_sent_again_with_its_request_id_is_asked_once(app, person, db):
+    """A lost response and a second click made two copies of one question. With the
+    ``requestId`` extension (the ask page sends one per form) the copy gets the first."""
+    person.join()
+    request = "6F1C2A9E-0B7D-4C1E-9A55-3D2B8E4F7A10"
+    first = person.web_post("topic", title="丢了回复的问题", requestId=request, privateContext="机密")
+    again = person.web_post("topic", title="丢了回复的问题", requestId=request.lower(),
+                            privateContext="机密")
+    assert first.status_code == 200 and "replayed" not in first.get_json()
+    assert again.status_code == 200
+    assert again.get_json() == {"id": first.get_json()["id"], "replayed": True}
+    assert count(db, "topics") == 1 and count(db, "question_versions") == 1
+    # the same id for another question is refused, and nothing more is asked
+    assert_web_error(person.web_post("topic", title="另一个问题", requestId=request), 409,
+                     "idempotency_conflict")
+    assert count(db, "topics") == 1
+    assert db.value("SELECT topic_count FROM communities WHERE id = 'lobby'") == 1
+    # without one, or with a new one, each send is a question; the id is the asker's own
+    person.ask("没有 requestId")
+    person.ask("没有 requestId")
+    other = joined_person(app)
+    assert other.web_post("topic", title="丢了回复的问题", requestId=request).get_json()["id"] \
+        != first.get_json()["id"]
+    assert count(db, "topics") == 4
+
+
+@pytest.mark.parametrize("request_id", ["not-a-uuid", "", 7, None, ["x"],
+                                        "6f1c2a9e0b7d4c1e9a553d2b8e4f7a10"])
+def test_a_request_id_that_is_no_uuid_is_refused(person, db, request_id):
+    person.join()
+    body = assert_web_error(person.web_post("topic", title="坏的 requestId", requestId=request_id),
+                            400, "invalid_request")
+    assert "requestId" in body["error"]
+    assert count(db, "topics") == 0

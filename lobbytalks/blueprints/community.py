@@ -99,8 +99,7 @@ def islands() -> Response:
 @actions.post("topic")
 def ask(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(WebTopicCreate, body, limit="rate_topic", scope="topic")
-    topic_id = topics.create(rt.db, rt.keyring, user.id, data, now=clock.now())
-    return ok({"id": topic_id})
+    return ok(topics.create(rt.db, rt.keyring, user.id, data, now=clock.now()))
 
 
 @actions.post("close")

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
-                     IdRef, Page, Strict, Text, Whole)
+                     IdRef, Page, Strict, Text, Uuid, Whole)
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
@@ -77,6 +77,9 @@ class WebTopicCreate(Strict):
     intent: Intent = "how"
     originalTitle: Text(1, 180, strip_min=True, single_line=True, display=True) | None = None
     privateContext: Text(0, 2000, display=True) = ""
+    # Extension: the same question sent again with the same id (a lost response, a second
+    # click) gets the question it made, ``replayed: true``; the page sends one per form.
+    requestId: Uuid | None = None
 
 
 class TopicRef(Strict):

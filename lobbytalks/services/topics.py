@@ -8,9 +8,10 @@ from ..crypto import DecryptionFailed
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
-from ..security import new_id
+from ..jsonfast import dumps
+from ..security import new_id, sha256_hex
 from . import audit, communities, search
-from .locks import hold_topic
+from .locks import hold_topic, hold_user
 from .notifications import notify_asker
 from .reading import can_read_full, get_topic, latest_messages, message_view
 from ..screening import refuse_secrets
@@ -32,16 +33,24 @@ SORTS = tuple(_COMMUNITY_LISTINGS)
 STATUSES = ("all", "open", "closed")
 
 
-def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int) -> str:
-    """Ask a question in a community the user has joined.
+def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
+           now: int) -> dict[str, Any]:
+    """Ask a question in a community the user has joined: ``{id}``, or ``{id, replayed}``
+    when its ``requestId`` already made it.
 
     :raise 404: unknown community; :raise 403: not a member; :raise 400: unknown island,
-        or sensitive_content when the question's text holds a secret.
+        or sensitive_content when the question's text holds a secret; :raise 409
+        idempotency_conflict: the ``requestId`` made another question.
     """
     refuse_secrets({"title": data.title, "originalTitle": data.originalTitle,
                     "description": data.description, "privateContext": data.privateContext})
     topic_id = new_id("t")
+    request = _request_of(data)
     with db.transaction() as conn:
+        if request["request_id"] is not None:
+            replayed = _replayed_request(conn, user_id, request)
+            if replayed is not None:
+                return {"id": replayed, "replayed": True}
         if conn.execute(Q.get_community_owner, {"id": data.community}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
         if not communities.is_member(conn, data.community, user_id):
@@ -53,12 +62,35 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
             "author": user_id, "intent": data.intent,
             "original_title": (data.originalTitle or data.title).strip(),
             "title": data.title.strip(), "description": data.description, "now": now,
+            **request,
         })
         conn.execute(Q.add_to_community_topics, {"id": data.community, "delta": 1})
         _insert_version(conn, keyring, topic_id, 1, data.title.strip(), data.description,
                         data.privateContext, "", now)
         search.index_topic(conn, topic_id, data.title.strip(), data.description)
-    return topic_id
+    return {"id": topic_id}
+
+
+def _request_of(data: Any) -> dict[str, str | None]:
+    """The question's ``requestId`` (lower case) and the digest of its public fields: the
+    private context stays out of it, as out of everything but its sealed copy."""
+    if data.requestId is None:
+        return {"request_id": None, "request_hash": None}
+    public = data.model_dump(include={"community", "island", "intent", "title",
+                                      "originalTitle", "description"})
+    return {"request_id": data.requestId.lower(), "request_hash": sha256_hex(dumps(public))}
+
+
+def _replayed_request(conn: Connection, user_id: int, request: dict[str, Any]) -> str | None:
+    """The question this request already made, if any; under the asker's row lock, so that
+    two copies sent at once make one question (the first) on every database."""
+    hold_user(conn, user_id)
+    row = conn.execute(Q.get_topic_by_request, {"author": user_id, **request}).fetchone()
+    if row is None:
+        return None
+    if row["request_hash"] != request["request_hash"]:
+        raise ApiError("idempotency_conflict", "这个 requestId 已用于另一个问题；新问题请换一个")
+    return row["id"]
 
 
 def _insert_version(conn, keyring, topic_id, version, title, public, private, note, now) -> None:

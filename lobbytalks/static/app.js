@@ -334,10 +334,27 @@
     clearMessages();
     if (!typedTwiceAlike(form)) return Promise.resolve();
     const body = collect(form);
+    // A form that creates something sends one requestId until it succeeds: sent again after
+    // a response lost on the way, it gets what the first send made, not a second copy.
+    if (form.hasAttribute('data-request-id')) {
+      form.dataset.requestId = form.dataset.requestId || newUuid();
+      body.requestId = form.dataset.requestId;
+    }
     return busyCall(form.querySelector('[type=submit]'), form, async () => {
       const result = await api('POST', form.dataset.endpoint, body);
+      form.dataset.requestId = '';  // the next question from this page (Back) is a new one
       return afterSuccess(form, result, {name: body.name, client: body.client});
     }, (err) => showFormFailure(form, err, body));
+  }
+
+  // crypto.randomUUID exists only on HTTPS and localhost; a server on a LAN address is
+  // plain HTTP, where getRandomValues still works.
+  function newUuid() {
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
 
   async function pressButton(button) {

@@ -21,9 +21,14 @@ SELECT id, name, description FROM islands ORDER BY position;
 
 -- name: insert_topic
 INSERT INTO topics (id, community_id, island_id, author_id, kind, intent, original_title,
-                    title, description, status, version, created, updated)
+                    title, description, status, version, created, updated, request_id,
+                    request_hash)
 VALUES (:id, :community, :island, :author, 'discussion', :intent, :original_title,
-        :title, :description, 'open', 1, :now, :now);
+        :title, :description, 'open', 1, :now, :now, :request_id, :request_hash);
+
+-- The question an asker's requestId made (topics_request).
+-- name: get_topic_by_request
+SELECT id, request_hash FROM topics WHERE author_id = :author AND request_id = :request_id;
 
 -- name: insert_question_version
 INSERT INTO question_versions (topic_id, version, title, public_context, private_key_id,
