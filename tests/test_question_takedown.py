@@ -163,6 +163,19 @@ def test_others_lists_keep_the_item_but_not_the_title(app, asker, scene):
     assert PHISH in asked
 
 
+def test_the_tasks_filter_does_not_name_it_to_those_it_is_hidden_from(app, asker, scene):
+    """/tasks?topic= named the question filtered by, when no task of the reader's was on it,
+    with its real title: a taken-down phishing title for anyone logged in."""
+    topic, admin = scene["topic"], scene["admin"]
+    assert admin.web_post("hide_question", topic=topic, reason="钓鱼").status_code == 200
+    stranger = joined_person(app)
+    page = unescape(stranger.http.get(f"/tasks?topic={topic}&lang=en").get_data(as_text=True))
+    assert PHISH not in page and "a question that does not exist" in page
+    # its asker and the admins still see what they filter by
+    for reader in (asker, admin):
+        assert PHISH in unescape(reader.http.get(f"/tasks?topic={topic}&lang=en").get_data(as_text=True))
+
+
 def test_a_memory_of_it_reaches_its_agent_without_the_title(app, asker, scene):
     """The garden stood in for a taken-down question's title; get_context still gave the
     agent the memory as written, phishing title and all."""

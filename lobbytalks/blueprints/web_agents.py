@@ -11,9 +11,9 @@ from ..models.common import parse_model, query_args
 from ..models.common import TASK_STATES
 from ..models.external import CLIENTS, TaskFilters
 from ..runtime import runtime
-from ..services import agents, memories, tasks, topics
+from ..services import agents, memories, tasks
 from ..services.moderation import SUSPENDED_TASK
-from ..services.reading import TAKEN_DOWN, TAKEN_DOWN_TITLE
+from ..services.reading import TAKEN_DOWN, TAKEN_DOWN_TITLE, readable_topic
 from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, LEASE_EXPIRED,
                                    TOKEN_REVOKED, TOKEN_ROTATED)
 from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
@@ -88,8 +88,9 @@ def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None
         return None
     if listed:
         return listed[0]["topicTitle"]
-    try:
-        return topics.get_topic(read_conn(), topic_id)["title"]
+    reader = viewer()
+    try:  # a question taken down is as unknown here as on its page
+        return readable_topic(read_conn(), topic_id, reader.id, admin=reader.is_admin)["title"]
     except ApiError:
         return t("tasks.topic_unknown")
 
