@@ -176,6 +176,16 @@ def test_the_tasks_filter_does_not_name_it_to_those_it_is_hidden_from(app, asker
         assert PHISH in unescape(reader.http.get(f"/tasks?topic={topic}&lang=en").get_data(as_text=True))
 
 
+def test_asking_ones_agents_about_it_is_told_as_for_a_question_that_never_was(app, scene):
+    """"Ask my agents" answered 409 topic_unavailable for a taken-down id and 404 for an
+    unknown one: anyone could tell the two apart."""
+    topic, member = scene["topic"], scene["member"]
+    assert scene["admin"].web_post("hide_question", topic=topic, reason="钓鱼").status_code == 200
+    for asked in (topic, "t_neverexisted"):
+        assert_web_error(member.web_post("agent_request", topic=asked, requested=True),
+                         404, "not_found")
+
+
 def test_a_memory_of_it_reaches_its_agent_without_the_title(app, asker, scene):
     """The garden stood in for a taken-down question's title; get_context still gave the
     agent the memory as written, phishing title and all."""

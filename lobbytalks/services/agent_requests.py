@@ -13,7 +13,7 @@ from typing import Any
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from . import communities
-from .topics import get_topic
+from .reading import readable_topic
 
 
 def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, now: int
@@ -23,7 +23,7 @@ def set_request(db: Database, user_id: int, topic_id: str, requested: bool, *, n
     :raise 404: unknown topic; :raise 403: not a member; :raise 409: the question is closed.
     """
     with db.transaction() as conn:
-        topic = get_topic(conn, topic_id)
+        topic = readable_topic(conn, topic_id, user_id)  # taken down: unknown but to its asker
         if not requested:
             conn.execute(Q.delete_agent_request, {"user_id": user_id, "topic_id": topic_id})
             return {"ok": True, "topic": topic_id, "requested": False}
