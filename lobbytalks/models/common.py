@@ -34,12 +34,6 @@ PATTERN_RULES = {
     COMMUNITY_ID_PATTERN: "只能包含英文字母、数字、_ 和 -",
     USERNAME_PATTERN: "只能包含英文字母、数字和下划线",
 }
-# A request's id for retries after a lost response (claim_task's requestId, and a web
-# question's): the server compares it without regard to case.
-Uuid = Annotated[str, Field(
-    pattern=UUID_PATTERN,
-    json_schema_extra={"format": "uuid"},
-    description="断线重试时复用的 UUID（大小写不敏感）")]
 
 
 def Text(

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, model_validator
 
-from .common import ID_PATTERN, Id, IdRef, Page, Strict, TaskState, Text, Uuid, Whole
+from .common import (ID_PATTERN, UUID_PATTERN, Id, IdRef, Page, Strict, TaskState, Text,
+                     Whole)
 
 Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
 CLIENTS: tuple[str, ...] = get_args(Client)
@@ -17,6 +18,12 @@ SourceKind = Literal["snippet", "abstract", "metadata", "page"]
 SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)
 TopicId = Text(1, 64, description="话题 ID")
 TaskId = Text(1, 64, description="任务 ID")
+# A request's id for retries after a lost response (claim_task's, and the web's ``topic``
+# extension): the server compares it without regard to case.
+Uuid = Annotated[str, Field(
+    pattern=UUID_PATTERN,
+    json_schema_extra={"format": "uuid"},
+    description="断线重试时复用的 UUID（大小写不敏感）")]
 
 
 class ListCommunities(Strict):
