@@ -82,3 +82,32 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     expect(page.locator("#answer-count")).to_have_text("2 条回答")
     expect(page.locator(".inbox-link .unread-count")).to_have_text("1")
     assert problems == []
+
+
+def test_a_question_closed_while_its_page_is_open_stops_saying_open(browser, server):  # noqa: F811
+    """The page polled the question's status and went on showing "Open" and "Ask my agents"
+    after its asker closed it elsewhere."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    asker = requests.Session()
+    asker.post(f"{base}/api/community", json={"action": "register", "username": "live_closer",
+                                              "password": "correct horse 1"}).raise_for_status()
+    asker.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).raise_for_status()
+    topic = asker.post(f"{base}/api/community", json={
+        "action": "topic", "title": "Is a closed question still open on a page?"}).json()["id"]
+    problems: list[str] = []
+    context = browser.new_context(locale="en-GB")
+    page = context.new_page()
+    watch(page, problems)
+    page.clock.install()
+    page.goto(f"{base}/q/{topic}?lang=en")
+    expect(page.locator("#topic-status")).to_have_text("Open")
+    assert asker.post(f"{base}/api/community", json={"action": "close", "topic": topic}).ok
+    page.clock.run_for(11_000)
+    expect(page.locator("#topic-status")).to_have_text("Closed")
+    expect(page.locator("#closed-meanwhile")).to_contain_text("This question was closed just now")
+    expect(page.locator("#live-research")).to_have_count(0)
+    page.clock.run_for(30_000)  # and it stops asking
+    assert problems == []
+    context.close()

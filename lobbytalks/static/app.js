@@ -551,6 +551,10 @@
       if (!document.hidden) {
         try {
           const live = await api('GET', panel.dataset.activity);
+          if (live.status !== 'open') {
+            closedMeanwhile(panel);
+            return;  // nothing more to watch
+          }
           const count = panel.querySelector('.live-count');
           count.textContent = live.researching === 1 ? count.dataset.one
             : live.researching ? count.dataset.some.replace('{n}', live.researching)
@@ -569,6 +573,22 @@
       setTimeout(poll, LIVE_POLL_MS);
     }
     setTimeout(poll, LIVE_POLL_MS);
+  }
+
+  // The question was closed while its page was open (by its asker elsewhere, or an admin):
+  // the page stops saying "Open" and offering agents a question that takes no answers.
+  function closedMeanwhile(panel) {
+    const badge = document.getElementById('topic-status');
+    if (badge) {
+      badge.className = 'badge status-closed';
+      badge.textContent = panel.dataset.closed;
+    }
+    const note = document.createElement('p');
+    note.className = 'notice';
+    note.id = 'closed-meanwhile';
+    note.setAttribute('role', 'status');
+    note.textContent = panel.dataset.closedNote;
+    panel.replaceWith(note);
   }
 
   // Escape folds the open section the focus is in (an update form, an agent's edit panel)
