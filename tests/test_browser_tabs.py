@@ -111,3 +111,28 @@ def test_a_question_whose_response_was_lost_is_asked_once(browser, tmp_path):  #
         context.close()
     finally:
         live.stop()
+
+
+def test_back_after_asking_does_not_carry_the_private_context_into_the_next(browser, site):  # noqa: F811
+    """After asking, Back restored the form with the private context still in it (the title,
+    autocomplete off, was empty): the next question went out with the first one's secrets."""
+    from playwright.sync_api import expect
+
+    base = site.url
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
+    page = context.new_page()
+    problems: list[str] = []
+    watch(page, problems)
+    log_in(page, base, "tina_tabs")
+    page.goto(f"{base}/ask?lang=en")
+    page.fill("#f-title", "Which NAS for a small clinic?")
+    page.fill("#f-description", "Two rooms, eight users.")
+    page.fill("#f-privateContext", "The admin password is on a note under the keyboard.")
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(f"{base}/q/**")
+    page.go_back()
+    expect(page.locator("#f-title")).to_be_visible()
+    assert page.input_value("#f-privateContext") == ""
+    assert page.input_value("#f-description") == ""
+    assert problems == []
+    context.close()

@@ -225,6 +225,8 @@
     }
     leaveWithFlash(done);
     if (how.startsWith('go:')) {
+      // What was sent is done: Back must not bring it (a private context) into the next one.
+      if (source.tagName === 'FORM') source.reset();
       location.assign(sameOrigin(fill(how.slice(3), result)));
     } else {
       location.reload();
