@@ -136,3 +136,42 @@ def test_back_after_asking_does_not_carry_the_private_context_into_the_next(brow
     assert page.input_value("#f-description") == ""
     assert problems == []
     context.close()
+
+
+def test_a_failure_that_names_no_field_leaves_the_focus_where_it_was(browser, site):  # noqa: F811
+    """After a refusal or a lost connection the focus fell to the page's body (the button
+    was disabled while it waited), and a button's network error said "What you typed is
+    kept" where nothing had been typed."""
+    from playwright.sync_api import expect
+
+    base = site.url
+    umar = requests.Session()
+    umar.post(base + "/api/community", json={"action": "login", "username": "umar_tabs",
+                                             "password": PASSWORD}).raise_for_status()
+    topic = umar.post(base + "/api/community", json={
+        "action": "topic", "title": "Where do the clinic's backups go?"}).json()["id"]
+    tina = requests.Session()
+    tina.post(base + "/api/community", json={"action": "login", "username": "tina_tabs",
+                                             "password": PASSWORD}).raise_for_status()
+    tina.post(base + "/api/external/manage", json={
+        "action": "register", "name": "Tina's agent", "perspective": "Be brief.",
+        "client": "codex"}).raise_for_status()
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
+    page = context.new_page()
+    log_in(page, base, "tina_tabs")
+    page.goto(f"{base}/q/{topic}?lang=en")
+    page.route("**/api/community", lambda route: route.abort()
+               if route.request.method == "POST" else route.continue_())
+    ask = page.get_by_role("button", name="Ask my agents", exact=True)
+    ask.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".inline-error")).to_have_text(
+        "Could not reach the server. Check your connection and try again.")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Ask my agents"
+    page.goto(f"{base}/ask?lang=en")
+    page.fill("#f-title", "Is the focus kept?")
+    page.locator("form.api-form button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("form.api-form .form-error")).to_contain_text("What you typed is kept")
+    assert page.evaluate("document.activeElement.type") == "submit"
+    context.close()

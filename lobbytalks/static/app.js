@@ -63,10 +63,11 @@
   // sentence): the most specific entry for this API and action, then the code, then the
   // HTTP status for answers without a code (a proxy's error page, say).
   function explain(failure, where) {
-    if (failure.status === 0) return S.network;
+    // (A button has nothing typed to keep: its sentences say less.)
+    if (failure.status === 0) return where.button ? S.network_button : S.network;
     if (failure.status === 401 && where.action === 'login') return S.login_failed;
     if (failure.viewerChanged) return S.viewer_changed;
-    if (failure.status === 401 && signedIn) return S.session;
+    if (failure.status === 401 && signedIn) return where.button ? S.session_button : S.session;
     // A validation error is explained by its field's rules; any other code names a field
     // only to say where it is (a secret in the title, a wrong current password) and is
     // explained by the action, then by the code itself.
@@ -155,7 +156,8 @@
       box.setAttribute('role', 'alert');
       button.after(box);
     }
-    showMessage(box, explain(failure, origin(button.dataset.post, body.action)), failure);
+    showMessage(box, explain(failure, {...origin(button.dataset.post, body.action), button: true}),
+                failure);
   }
 
   // --- after success -------------------------------------------------------------------
@@ -290,7 +292,8 @@
 
   async function busyCall(control, busyEl, call, onFailure) {
     if (control.disabled) return;
-    control.disabled = true;
+    const focused = document.activeElement === control;
+    control.disabled = true;  // (which drops the focus to the page's body)
     busyEl.setAttribute('aria-busy', 'true');
     let leaving = false;
     try {
@@ -304,6 +307,10 @@
       } else {
         control.disabled = false;
         busyEl.removeAttribute('aria-busy');
+        // A failure that named no field leaves the keyboard where it was, not at the top.
+        if (focused && (!document.activeElement || document.activeElement === document.body)) {
+          control.focus();
+        }
       }
     }
   }
