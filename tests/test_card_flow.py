@@ -201,6 +201,10 @@ def test_withdrawal_hides_the_card_tells_the_asker_and_offers_republishing(app, 
     assert "you can republish it as it was" in body
     assert {"action": "card_republish", "topic": topic} in actions(body)
     assert 'id="card-republish"' not in page(author, topic)
+    # The person allows or withdraws, not their agent: the Chinese inbox said the agent did
+    inbox = asker.http.get("/inbox?lang=zh").get_data(as_text=True)
+    assert "答案卡所用的一条回答（" in inbox and "的）被撤回了公开许可" in inbox
+    assert "的）重新允许公开了" in inbox and "撤回了“" not in inbox and "重新许可了回答" not in inbox
     card = ok(asker.web_post("card_republish", topic=topic))["card"]
     assert card["state"] == "published" and card["messageIds"] == [message]
     assert card_states(db, topic) == [("published", None)]
