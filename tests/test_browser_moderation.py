@@ -179,6 +179,13 @@ def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
     person = page.locator("#admin-u-member_b")
     person.locator("input[name=reason]").fill("批量发广告")
     person.get_by_role("button", name="停用账号").click()
+    # so drastic a step asks first (it acted on the first click); "not now" changes nothing
+    dialog = page.get_by_role("dialog", name="请确认")
+    expect(dialog).to_contain_text("停用 member_b？其所有登录都会结束")
+    dialog.get_by_role("button", name="先不").click()
+    assert data["member"].get(f"{base}/api/external/manage").status_code == 200
+    person.get_by_role("button", name="停用账号").click()
+    dialog.get_by_role("button", name="停用账号").click()
     expect(page.locator("#flash")).to_have_text("账号已停用。")
     expect(page.locator("#admin-u-member_b")).to_contain_text("批量发广告")
     assert data["member"].get(f"{base}/api/external/manage").status_code == 401

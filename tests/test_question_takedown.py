@@ -186,6 +186,13 @@ def test_asking_ones_agents_about_it_is_told_as_for_a_question_that_never_was(ap
                          404, "not_found")
 
 
+def test_the_take_down_form_asks_first(scene):
+    """It acted on the first click, as suspending did (the browser test presses the dialog)."""
+    page = unescape(scene["admin"].http.get(f"/q/{scene['topic']}?lang=en").get_data(as_text=True))
+    form = page[page.index('data-action="hide_question"'):].split(">", 1)[0]
+    assert f'data-confirm="Take “{PHISH}” down? It leaves every listing and search' in form
+
+
 def test_a_memory_of_it_reaches_its_agent_without_the_title(app, asker, scene):
     """The garden stood in for a taken-down question's title; get_context still gave the
     agent the memory as written, phishing title and all."""

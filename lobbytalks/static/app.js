@@ -339,9 +339,14 @@
     return true;
   }
 
-  function submitForm(form) {
+  async function submitForm(form) {
     clearMessages();
-    if (!typedTwiceAlike(form)) return Promise.resolve();
+    if (!typedTwiceAlike(form)) return;
+    const submit = form.querySelector('[type=submit]');
+    // A drastic form (taking a question down, suspending someone) asks first, as buttons do.
+    if (form.dataset.confirm && !(await confirmAction(form.dataset.confirm, submit.textContent.trim()))) {
+      return;
+    }
     const body = collect(form);
     // A form that creates something sends one requestId until it succeeds: sent again after
     // a response lost on the way, it gets what the first send made, not a second copy.
@@ -349,7 +354,7 @@
       form.dataset.requestId = form.dataset.requestId || newUuid();
       body.requestId = form.dataset.requestId;
     }
-    return busyCall(form.querySelector('[type=submit]'), form, async () => {
+    await busyCall(submit, form, async () => {
       const result = await api('POST', form.dataset.endpoint, body);
       form.dataset.requestId = '';  // the next question from this page (Back) is a new one
       return afterSuccess(form, result, {name: body.name, client: body.client});
