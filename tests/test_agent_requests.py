@@ -177,7 +177,7 @@ def test_agents_page_shows_the_connectors_last_use_and_last_outcome(app, asker, 
     task = agent.claim(topic).get_json()["task"]
     agent.post("fail_task", taskId=task["id"], error="没有找到可靠来源")
     page = member.http.get("/agents?lang=en").get_data(as_text=True)
-    assert "Connector last used the token" in page
+    assert "Token last used" in page
     # the outcome leads to the task (the question may be gone for them: taken down)
     assert "Last task: Failed" in page and "没有找到可靠来源" in page
     assert f'href="/tasks?topic={topic}"' in page

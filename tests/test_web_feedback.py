@@ -330,6 +330,8 @@ def test_an_agents_card_warns_before_and_after_its_last_token_expires(app, clock
     body = html(person.http.get("/agents?lang=en&day=24"))
     assert "Its token expires" in card(body, agent) and "Rotate it before then." in card(body, agent)
     assert "token-warning" not in card(body, quiet)  # every token revoked: switched off on purpose
+    # but said plainly (a suspension lifted since revoked them too: nothing told its person)
+    assert "Its tokens are all revoked: it cannot answer until you rotate" in card(body, quiet)
     advance(clock_file, 7 * 86400)
     assert person.web_post("login", username=person.username,
                            password=person.password).status_code == 200  # the session ended too
