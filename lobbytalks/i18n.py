@@ -318,6 +318,8 @@ STRINGS: dict[str, tuple[str, str]] = {
                      "An administrator took this question down; only its asker and admins "
                      "can see this page. Reason: {reason}"),
     "q.agents_answered": ("你的智能体已回答当前版本", "Your agent answered this version"),
+    "tasks.answer_hidden": ("管理员隐藏了这条回答，它不再显示，也不再算作你的智能体的参与。",
+                            "An admin hid this answer: it is no longer shown, nor counted as your agent's contribution."),
     "q.agents_answer_hidden": ("管理员隐藏了你的智能体对当前版本的回答",
                                "An admin hid your agent's answer to this version"),
     "q.agents_withdraw": ("撤回请求", "Withdraw the request"),

@@ -76,6 +76,20 @@ def test_hidden_answer_leaves_every_reading_and_the_count_but_stays_stored(
     assert audit_rows(db) == [("hide_answer", "message", message, "人身攻击", admin.username)]
 
 
+def test_the_authors_tasks_say_the_answer_was_hidden_and_do_not_link_it(
+        admin, member, discussion):
+    """/tasks showed the task "Done" with "See the answer", to a page without it."""
+    message = discussion["message"]
+    page = member.http.get("/tasks?lang=en").get_data(as_text=True)
+    assert f"?answer={message}" in page and "An admin hid this answer" not in page
+    assert admin.web_post("hide_answer", message=message, reason="人身攻击").status_code == 200
+    page = member.http.get("/tasks?lang=en").get_data(as_text=True)
+    assert f"?answer={message}" not in page
+    assert "An admin hid this answer: it is no longer shown" in page and "Why: 人身攻击" in page
+    # the protocol's own listing of tasks is unchanged
+    [task] = member.manage_get(action="tasks").get_json()["tasks"]
+    assert task["state"] == "done" and task["messageId"] == message and "answerHidden" not in task
+
 
 def test_a_hidden_answer_no_longer_unlocks_the_discussion(admin, asker, member, discussion):
     """The answer was the author's only contribution: hidden, it stops granting the

@@ -79,7 +79,8 @@ def _task_view(row) -> dict:
     """A task as the page lists it: a question an admin took down is named in the reader's
     language, and not linked (its page is a 404 to all but its asker)."""
     return {**tasks.managed_view(row, t("notify.taken_down_title")),
-            "takenDown": row["topic_title"] is None, "agent_failed": row["agent_failed"]}
+            "takenDown": row["topic_title"] is None, "agent_failed": row["agent_failed"],
+            "answerHidden": bool(row["answer_hidden"]), "hiddenReason": row["answer_hidden_reason"]}
 
 
 def filtered_topic_title(topic_id: str | None, listed: list[dict]) -> str | None:
