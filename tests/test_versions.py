@@ -179,3 +179,16 @@ def test_a_replayed_claim_keeps_its_version_and_frozen_messages(app):
     assert live["topic"]["title"] == "第二版标题"
     assert live["question"]["version"] == 2
     assert [m["id"] for m in live["messages"]] == [early, late]
+
+
+def test_the_version_history_shows_each_public_context_formatted(app):
+    """The current background was rendered, the earlier ones showed their raw Markdown, and
+    the list's own numbers ("1. Version 2") clashed with the versions'."""
+    asker = joined_person(app)
+    topic = asker.ask("版本的格式", description="用 **Synology** 加 `rsync`\n\n> 够不够？")
+    assert asker.web_post("revise", topic=topic, description="换成 *restic*").status_code == 200
+    page = asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    history = page[page.index('class="panel versions"'):].split("</details>")[0]
+    assert "<strong>Synology</strong>" in history and "<code>rsync</code>" in history
+    assert "<blockquote>" in history and "**Synology**" not in history
+    assert "<ol" not in history and 'class="version-list"' in history
