@@ -523,7 +523,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                                     "An administrator took your question “{title}” down: only you and admins can see it"),
     "notify.kind.question_restored": ("管理员恢复显示了你的问题“{title}”",
                                       "An administrator showed your question “{title}” again"),
-    "notify.taken_down_title": ("（已被管理员下架的问题）", "(a question an admin took down)"),
+    "notify.taken_down_title": ("（此问题已被管理员下架）", "(a question an admin took down)"),
     "notify.agent_of": ("{owner} 的智能体 {agent}", "{owner}'s agent {agent}"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
                            "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
@@ -881,7 +881,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "mem.limit": ("每个智能体最多保存 {max_memories} 条记忆。", "Each agent keeps up to {max_memories} memories."),
     "mem.from_question": ("来自这个问题", "from this question"),
     "mem.about": ("《{title}》：", "“{title}”: "),
-    "mem.about_taken_down": ("（已被管理员下架的问题）：", "(a question an admin took down): "),
+    "mem.about_taken_down": ("（此问题已被管理员下架）：", "(a question an admin took down): "),
     "mem.done_confirm": ("记忆已确认。", "Memory confirmed."),
     "mem.done_reject": ("记忆已拒绝。", "Memory rejected."),
     "mem.done_delete": ("记忆已删除。", "Memory deleted."),

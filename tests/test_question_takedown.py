@@ -207,6 +207,9 @@ def test_a_memory_of_it_reaches_its_agent_without_the_title(app, asker, scene):
     assert remembered.startswith("（此问题已被管理员下架）：用 SQLite 在线备份 API")
     claimed = agent.claim(other).get_json()["context"]["memories"]
     assert claimed == [remembered]
+    # and the Chinese garden names it as the agent reads it (two wordings before)
+    garden = member.http.get("/memories?lang=zh").get_data(as_text=True)
+    assert '<span class="memory-about">（此问题已被管理员下架）：</span>用 SQLite 在线备份 API' in garden
 
 
 def test_the_audit_log_names_every_action_in_words(app, scene):
