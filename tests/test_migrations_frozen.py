@@ -32,6 +32,7 @@ FROZEN = {
         "0016_hidden_questions": "066982a1ef2a0daf",
         "0017_agent_failures": "1ad622193b656615",
         "0018_question_requests": "84e0e872e84cbb71",
+        "0019_earlier_agent_failures": "c045b68baddb6079",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -50,6 +51,7 @@ FROZEN = {
         "0016_hidden_questions": "41cc50bbfa4a0994",
         "0017_agent_failures": "a1e488bbc8c7b8c4",
         "0018_question_requests": "84e0e872e84cbb71",
+        "0019_earlier_agent_failures": "c045b68baddb6079",
     },
 }
 

@@ -306,6 +306,54 @@ def test_a_cancel_does_not_replay_over_an_agents_failure_in_the_same_words(app, 
     assert db.value("SELECT agent_failed FROM tasks WHERE id = :id", {"id": other}) == 0
 
 
+def test_an_agents_fail_task_replays_only_its_own_report(app, db):
+    """fail_task answered ``replayed: true`` over its owner's cancel when it copied the cancel's
+    sentence, and "already reported with another text" for any other, though the agent had
+    reported nothing: a task its owner or the server ended is a 409 task_terminal to it."""
+    person = joined_person(app)
+    agent = person.new_agent()
+    task = agent.claim(person.ask()).get_json()["task"]["id"]
+    assert person.manage_post("cancel_task", taskId=task).status_code == 200
+    for error in ("用户已取消外部任务", "找不到可靠来源"):
+        assert_external_error(agent.post("fail_task", taskId=task, error=error), 409, "task_terminal")
+    own = agent.claim(person.ask(title="自己报告失败")).get_json()["task"]["id"]
+    assert agent.post("fail_task", taskId=own, error="找不到可靠来源").status_code == 200
+    assert agent.post("fail_task", taskId=own, error="找不到可靠来源").get_json()["replayed"] is True
+    assert_external_error(agent.post("fail_task", taskId=own, error="另一个原因"), 409,
+                          "idempotency_conflict")
+    assert db.value("SELECT error FROM tasks WHERE id = :id", {"id": task}) == "用户已取消外部任务"
+
+
+def test_the_failures_before_the_column_are_marked_by_the_servers_own_sentences(settings, app, db):
+    """Migration 0019 marks every older failure as the agent's but those in the server's own
+    words: the list it names is the one the pages read (SERVER_REASONS), no more, no less."""
+    import sqlite3
+    from pathlib import Path
+
+    from lobbytalks.blueprints.web_agents import SERVER_REASONS
+    from lobbytalks.db.queries import sql_dir
+    written = (sql_dir("sqlite", "migrations") / "0019_earlier_agent_failures.sql").read_text("utf-8")
+    listed = set(re.findall(r"'([^']+)'", written.split("NOT IN", 1)[1]))
+    assert listed == {error for state, error in SERVER_REASONS if state == "failed"}
+    if not Path(str(settings.db_path)).exists():
+        return  # the rest reopens a SQLite file as version 18 left it
+    person = joined_person(app)
+    agent = person.new_agent()
+    own = agent.claim(person.ask(title="旧的失败")).get_json()["task"]["id"]
+    assert agent.post("fail_task", taskId=own, error="找不到可靠来源").status_code == 200
+    cancelled = agent.claim(person.ask(title="旧的取消")).get_json()["task"]["id"]
+    assert person.manage_post("cancel_task", taskId=cancelled).status_code == 200
+    db.close_thread_connection()
+    old = sqlite3.connect(settings.db_path)
+    old.executescript("UPDATE tasks SET agent_failed = 0;"
+                      "DELETE FROM schema_migrations WHERE version >= 19;")
+    old.close()
+    from lobbytalks import create_app
+    again = create_app(settings).config["LOBBYTALKS"].db
+    marks = {r["id"]: r["agent_failed"] for r in again.all("SELECT id, agent_failed FROM tasks")}
+    assert marks == {own: 1, cancelled: 0}
+
+
 def test_a_task_names_its_agent_and_id_in_each_languages_punctuation(app):
     """Chinese pages read "智能体：名（Codex）", as their other labels do, not "智能体: 名 (Codex)"."""
     person = joined_person(app)

@@ -156,6 +156,8 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
         hold_user(conn, agent.user_id)  # one outcome per task, against submit and cancel
         task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
         if task["state"] == "failed":  # never one that expired just now
+            if not task["agent_failed"]:  # its owner or the server ended it, whatever it says
+                raise ApiError("task_terminal")
             if task["error"] == error:
                 return {"ok": True, "task": task_view(task), "replayed": True}
             raise ApiError("idempotency_conflict", "任务已用不同的说明报告失败")
