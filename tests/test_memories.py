@@ -129,3 +129,11 @@ def test_the_garden_names_the_question_in_the_pages_own_punctuation(asker, membe
     assert "《" not in english and "》：" not in english
     chinese = member.http.get("/memories?lang=zh").get_data(as_text=True)
     assert '<span class="memory-about">《How do I back up SQLite while it runs?》：</span>' in chinese
+
+
+def test_a_title_holding_the_marks_is_named_whole(asker, member, agent):
+    """The garden split "《Echo》：part two》：…" at the title's own "》："."""
+    topic = asker.ask("Echo》：part two")
+    submit_ok(agent, claim_ok(agent, topic)["task"]["id"])
+    english = member.http.get("/memories?lang=en").get_data(as_text=True)
+    assert '<span class="memory-about">“Echo》：part two”: </span>用 SQLite 在线备份 API' in english

@@ -212,6 +212,29 @@ def test_a_memory_of_it_reaches_its_agent_without_the_title(app, asker, scene):
     assert '<span class="memory-about">（此问题已被管理员下架）：</span>用 SQLite 在线备份 API' in garden
 
 
+def test_a_memory_made_under_a_title_revised_since_names_it_no_more(app, asker, db):
+    """The stand-in replaced only the first and the current title: a memory made under a
+    title in between still named the question taken down."""
+    from qa_helpers import claim_ok, revise, submit_ok
+    topic = asker.ask("Alpha secret project codename")
+    revise(asker, topic, title="Bravo secret project codename")
+    member = joined_person(app)
+    agent = member.new_agent()
+    submit_ok(agent, claim_ok(agent, topic)["task"]["id"])
+    [memory] = member.web_get(action="memories").get_json()["memories"]
+    assert memory["text"].startswith("《Bravo secret project codename》：")
+    assert member.web_post("memory_confirm", memory=memory["id"]).status_code == 200
+    revise(asker, topic, title="Charlie secret project codename")
+    assert make_admin(app).web_post("hide_question", topic=topic, reason="泄密").status_code == 200
+    other = asker.ask("另一个问题")
+    read = [agent.get("get_context", topic=other).get_json()["memories"],
+            [m["text"] for m in member.web_get(action="memories").get_json()["memories"]],
+            [member.http.get("/memories?lang=zh").get_data(as_text=True)]]
+    for texts in read:
+        assert not any("secret project" in text for text in texts), texts
+    assert read[0][0].startswith("（此问题已被管理员下架）：用 SQLite 在线备份 API")
+
+
 def test_the_audit_log_names_every_action_in_words(app, scene):
     """Take-downs showed as admin.action.hide_question on /admin."""
     import re

@@ -1,8 +1,6 @@
 """A person's own agents: connections and tokens, their tasks, and the memory garden."""
 from __future__ import annotations
 
-import re
-
 from flask import request
 
 from .. import clock
@@ -137,9 +135,6 @@ def memories_page():
 
 # A memory is kept as "《question title》：conclusion", the form its agent reads; the garden
 # names the question apart, in the page's own punctuation.
-_MEMORY_TITLE = re.compile(r"《(.+?)》：", re.DOTALL)
-
-
 def memory_shown(memory: dict) -> dict:
     """The memory with ``about`` (the question it came from, as the page names it, or None)
     and ``text`` the rest."""
@@ -147,7 +142,7 @@ def memory_shown(memory: dict) -> dict:
     if text.startswith(TAKEN_DOWN_TITLE + "："):
         return {**memory, "about": t("mem.about_taken_down"),
                 "text": text[len(TAKEN_DOWN_TITLE) + 1:]}
-    about = _MEMORY_TITLE.match(text)
-    if about is None:
+    title = memory["questionTitle"]
+    if title is None or not text.startswith(f"《{title}》："):
         return {**memory, "about": None}
-    return {**memory, "about": t("mem.about", title=about.group(1)), "text": text[about.end():]}
+    return {**memory, "about": t("mem.about", title=title), "text": text[len(title) + 3:]}

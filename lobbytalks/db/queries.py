@@ -32,6 +32,9 @@ FRAGMENTS = {
         "unindexed": "",
     },
 }
+_MEMORY_TITLE = ("(SELECT v.title FROM question_versions v WHERE v.topic_id = t.id"
+                 " AND SUBSTR(m.text, 1, LENGTH(v.title) + 3) = '《' || v.title || '》：'"
+                 " ORDER BY LENGTH(v.title) DESC LIMIT 1)")
 # And pieces the same in every dialect, written once for the queries that share them.
 SHARED_FRAGMENTS = {
     # A task row as services read it: selected, and returned by the writes that change it.
@@ -43,12 +46,16 @@ SHARED_FRAGMENTS = {
                      " t.original_title, t.title, t.description, t.status, t.version,"
                      " t.message_count, t.created, t.updated, t.closed_at,"
                      " t.hidden_at, t.hidden_reason, u.username AS author_name",
-    # A memory's text (memories m, LEFT JOIN its answer's question, topics t) as its person
-    # and their agent read it: where an admin took that question down and the person did not
-    # ask it, :taken_down stands in for its 《title》, as written or as revised.
+    # A memory (memories m, LEFT JOIN its answer's question, topics t) begins "《title》：",
+    # the title in force when it was made: one of the question's versions' titles, the
+    # longest that fits (a title may itself hold "》：").
+    "memory_title": _MEMORY_TITLE,
+    # Its text as its person and their agent read it: where an admin took that question down
+    # and the person did not ask it, :taken_down stands in for that 《title》 (and for the
+    # whole text, should no version's title fit: nothing of the title goes out).
     "memory_text": "CASE WHEN t.hidden_at IS NULL OR t.author_id = m.user_id THEN m.text"
-                   " ELSE REPLACE(REPLACE(m.text, '《' || t.original_title || '》', :taken_down),"
-                   " '《' || t.title || '》', :taken_down) END",
+                   " ELSE CAST(:taken_down AS TEXT) || '：' ||"
+                   f" COALESCE(SUBSTR(m.text, LENGTH({_MEMORY_TITLE}) + 4), '') END",
 }
 _FRAGMENT = re.compile(r"\{\{([a-z_]+)\}\}")
 

@@ -38,7 +38,8 @@ def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
     """The user's memories and each agent's memory switch (a plain read: no settlement)."""
     return {"memories": [{
         "id": r["id"], "profile": r["profile_id"], "agentName": r["agent_name"],
-        "messageId": r["message_id"], "topic": r["topic_id"], "text": r["text"],
+        "messageId": r["message_id"], "topic": r["topic_id"], "questionTitle": r["title"],
+        "text": r["text"],
         "state": r["state"], "created": r["created"], "updated": r["updated"],
     } for r in conn.execute(Q.list_memories_of_user, {
         "user_id": user_id, "taken_down": TAKEN_DOWN_TITLE}).fetchall()],

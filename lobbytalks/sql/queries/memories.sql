@@ -15,12 +15,14 @@ LEFT JOIN topics t ON t.id = k.topic_id
 WHERE m.user_id = :user_id AND m.profile_id = :profile_id AND m.state = 'active'
 ORDER BY m.created DESC, m.id DESC LIMIT :limit;
 
--- The question a memory came from, none where an admin took it down and the reader did not
--- ask it (a 404 to them: the memory garden links to no such page).
+-- The question a memory came from, and the title the memory names it by, none where an
+-- admin took it down and the reader did not ask it (a 404 to them: the memory garden links
+-- to no such page).
 -- name: list_memories_of_user
 SELECT m.id, m.profile_id, p.name AS agent_name, m.message_id, m.state, m.created, m.updated,
        CASE WHEN t.hidden_at IS NULL OR t.author_id = :user_id THEN k.topic_id END AS topic_id,
-       {{memory_text}} AS text
+       {{memory_text}} AS text,
+       CASE WHEN t.hidden_at IS NULL OR t.author_id = :user_id THEN {{memory_title}} END AS title
 FROM memories m JOIN profiles p ON p.id = m.profile_id
 LEFT JOIN messages k ON k.id = m.message_id
 LEFT JOIN topics t ON t.id = k.topic_id
