@@ -226,3 +226,21 @@ def test_two_sends_of_one_request_at_once_ask_one_question(app, person, db):
     assert len({a["id"] for a in answers}) == 1, answers
     assert sorted(a.get("replayed", False) for a in answers) == [False, True]
     assert count(db, "topics") == 1
+
+
+def test_a_send_again_neither_spends_nor_meets_the_days_question_limit(person, db):
+    """Each replay and each conflict counted as a question: after the tenth question its own
+    lost answer could not be had again (a 429)."""
+    person.join()
+    request = "1b2c3d4e-5f60-4718-92a3-b4c5d6e7f809"
+    for n in range(9):
+        person.ask(f"第 {n} 个问题")
+    tenth = person.web_post("topic", title="第十个问题 ", requestId=request).get_json()["id"]
+    for title, original in (("第十个问题", None), ("  第十个问题", "第十个问题")):
+        again = person.web_post("topic", title=title, requestId=request.upper(),
+                                **({"originalTitle": original} if original else {}))
+        assert again.status_code == 200 and again.get_json() == {"id": tenth, "replayed": True}
+    assert_web_error(person.web_post("topic", title="另一个", requestId=request), 409,
+                     "idempotency_conflict")
+    assert_web_error(person.web_post("topic", title="第十一个"), 429)
+    assert count(db, "topics") == 10

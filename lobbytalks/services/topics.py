@@ -48,9 +48,11 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
     request = _request_of(data)
     with db.transaction() as conn:
         if request["request_id"] is not None:
+            # again under the asker's row lock: two copies sent at once make one question
+            hold_user(conn, user_id)
             replayed = _replayed_request(conn, user_id, request)
             if replayed is not None:
-                return {"id": replayed, "replayed": True}
+                return replayed
         if conn.execute(Q.get_community_owner, {"id": data.community}).fetchone() is None:
             raise ApiError("not_found", "社区不存在")
         if not communities.is_member(conn, data.community, user_id):
@@ -72,25 +74,33 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
 
 
 def _request_of(data: Any) -> dict[str, str | None]:
-    """The question's ``requestId`` (lower case) and the digest of its public fields: the
+    """The question's ``requestId`` (lower case) and the digest of its public fields as they
+    are stored (a title's spaces trimmed, the original title the title unless given): the
     private context stays out of it, as out of everything but its sealed copy."""
     if data.requestId is None:
         return {"request_id": None, "request_hash": None}
-    public = data.model_dump(include={"community", "island", "intent", "title",
-                                      "originalTitle", "description"})
+    public = [data.community, data.island, data.intent, data.title.strip(),
+              (data.originalTitle or data.title).strip(), data.description]
     return {"request_id": data.requestId.lower(), "request_hash": sha256_hex(dumps(public))}
 
 
-def _replayed_request(conn: Connection, user_id: int, request: dict[str, Any]) -> str | None:
-    """The question this request already made, if any; under the asker's row lock, so that
-    two copies sent at once make one question (the first) on every database."""
-    hold_user(conn, user_id)
+def asked_before(conn: Connection, user_id: int, data: Any) -> dict[str, Any] | None:
+    """``{id, replayed}`` when this ``topic`` request was sent before and made its question,
+    None when it is new (or has no ``requestId``).
+
+    :raise 409 idempotency_conflict: the ``requestId`` made another question."""
+    request = _request_of(data)
+    return None if request["request_id"] is None else _replayed_request(conn, user_id, request)
+
+
+def _replayed_request(conn: Connection, user_id: int,
+                      request: dict[str, Any]) -> dict[str, Any] | None:
     row = conn.execute(Q.get_topic_by_request, {"author": user_id, **request}).fetchone()
     if row is None:
         return None
     if row["request_hash"] != request["request_hash"]:
         raise ApiError("idempotency_conflict", "这个 requestId 已用于另一个问题；新问题请换一个")
-    return row["id"]
+    return {"id": row["id"], "replayed": True}
 
 
 def _insert_version(conn, keyring, topic_id, version, title, public, private, note, now) -> None:
