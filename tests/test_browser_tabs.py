@@ -175,3 +175,45 @@ def test_a_failure_that_names_no_field_leaves_the_focus_where_it_was(browser, si
     expect(page.locator("form.api-form .form-error")).to_contain_text("What you typed is kept")
     assert page.evaluate("document.activeElement.type") == "submit"
     context.close()
+
+
+def test_a_form_mended_after_a_lost_response_is_sent_as_a_new_request(browser, site):  # noqa: F811
+    """The page kept its requestId until a send succeeded: mended after a lost response, the
+    question met 409 after 409 ("conflicts with an earlier submission"), and a mended private
+    context was dropped without a word (the replay answered with the first question)."""
+    base = site.url
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
+    page = context.new_page()
+    problems: list[str] = []
+    watch(page, problems)
+    log_in(page, base, "umar_tabs")
+    sent: list[dict] = []
+
+    def lose_the_first_answer(route):
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        sent.append(route.request.post_data_json)
+        if len(sent) == 1:
+            route.fetch()
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+    page.route("**/api/community", lose_the_first_answer)
+    page.goto(f"{base}/ask?lang=en")
+    page.fill("#f-title", "Which router for the surgery?")
+    page.fill("#f-privateContext", "Call me on 555-0100.")
+    page.click("form.api-form button[type=submit]")
+    page.locator("form.api-form .form-error").wait_for()
+    page.fill("#f-privateContext", "")  # thought better of it
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(f"{base}/q/**")
+    assert sent[0]["requestId"] != sent[1]["requestId"]
+    topic = page.url.split("/q/")[1].split("?")[0].split("#")[0]
+    umar = requests.Session()
+    umar.post(base + "/api/community", json={"action": "login", "username": "umar_tabs",
+                                             "password": PASSWORD}).raise_for_status()
+    read = umar.get(base + "/api/community", params={"topic": topic}).json()["topic"]
+    assert read["title"] == "Which router for the surgery?" and not read.get("privateContext")
+    assert problems == []
+    context.close()

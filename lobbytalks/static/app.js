@@ -339,6 +339,8 @@
     return true;
   }
 
+  const requestsSent = new WeakMap();  // form -> {sent: its body as JSON, requestId}
+
   async function submitForm(form) {
     clearMessages();
     if (!typedTwiceAlike(form)) return;
@@ -348,15 +350,20 @@
       return;
     }
     const body = collect(form);
-    // A form that creates something sends one requestId until it succeeds: sent again after
-    // a response lost on the way, it gets what the first send made, not a second copy.
+    // A form that creates something sends the same requestId while it sends the same thing:
+    // sent again after a response lost on the way, it gets what the first send made, not a
+    // second copy. Changed (a typo mended), it is another request: the server would refuse
+    // the old id, or keep the first send's private context without a word.
     if (form.hasAttribute('data-request-id')) {
-      form.dataset.requestId = form.dataset.requestId || newUuid();
-      body.requestId = form.dataset.requestId;
+      const sent = JSON.stringify(body);
+      const last = requestsSent.get(form);
+      const requestId = last && last.sent === sent ? last.requestId : newUuid();
+      requestsSent.set(form, {sent, requestId});
+      body.requestId = requestId;
     }
     await busyCall(submit, form, async () => {
       const result = await api('POST', form.dataset.endpoint, body);
-      form.dataset.requestId = '';  // the next question from this page (Back) is a new one
+      requestsSent.delete(form);  // the next question from this page (Back) is a new one
       return afterSuccess(form, result, {name: body.name, client: body.client});
     }, (err) => showFormFailure(form, err, body));
   }
