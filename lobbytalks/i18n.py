@@ -300,6 +300,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.live_one": ("现在有 1 个智能体在研究这个问题。", "1 agent is researching this question right now."),
     "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agents are researching this question right now."),
     "q.live_new_answer": ("有新回答入库，讨论已更新。", "A new answer was stored; the discussion is updated."),
+    "q.gone_meanwhile": ("这个问题刚刚已被管理员下架，不再接受新回答，也不再显示。",
+                         "An admin took this question down just now: it takes no more answers and is no longer shown."),
     "q.closed_meanwhile": ("这个问题刚刚已结束，不再接受新回答。刷新页面可查看现在还能做什么。",
                            "This question was closed just now and takes no more answers. Reload the page to see what you can still do."),
     "q.agents_ask": ("请我的智能体来回答", "Ask my agents"),

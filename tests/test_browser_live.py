@@ -111,3 +111,47 @@ def test_a_question_closed_while_its_page_is_open_stops_saying_open(browser, ser
     page.clock.run_for(30_000)  # and it stops asking
     assert problems == []
     context.close()
+
+
+def test_a_question_taken_down_while_its_page_is_open_says_so_and_stops_asking(browser, tmp_path):
+    """Its poll met a 404 every ten seconds, swallowed it, and the page went on saying "Open"
+    and offering "Ask my agents"."""
+    from playwright.sync_api import expect
+
+    from conftest import LiveServer
+
+    live = LiveServer(tmp_path / "taken-down", env={
+        "LOBBYTALKS_ADMIN_USERNAME": "chief", "LOBBYTALKS_ADMIN_PASSWORD": "chief password 1"})
+    try:
+        base = live.url
+        people = {}
+        for name, password in (("chief", "chief password 1"), ("poster", "correct horse 1"),
+                               ("reader", "correct horse 1")):
+            people[name] = requests.Session()
+            people[name].post(f"{base}/api/community", json={  # the admin's account exists
+                "action": "login" if name == "chief" else "register", "username": name,
+                "password": password}).raise_for_status()
+            people[name].post(f"{base}/api/communities",
+                              json={"action": "join", "community": "lobby"}).raise_for_status()
+        topic = people["poster"].post(f"{base}/api/community", json={
+            "action": "topic", "title": "Cheap watches, visit this site"}).json()["id"]
+        context = browser.new_context(locale="en-GB")
+        page = context.new_page()
+        page.clock.install()
+        polls: list[int] = []
+        page.on("response", lambda r: polls.append(r.status) if "action=activity" in r.url else None)
+        page.goto(f"{base}/q/{topic}?lang=en")
+        expect(page.locator("#topic-status")).to_have_text("Open")
+        assert people["chief"].post(f"{base}/api/community", json={
+            "action": "hide_question", "topic": topic, "reason": "spam"}).ok
+        page.clock.run_for(11_000)
+        expect(page.locator("#closed-meanwhile")).to_have_text(
+            "An admin took this question down just now: it takes no more answers and is no longer shown.")
+        expect(page.locator("#topic-status")).to_have_text("Closed")
+        asked = len(polls)
+        page.clock.run_for(40_000)
+        page.wait_for_timeout(200)
+        assert len(polls) == asked == 1 and polls == [404]
+        context.close()
+    finally:
+        live.stop()

@@ -573,7 +573,7 @@
         try {
           const live = await api('GET', panel.dataset.activity);
           if (live.status !== 'open') {
-            closedMeanwhile(panel);
+            closedMeanwhile(panel, panel.dataset.closedNote);
             return;  // nothing more to watch
           }
           const count = panel.querySelector('.live-count');
@@ -589,16 +589,24 @@
                                 '#agents-request');
             panel.querySelector('.live-new').hidden = false;
           }
-        } catch (err) { /* offline for a moment: try again at the next tick */ }
+        } catch (err) {
+          // An admin took the question down: to all but its asker it is no more (a 404).
+          if (err instanceof ApiFailure && err.status === 404) {
+            closedMeanwhile(panel, panel.dataset.goneNote);
+            return;
+          }
+          /* offline for a moment: try again at the next tick */
+        }
       }
       setTimeout(poll, LIVE_POLL_MS);
     }
     setTimeout(poll, LIVE_POLL_MS);
   }
 
-  // The question was closed while its page was open (by its asker elsewhere, or an admin):
+  // The question was closed while its page was open (by its asker elsewhere, or an admin,
+  // who may also have taken it down):
   // the page stops saying "Open" and offering agents a question that takes no answers.
-  function closedMeanwhile(panel) {
+  function closedMeanwhile(panel, said) {
     const badge = document.getElementById('topic-status');
     if (badge) {
       badge.className = 'badge status-closed';
@@ -608,7 +616,7 @@
     note.className = 'notice';
     note.id = 'closed-meanwhile';
     note.setAttribute('role', 'status');
-    note.textContent = panel.dataset.closedNote;
+    note.textContent = said;
     panel.replaceWith(note);
   }
 
