@@ -327,5 +327,6 @@ def test_a_claim_reads_the_question_version_once(app):
     claimed, seen = written(app, lambda: agent.claim(topic))
     assert claimed.status_code == 200, claimed.get_json()
     assert claimed.get_json()["context"]["question"]["privateContext"].startswith("内部网段")
-    reads = [sql for sql in seen if "FROM question_versions" in sql]
+    # (the memories' read names the versions too: only for a question taken down, none here)
+    reads = [sql for sql in seen if "FROM question_versions" in sql and "FROM memories" not in sql]
     assert len(reads) == 1, reads
