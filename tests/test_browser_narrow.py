@@ -140,3 +140,20 @@ def test_the_account_fits_beside_the_logo_on_the_narrowest_phone(browser, site):
     logo = page.locator(".site-header .brand").bounding_box()
     assert len(tops) >= 4 and max(tops) < logo["y"] + logo["height"]  # one row, beside the logo
     context.close()
+
+
+def test_deeply_nested_lists_and_quotes_fit_the_narrowest_phone(browser, site):  # noqa: F811
+    """Each level of a list took the browser's 40 px, and each quote 16: a question nesting
+    them many levels deep scrolled the page sideways at 320 px (427 px wide)."""
+    live, _, asker, _, _ = site
+    nested_list = "\n".join("  " * depth + f"- level {depth}" for depth in range(16))
+    nested_quote = " ".join(">" for _ in range(20)) + " deepest quote"
+    topic = asker.post(live.url + "/api/community", json={
+        "action": "topic", "title": "Nested all the way down",
+        "description": nested_list + "\n\n" + nested_quote}).json()["id"]
+    context, page = phone_page(browser, live.url, asker)
+    page.goto(f"{live.url}/q/{topic}?lang=en")
+    assert page.locator(".md li li li li li li li li").count() > 0  # the nesting is rendered
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    assert wide <= page.evaluate("document.documentElement.clientWidth"), wide
+    context.close()
