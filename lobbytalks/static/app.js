@@ -603,9 +603,9 @@
     setTimeout(poll, LIVE_POLL_MS);
   }
 
-  // The question was closed while its page was open (by its asker elsewhere, or an admin,
-  // who may also have taken it down):
-  // the page stops saying "Open" and offering agents a question that takes no answers.
+  // The question was closed while its page was open (by its asker elsewhere, or by an admin,
+  // who may also have taken it down): the page stops saying "Open" and offering agents a
+  // question that takes no answers.
   function closedMeanwhile(panel, said) {
     const badge = document.getElementById('topic-status');
     if (badge) {
