@@ -34,8 +34,14 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0020 added the requestId a community was created with.
+UNDO_0020 = """
+    DROP INDEX communities_request;
+    ALTER TABLE communities DROP COLUMN request_id;
+    ALTER TABLE communities DROP COLUMN request_hash;
+"""
 # 0019 marked the agents' own failures from before 0017 (data only: nothing to undo).
-UNDO_0019 = ""
+UNDO_0019 = UNDO_0020
 # 0018 added the requestId a question was asked with.
 UNDO_0018 = UNDO_0019 + """
     DROP INDEX topics_request;

@@ -35,3 +35,24 @@ def revise(person: Person, topic: str, **fields: Any) -> int:
     r = person.web_post("revise", topic=topic, **fields)
     assert r.status_code == 200, r.get_json()
     return r.get_json()["questionVersion"]
+
+
+def sent_twice_at_once(app, person: Person, send) -> list[dict[str, Any]]:
+    """``send(who)`` from two logins of the same person at the same moment (two tabs, or a
+    retry racing the first send); the two answers' bodies."""
+    import threading
+
+    second = Person(app, username=person.username)
+    assert second.web_post("login", username=person.username,
+                           password=person.password).status_code == 200
+    start, answers = threading.Barrier(2), []
+
+    def one(who: Person) -> None:
+        start.wait()
+        answers.append(send(who).get_json())
+    threads = [threading.Thread(target=one, args=(who,)) for who in (person, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers

@@ -249,3 +249,41 @@ def test_joined_scope_and_flags(app, person):
     assert [c["id"] for c in joined["communities"]] == ["lobby"]
     everything = {c["id"]: c for c in person.http.get("/api/communities").get_json()["communities"]}
     assert everything[made]["joined"] is False and everything[made]["owned"] is False
+
+
+def test_a_community_sent_again_with_its_request_id_is_created_once(app, person, db):
+    """A lost response and a second click made two communities of one name, and one of the
+    five a person may make was held by the copy for good (a community is never deleted)."""
+    from helpers import assert_web_error
+
+    request = "7a1b2c3d-4e5f-4061-8273-9a8b7c6d5e4f"
+    for n in range(4):
+        assert person.communities_post("create", name=f"社区{n}").status_code == 200
+    first = person.communities_post("create", name="第五个 ", description="说明", requestId=request)
+    assert first.status_code == 200 and "replayed" not in first.get_json()
+    # at the cap of five, a send again is still answered with what it made
+    again = person.communities_post("create", name="第五个", description="说明",
+                                    requestId=request.upper())
+    assert again.status_code == 200
+    assert again.get_json() == {"ok": True, "id": first.get_json()["id"], "joined": True,
+                                "replayed": True}
+    assert_web_error(person.communities_post("create", name="别的", requestId=request), 409,
+                     "idempotency_conflict")
+    assert db.value("SELECT COUNT(*) FROM communities WHERE owner_id IS NOT NULL") == 5
+    assert db.value("SELECT member_count FROM communities WHERE id = :id",
+                    {"id": first.get_json()["id"]}) == 1
+    # nor does it count against the actions an hour (30): it creates nothing
+    for _ in range(30):
+        assert person.communities_post("create", name="第五个", description="说明",
+                                       requestId=request).status_code == 200
+    assert person.communities_post("join", community="lobby").status_code == 200
+
+
+def test_two_sends_of_one_community_at_once_create_one(app, person, db):
+    from qa_helpers import sent_twice_at_once
+    request = "2c3d4e5f-6a7b-4c8d-9e0f-a1b2c3d4e5f6"
+    answers = sent_twice_at_once(app, person, lambda who: who.communities_post(
+        "create", name="同时建的社区", requestId=request))
+    assert len({a["id"] for a in answers}) == 1, answers
+    assert sorted(a.get("replayed", False) for a in answers) == [False, True]
+    assert db.value("SELECT COUNT(*) FROM communities WHERE name = '同时建的社区'") == 1

@@ -33,6 +33,7 @@ FROZEN = {
         "0017_agent_failures": "1ad622193b656615",
         "0018_question_requests": "84e0e872e84cbb71",
         "0019_earlier_agent_failures": "c045b68baddb6079",
+        "0020_community_requests": "501627963e0fe4d6",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -52,6 +53,7 @@ FROZEN = {
         "0017_agent_failures": "a1e488bbc8c7b8c4",
         "0018_question_requests": "84e0e872e84cbb71",
         "0019_earlier_agent_failures": "c045b68baddb6079",
+        "0020_community_requests": "501627963e0fe4d6",
     },
 }
 

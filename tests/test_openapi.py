@@ -32,7 +32,8 @@ EXTRA_LOCATIONS = {("CommunityJoin", "communityId"), ("CommunityLeave", "communi
 EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent", "RevokeAll"},
                        ("CommunityRequest", ""): {"CommunityUpdate"}}
 # Optional extension fields of a response (everything inside them is new, not changed).
-EXTENSION_FIELDS = {("Connections", "archivedAgents"), ("WebTopicCreate", "requestId")}
+EXTENSION_FIELDS = {("Connections", "archivedAgents"), ("WebTopicCreate", "requestId"),
+                    ("CommunityCreate", "requestId")}
 
 
 def _is_extension(name: str, where: str) -> bool:

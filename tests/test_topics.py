@@ -206,23 +206,11 @@ def test_a_request_id_that_is_no_uuid_is_refused(person, db, request_id):
 def test_two_sends_of_one_request_at_once_ask_one_question(app, person, db):
     """Two tabs (or a retry racing the first send) with the same requestId: the second waits
     for the first under the asker's row lock and replays it, on either database."""
-    import threading
-
+    from qa_helpers import sent_twice_at_once
     person.join()
-    second = Person(app, username=person.username)
-    assert second.web_post("login", username=person.username,
-                           password=person.password).status_code == 200
-    start, answers = threading.Barrier(2), []
     request = "0d5e3f8a-91b2-4c6d-8e7f-a1b2c3d4e5f6"
-
-    def send(who):
-        start.wait()
-        answers.append(who.web_post("topic", title="同时送出的问题", requestId=request).get_json())
-    threads = [threading.Thread(target=send, args=(who,)) for who in (person, second)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = sent_twice_at_once(app, person, lambda who: who.web_post(
+        "topic", title="同时送出的问题", requestId=request))
     assert len({a["id"] for a in answers}) == 1, answers
     assert sorted(a.get("replayed", False) for a in answers) == [False, True]
     assert count(db, "topics") == 1

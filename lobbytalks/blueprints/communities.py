@@ -43,10 +43,16 @@ def mutate():
     action = body.get("action")
     model = lookup_action(MODELS, action, "action 必须是 create、join、leave 或 update")
     data = parse_model(model, body)
+    if action == "create":  # a send again creates nothing: it is not counted
+        again = communities.created_before(rt.db.conn, user.id, data.requestId, data.name,
+                                           data.description)
+        if again is not None:
+            return ok(again)
     rt.gate.hit(rt.settings.rate_community, "community", user.id)
     now = clock.now()
     if action == "create":
-        return ok(communities.create(rt.db, user.id, data.name, data.description, now=now))
+        return ok(communities.create(rt.db, user.id, data.name, data.description, now=now,
+                                     request_id=data.requestId))
     if action == "join":
         return ok(communities.join(rt.db, user.id, data.target, now=now))
     if action == "update":

@@ -79,7 +79,7 @@ class WebTopicCreate(Strict):
     originalTitle: Text(1, 180, strip_min=True, single_line=True, display=True) | None = None
     privateContext: Text(0, 2000, display=True) = ""
     # Extension: the same question sent again with the same id (a lost response, a second
-    # click) gets the question it made, ``replayed: true``; the page sends one per form.
+    # click) gets the question it made, ``replayed: true`` (services/replays.py).
     requestId: Uuid | None = None
 
 
@@ -157,6 +157,7 @@ class CommunityCreate(Strict):
     action: Literal["create"]
     name: Text(1, 24, strip_min=True, single_line=True, display=True)
     description: Text(0, 400, display=True) = ""
+    requestId: Uuid | None = None  # extension: as the question's (services/replays.py)
 
 
 class _OneCommunity(Strict):

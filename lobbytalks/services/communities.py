@@ -11,7 +11,7 @@ from ..quotas import MAX_OWNED_COMMUNITIES as MAX_OWNED
 from ..screening import refuse_secrets
 from ..security import new_id
 from ..textrules import fold_for_scanning
-from . import moderation
+from . import moderation, replays
 from .audit import record
 from .locks import hold_user
 
@@ -77,22 +77,50 @@ def _name_key(name: str) -> str:
 RESERVED_NAMES = frozenset(_name_key(i18n.translate(lang, "lobby.name")) for lang in i18n.LANGUAGES)
 
 
-def create(db: Database, user_id: int, name: str, description: str, *, now: int) -> dict[str, Any]:
-    """Create a community owned (and joined) by the user; :raise 409: past five owned, or
-    the default community's name; 400 sensitive_content: a secret in the name or description."""
+def create(db: Database, user_id: int, name: str, description: str, *, now: int,
+           request_id: str | None = None) -> dict[str, Any]:
+    """Create a community owned (and joined) by the user, or give the one this
+    ``request_id`` made (``replayed``); :raise 409: past five owned, the default community's
+    name, or a ``request_id`` that made another; 400 sensitive_content: a secret in the name
+    or description."""
     if _name_key(name) in RESERVED_NAMES:
         raise ApiError("invalid_request", "name: 这是默认社区的名称，请换一个", status=409)
     refuse_secrets({"name": name, "description": description})
+    request = _request_of(request_id, name, description)
     with db.transaction() as conn:
-        hold_user(conn, user_id)  # the cap of five
+        hold_user(conn, user_id)  # the cap of five, and one community for a request sent twice
+        again = _replayed(conn, user_id, request)
+        if again is not None:
+            return again
         if not may_create(conn, user_id):
             raise ApiError("forbidden", f"每个用户最多创建 {MAX_OWNED} 个社区", status=409)
         community_id = new_id("c")
         conn.execute(Q.insert_community, {"id": community_id, "name": name.strip(),
                                           "description": description, "owner_id": user_id,
-                                          "now": now})
+                                          "now": now, **request})
         _add_member(conn, community_id, user_id, now)
     return {"ok": True, "id": community_id, "joined": True}
+
+
+def created_before(conn: Connection, user_id: int, request_id: str | None, name: str,
+                   description: str) -> dict[str, Any] | None:
+    """The answer to a ``create`` sent before with this ``request_id``, None when it is new
+    (read before the request is counted: a send again creates nothing).
+
+    :raise 409 idempotency_conflict: the ``request_id`` made another community."""
+    return _replayed(conn, user_id, _request_of(request_id, name, description))
+
+
+def _request_of(request_id: str | None, name: str, description: str) -> dict[str, str | None]:
+    return replays.request_key(request_id, [name.strip(), description])
+
+
+def _replayed(conn: Connection, user_id: int, request: dict[str, Any]) -> dict[str, Any] | None:
+    if request["request_id"] is None:
+        return None
+    again = replays.replayed(conn.execute(Q.get_community_by_request,
+                                          {"owner_id": user_id, **request}).fetchone(), request)
+    return None if again is None else {"ok": True, **again, "joined": True}
 
 
 def update(db: Database, user_id: int, community_id: str, description: str, *, now: int,

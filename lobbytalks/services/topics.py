@@ -8,9 +8,8 @@ from ..crypto import DecryptionFailed
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..quotas import MAX_MESSAGES_PER_TOPIC
-from ..jsonfast import dumps
-from ..security import new_id, sha256_hex
-from . import audit, communities, search
+from ..security import new_id
+from . import audit, communities, replays, search
 from .locks import hold_topic, hold_user
 from .notifications import notify_asker
 from .reading import can_read_full, get_topic, latest_messages, message_view
@@ -74,14 +73,11 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
 
 
 def _request_of(data: Any) -> dict[str, str | None]:
-    """The question's ``requestId`` (lower case) and the digest of its public fields as they
-    are stored (a title's spaces trimmed, the original title the title unless given): the
-    private context stays out of it, as out of everything but its sealed copy."""
-    if data.requestId is None:
-        return {"request_id": None, "request_hash": None}
-    public = [data.community, data.island, data.intent, data.title.strip(),
-              (data.originalTitle or data.title).strip(), data.description]
-    return {"request_id": data.requestId.lower(), "request_hash": sha256_hex(dumps(public))}
+    """The question's ``requestId`` and its public fields as they are stored (a title's
+    spaces trimmed, the original title the title unless given)."""
+    return replays.request_key(data.requestId, [
+        data.community, data.island, data.intent, data.title.strip(),
+        (data.originalTitle or data.title).strip(), data.description])
 
 
 def asked_before(conn: Connection, user_id: int, data: Any) -> dict[str, Any] | None:
@@ -95,12 +91,8 @@ def asked_before(conn: Connection, user_id: int, data: Any) -> dict[str, Any] | 
 
 def _replayed_request(conn: Connection, user_id: int,
                       request: dict[str, Any]) -> dict[str, Any] | None:
-    row = conn.execute(Q.get_topic_by_request, {"author": user_id, **request}).fetchone()
-    if row is None:
-        return None
-    if row["request_hash"] != request["request_hash"]:
-        raise ApiError("idempotency_conflict", "这个 requestId 已用于另一个问题；新问题请换一个")
-    return {"id": row["id"], "replayed": True}
+    return replays.replayed(
+        conn.execute(Q.get_topic_by_request, {"author": user_id, **request}).fetchone(), request)
 
 
 def _insert_version(conn, keyring, topic_id, version, title, public, private, note, now) -> None:

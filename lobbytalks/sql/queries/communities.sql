@@ -29,7 +29,12 @@ SELECT owner_id FROM communities WHERE id = :id;
 SELECT COUNT(*) FROM communities WHERE owner_id = :user_id;
 
 -- name: insert_community
-INSERT INTO communities (id, name, description, owner_id, created) VALUES (:id, :name, :description, :owner_id, :now);
+INSERT INTO communities (id, name, description, owner_id, created, request_id, request_hash)
+VALUES (:id, :name, :description, :owner_id, :now, :request_id, :request_hash);
+
+-- The community a creator's requestId made (communities_request).
+-- name: get_community_by_request
+SELECT id, request_hash FROM communities WHERE owner_id = :owner_id AND request_id = :request_id;
 
 -- name: update_community_description
 UPDATE communities SET description = :description WHERE id = :id;
