@@ -12,7 +12,7 @@ import pytest
 
 from conftest import Person, advance, count, joined_person
 from test_moderation import make_admin
-from helpers import assert_external_error, assert_web_error
+from helpers import UNDO_0019, assert_external_error, assert_web_error
 from lobbytalks import i18n
 from lobbytalks.blueprints.web_base import distinct_labels
 from lobbytalks.errors import CODES
@@ -346,7 +346,7 @@ def test_the_failures_before_the_column_are_marked_by_the_servers_own_sentences(
     db.close_thread_connection()
     old = sqlite3.connect(settings.db_path)
     old.executescript("UPDATE tasks SET agent_failed = 0;"
-                      "DELETE FROM schema_migrations WHERE version >= 19;")
+                      "DELETE FROM schema_migrations WHERE version >= 19;" + UNDO_0019)
     old.close()
     from lobbytalks import create_app
     again = create_app(settings).config["LOBBYTALKS"].db
