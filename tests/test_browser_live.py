@@ -9,6 +9,7 @@ import requests
 
 from conftest import good_result
 from test_browser import browser, server, watch  # noqa: F401  (fixtures)
+from test_browser_narrow import registered
 
 pytestmark = [pytest.mark.slow, pytest.mark.once]
 
@@ -90,10 +91,7 @@ def test_a_question_closed_while_its_page_is_open_stops_saying_open(browser, ser
     from playwright.sync_api import expect
 
     base = server.url
-    asker = requests.Session()
-    asker.post(f"{base}/api/community", json={"action": "register", "username": "live_closer",
-                                              "password": "correct horse 1"}).raise_for_status()
-    asker.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).raise_for_status()
+    asker = registered(base, "live_closer")
     topic = asker.post(f"{base}/api/community", json={
         "action": "topic", "title": "Is a closed question still open on a page?"}).json()["id"]
     problems: list[str] = []
@@ -124,15 +122,10 @@ def test_a_question_taken_down_while_its_page_is_open_says_so_and_stops_asking(b
         "LOBBYTALKS_ADMIN_USERNAME": "chief", "LOBBYTALKS_ADMIN_PASSWORD": "chief password 1"})
     try:
         base = live.url
-        people = {}
-        for name, password in (("chief", "chief password 1"), ("poster", "correct horse 1"),
-                               ("reader", "correct horse 1")):
-            people[name] = requests.Session()
-            people[name].post(f"{base}/api/community", json={  # the admin's account exists
-                "action": "login" if name == "chief" else "register", "username": name,
-                "password": password}).raise_for_status()
-            people[name].post(f"{base}/api/communities",
-                              json={"action": "join", "community": "lobby"}).raise_for_status()
+        people = {"poster": registered(base, "poster"), "chief": requests.Session()}
+        people["chief"].post(f"{base}/api/community", json={  # the admin's account exists
+            "action": "login", "username": "chief", "password": "chief password 1"}
+        ).raise_for_status()
         topic = people["poster"].post(f"{base}/api/community", json={
             "action": "topic", "title": "Cheap watches, visit this site"}).json()["id"]
         context = browser.new_context(locale="en-GB")

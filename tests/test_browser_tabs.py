@@ -10,6 +10,7 @@ import requests
 
 from conftest import LiveServer
 from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
+from test_browser_narrow import registered
 
 pytestmark = [pytest.mark.slow, pytest.mark.once]
 
@@ -35,6 +36,25 @@ def log_in(page, base: str, username: str) -> None:
     page.fill("#f-password", PASSWORD)
     page.click("form.api-form button[type=submit]")
     page.wait_for_url(f"{base}/")
+
+
+def lose_the_first_post(page) -> list[dict]:
+    """The page's first POST to /api/community reaches the server, and its answer never
+    arrives (a dropped connection); the bodies of its POSTs, in order."""
+    sent: list[dict] = []
+
+    def route_it(route):
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        sent.append(route.request.post_data_json)
+        if len(sent) == 1:
+            route.fetch()  # the server takes it ...
+            route.abort("connectionreset")  # ... and its answer never arrives
+        else:
+            route.continue_()
+    page.route("**/api/community", route_it)
+    return sent
 
 
 def test_a_page_does_not_act_for_whoever_logged_in_since(browser, site):  # noqa: F811
@@ -77,26 +97,13 @@ def test_a_question_whose_response_was_lost_is_asked_once(browser, tmp_path):  #
     live = LiveServer(tmp_path / "lost")
     try:
         base = live.url
-        session = requests.Session()
-        session.post(base + "/api/community", json={
-            "action": "register", "username": "lena_lost", "password": PASSWORD}).raise_for_status()
-        session.post(base + "/api/communities", json={"action": "join", "community": "lobby"}
-                     ).raise_for_status()
+        registered(base, "lena_lost")
         context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
         page = context.new_page()
         problems: list[str] = []
         watch(page, problems)
         log_in(page, base, "lena_lost")
-        sent: list[dict] = []
-
-        def lose_the_first_answer(route):
-            sent.append(route.request.post_data_json)
-            if len(sent) == 1:
-                route.fetch()  # the server takes the question ...
-                route.abort("connectionreset")  # ... and its answer never arrives
-            else:
-                route.continue_()
-        page.route("**/api/community", lose_the_first_answer)
+        sent = lose_the_first_post(page)
         page.goto(f"{base}/ask?lang=en")
         page.fill("#f-title", "Which UPS keeps the NAS up for ten minutes?")
         page.click("form.api-form button[type=submit]")
@@ -187,19 +194,7 @@ def test_a_form_mended_after_a_lost_response_is_sent_as_a_new_request(browser, s
     problems: list[str] = []
     watch(page, problems)
     log_in(page, base, "umar_tabs")
-    sent: list[dict] = []
-
-    def lose_the_first_answer(route):
-        if route.request.method != "POST":
-            route.continue_()
-            return
-        sent.append(route.request.post_data_json)
-        if len(sent) == 1:
-            route.fetch()
-            route.abort("connectionreset")
-        else:
-            route.continue_()
-    page.route("**/api/community", lose_the_first_answer)
+    sent = lose_the_first_post(page)
     page.goto(f"{base}/ask?lang=en")
     page.fill("#f-title", "Which router for the surgery?")
     page.fill("#f-privateContext", "Call me on 555-0100.")
