@@ -22,10 +22,9 @@ from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
 from .notifications import notify, notify_asker
 from .preconditions import FULL, room_for_answer
-from .reading import TAKEN_DOWN
-# A module, not its function: topics -> communities -> moderation -> topics is a cycle, and
-# importing the services from overlap (a test does) found topics half made.
-from . import topics
+# get_topic from reading, where it lives (topics only passes it on): topics -> communities ->
+# moderation -> topics would be a cycle.
+from .reading import TAKEN_DOWN, get_topic
 
 SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
 SUSPENDED_LOGIN = "此账号已被管理员停用"
@@ -110,7 +109,7 @@ def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
         message = _held_message(conn, message_id)
         if message["hidden_at"] is None:
             return {"ok": True, "id": message_id, "hidden": False, "replayed": True}
-        if not room_for_answer(topics.get_topic(conn, message["topic_id"])):
+        if not room_for_answer(get_topic(conn, message["topic_id"])):
             raise ApiError("topic_unavailable", FULL)  # the claim's own refusal
         conn.execute(Q.unhide_message, {"id": message_id})
         conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": 1})
@@ -172,7 +171,7 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
     :raise 409: a question taken down (shown again first, it is then reopened)."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
-        topic = topics.get_topic(conn, topic_id)
+        topic = get_topic(conn, topic_id)
         if topic["hidden_at"] is not None:
             raise ApiError("invalid_request", "这个问题已被下架：先恢复显示，再重新开放", status=409)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
@@ -189,7 +188,7 @@ def hide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
     its leases fail. It stays stored. :raise 404: unknown topic."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
-        topic = topics.get_topic(conn, topic_id)
+        topic = get_topic(conn, topic_id)
         if conn.execute(Q.hide_topic, {"id": topic_id, "reason": reason, "admin": admin_id,
                                        "now": now}).rowcount == 0:
             return {"ok": True, "id": topic_id, "hidden": True, "replayed": True}
@@ -206,7 +205,7 @@ def unhide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
     """Show a question taken down again; it stays closed until reopened."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
-        topic = topics.get_topic(conn, topic_id)
+        topic = get_topic(conn, topic_id)
         if conn.execute(Q.unhide_topic, {"id": topic_id, "now": now}).rowcount == 0:
             return {"ok": True, "id": topic_id, "hidden": False, "replayed": True}
         conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": 1})
