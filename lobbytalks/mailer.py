@@ -10,7 +10,8 @@ e-mail off, or removed the address, is dropped unsent.
 Several processes may each run a mailer on one database (``serve --workers``, two hosts);
 each row is sent once because a mailer first claims it (``Q.claim_mail``) and skips what
 another claimed. A claim lasts ``CLAIM_SECONDS``: a mailer that died mid-send leaves the
-row to be tried again after that.
+row to be tried again after that. A database closed by its owner (an app's end) ends the
+thread quietly; any other failure of the database is logged and tried again.
 
 A mail says what the inbox says -- the question's public title and a name -- in both
 languages, with a link when ``LOBBYTALKS_PUBLIC_URL`` is set, and goes only to an address
@@ -95,9 +96,13 @@ class Mailer:
             try:
                 self.drain()
             except DatabaseError:
+                if self.db.closed:  # its owner closed the database: nothing left to send
+                    log.debug("the database was closed; the mailer stops")
+                    return
                 log.exception("reading the mail outbox failed; trying again later")
             finally:
-                self.db.release_connection()  # PostgreSQL: back to the pool while idle
+                if not self.db.closed:
+                    self.db.release_connection()  # PostgreSQL: back to the pool while idle
 
     def drain(self) -> int:
         """Send every mail due now (codes first); returns how many were sent."""

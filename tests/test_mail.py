@@ -11,7 +11,7 @@ import pytest
 import requests
 from aiosmtpd.controller import Controller
 from conftest import (LiveServer, Person, advance, contributor, count, free_port, good_result,
-                      joined_person, web_session)
+                      joined_person, settings_for, web_session)
 from helpers import assert_web_error
 from qa_helpers import answer
 
@@ -465,3 +465,40 @@ def test_a_text_of_scheme_letters_is_defanged_at_once():
     assert unlinkable("a+" * 30_000 + "://x") == "a+" * 30_000 + "[:]//x"
     assert unlinkable("a+" * 30_000) == "a+" * 30_000
     assert time.monotonic() - started < 2
+
+
+@pytest.mark.once  # the target is always the session's PostgreSQL, whatever the suite's backend
+def test_a_mailer_stops_quietly_once_its_database_is_closed_and_logs_a_live_ones_failure(
+        pg_server, tmp_path, smtp, caplog):
+    """A pool closed by its owner (an app's end) ends the mailer's thread without the
+    traceback an outage of an open database deserves."""
+    import psycopg
+    import pgtest
+    name = f"mail_{tmp_path.name[-12:].lower()}_{free_port()}"
+    with psycopg.connect(pg_server.url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    app = mail_app(settings_for(tmp_path / "data", database_url=pgtest.with_database(
+        pg_server.url, name)), smtp.port)
+    rt = app.config["LOBBYTALKS"]
+    thread = rt.mailer._thread
+    try:
+        with caplog.at_level("DEBUG", logger="lobbytalks.mail"):
+            with psycopg.connect(pg_server.url, autocommit=True) as admin:  # an outage
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE datname = %s", (name,))
+            rt.mailer._wake.set()
+            deadline = time.time() + 10
+            while "outbox failed" not in caplog.text and time.time() < deadline:
+                time.sleep(0.05)
+            assert "reading the mail outbox failed" in caplog.text and thread.is_alive()
+            caplog.clear()
+            rt.db.close()
+            rt.mailer._wake.set()
+            thread.join(timeout=10)
+        assert not thread.is_alive()
+        assert [r for r in caplog.records if r.levelno >= 30] == [], caplog.text
+        assert "closed" in caplog.text  # it said why, at debug level
+    finally:
+        rt.mailer.stop()
+        with psycopg.connect(pg_server.url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -119,6 +119,11 @@ class PostgresDatabase(TransactionalDatabase):
         self.release_connection()
         self.pool.close()
 
+    @property
+    def closed(self) -> bool:
+        """Closed for good: the pool takes no more checkouts."""
+        return self.pool.closed
+
     def _abort(self, conn: Connection) -> None:
         """Roll back whatever is open; a connection that cannot roll back is dropped (the
         pool replaces it)."""

@@ -119,6 +119,9 @@ class Database(TransactionalDatabase):
     def close(self) -> None:
         self.close_thread_connection()
 
+    # Never closed for good: the next use opens the file again.
+    closed = False
+
     def close_thread_connection(self) -> None:
         """Let go of the file from this thread, and end the checkpoint thread too, so the
         database can be copied over or removed (restore, tests)."""
