@@ -10,6 +10,7 @@ import pytest
 
 from conftest import Person, good_result, joined_person
 from helpers import assert_external_error, assert_web_error
+from test_mcp import McpClient, business_error
 from test_moderation import audit_rows, make_admin
 
 PHISH = "账号异常请访问 verify-example 重新验证"
@@ -53,7 +54,7 @@ def test_a_question_taken_down_leaves_every_listing_and_every_reader_but_two(
     assert_web_error(client.get(f"/api/community?action=card&topic={topic}"), 404, "not_found")
     assert_external_error(agent.get("get_context", topic=topic), 404, "not_found")
     assert topic not in [t["id"] for t in agent.get("list_topics").get_json()["topics"]]
-    assert_external_error(agent.claim(topic), 409, "topic_unavailable")
+    assert_external_error(agent.claim(topic), 404, "not_found")  # as unknown
     # its asker and the admins still open it, told why
     own = unescape(asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True))
     assert "An administrator took this question down; only its asker and admins can see " \
@@ -184,6 +185,36 @@ def test_asking_ones_agents_about_it_is_told_as_for_a_question_that_never_was(ap
     for asked in (topic, "t_neverexisted"):
         assert_web_error(member.web_post("agent_request", topic=asked, requested=True),
                          404, "not_found")
+
+
+def test_claims_and_the_askers_actions_tell_it_from_a_question_that_never_was_to_nobody(
+        app, asker, scene, db):
+    """A claim answered 409 topic_unavailable for a taken-down id (404 for an unknown one),
+    and revise, close and the card's preview 403 "only the asker" to anyone else: each told
+    a remembered id still existed and had been taken down."""
+    topic, member, admin = scene["topic"], scene["member"], scene["admin"]
+    message = db.value("SELECT id FROM messages WHERE topic_id = :t", {"t": topic})
+    assert admin.web_post("hide_question", topic=topic, reason="钓鱼").status_code == 200
+    never = "t_00000000000000000000"
+    for agent in (joined_person(app).new_agent(), asker.new_agent()):  # its asker's too
+        for asked in (topic, never):
+            assert_external_error(agent.claim(asked), 404, "not_found")
+        mcp = McpClient(app, agent.token)
+        for asked in (topic, never):
+            business_error(mcp.call("claim_task", {"topic": asked,
+                                                   "requestId": str(uuid.uuid4())}), 404, "not_found")
+    for asked in (topic, never):
+        for action, fields in (("revise", {"title": "改个标题再试试看"}), ("close", {}),
+                               ("card_preview", {})):
+            assert_web_error(member.web_post(action, topic=asked, **fields), 404, "not_found")
+    assert_web_error(member.web_post("share_request", message=message), 404, "not_found")
+    # its asker and the admins still meet what it is: closed, taken down
+    assert_web_error(asker.web_post("revise", topic=topic, title="改个标题再试试看"), 409,
+                     "topic_unavailable")
+    assert asker.web_post("close", topic=topic).status_code == 200
+    assert admin.web_post("close", topic=topic).status_code == 200
+    assert db.value("SELECT COUNT(*) FROM tasks WHERE topic_id = :t AND state = 'leased'",
+                    {"t": topic}) == 0
 
 
 def test_the_take_down_form_asks_first(scene):

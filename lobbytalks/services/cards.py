@@ -149,7 +149,7 @@ def _tell_authors(conn: Connection, topic: Row, message_ids: str,
 
 
 def _asked_topic(conn: Connection, user_id: int, topic_id: str) -> Row:
-    topic = get_topic(conn, topic_id)
+    topic = readable_topic(conn, topic_id, user_id)
     if topic["author_id"] != user_id:
         raise ApiError("forbidden", "只有题主可以整理答案卡")
     refuse_if_taken_down(topic)

@@ -24,7 +24,7 @@ from ..errors import ApiError
 from ..models.common import plain_int
 from .card_build import in_current_card
 from .locks import hold_topic
-from .reading import can_read_full, refuse_if_taken_down
+from .reading import as_seen_by, can_read_full, refuse_if_taken_down
 
 KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_republishable",
          "task_failed", "task_expired",
@@ -204,7 +204,8 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
         hold_topic(conn, message["topic_id"])
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         # (read here, not through topics.get_topic: topics -> cards -> this module)
-        topic = conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone()
+        topic = as_seen_by(conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone(),
+                           user_id)
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以请作者许可公开使用")
         refuse_if_taken_down(topic)

@@ -30,7 +30,12 @@ def readable_topic(conn: Connection, topic_id: str, viewer: int | None, *,
     """The topic for a reading: one an admin took down exists only for its asker and the
     admins, and is as unknown as a missing one to everyone else (agents included).
     :raise 404: unknown, or hidden from this reader."""
-    topic = get_topic(conn, topic_id)
+    return as_seen_by(get_topic(conn, topic_id), viewer, admin=admin)
+
+
+def as_seen_by(topic: Row, viewer: int | None, *, admin: bool = False) -> Row:
+    """``topic``, read already, for ``viewer`` (None: an agent, its asker's too).
+    :raise 404: taken down, and hidden from this reader."""
     if topic["hidden_at"] is not None and not admin and viewer != topic["author_id"]:
         raise ApiError("not_found", "话题不存在")
     return topic

@@ -12,7 +12,8 @@ from . import context, moderation
 from .locks import hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
-from .reading import TAKEN_DOWN_TITLE, can_read_full, get_topic_for_member, readable_topic
+from .reading import (TAKEN_DOWN_TITLE, as_seen_by, can_read_full, get_topic_for_member,
+                      readable_topic)
 from ..screening import refuse_secrets
 from .settlement import CANCELLED, settle_for_view, settle_task, settle_user
 
@@ -71,7 +72,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
                                                        "request_id": request_id}).fetchone()
         if earlier is not None:
             return _replay_claim(conn, keyring, agent, earlier, data)
-        topic = get_topic_for_member(conn, data.topic, agent.user_id)
+        topic = as_seen_by(get_topic_for_member(conn, data.topic, agent.user_id), None)
         check_topic("claim_task", topic)
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
         live = conn.execute(Q.count_live_leases, {"user_id": agent.user_id, "now": now})

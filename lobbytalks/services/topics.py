@@ -12,7 +12,7 @@ from ..security import new_id
 from . import audit, communities, replays, search
 from .locks import hold_topic, hold_user
 from .notifications import notify_asker
-from .reading import can_read_full, get_topic, latest_messages, message_view
+from .reading import can_read_full, latest_messages, message_view, readable_topic
 from ..screening import refuse_secrets
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def revise(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: in
                     "privateContext": data.privateContext, "note": data.note})
     with db.transaction() as conn:
         hold_topic(conn, data.topic)  # one new version number at a time
-        topic = get_topic(conn, data.topic)
+        topic = readable_topic(conn, data.topic, user_id)
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以更新问题")
         if topic["status"] != "open":
@@ -162,7 +162,7 @@ def close(db: Database, user_id: int, is_admin: bool, topic_id: str, *, now: int
     """Close an open question (asker or admin); closing twice replays."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
-        topic = get_topic(conn, topic_id)
+        topic = readable_topic(conn, topic_id, user_id, admin=is_admin)
         if topic["author_id"] != user_id and not is_admin:
             raise ApiError("forbidden", "只有题主或管理员可以结束问题")
         closed = conn.execute(Q.close_topic, {
