@@ -41,9 +41,12 @@ class Generation:
         self._value = 0
         self._local = threading.local()
 
-    def current(self, conn: Any) -> int:
+    def current(self, conn: Any) -> Hashable:
         """The generation, after noticing any change this thread's connection can see
-        since it last looked."""
+        since it last looked. Inside a transaction ``data_version`` stands still while
+        others commit, so what is made there is filed under a key no lookup can match."""
+        if conn.in_transaction:
+            return object()
         seen = (conn.execute(self.statement).fetchone()[0], conn.total_changes)
         if getattr(self._local, "seen", None) != seen:
             with self._lock:  # numbers are handed out and stored in one step, in order

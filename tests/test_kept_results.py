@@ -156,3 +156,31 @@ def test_a_kept_result_is_written_as_a_fresh_one_would_be(app, agent, topic):
     # The same bytes as the result written out by the standard library, compactly.
     assert rest[0] == json.dumps(json.loads(rest[0]), ensure_ascii=False,
                                  separators=(",", ":")).encode()
+
+
+def test_a_generation_read_inside_a_read_transaction_files_nothing_under_a_later_one(app, db):
+    """SQLite's data_version stands still inside a read transaction: a thread reading in a
+    snapshot begun before another's commit would take the number others moved to after it,
+    and file what it read from the older rows under it."""
+    import threading
+    from conftest import write_from_outside
+    rt = app.config["LOBBYTALKS"]
+    generation, store = rt.generation, kept.Kept(capacity=10)
+    with rt.db.snapshot() as conn:
+        before = generation.current(conn)
+        conn.execute("SELECT COUNT(*) FROM topics").fetchone()  # the snapshot is taken here
+        write_from_outside(rt.settings, "UPDATE communities SET description = description "
+                           "|| '.' WHERE id = 'lobby'", {})
+        seen = []
+
+        def another_request():
+            seen.append(generation.current(rt.db.conn))
+            rt.db.release_connection()
+        other = threading.Thread(target=another_request)
+        other.start()
+        other.join()
+        inside = generation.current(conn)
+        store.keep(("read in the old snapshot",), "old rows", inside)
+    assert seen[0] != before  # the other thread saw the commit
+    assert store.get(("read in the old snapshot",), seen[0]) is None
+    assert store.get(("read in the old snapshot",), generation.current(rt.db.conn)) is None
