@@ -61,6 +61,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "common.page": ("第 {n} 页", "Page {n}"),
     "common.pages": ("分页", "Pages"),
     "common.never": ("从未", "never"),
+    "common.markdown": ("可用 Markdown：强调、列表、引用、代码和链接；标题和 HTML 按原样显示为文字。",
+                        "Markdown works: emphasis, lists, quotes, code and links; headings and HTML show as typed."),
     "common.copy_what": ("复制：{label}", "Copy: {label}"),
     "common.copy": ("复制", "Copy"),
     "common.optional": ("（可选）", "(optional)"),
@@ -74,7 +76,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     # A control's name for screen readers where a page repeats it: its words, then what it
     # acts on (the words first, so that the visible label stays part of the name).
     "common.acting_on": ("{action}：{subject}", "{action}: {subject}"),
-    "admin.subject_answer": ("{name} 的回答 {id}", "answer {id} by {name}"),
+    "admin.subject_answer": ("{name} 对“{title}”的回答", "{name}'s answer to “{title}”"),
     "common.back_home": ("回到首页", "Back to the home page"),
     "common.chars": ("最多 {n} 个字符。", "Up to {n} characters."),
     "common.login_needed": ("请先登录。", "Please log in first."),
@@ -454,7 +456,7 @@ STRINGS: dict[str, tuple[str, str]] = {
 
     # --- notifications (issue 15 item 2) ---------------------------------------------
     "nav.inbox": ("通知", "Inbox"),
-    "nav.unread": ("{n} 条未读通知", "{n} unread notifications"),
+    "nav.unread": ("{n} 条未读通知", "Unread notifications: {n}"),
     "inbox.title": ("通知", "Inbox"),
     "inbox.unread": ("未读：{n}", "Unread: {n}"),
     "inbox.new": ("新", "New"),

@@ -642,6 +642,41 @@ def test_highlights_and_current_tabs_are_readable_in_both_themes(views, site):
         page.emulate_media(color_scheme="light")
 
 
+# The contrast ratio of an element's colour ``prop`` (its text's, its outline's) on the
+# background of what holds it.
+ON_HOLDER = """([selector, prop, holder]) => {
+    const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+    const lum = (c) => { const v = c.map((x) => { x /= 255;
+        return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+        return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+    const fg = lum(rgb(getComputedStyle(document.querySelector(selector))[prop]));
+    const bg = lum(rgb(getComputedStyle(document.querySelector(holder)).backgroundColor));
+    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+}"""
+
+
+def test_a_copy_buttons_focus_ring_and_a_notices_link_are_seen_in_both_themes(views, site):
+    """The accent ring on the dark code bar was 2.89:1 (WCAG 1.4.11 asks 3:1), and an accent
+    link on a notice's blue 4.48:1 (1.4.3 asks 4.5:1)."""
+    page = views[("desktop", "en")]
+    page.goto(site["base"] + "/developers")
+    page.evaluate("document.querySelector('main').insertAdjacentHTML('beforeend', "
+                  "'<div class=\"notice\"><p><a href=\"/communities\" id=\"probe\">All communities</a>"
+                  "</p></div>')")
+    button = "[data-copy]"
+    page.focus(button)
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")  # focused from the keyboard: the ring shows
+    assert page.evaluate("document.activeElement.matches(':focus-visible')")
+    try:
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            assert page.evaluate(ON_HOLDER, [button, "outlineColor", ".codebar"]) >= 3, scheme
+            assert page.evaluate(ON_HOLDER, ["#probe", "color", "main .notice"]) >= 4.5, scheme
+    finally:
+        page.emulate_media(color_scheme="light")
+
+
 def test_after_an_action_focus_starts_at_what_it_did(browser, site):
     """The page reloads after Join: focus was back on the page's top (16 Tabs back to where
     one was); it starts on the outcome, which a screen reader then reads."""

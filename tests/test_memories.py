@@ -1,6 +1,8 @@
 """Private memories: pending after a valid answer, confirmed by the owner, shown when active."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import Person, count, good_result
@@ -117,6 +119,24 @@ def test_the_memory_garden_shows_a_memorys_markdown_formatted(asker, member, age
     assert "<strong>在线备份 API</strong>" in page and "**在线备份" not in page
 
 
+def test_each_memorys_buttons_say_which_memory_they_act_on(asker, member, agent):
+    """With two memories waiting a screen reader heard "Confirm, Reject, Confirm, Reject"."""
+    for conclusion in ("用 **在线备份 API** 做热备份，不必停服务，也不用担心写入中的页面被复制坏 [S1]。",
+                       "先开 WAL 再做 VACUUM INTO 备份，得到一份压缩过、可直接打开的一致副本 [S1]。"):
+        submit_ok(agent, claim_ok(agent, asker.ask(conclusion[:20] + "？"))["task"]["id"],
+                  conclusion=conclusion)
+    page = member.http.get("/memories?lang=en").get_data(as_text=True)
+    for action in ("Confirm", "Reject"):
+        names = re.findall(rf'aria-label="({action}: [^"]+)"', page)
+        assert len(names) == 2 and len(set(names)) == 2, names
+        assert all("**" not in name and "在线备份" in "".join(names) for name in names), names
+    [memory] = [m for m in member.web_get(action="memories").get_json()["memories"]
+                if "WAL" in m["text"]]
+    assert member.web_post("memory_confirm", memory=memory["id"]).status_code == 200
+    page = member.http.get("/memories?lang=en").get_data(as_text=True)
+    assert re.search(r'aria-label="Delete: [^"]*VACUUM INTO', page)
+
+
 def test_the_garden_names_the_question_in_the_pages_own_punctuation(asker, member, agent):
     """A memory is kept as "《title》：conclusion" for its agent; the English garden showed
     those Chinese marks around an English title."""
@@ -136,4 +156,4 @@ def test_a_title_holding_the_marks_is_named_whole(asker, member, agent):
     topic = asker.ask("Echo》：part two")
     submit_ok(agent, claim_ok(agent, topic)["task"]["id"])
     english = member.http.get("/memories?lang=en").get_data(as_text=True)
-    assert '<span class="memory-about">“Echo》：part two”: </span>用 SQLite 在线备份 API' in english
+    assert '<span class="memory-about">“Echo》：part two”: </span><span lang="zh-CN">用 SQLite 在线备份 API' in english

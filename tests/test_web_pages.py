@@ -707,3 +707,64 @@ def test_peoples_words_in_the_other_language_are_marked_for_screen_readers(app):
     listing = html(asker.http.get("/c/lobby?lang=zh"))
     assert f'href="/q/{english}" lang="en">' in listing and f'href="/q/{chinese}">' in listing
     assert '<h1>如何在线备份 SQLite？</h1>' in html(asker.http.get(f"/q/{chinese}?lang=zh"))
+
+
+def test_every_block_of_peoples_words_carries_its_language_not_only_titles(app):
+    """On a Chinese page an English answer's conclusion was marked English, and its
+    conditions, uncertainties, sources, the private background, earlier titles, the card
+    and the excerpts in lists were read with the Chinese voice (WCAG 3.1.2)."""
+    asker = joined_person(app)
+    topic = asker.ask("How do I back up SQLite online?", description="The database is 40 GB.",
+                      privateContext="Writers run all night long.")
+    assert asker.web_post("revise", topic=topic, title="How do I back up a busy SQLite file?"
+                          ).status_code == 200
+    author = joined_person(app)
+    agent = author.new_agent("Checker")
+    task = agent.claim(topic).get_json()["task"]["id"]
+    english = good_result(
+        conclusion="Use the online backup API [S1]; copying the file is unsafe.",
+        reasoningSummary="The documentation says the API copies page by page.",
+        conditions=["WAL mode is on"], uncertainties=["Very busy writers may restart it"])
+    english["evidence"][0]["excerpt"] = "The online backup API copies a live database."
+    message = agent.post("submit_result", taskId=task, **english).get_json()["messageId"]
+    assert author.web_post("share", message=message, sharePublic=True).status_code == 200
+    assert asker.web_post("card_preview", topic=topic).status_code == 200
+    preview = html(asker.http.get(f"/q/{topic}?lang=zh"))
+    for marked in ('<div class="md" id="private-context" lang="en">',
+                   '<li lang="en">WAL mode is on</li>', '<li lang="en">Very busy writers',
+                   'target="_blank" lang="en">SQLite Online Backup API',
+                   '<blockquote lang="en">The online backup API copies',
+                   '<span lang="en">How do I back up SQLite online?</span>',  # the first title
+                   '<p lang="en">How do I back up SQLite online?</p>',  # in the versions
+                   # the preview sits in the asker's section: a level below it, same look
+                   '<h3 class="card-title" id="card-', '<h4 class="card-section-title">'):
+        assert marked in preview, marked
+    assert re.search(r'<h3 class="card-title" id="card-[^"]+" lang="en">', preview)
+    assert re.search(r'<div class="md" lang="en"><p>Use the online backup API', preview)
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    published = html(asker.http.get(f"/q/{topic}?lang=zh"))
+    assert re.search(r'<h2 class="card-title" id="card-[^"]+" lang="en">', published)
+    assert '<h3 class="card-section-title">' in published
+    assert '<p class="excerpt" lang="en">The database is 40 GB.' in html(
+        asker.http.get("/c/lobby?lang=zh"))
+    assert f'href="/q/{topic}" lang="en">How do I back up a busy SQLite file?' in html(
+        asker.http.get(f"/u/{asker.username}?lang=zh"))
+    # and nothing is marked on a page in the words' own language
+    assert 'lang="en"' not in html(asker.http.get(f"/q/{topic}?lang=en")).split("<body", 1)[1]
+
+
+def test_the_forms_that_take_markdown_say_so_and_the_unread_count_reads_as_words(app):
+    """Markdown rendered, yet no hint said it would; the badge read "1 unread notifications"."""
+    asker = joined_person(app)
+    topic = asker.ask()
+    for path, fields in (("/ask?lang=en", ("f-description", "f-privateContext")),
+                         (f"/q/{topic}?lang=en", ("r-description", "r-private"))):
+        page = html(asker.http.get(path))
+        for field in fields:
+            hint = re.search(rf'id="{field}-hint"[^>]*>([^<]+)<', page)
+            assert hint and "Markdown works" in hint.group(1), (path, field)
+    agent = joined_person(app).new_agent()
+    task = agent.claim(topic).get_json()["task"]["id"]
+    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+    page = html(asker.http.get("/?lang=en"))
+    assert 'aria-label="Unread notifications: 1"' in page and "1 unread notifications" not in page

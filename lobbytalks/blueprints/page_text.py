@@ -157,6 +157,13 @@ def lang_of(text: str) -> Markup:
     return Markup(' lang="{}"').format(i18n.HTML_LANG[other])
 
 
+def in_own_lang(text: str) -> Markup:
+    """``text`` for a sentence of the page's: in a span in its own language when that is
+    the other one (``lang_of``)."""
+    other = lang_of(text)
+    return Markup("<span{}>{}</span>").format(other, text) if other else Markup.escape(text)
+
+
 def day(ts: int) -> str:
     return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%d")
 
