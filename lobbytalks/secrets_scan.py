@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 from .gapped import any_with_gaps
 from .textrules import LATIN_LOOKALIKES, fold_for_scanning
 
-__all__ = ["find_secret", "find_secret_in", "holds_disguised", "SECRET_LABELS"]
+__all__ = ["find_secret", "find_secret_in", "holds_disguised", "written_forms", "SECRET_LABELS"]
 
 # Credentials after "Bearer"/"Authorization:" that are really prose or placeholders, e.g.
 # "Bearer authentication/authorization" or "Bearer YOUR_ACCESS_TOKEN_HERE": short words
@@ -218,6 +218,15 @@ def _turned(plain: str) -> tuple[str, ...]:
     reading them, and done by a model asked to."""
     rot13 = plain.translate(_ROT13)
     return plain, plain[::-1], rot13, rot13[::-1]
+
+
+def written_forms(secret: str) -> tuple[str, ...]:
+    """The ways ``secret`` may stand in a text as one run, longest first: as written,
+    backwards, in ROT13 and both, and the forms ``holds_disguised`` looks for (its letters
+    and digits alone, hex, base64). What a text holds in any of them can be replaced."""
+    rot13 = secret.translate(_ROT13)
+    forms = {secret, secret[::-1], rot13, rot13[::-1], *_disguises(secret)}
+    return tuple(sorted((form for form in forms if form), key=len, reverse=True))
 
 
 _WOVEN_GAP = 4  # letters or digits that may stand between two of a form's characters

@@ -19,14 +19,14 @@ import time
 import zlib
 from datetime import datetime, timedelta, timezone
 
-from .secrets_scan import find_secret, find_secret_in, holds_disguised
+from .secrets_scan import find_secret, find_secret_in, holds_disguised, written_forms
 from .textrules import has_control_chars, has_nul, js_length
 from .urlpolicy import MAX_SOURCE_URL_LENGTH, check_source_url
 
 __all__ = [
     "js_length", "has_control_chars", "has_nul",
     "new_id", "new_agent_token", "is_agent_token_shape", "sha256_hex", "new_session_secret",
-    "find_secret", "find_secret_in", "holds_disguised",
+    "find_secret", "find_secret_in", "holds_disguised", "written_forms",
     "check_source_url", "parse_retrieved_at",
 ]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import clock
 from .attempt import AttemptRunner
-from .client import Client, ProtocolError, TokenRejected, Unreachable
+from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, LocalFault,
                        UsageError)
 from .events import Reporter, describe
@@ -92,7 +92,8 @@ def connect(args: argparse.Namespace) -> Connection:
 
 def _stop_on_signals(conn: Connection) -> None:
     def handler(signum: int, frame: Any) -> None:
-        conn.reporter.emit("stopping", "finishing or reporting the current task",
+        conn.reporter.emit("stopping", "stopping the harness and reporting the current task "
+                           "failed (a saved result is sent at the next start)",
                            signal=signal.Signals(signum).name)
         conn.signalled.set()
         conn.stop.set()
@@ -105,10 +106,8 @@ def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
         conn.reporter.emit("error", str(error), stateDir=str(conn.store.root))
         return EXIT_TASK_FAILED
     if isinstance(error, TokenRejected):
-        conn.reporter.emit("token_rejected",
-                           "the server rejected the Agent Token (revoked, expired, or its owner "
-                           "suspended): create or "
-                           "rotate it on /agents; the local state is kept",
+        conn.reporter.emit("token_rejected", f"the server rejected the Agent Token "
+                           f"({error.message}): {TOKEN_FIX}; the local state is kept",
                            code=error.code, stateDir=str(conn.store.root))
         return EXIT_TOKEN
     if isinstance(error, Unreachable):
@@ -132,7 +131,7 @@ def working(args: argparse.Namespace) -> Connection:
         raise LocalFault(f"harness executable not found: {harness.executable() or '(none)'} "
                          f"(PATH={path or ''}); give its folder in PATH or its full path")
     try:
-        conn.store.open().lock()
+        conn.store.open().make_private().lock()
     except OSError as exc:
         raise LocalFault(f"cannot use the state folder: {describe(exc)}") from None
     _stop_on_signals(conn)

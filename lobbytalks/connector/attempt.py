@@ -24,9 +24,9 @@ from .running import Running, stop_leftover
 from .state import StateStore
 from .submission import submission
 
-# Claim refusals that say "not now" rather than "not this question": the question is left
-# for a later pass instead of being marked as tried.
-NOT_NOW = ("task_limit",)
+# Claim refusals that say "not now" rather than "not this question" (all three leases taken,
+# the owner not in its community): the question is left for a later pass, not marked tried.
+NOT_NOW = ("task_limit", "forbidden")
 
 
 class AttemptRunner(Endings):
@@ -151,7 +151,8 @@ class AttemptRunner(Endings):
                 return self._fail(attempt, f"harness failed: {exc.reason}")
             except Deadline as exc:
                 return self._fail(attempt, str(exc))
-            except Stopped:
+            except Stopped:  # the owner's stop, not the question's: tried again at the next start
+                attempt["stopped"] = True
                 self._fail(attempt, "the connector was stopped before research finished")
                 raise
             if attempt["state"] != "leased":
@@ -166,9 +167,10 @@ class AttemptRunner(Endings):
                 self.say("result_saved", taskId=task["id"],
                          path=str(self.store.result_path(attempt)))
                 return None
-            self.store.note_error(attempt, f"invalid result (round {round_}): {errors[0]}")
-            self.say("result_invalid", errors[0], taskId=task["id"], round=round_)
-        return self._fail(attempt, f"the harness result was invalid twice: {errors[0]}")
+            said = "; ".join(errors)
+            self.store.note_error(attempt, f"invalid result (round {round_}): {said}")
+            self.say("result_invalid", said, taskId=task["id"], round=round_)
+        return self._fail(attempt, f"the harness result was invalid twice: {said}")
 
     def _run_harness(self, attempt: dict[str, Any], document: dict[str, Any], limit: int,
                      deadline: int) -> dict[str, Any]:

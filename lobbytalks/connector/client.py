@@ -43,6 +43,11 @@ class TokenRejected(ProtocolError):
     """401: the token is missing, expired or revoked."""
 
 
+# What to do about a rejected token, whatever the server said was wrong with it.
+TOKEN_FIX = ("make a new token on /agents: rotate this one, or, if the agent was archived (its "
+             "tokens cannot come back), connect a new agent")
+
+
 class Unreachable(Exception):
     """The server stayed unavailable through every retry."""
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..security import is_agent_token_shape
 from .app import harness_config, read_token
-from .client import Client, ProtocolError, TokenRejected, Unreachable
+from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
 from .commands import EXIT_OK, EXIT_TASK_FAILED, UsageError
 from .events import Reporter
 from .state import StateInUse, StateStore, default_state_dir, write_atomic
@@ -30,7 +30,9 @@ def doctor(args: argparse.Namespace) -> int:
     try:
         token = read_token(args)
     except UsageError as exc:
-        check("token", False, str(exc), f"export {args.token_env}=… in the connector's environment")
+        check("token", False, str(exc),
+              f"save the token shown on /agents in {args.token_file} (chmod 600)" if args.token_file
+              else f"export {args.token_env}=… in the connector's environment")
     reporter.secrets = (token,) if token else ()
     if not server:
         check("server", False, "no server address", "pass --server URL or set LOBBYTALKS_AGENT_SERVER")
@@ -54,9 +56,8 @@ def _check_token(check: Any, client: Client, token: str, token_file: str | None)
         return
     try:
         joined = client.list_communities("joined")["communities"]  # a harmless read
-    except TokenRejected:
-        check("token", False, "the server rejected the token (revoked or expired)",
-              "rotate the agent's token on /agents")
+    except TokenRejected as exc:
+        check("token", False, f"the server rejected the token ({exc.message})", TOKEN_FIX)
         return
     except (ProtocolError, Unreachable) as exc:
         check("token", False, f"could not check the token: {exc}", "try again later")

@@ -22,7 +22,8 @@ _C1 = re.compile(r"[\x7f-\x9f]")
 
 # The documented event names (README, "Let your agent answer on its own").
 EVENTS = frozenset({
-    "started", "stopping", "stopped", "idle", "polled", "chosen", "skipped_budget",
+    "started", "stopping", "stopped", "idle", "polled", "skipped_not_joined", "chosen",
+    "skipped_budget",
     "quiet_hours", "attempt_created", "claimed", "claim_replayed", "research_started",
     "heartbeat", "research_finished", "leftover_stopped", "result_invalid", "result_saved",
     "submitted",

@@ -254,6 +254,13 @@ class Scheduler:
             for topic in [*listing.get("requested", []), *listing["topics"]]:
                 found.setdefault(topic["id"], topic)
         self.say("polled", topics=len(found))
-        fresh = [t for t in found.values()
-                 if not t.get("answeredByMyAgents") and not _tried_since_asked(t, tried)]
+        # a --community the owner is not in is listed all the same (joined: false), and
+        # every claim there would be refused
+        unjoined = sum(1 for t in found.values() if t.get("joined") is False)
+        if unjoined:
+            self.say("skipped_not_joined", f"{unjoined} question(s) in communities you have "
+                     "not joined are skipped: join them on the site to answer there",
+                     topics=unjoined)
+        fresh = [t for t in found.values() if t.get("joined") is not False
+                 and not t.get("answeredByMyAgents") and not _tried_since_asked(t, tried)]
         return sorted(fresh, key=priority)

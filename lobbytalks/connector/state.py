@@ -5,8 +5,8 @@ Every file is written whole (temporary file, fsync, rename, fsync of the folder)
 An attempt is written **before** its claim is sent, and a result **before** it is submitted,
 which is what lets a restart replay instead of claiming or answering twice.
 
-Layout (folder 0700, files 0600; the connector never writes the token here, though a
-harness that printed it is kept as printed in its ``work`` files, for the owner to see)::
+Layout (folder 0700, files 0600; the token is never kept here: what a harness wrote in its
+``work`` folder is kept for the owner to see with the token taken out, ``scrub``)::
 
     attempts/<requestId>.json   one attempt: topic, replyTo, task, state, errors
     results/<requestId>.json    the exact bytes submitted for that attempt
@@ -29,6 +29,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from .scrub import scrubbed_files
 
 # Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
 # claimed, researching; "submitting": result saved, not yet confirmed; "failing": failed
@@ -92,6 +94,13 @@ class StateStore:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return self
 
+    def make_private(self) -> "StateStore":
+        """Closed to others (a folder made by hand has the usual 0755): it keeps the
+        questions, their private context and the results. ``doctor`` only says so."""
+        if self.root.stat().st_mode & 0o077:
+            self.root.chmod(0o700)
+        return self
+
     def lock(self) -> None:
         """Hold the folder for this process; the kernel drops the lock if it dies."""
         fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -145,7 +154,7 @@ class StateStore:
         The time is the server's, the claim's, where known: a request's time is the server's."""
         tried: dict[tuple[str, int | None], int] = {}
         for attempt in self.all_attempts():
-            if attempt["state"] == "deferred":
+            if attempt["state"] == "deferred" or attempt.get("stopped"):
                 continue
             task = attempt.get("task") or {}
             key = (attempt["topic"], attempt.get("version") or task.get("questionVersion"))
@@ -189,23 +198,10 @@ class StateStore:
         return pruned
 
     def scrub_work(self, attempt: dict[str, Any], secrets: tuple[str, ...]) -> None:
-        """Take the token out of what the harness printed, once the attempt has read it:
-        the files stay for the owner to look at, the token is never stored."""
-        folder = self.work / attempt["requestId"]
-        # every file the harness wrote, in folders of its own too; a link is not followed
-        # (its target is not the harness's to have us rewrite)
-        for path in (Path(top, name) for top, _, names in os.walk(folder) for name in names):
-            if path.is_symlink():
-                continue
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            scrubbed = data
-            for secret in secrets:
-                scrubbed = scrubbed.replace(secret.encode(), b"[redacted]")
-            if scrubbed != data:
-                write_atomic(path, scrubbed)
+        """Take the token out of what the harness wrote, once the attempt has read it: the
+        files stay for the owner to look at, the token is never stored (``scrub``)."""
+        for path, cleaned in scrubbed_files(self.work / attempt["requestId"], secrets):
+            write_atomic(path, cleaned)
 
     # --- the daily budget ------------------------------------------------------------------
 

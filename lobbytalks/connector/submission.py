@@ -4,10 +4,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import ApiError
-from ..models.common import parse_model
+from ..models.common import error_locations, field_path
 from ..models.external import SubmitResult, submit_error_code
-from ..models.result_rules import normalise
+from ..models.result_rules import evidence_problems, result_problems
 from ..security import holds_disguised, js_length
 
 MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
@@ -15,24 +17,36 @@ MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
 
 def submission(task_id: str, result: dict[str, Any], private: str | None, *, now: int,
                secrets: tuple[str, ...] = ()) -> tuple[bytes | None, list[str]]:
-    """The submission bytes, or the reasons they may not be sent (the server's refusals,
-    and what only the connector knows: the private context, the token in disguise)."""
+    """The submission bytes, or every reason they may not be sent (the server's refusals,
+    all of them, so that the one retry can mend them all; and what only the connector
+    knows: the private context, the token in disguise)."""
     # The harness schema lists every field, and lets it be null where the server takes
     # its absence (structured output modes want each property present): null is left out.
     fields = {k: v for k, v in result.items()
               if k not in ("action", "taskId") and v is not None}
     body = {"action": "submit_result", "taskId": task_id, **fields}
-    try:
-        normalise(parse_model(SubmitResult, body, code_for=submit_error_code), now=now)
-    except ApiError as exc:
-        return None, [f"{exc.code}: {exc.message}"]
+    reasons = [f"{p.code}: {p.message}" for p in _refusals(body, now)]
     text = json.dumps(fields, ensure_ascii=False)
     # Looked for as JSON writes it, escapes and all (a context with a line break in it).
     if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
             json.dumps(private.strip(), ensure_ascii=False)[1:-1] in text:
-        return None, ["private_context: the result repeats the private context verbatim"]
+        reasons.append("private_context: the result repeats the private context verbatim")
     # The fields themselves, not their JSON: an escape such as "\\n" would put a letter
     # between the two halves of a token split across lines.
     if any(holds_disguised(fields, secret) for secret in secrets):
-        return None, ["sensitive_content: the result holds the Agent Token, spelt out or encoded"]
+        reasons.append("sensitive_content: the result holds the Agent Token, spelt out or encoded")
+    if reasons:
+        return None, reasons
     return json.dumps(body, ensure_ascii=False).encode(), []
+
+
+def _refusals(body: dict[str, Any], now: int) -> list[ApiError]:
+    """What the server would refuse the body for, every field's and item's reason."""
+    try:
+        data = SubmitResult.model_validate(body, strict=True)  # as parse_model does
+    except ValidationError as exc:
+        told = [ApiError(submit_error_code(loc), f"{field_path(loc)}: {message}"
+                         if field_path(loc) else message) for loc, message in error_locations(exc)]
+        evidence = body.get("evidence")  # the sources' policy, which the schema cannot see
+        return told + evidence_problems(evidence if isinstance(evidence, list) else [], now=now)
+    return result_problems(data, now=now)

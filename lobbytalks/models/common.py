@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
 from ..textrules import check_display_text, has_control_chars, has_nul, js_length, js_trim
+from .messages import VALIDATION_MESSAGES
 
 ID_PATTERN = rf"^[{ID_CHARS}]+$"
 # Checks outside a model use fullmatch: Python's $ also matches before a final "\n".
@@ -118,31 +119,6 @@ class Strict(BaseModel):
         return value
 
 
-# pydantic's own messages for the checks the models declare, in the API's language; the
-# placeholders are pydantic's error context. Messages of our own validators pass as they are.
-VALIDATION_MESSAGES = {
-    "missing": "缺少必填字段",
-    "extra_forbidden": "不支持的字段",
-    "string_type": "必须是字符串",
-    "int_type": "必须是整数",
-    "bool_type": "必须是布尔值",
-    "float_type": "必须是数字",
-    "list_type": "必须是数组",
-    "dict_type": "必须是 JSON 对象",
-    "model_type": "必须是 JSON 对象",
-    "string_too_short": "至少需要 {min_length} 个字符",
-    "string_too_long": "最多 {max_length} 个字符",
-    "too_short": "至少 {min_length} 项",
-    "too_long": "最多 {max_length} 项",
-    "string_pattern_mismatch": "格式不正确，须匹配 {pattern}",  # unless PATTERN_RULES names it
-    "greater_than_equal": "不能小于 {ge}",
-    "less_than_equal": "不能大于 {le}",
-    "greater_than": "必须大于 {gt}",
-    "less_than": "必须小于 {lt}",
-    "literal_error": "只能是 {expected}",
-}
-
-
 def _first_problem(errors: list[Any]) -> tuple[Any, list[str]]:
     """The error to report, and the types wanted when the value is of none of them.
 
@@ -167,7 +143,21 @@ def pattern_message(pattern: str) -> str:
 
 
 def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
-    first, mismatches = _first_problem(exc.errors(include_url=False))
+    return _described(*_first_problem(exc.errors(include_url=False)))
+
+
+def error_locations(exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
+    """Every field's problem, as ``error_location`` tells the first: one per field, and one
+    per item of a list of objects (each evidence item its own)."""
+    fields: dict[tuple[Any, ...], list[Any]] = {}
+    for error in exc.errors(include_url=False):
+        loc = tuple(error.get("loc", ()))
+        fields.setdefault(loc[:2] if len(loc) > 1 and isinstance(loc[1], int) else loc[:1],
+                          []).append(error)
+    return [_described(*_first_problem(errors)) for errors in fields.values()]
+
+
+def _described(first: Any, mismatches: list[str]) -> tuple[tuple[Any, ...], str]:
     loc = tuple(first.get("loc", ()))
     kind, context = first.get("type", ""), first.get("ctx") or {}
     if len(mismatches) > 1:  # fits no member of a union: "a string or an array"

@@ -35,10 +35,7 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
     # scanned here.
     refuse_secrets(raw)
     _check_citations(data, len(evidence))
-    tool_runs = [run.model_dump() for run in data.toolRuns or []]
-    if not evidence and not _has_support(data.reasoningSummary, tool_runs):
-        raise ApiError("invalid_result", "没有证据时需要至少 30 字符的 reasoningSummary，"
-                                         "或一条至少 30 字符的成功工具摘要")
+    tool_runs = _check_support(data, len(evidence))
     result = {**raw, "evidence": evidence}
     if tool_runs:
         result["toolRuns"] = tool_runs
@@ -51,22 +48,68 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
     return result
 
 
+def result_problems(data: Any, *, now: int) -> list[ApiError]:
+    """Every refusal ``normalise`` would make, not only the first: each evidence item's,
+    then secrets, citations and support (the connector hands them all to the harness)."""
+    problems = evidence_problems([item.model_dump() for item in data.evidence], now=now)
+    for check in (lambda: refuse_secrets(data.model_dump(exclude={"action", "taskId"},
+                                                         exclude_none=True)),
+                  lambda: _check_citations(data, len(data.evidence)),
+                  lambda: _check_support(data, len(data.evidence))):
+        try:
+            check()
+        except ApiError as exc:
+            problems.append(exc)
+    return problems
+
+
+def evidence_problems(items: list[Any], *, now: int) -> list[ApiError]:
+    """Each refused evidence item's refusal, of items as sent (the schema may have refused
+    the result already: an item without a string URL and time is passed over)."""
+    problems: list[ApiError] = []
+    seen: set[Any] = set()
+    for index, item in enumerate(items, start=1):
+        if isinstance(item, dict) and isinstance(item.get("url"), str) \
+                and isinstance(item.get("retrievedAt"), str):
+            try:
+                _checked_source(index, item["url"], item["retrievedAt"], seen, now)
+            except ApiError as exc:
+                problems.append(exc)
+    return problems
+
+
 def _checked_evidence(data: Any, now: int) -> list[dict[str, Any]]:
     """The evidence with fragments removed. :raise 400 invalid_source: on the first URL or
     ``retrievedAt`` the policy refuses, or a repeated URL."""
-    evidence, seen = [], set()
+    evidence: list[dict[str, Any]] = []
+    seen: set[Any] = set()
     for index, item in enumerate(data.evidence, start=1):
-        try:
-            url = check_source_url(item.url)
-            parse_retrieved_at(item.retrievedAt, now)
-        except ValueError as exc:
-            raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
-        identity = source_identity(url)
-        if identity in seen:
-            raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
-        seen.add(identity)
+        url = _checked_source(index, item.url, item.retrievedAt, seen, now)
         evidence.append({**item.model_dump(), "url": url})
     return evidence
+
+
+def _checked_source(index: int, url: str, retrieved_at: str, seen: set[Any], now: int) -> str:
+    """The URL without its fragment; ``seen`` gains its identity. :raise 400 invalid_source:"""
+    try:
+        url = check_source_url(url)
+        parse_retrieved_at(retrieved_at, now)
+    except ValueError as exc:
+        raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
+    identity = source_identity(url)
+    if identity in seen:
+        raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
+    seen.add(identity)
+    return url
+
+
+def _check_support(data: Any, evidence_count: int) -> list[dict[str, Any]]:
+    """The tool runs as stored. :raise 400 invalid_result: no evidence and no support."""
+    tool_runs = [run.model_dump() for run in data.toolRuns or []]
+    if not evidence_count and not _has_support(data.reasoningSummary, tool_runs):
+        raise ApiError("invalid_result", "没有证据时需要至少 30 字符的 reasoningSummary，"
+                                         "或一条至少 30 字符的成功工具摘要")
+    return tool_runs
 
 
 def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:

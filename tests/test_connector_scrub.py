@@ -1,0 +1,84 @@
+"""What a harness left in its work folder, with the token taken out (``connector.scrub``):
+every way the result check knows it by, in files it can read without waiting for good."""
+from __future__ import annotations
+
+import base64
+import codecs
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from lobbytalks.connector.scrub import DISGUISED, SCRUB_LIMIT, TOO_LARGE
+from lobbytalks.connector.state import StateStore
+from lobbytalks.security import holds_disguised, new_agent_token
+
+TOKEN = new_agent_token()
+
+
+@pytest.fixture
+def work(tmp_path) -> tuple[StateStore, dict, Path]:
+    store = StateStore(tmp_path / "state").open()
+    attempt = {"requestId": "8b0c4a4e-3f5a-4c1e-9a57-0d0c0f1e2a3b"}
+    folder = store.work / attempt["requestId"]
+    folder.mkdir(mode=0o700)
+    return store, attempt, folder
+
+
+@pytest.mark.parametrize("written", [
+    TOKEN, TOKEN[::-1], codecs.encode(TOKEN, "rot13"), codecs.encode(TOKEN, "rot13")[::-1],
+    TOKEN.encode().hex(), TOKEN.encode().hex().upper(), base64.b64encode(TOKEN.encode()).decode(),
+    base64.b64encode(b"x" + TOKEN.encode()).decode(),  # starting mid-group
+], ids=["plain", "backwards", "rot13", "rot13-backwards", "hex", "HEX", "base64", "base64-shifted"])
+def test_the_token_is_taken_out_in_every_form_the_result_check_refuses(work, written):
+    """Only the token as written was replaced: backwards it stayed in stdout-1.txt."""
+    store, attempt, folder = work
+    (folder / "stdout-1.txt").write_text(f"tool run: {written} done\n")
+    store.scrub_work(attempt, (TOKEN,))
+    kept = (folder / "stdout-1.txt").read_bytes()
+    # (base64's first and last few letters depend on what is around the token: a crumb of
+    # it may stay, too little to read it by)
+    assert kept.startswith(b"tool run: ") and b"[redacted]" in kept, kept
+    assert written.encode() not in kept and not holds_disguised(kept.decode(), TOKEN)
+
+
+def test_a_token_spelt_out_leaves_a_notice_in_place_of_the_file(work):
+    store, attempt, folder = work
+    spaced = " ".join(TOKEN)
+    (folder / "notes.md").write_text(f"# notes\nthe token: {spaced}\n")
+    (folder / "plain.txt").write_text("nothing secret here\n")
+    store.scrub_work(attempt, (TOKEN,))
+    assert (folder / "notes.md").read_bytes() == DISGUISED
+    assert (folder / "plain.txt").read_text() == "nothing secret here\n"  # left as it was
+
+
+def test_a_fifo_is_passed_over_and_the_scrub_ends(work):
+    """Opening a FIFO the harness made waited for a writer for good: the connector hung after
+    submitting and no signal stopped it."""
+    store, attempt, folder = work
+    os.mkfifo(folder / "pipe")
+    (folder / "after.txt").write_text(TOKEN)
+    done = threading.Event()
+    scrubbing = threading.Thread(target=lambda: (store.scrub_work(attempt, (TOKEN,)), done.set()),
+                                 daemon=True)
+    scrubbing.start()
+    scrubbing.join(timeout=10)
+    assert done.is_set(), "the scrub waited on the FIFO"
+    assert (folder / "after.txt").read_text() == "[redacted]"
+    assert (folder / "pipe").exists()
+
+
+def test_a_file_too_large_to_search_is_replaced_and_a_link_is_not_followed(work, tmp_path):
+    store, attempt, folder = work
+    huge = folder / "dump.bin"
+    with huge.open("wb") as file:  # sparse: nothing this large is written to the disk
+        file.write(TOKEN.encode())
+        file.truncate(SCRUB_LIMIT + 1)
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text(TOKEN)
+    (folder / "link.txt").symlink_to(outside)
+    store.scrub_work(attempt, (TOKEN,))
+    assert huge.read_bytes() == TOO_LARGE
+    assert outside.read_text() == TOKEN  # not the harness's to have rewritten
+    assert oct(huge.stat().st_mode & 0o777) == "0o600"
