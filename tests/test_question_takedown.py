@@ -207,7 +207,16 @@ def test_claims_and_the_askers_actions_tell_it_from_a_question_that_never_was_to
         for action, fields in (("revise", {"title": "改个标题再试试看"}), ("close", {}),
                                ("card_preview", {})):
             assert_web_error(member.web_post(action, topic=asked, **fields), 404, "not_found")
-    assert_web_error(member.web_post("share_request", message=message), 404, "not_found")
+    stranger = joined_person(app)
+    for who, action, fields in ((member, "share_request", {}), (stranger, "share_request", {}),
+                                (admin, "share_request", {}),
+                                (stranger, "share", {"sharePublic": False}),
+                                (admin, "share", {"sharePublic": False})):
+        # the same words as for an answer that never was (its author keeps their say)
+        told = [who.web_post(action, message=asked, **fields) for asked in (message, "msg_0000000000")]
+        assert [(r.status_code, r.get_json()) for r in told] == [
+            (404, {"error": "发言不存在", "code": "not_found"})] * 2, (action, told[0].get_json())
+    assert member.web_post("share", message=message, sharePublic=False).status_code == 200
     # its asker and the admins still meet what it is: closed, taken down
     assert_web_error(asker.web_post("revise", topic=topic, title="改个标题再试试看"), 409,
                      "topic_unavailable")

@@ -39,7 +39,7 @@ from ..jsonfast import dumps, loads
 from ..security import new_id
 from .card_build import build, in_current_card
 from .notifications import notify
-from .reading import get_topic, readable_topic, refuse_if_taken_down
+from .reading import as_seen_by, get_topic, readable_topic, refuse_if_taken_down
 from .locks import hold_topic
 
 
@@ -96,7 +96,8 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
             raise ApiError("not_found", "发言不存在")
-        if message["user_id"] != user_id:
+        if message["user_id"] != user_id:  # (its author keeps the say over their answer)
+            as_seen_by(get_topic(conn, message["topic_id"]), user_id, unknown="发言不存在")
             raise ApiError("forbidden", "只有发言作者本人可以许可或撤回公开使用")
         hold_topic(conn, message["topic_id"])  # the topic's cards, against publish
         # Read again under the lock: a share at the same moment may have changed it, and

@@ -205,7 +205,7 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         # (read here, not through topics.get_topic: topics -> cards -> this module)
         topic = as_seen_by(conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone(),
-                           user_id)
+                           user_id, unknown="发言不存在")
         if topic["author_id"] != user_id:
             raise ApiError("forbidden", "只有题主可以请作者许可公开使用")
         refuse_if_taken_down(topic)

@@ -33,11 +33,13 @@ def readable_topic(conn: Connection, topic_id: str, viewer: int | None, *,
     return as_seen_by(get_topic(conn, topic_id), viewer, admin=admin)
 
 
-def as_seen_by(topic: Row, viewer: int | None, *, admin: bool = False) -> Row:
+def as_seen_by(topic: Row, viewer: int | None, *, admin: bool = False,
+               unknown: str = "话题不存在") -> Row:
     """``topic``, read already, for ``viewer`` (None: an agent, its asker's too).
-    :raise 404: taken down, and hidden from this reader."""
+    :raise 404: taken down, and hidden from this reader (``unknown``: what a missing id
+    of the request's kind is told, word for word)."""
     if topic["hidden_at"] is not None and not admin and viewer != topic["author_id"]:
-        raise ApiError("not_found", "话题不存在")
+        raise ApiError("not_found", unknown)
     return topic
 
 
