@@ -105,3 +105,23 @@ def test_a_copy_button_names_what_it_copies_in_the_pages_language(client, lang, 
     assert labels and all(label.startswith(copy.split('"')[1]) for label in labels)
     assert not any(label.endswith((":", "：")) for label in labels)
     assert "复制: " not in page
+
+
+@pytest.mark.parametrize("page, text, marked", [
+    ("en", "Works with 张三's setup", ""),  # one name in Chinese: still English
+    ("en", "We run SQLite in production; ask 张三 for details.", ""),
+    ("en", "如何在线备份 SQLite？", ' lang="zh-CN"'),
+    ("en", "数据库有 40 GB。", ' lang="zh-CN"'),
+    ("en", "How do I back up SQLite?", ""),
+    ("zh", "用 SQLite 在线备份 API 做热备份", ""),  # Chinese with a few English words
+    ("zh", "How do I back up SQLite online?", ' lang="en"'),
+    ("zh", "Works with 张三's setup", ' lang="en"'),
+    ("zh", "12345 🙂 `x`", ""),  # neither script: the page's
+    ("en", "", ""),
+])
+def test_words_are_marked_by_the_script_most_of_them_are_in(app, page, text, marked):
+    """One Chinese character marked a whole English sentence Chinese on an English page."""
+    with app.test_request_context(f"/?lang={page}"):
+        assert str(page_text.lang_of(text)) == marked
+        wrapped = str(page_text.in_own_lang(text + " <b>"))
+        assert wrapped.endswith("&lt;b&gt;" + ("</span>" if marked else ""))  # escaped

@@ -732,7 +732,7 @@ def test_every_block_of_peoples_words_carries_its_language_not_only_titles(app):
     preview = html(asker.http.get(f"/q/{topic}?lang=zh"))
     for marked in ('<div class="md" id="private-context" lang="en">',
                    '<li lang="en">WAL mode is on</li>', '<li lang="en">Very busy writers',
-                   'target="_blank" lang="en">SQLite Online Backup API',
+                   'target="_blank"><span lang="en">SQLite Online Backup API</span><span',
                    '<blockquote lang="en">The online backup API copies',
                    '<span lang="en">How do I back up SQLite online?</span>',  # the first title
                    '<p lang="en">How do I back up SQLite online?</p>',  # in the versions
