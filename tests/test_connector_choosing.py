@@ -116,5 +116,13 @@ def test_every_reason_a_result_is_refused_for_goes_back_to_the_harness_at_once()
     body, problems = submission("task_x", cited, None, now=1_800_000_000)
     assert body is None and [p.split(":")[0] for p in problems] == [
         "invalid_source", "invalid_citation"], problems
+    # two fields of one evidence item, and the citations though the schema refused the rest
+    bare = {**evidence, "title": "", "excerpt": " "}
+    faulty = good_result(uncertainties=[""], conclusion="结论要有出处，并且要写到三十个字以上才算数，这里故意引用一个不存在的来源 [S3]。",
+                         evidence=[bare])
+    body, problems = submission("task_x", faulty, None, now=1_800_000_000)
+    assert [p.split(": ")[1] for p in problems[:3]] == [
+        "uncertainties[1]", "evidence[1].title", "evidence[1].excerpt"], problems
+    assert problems[3].startswith("invalid_citation: [S3]") and len(problems) == 4, problems
     body, problems = submission("task_x", good_result(), None, now=1_800_000_000)
     assert body is not None and problems == []

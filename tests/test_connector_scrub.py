@@ -82,3 +82,54 @@ def test_a_file_too_large_to_search_is_replaced_and_a_link_is_not_followed(work,
     assert huge.read_bytes() == TOO_LARGE
     assert outside.read_text() == TOKEN  # not the harness's to have rewritten
     assert oct(huge.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-16"])
+def test_the_token_written_in_utf16_is_taken_out(work, encoding):
+    """A NUL between its letters hid it from every form: both copies stayed whole."""
+    store, attempt, folder = work
+    (folder / "log.txt").write_bytes(f"log: token is {TOKEN}\n".encode(encoding))
+    store.scrub_work(attempt, (TOKEN,))
+    kept = (folder / "log.txt").read_bytes()
+    assert TOKEN.encode(encoding)[2:] not in kept and TOKEN.encode() not in kept
+    assert not holds_disguised(kept.replace(b"\0", b"").decode("utf-8", "replace"), TOKEN)
+
+
+def test_names_holding_the_token_are_renamed_and_what_is_in_them_kept(work):
+    store, attempt, folder = work
+    (folder / f"dir_{TOKEN}").mkdir()
+    (folder / f"dir_{TOKEN}" / f"tok_{TOKEN[4:]}.log").write_text("kept as it was\n")
+    (folder / "dir_[redacted]").mkdir()  # a name the renaming must not take over
+    store.scrub_work(attempt, (TOKEN,))
+    names = [p.name for p in folder.rglob("*")]
+    assert not any(TOKEN[4:] in name for name in names), names
+    [log] = [p for p in folder.rglob("*") if p.is_file()]  # (a name holding the token in
+    assert log.read_text() == "kept as it was\n"           # part is replaced whole)
+    assert (folder / "dir_[redacted]").is_dir() and (folder / "dir_[redacted]-1").is_dir()
+
+
+def test_a_work_folder_swapped_for_a_link_is_neither_scrubbed_through_nor_written_into(
+        work, tmp_path):
+    """os.walk follows a link given as its top: files outside the state folder were
+    rewritten, and the next run's output was written there."""
+    store, attempt, folder = work
+    outside = tmp_path / "victim"
+    outside.mkdir()
+    (outside / "notes.txt").write_text(f"token {TOKEN}")
+    (outside / "data.csv").write_bytes(b"x" * 64)
+    folder.rmdir()
+    folder.symlink_to(outside)
+    store.scrub_work(attempt, (TOKEN,))
+    assert (outside / "notes.txt").read_text() == f"token {TOKEN}"  # not ours to rewrite
+    assert store.work_dir(attempt).is_dir() and not folder.is_symlink()
+    assert sorted(p.name for p in outside.iterdir()) == ["data.csv", "notes.txt"]
+
+
+def test_the_connector_writes_no_output_through_a_link_the_harness_planted(tmp_path):
+    from lobbytalks.connector.harness import owner_only
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious")
+    (tmp_path / "stdout-2.txt").symlink_to(target)
+    with pytest.raises(OSError):
+        open(tmp_path / "stdout-2.txt", "wb", opener=owner_only)
+    assert target.read_text() == "precious"

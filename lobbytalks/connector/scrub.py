@@ -1,7 +1,8 @@
 """The token taken out of what a harness left in its work folder, once the attempt has read it.
 
 A harness may print the token, or a model talked into leaking it may write it backwards, in
-ROT13, hex or base64: each of those runs is replaced. A file that still holds it in some
+ROT13, hex or base64, in UTF-8 or UTF-16, in a file or in a file's name: each of those runs
+is replaced. A file that still holds it in some
 other disguise (spelt out with gaps, woven, in pieces: what the result check refuses) is
 replaced by a notice, and so is one too large to read (only what the connector captured
 itself is bounded by the harness limits). Only regular files are read: opening a FIFO the
@@ -26,7 +27,10 @@ DISGUISED = b"[removed by lobbytalks agent: it held the Agent Token in a disguis
 
 def scrubbed_files(folder: Path, secrets: tuple[str, ...]) -> Iterator[tuple[Path, bytes]]:
     """``(path, what it should hold instead)`` for every file under ``folder``, in folders
-    of its own too, that holds a secret or is too large to search."""
+    of its own too, that holds a secret or is too large to search. A ``folder`` that is a
+    link is not the harness's own (``os.walk`` would follow it)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
     for top, _, names in os.walk(folder):
         for name in names:
             path = Path(top, name)
@@ -36,6 +40,24 @@ def scrubbed_files(folder: Path, secrets: tuple[str, ...]) -> Iterator[tuple[Pat
             cleaned = TOO_LARGE if len(data) > SCRUB_LIMIT else without_secrets(data, secrets)
             if cleaned != data:
                 yield path, cleaned
+
+
+def rename_named(folder: Path, secrets: tuple[str, ...]) -> None:
+    """Files and folders whose names hold a secret renamed, deepest first (a link itself,
+    not what it points to)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for top, dirs, files in os.walk(folder, topdown=False):
+        for name in dirs + files:
+            named = os.fsencode(name)
+            cleaned = without_secrets(named, secrets)
+            if cleaned == named:
+                continue
+            base = os.fsdecode(REDACTED if cleaned == DISGUISED else cleaned)
+            new, n = base, 1
+            while os.path.lexists(os.path.join(top, new)):
+                new, n = f"{base}-{n}", n + 1
+            os.rename(os.path.join(top, name), os.path.join(top, new))
 
 
 def _regular_file(path: Path) -> bytes | None:
@@ -53,8 +75,10 @@ def _regular_file(path: Path) -> bytes | None:
 def without_secrets(data: bytes, secrets: tuple[str, ...]) -> bytes:
     for secret in secrets:
         for form in written_forms(secret):
-            data = data.replace(form.encode(), REDACTED)
-    text = data.decode("utf-8", "replace")
-    if any(holds_disguised(text, secret) for secret in secrets):
+            for encoding in ("utf-8", "utf-16-le", "utf-16-be"):  # Windows tools write UTF-16
+                data = data.replace(form.encode(encoding), REDACTED)
+    # as UTF-8, and without NULs (UTF-16 and such: a NUL between letters parts any form)
+    texts = {data.decode("utf-8", "replace"), data.replace(b"\0", b"").decode("utf-8", "replace")}
+    if any(holds_disguised(text, secret) for text in texts for secret in secrets):
         return DISGUISED
     return data

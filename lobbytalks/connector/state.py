@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .scrub import scrubbed_files
+from .scrub import rename_named, scrubbed_files
 
 # Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
 # claimed, researching; "submitting": result saved, not yet confirmed; "failing": failed
@@ -178,6 +178,8 @@ class StateStore:
 
     def work_dir(self, attempt: dict[str, Any]) -> Path:
         folder = self.work / attempt["requestId"]
+        if folder.is_symlink():  # a harness swapped its folder for a link: ours again
+            folder.unlink()
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return folder
 
@@ -192,6 +194,8 @@ class StateStore:
             result = self.result_path(attempt)
             if not (folder.exists() or result.exists()):
                 continue
+            if folder.is_symlink():
+                folder.unlink()
             shutil.rmtree(folder, ignore_errors=True)  # links inside are removed, not followed
             result.unlink(missing_ok=True)
             pruned += 1
@@ -200,7 +204,9 @@ class StateStore:
     def scrub_work(self, attempt: dict[str, Any], secrets: tuple[str, ...]) -> None:
         """Take the token out of what the harness wrote, once the attempt has read it: the
         files stay for the owner to look at, the token is never stored (``scrub``)."""
-        for path, cleaned in scrubbed_files(self.work / attempt["requestId"], secrets):
+        folder = self.work / attempt["requestId"]
+        rename_named(folder, secrets)
+        for path, cleaned in scrubbed_files(folder, secrets):
             write_atomic(path, cleaned)
 
     # --- the daily budget ------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from ..errors import ApiError
 from ..models.common import error_locations, field_path
 from ..models.external import SubmitResult, submit_error_code
-from ..models.result_rules import evidence_problems, result_problems
+from ..models.result_rules import citation_problems, evidence_problems, result_problems
 from ..security import holds_disguised, js_length
 
 MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
@@ -48,5 +48,6 @@ def _refusals(body: dict[str, Any], now: int) -> list[ApiError]:
         told = [ApiError(submit_error_code(loc), f"{field_path(loc)}: {message}"
                          if field_path(loc) else message) for loc, message in error_locations(exc)]
         evidence = body.get("evidence")  # the sources' policy, which the schema cannot see
-        return told + evidence_problems(evidence if isinstance(evidence, list) else [], now=now)
+        return told + evidence_problems(evidence if isinstance(evidence, list) else [],
+                                        now=now) + citation_problems(body)
     return result_problems(data, now=now)

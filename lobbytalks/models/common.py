@@ -148,11 +148,11 @@ def error_location(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
 
 def error_locations(exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
     """Every field's problem, as ``error_location`` tells the first: one per field, and one
-    per item of a list of objects (each evidence item its own)."""
+    per field of each item of a list (an evidence item's title and excerpt each)."""
     fields: dict[tuple[Any, ...], list[Any]] = {}
     for error in exc.errors(include_url=False):
         loc = tuple(error.get("loc", ()))
-        fields.setdefault(loc[:2] if len(loc) > 1 and isinstance(loc[1], int) else loc[:1],
+        fields.setdefault(loc[:3] if len(loc) > 1 and isinstance(loc[1], int) else loc[:1],
                           []).append(error)
     return [_described(*_first_problem(errors)) for errors in fields.values()]
 

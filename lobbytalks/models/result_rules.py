@@ -118,12 +118,31 @@ def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
         for run in tool_runs)
 
 
+def citation_problems(body: dict[str, Any]) -> list[ApiError]:
+    """The citations' refusal of a result as sent, whatever else the schema refused in it
+    (its texts of the right type are read, its evidence items counted)."""
+    evidence = body.get("evidence")
+    fields = {name: body.get(name) for name in ("conclusion", "reasoningSummary", "conditions",
+                                                 "uncertainties")}
+    texts = [text for value in fields.values()
+             for text in (value if isinstance(value, list) else [value]) if isinstance(text, str)]
+    try:
+        _check_cited(texts, len(evidence) if isinstance(evidence, list) else 0)
+    except ApiError as exc:
+        return [exc]
+    return []
+
+
 def _check_citations(data: Any, source_count: int) -> None:
     texts = [data.conclusion, data.reasoningSummary, *(data.conditions or [])]
     if isinstance(data.uncertainties, list):
         texts += data.uncertainties
     elif data.uncertainties:
         texts.append(data.uncertainties)
+    _check_cited(texts, source_count)
+
+
+def _check_cited(texts: list[str], source_count: int) -> None:
     for text in texts:
         if _MESSAGE_REF.search(text):
             raise ApiError("invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo")
