@@ -107,15 +107,16 @@ def test_every_reason_a_result_is_refused_for_goes_back_to_the_harness_at_once()
     second = {**evidence, "url": "https://example.org/ok"}
     too_long = good_result(conclusion="结论" * 150, evidence=[local, second])
     body, problems = submission("task_x", too_long, None, now=1_800_000_000)
-    assert body is None and len(problems) == 2, problems
+    assert body is None and len(problems) == 3, problems
     assert problems[0].startswith("invalid_request: conclusion: ")
-    assert problems[1].startswith("invalid_source: evidence[1]: ")
+    assert problems[1].startswith("invalid_source: evidence[1]: ") and "https" in problems[1]
+    assert problems[2].startswith("invalid_source: evidence[1]: retrievedAt"), problems
     # the schema passes: the sources' policy, the citations and the support, each said
     cited = good_result(conclusion="用在线备份 API 得到一致副本 [S3]，不要直接复制数据库文件。",
                         evidence=[local, second])
     body, problems = submission("task_x", cited, None, now=1_800_000_000)
     assert body is None and [p.split(":")[0] for p in problems] == [
-        "invalid_source", "invalid_citation"], problems
+        "invalid_source", "invalid_source", "invalid_citation"], problems
     # two fields of one evidence item, and the citations though the schema refused the rest
     bare = {**evidence, "title": "", "excerpt": " "}
     faulty = good_result(uncertainties=[""], conclusion="结论要有出处，并且要写到三十个字以上才算数，这里故意引用一个不存在的来源 [S3]。",
@@ -126,3 +127,29 @@ def test_every_reason_a_result_is_refused_for_goes_back_to_the_harness_at_once()
     assert problems[3].startswith("invalid_citation: [S3]") and len(problems) == 4, problems
     body, problems = submission("task_x", good_result(), None, now=1_800_000_000)
     assert body is not None and problems == []
+
+
+def test_a_result_mended_by_exactly_the_reasons_given_passes():
+    """An http URL hid a future retrievedAt, a malformed time hid a repeated URL, and the
+    schema's refusal hid a key in the reasoning: the mended result met three new reasons."""
+    from conftest import good_result
+    from lobbytalks.connector.submission import submission
+    now = 1_800_000_000
+    item = good_result()["evidence"][0]
+    future = {**item, "url": "http://example.org/a", "retrievedAt": "2099-01-01T00:00:00Z"}
+    second = {**item, "url": "https://example.org/b"}
+    again = {**item, "url": "https://example.org/b#part", "retrievedAt": "soon"}
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    faulty = good_result(conclusion="结论" * 150, evidence=[future, second, again],
+                         reasoningSummary=f"用这个密钥 {key} 登录控制台核对了备份设置，结果一致。")
+    body, problems = submission("task_x", faulty, None, now=now)
+    said = [p.split(": ")[0] + ": " + p.split(": ")[1] for p in problems]
+    assert said == ["invalid_request: conclusion", "invalid_source: evidence[1]",
+                    "invalid_source: evidence[1]", "invalid_source: evidence[3]",
+                    "invalid_source: evidence[3]", "sensitive_content: reasoningSummary"], problems
+    assert len(set(problems)) == len(problems)
+    mended = good_result(evidence=[{**future, "url": "https://example.org/a",
+                                    "retrievedAt": "2026-10-01T00:00:00Z"}, second],
+                         reasoningSummary="登录控制台核对了备份设置，备份文件与线上数据库的校验和一致。")
+    body, problems = submission("task_x", mended, None, now=now)
+    assert body is not None and problems == [], problems

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import codecs
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -95,6 +96,15 @@ def test_the_token_written_in_utf16_is_taken_out(work, encoding):
     assert not holds_disguised(kept.replace(b"\0", b"").decode("utf-8", "replace"), TOKEN)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_the_token_in_fullwidth_letters_in_utf16_leaves_a_notice(work, encoding):
+    store, attempt, folder = work
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in TOKEN)
+    (folder / "fw.bin").write_bytes(f"token: {fullwidth}".encode(encoding))
+    store.scrub_work(attempt, (TOKEN,))
+    assert (folder / "fw.bin").read_bytes() == DISGUISED
+
+
 def test_names_holding_the_token_are_renamed_and_what_is_in_them_kept(work):
     store, attempt, folder = work
     (folder / f"dir_{TOKEN}").mkdir()
@@ -133,3 +143,33 @@ def test_the_connector_writes_no_output_through_a_link_the_harness_planted(tmp_p
     with pytest.raises(OSError):
         open(tmp_path / "stdout-2.txt", "wb", opener=owner_only)
     assert target.read_text() == "precious"
+
+
+def test_a_link_planted_under_the_scrubs_temporary_name_is_never_written_through(work, tmp_path):
+    """The temporary file was named after the connector's pid, which a harness learns from
+    os.getppid(): a link planted under that name had the scrub write the harness's text over
+    any file of the owner's (~/.bashrc)."""
+    store, attempt, folder = work
+    victim = tmp_path / "bashrc"
+    victim.write_text("ORIGINAL")
+    (folder / "leak.txt").write_text(f"{TOKEN}\nHARNESS-CHOSEN CONTENT")
+    (folder / f".leak.txt.{os.getpid()}.tmp").symlink_to(victim)
+    store.scrub_work(attempt, (TOKEN,))
+    assert victim.read_text() == "ORIGINAL"
+    assert not (folder / "leak.txt").is_symlink()
+    assert (folder / "leak.txt").read_text() == "[redacted]\nHARNESS-CHOSEN CONTENT"
+
+
+def test_a_work_folder_one_level_up_swapped_for_a_link_is_not_walked_written_or_pruned(
+        work, tmp_path):
+    store, attempt, folder = work
+    victim = tmp_path / "victim"
+    (victim / attempt["requestId"]).mkdir(parents=True)
+    (victim / attempt["requestId"] / "victim.txt").write_text(f"victim data {TOKEN}")
+    shutil.rmtree(store.work)
+    store.work.symlink_to(victim)
+    store.scrub_work(attempt, (TOKEN,))
+    assert (victim / attempt["requestId"] / "victim.txt").read_text() == f"victim data {TOKEN}"
+    made = store.work_dir(attempt)
+    assert not store.work.is_symlink() and made.is_dir()
+    assert (victim / attempt["requestId"] / "victim.txt").exists()  # left where it was

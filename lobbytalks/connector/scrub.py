@@ -77,8 +77,10 @@ def without_secrets(data: bytes, secrets: tuple[str, ...]) -> bytes:
         for form in written_forms(secret):
             for encoding in ("utf-8", "utf-16-le", "utf-16-be"):  # Windows tools write UTF-16
                 data = data.replace(form.encode(encoding), REDACTED)
-    # as UTF-8, and without NULs (UTF-16 and such: a NUL between letters parts any form)
-    texts = {data.decode("utf-8", "replace"), data.replace(b"\0", b"").decode("utf-8", "replace")}
+    texts = {data.decode("utf-8", "replace")}
+    if b"\0" in data:  # UTF-16 and such: a NUL between letters parts every form
+        texts |= {data.replace(b"\0", b"").decode("utf-8", "replace"),
+                  data.decode("utf-16-le", "replace"), data.decode("utf-16-be", "replace")}
     if any(holds_disguised(text, secret) for text in texts for secret in secrets):
         return DISGUISED
     return data

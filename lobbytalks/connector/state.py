@@ -61,8 +61,10 @@ def default_state_dir(server: str, token: str) -> Path:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # A new file under a name nobody can guess: in a harness's folder, a link planted under
+    # a predictable one would have had this write go wherever it pointed.
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, data)
         os.fsync(fd)
@@ -178,9 +180,10 @@ class StateStore:
 
     def work_dir(self, attempt: dict[str, Any]) -> Path:
         folder = self.work / attempt["requestId"]
-        if folder.is_symlink():  # a harness swapped its folder for a link: ours again
-            folder.unlink()
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for level in (self.work, folder):  # a folder swapped for a link: ours again
+            if level.is_symlink():
+                level.unlink()
+            level.mkdir(exist_ok=True, mode=0o700)
         return folder
 
     def prune_finished(self, now: float, keep_days: int = KEEP_FINISHED_DAYS) -> int:
@@ -194,8 +197,8 @@ class StateStore:
             result = self.result_path(attempt)
             if not (folder.exists() or result.exists()):
                 continue
-            if folder.is_symlink():
-                folder.unlink()
+            if self.work.is_symlink() or folder.is_symlink():  # what it points to is not ours
+                (self.work if self.work.is_symlink() else folder).unlink()
             shutil.rmtree(folder, ignore_errors=True)  # links inside are removed, not followed
             result.unlink(missing_ok=True)
             pruned += 1
@@ -205,6 +208,8 @@ class StateStore:
         """Take the token out of what the harness wrote, once the attempt has read it: the
         files stay for the owner to look at, the token is never stored (``scrub``)."""
         folder = self.work / attempt["requestId"]
+        if self.work.is_symlink():  # not the state folder's own any more: not ours to touch
+            return
         rename_named(folder, secrets)
         for path, cleaned in scrubbed_files(folder, secrets):
             write_atomic(path, cleaned)

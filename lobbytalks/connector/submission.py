@@ -4,12 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..errors import ApiError
-from ..models.common import error_locations, field_path
-from ..models.external import SubmitResult, submit_error_code
-from ..models.result_rules import citation_problems, evidence_problems, result_problems
+from ..models.result_problems import result_problems
 from ..security import holds_disguised, js_length
 
 MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
@@ -25,7 +20,7 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
     fields = {k: v for k, v in result.items()
               if k not in ("action", "taskId") and v is not None}
     body = {"action": "submit_result", "taskId": task_id, **fields}
-    reasons = [f"{p.code}: {p.message}" for p in _refusals(body, now)]
+    reasons = [f"{p.code}: {p.message}" for p in result_problems(body, now=now)]
     text = json.dumps(fields, ensure_ascii=False)
     # Looked for as JSON writes it, escapes and all (a context with a line break in it).
     if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
@@ -38,16 +33,3 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
     if reasons:
         return None, reasons
     return json.dumps(body, ensure_ascii=False).encode(), []
-
-
-def _refusals(body: dict[str, Any], now: int) -> list[ApiError]:
-    """What the server would refuse the body for, every field's and item's reason."""
-    try:
-        data = SubmitResult.model_validate(body, strict=True)  # as parse_model does
-    except ValidationError as exc:
-        told = [ApiError(submit_error_code(loc), f"{field_path(loc)}: {message}"
-                         if field_path(loc) else message) for loc, message in error_locations(exc)]
-        evidence = body.get("evidence")  # the sources' policy, which the schema cannot see
-        return told + evidence_problems(evidence if isinstance(evidence, list) else [],
-                                        now=now) + citation_problems(body)
-    return result_problems(data, now=now)

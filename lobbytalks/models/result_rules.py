@@ -48,89 +48,60 @@ def normalise(data: Any, *, now: int) -> dict[str, Any]:
     return result
 
 
-def result_problems(data: Any, *, now: int) -> list[ApiError]:
-    """Every refusal ``normalise`` would make, not only the first: each evidence item's,
-    then secrets, citations and support (the connector hands them all to the harness)."""
-    problems = evidence_problems([item.model_dump() for item in data.evidence], now=now)
-    for check in (lambda: refuse_secrets(data.model_dump(exclude={"action", "taskId"},
-                                                         exclude_none=True)),
-                  lambda: _check_citations(data, len(data.evidence)),
-                  lambda: _check_support(data, len(data.evidence))):
-        try:
-            check()
-        except ApiError as exc:
-            problems.append(exc)
-    return problems
-
-
-def evidence_problems(items: list[Any], *, now: int) -> list[ApiError]:
-    """Each refused evidence item's refusal, of items as sent (the schema may have refused
-    the result already: an item without a string URL and time is passed over)."""
-    problems: list[ApiError] = []
-    seen: set[Any] = set()
-    for index, item in enumerate(items, start=1):
-        if isinstance(item, dict) and isinstance(item.get("url"), str) \
-                and isinstance(item.get("retrievedAt"), str):
-            try:
-                _checked_source(index, item["url"], item["retrievedAt"], seen, now)
-            except ApiError as exc:
-                problems.append(exc)
-    return problems
-
-
 def _checked_evidence(data: Any, now: int) -> list[dict[str, Any]]:
     """The evidence with fragments removed. :raise 400 invalid_source: on the first URL or
     ``retrievedAt`` the policy refuses, or a repeated URL."""
     evidence: list[dict[str, Any]] = []
     seen: set[Any] = set()
     for index, item in enumerate(data.evidence, start=1):
-        url = _checked_source(index, item.url, item.retrievedAt, seen, now)
+        url, refused = source_refusals(index, item.url, item.retrievedAt, seen, now)
+        if refused:
+            raise refused[0]
         evidence.append({**item.model_dump(), "url": url})
     return evidence
 
 
-def _checked_source(index: int, url: str, retrieved_at: str, seen: set[Any], now: int) -> str:
-    """The URL without its fragment; ``seen`` gains its identity. :raise 400 invalid_source:"""
+def source_refusals(index: int, url: str, retrieved_at: str | None, seen: set[Any],
+                    now: int) -> tuple[str | None, list[ApiError]]:
+    """The source's URL without its fragment (None if refused), and every refusal of it:
+    its URL, its ``retrievedAt`` (None: not to be checked), a URL ``seen`` already (which
+    gains this one's identity)."""
+    refused: list[ApiError] = []
     try:
-        url = check_source_url(url)
-        parse_retrieved_at(retrieved_at, now)
+        checked: str | None = check_source_url(url)
     except ValueError as exc:
-        raise ApiError("invalid_source", f"evidence[{index}]: {exc}") from None
-    identity = source_identity(url)
-    if identity in seen:
-        raise ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复")
-    seen.add(identity)
-    return url
+        checked = None
+        refused.append(ApiError("invalid_source", f"evidence[{index}]: {exc}"))
+    if retrieved_at is not None:
+        try:
+            parse_retrieved_at(retrieved_at, now)
+        except ValueError as exc:
+            refused.append(ApiError("invalid_source", f"evidence[{index}]: {exc}"))
+    if checked is not None:
+        identity = source_identity(checked)
+        if identity in seen:
+            refused.append(ApiError("invalid_source", f"evidence[{index}]: 来源 URL 重复"))
+        seen.add(identity)
+    return checked, refused
 
 
 def _check_support(data: Any, evidence_count: int) -> list[dict[str, Any]]:
     """The tool runs as stored. :raise 400 invalid_result: no evidence and no support."""
     tool_runs = [run.model_dump() for run in data.toolRuns or []]
-    if not evidence_count and not _has_support(data.reasoningSummary, tool_runs):
-        raise ApiError("invalid_result", "没有证据时需要至少 30 字符的 reasoningSummary，"
-                                         "或一条至少 30 字符的成功工具摘要")
+    if not evidence_count and not has_support(data.reasoningSummary, tool_runs):
+        raise no_support()
     return tool_runs
 
 
-def _has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
+def no_support() -> ApiError:
+    return ApiError("invalid_result", "没有证据时需要至少 30 字符的 reasoningSummary，"
+                                      "或一条至少 30 字符的成功工具摘要")
+
+
+def has_support(reasoning: str, tool_runs: list[dict[str, Any]]) -> bool:
     return js_length(js_trim(reasoning)) >= MIN_SUPPORT or any(
         run["status"] == "success" and js_length(js_trim(run["summary"])) >= MIN_SUPPORT
         for run in tool_runs)
-
-
-def citation_problems(body: dict[str, Any]) -> list[ApiError]:
-    """The citations' refusal of a result as sent, whatever else the schema refused in it
-    (its texts of the right type are read, its evidence items counted)."""
-    evidence = body.get("evidence")
-    fields = {name: body.get(name) for name in ("conclusion", "reasoningSummary", "conditions",
-                                                 "uncertainties")}
-    texts = [text for value in fields.values()
-             for text in (value if isinstance(value, list) else [value]) if isinstance(text, str)]
-    try:
-        _check_cited(texts, len(evidence) if isinstance(evidence, list) else 0)
-    except ApiError as exc:
-        return [exc]
-    return []
 
 
 def _check_citations(data: Any, source_count: int) -> None:
@@ -139,16 +110,23 @@ def _check_citations(data: Any, source_count: int) -> None:
         texts += data.uncertainties
     elif data.uncertainties:
         texts.append(data.uncertainties)
-    _check_cited(texts, source_count)
+    refused = citation_refusals(texts, source_count)
+    if refused:
+        raise refused[0]
 
 
-def _check_cited(texts: list[str], source_count: int) -> None:
+def citation_refusals(texts: list[str], source_count: int) -> list[ApiError]:
+    """Every refused citation in ``texts``, each once, in order."""
+    refused: dict[str, ApiError] = {}
     for text in texts:
         if _MESSAGE_REF.search(text):
-            raise ApiError("invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo")
+            refused.setdefault("M", ApiError(
+                "invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo"))
         for number in SOURCE_REF.findall(text):
             if not 1 <= int(number) <= source_count:
-                raise ApiError("invalid_citation", f"[S{number}] 没有对应的 evidence")
+                refused.setdefault(f"S{int(number)}", ApiError(
+                    "invalid_citation", f"[S{number}] 没有对应的 evidence"))
+    return list(refused.values())
 
 
 def result_hash(result: dict[str, Any]) -> str:
