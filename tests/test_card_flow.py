@@ -327,3 +327,18 @@ def test_an_author_never_given_the_private_context_learns_nothing(app, db, world
     # A warning would confirm a guess at the private context: there is none.
     assert "private-repeat" not in body and "private-guard" not in body
     assert "repeats the asker" not in body
+
+
+def test_no_offer_to_republish_on_a_question_taken_down(app, db, world):
+    """Withdrawn and shared again after an admin took the question down, the answer offered
+    the asker a card that card_republish then refused."""
+    from lobbytalks.services import accounts
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = published_world(world)
+    admin = Person(app).register()
+    assert accounts.set_admin(app.config["LOBBYTALKS"].db, admin.username, True)
+    ok(admin.web_post("hide_question", topic=topic, reason="钓鱼"))
+    ok(author.web_post("share", message=message, sharePublic=False))
+    ok(author.web_post("share", message=message, sharePublic=True))
+    assert "card_republishable" not in kinds(db, asker)
+    assert_web_error(asker.web_post("card_republish", topic=topic), 409, "topic_unavailable")

@@ -117,6 +117,16 @@ def test_a_copy_button_names_what_it_copies_in_the_pages_language(client, lang, 
     ("zh", "How do I back up SQLite online?", ' lang="en"'),
     ("zh", "Works with 张三's setup", ' lang="en"'),
     ("zh", "12345 🙂 `x`", ""),  # neither script: the page's
+    # code and addresses are in no language: the words around them decide
+    ("zh", "详见[官方文档](https://www.sqlite.org/lang_vacuum.html#vacuuminto)。", ""),
+    ("en", "详见[官方文档](https://www.sqlite.org/lang_vacuum.html#vacuuminto)。", ' lang="zh-CN"'),
+    ("zh", "参见 https://www.sqlite.org/backup.html 的说明", ""),
+    ("zh", "参见 www.sqlite.org 的说明", ""),
+    ("en", "参见 https://www.sqlite.org/backup.html 的说明", ' lang="zh-CN"'),
+    ("zh", "先运行 `PRAGMA wal_checkpoint(TRUNCATE)` 再用 `sqlite3 app.db \".backup b.db\"` 备份 [S1]。", ""),
+    ("en", "I bought it from 中关村电子市场 in Beijing", ""),  # a long name: still English
+    ("en", "Ask 田中さん about it", ""),
+    ("en", "一", ' lang="zh-CN"'),
     ("en", "", ""),
 ])
 def test_words_are_marked_by_the_script_most_of_them_are_in(app, page, text, marked):

@@ -142,17 +142,26 @@ def host_of(url: str) -> str:
 
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _LATIN_WORD = re.compile("[A-Za-z]{2,}")
+# what is in no language: code, link targets and addresses
+_NOT_WORDS = re.compile(r"`[^`]*`|\]\([^)]*\)|(?:https?://|www\.)\S+", re.IGNORECASE)
 
 
 def lang_of(text: str) -> Markup:
     """`` lang="…"`` for people's words in the other language than the page's, so that a
-    screen reader reads them in theirs (WCAG 3.1.2); "" when they are in the page's. Words
-    are weighed by script, a Chinese character against a Latin word: "ask 张三 for details"
-    is English, "用 SQLite 在线备份" Chinese; even, they are taken as the page's."""
-    page, chinese = lang(), len(_CJK.findall(text))
-    if page == "en" and chinese and chinese > len(_LATIN_WORD.findall(text)):
+    screen reader reads them in theirs (WCAG 3.1.2); "" when they are in the page's. Only
+    words that clearly outweigh the page's language are marked (a wrong voice is worse
+    than none), code and addresses left out: Chinese on an English page when its
+    characters number more than twice the Latin words ("ask 张三 for details" stays
+    English), English on a Chinese page when its words outnumber the characters ("用
+    SQLite 在线备份" stays Chinese)."""
+    page = lang()
+    if page == "en" and not _CJK.search(text):
+        return Markup("")
+    words = _NOT_WORDS.sub(" ", text) if "`" in text or "/" in text or "www." in text else text
+    chinese, latin = len(_CJK.findall(words)), len(_LATIN_WORD.findall(words))
+    if page == "en" and chinese > 2 * latin:
         other = "zh"
-    elif page == "zh" and chinese < len(_LATIN_WORD.findall(text)):
+    elif page == "zh" and latin > chinese:
         other = "en"
     else:
         return Markup("")

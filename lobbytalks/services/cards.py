@@ -134,6 +134,8 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
 def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
     topic = get_topic(conn, message["topic_id"])
+    if topic["hidden_at"] is not None:  # taken down: nothing goes out about it (no card)
+        return
     card = withdrawn_card(conn, topic["id"])
     if card is not None and message["id"] in card["messageIds"] \
             and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
