@@ -127,6 +127,12 @@ def test_a_copy_button_names_what_it_copies_in_the_pages_language(client, lang, 
     ("en", "I bought it from 中关村电子市场 in Beijing", ""),  # a long name: still English
     ("en", "Ask 田中さん about it", ""),
     ("en", "一", ' lang="zh-CN"'),
+    # Japanese and Korean are their own, on either page
+    ("en", "SQLite のバックアップ方法", ' lang="ja"'),
+    ("zh", "SQLite のバックアップ方法", ' lang="ja"'),
+    ("en", "SQLite 백업 가이드", ' lang="ko"'),
+    ("zh", "SQLite 백업 가이드", ' lang="ko"'),
+    ("zh", "如何在线备份？", ""),
     ("en", "", ""),
 ])
 def test_words_are_marked_by_the_script_most_of_them_are_in(app, page, text, marked):

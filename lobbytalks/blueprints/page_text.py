@@ -141,6 +141,8 @@ def host_of(url: str) -> str:
 
 
 _CJK = re.compile(f"[{CJK_CHARS}]")
+# kana and hangul: words in these scripts are Japanese and Korean, not Chinese
+_OWN_SCRIPTS = ((re.compile("[\u3040-\u30ff]"), "ja"), (re.compile("[\uac00-\ud7af]"), "ko"))
 _LATIN_WORD = re.compile("[A-Za-z]{2,}")
 # what is in no language: code, link targets and addresses
 _NOT_WORDS = re.compile(r"`[^`]*`|\]\([^)]*\)|(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -153,19 +155,19 @@ def lang_of(text: str) -> Markup:
     than none), code and addresses left out: Chinese on an English page when its
     characters number more than twice the Latin words ("ask 张三 for details" stays
     English), English on a Chinese page when its words outnumber the characters ("用
-    SQLite 在线备份" stays Chinese)."""
+    SQLite 在线备份" stays Chinese). Text of those characters holding kana or hangul is
+    Japanese or Korean, on either page."""
     page = lang()
-    if page == "en" and not _CJK.search(text):
-        return Markup("")
+    if not _CJK.search(text):
+        return Markup(' lang="en"') if page == "zh" and _LATIN_WORD.search(text) else Markup("")
     words = _NOT_WORDS.sub(" ", text) if "`" in text or "/" in text or "www." in text else text
-    chinese, latin = len(_CJK.findall(words)), len(_LATIN_WORD.findall(words))
-    if page == "en" and chinese > 2 * latin:
-        other = "zh"
-    elif page == "zh" and latin > chinese:
-        other = "en"
-    else:
+    characters, latin = len(_CJK.findall(words)), len(_LATIN_WORD.findall(words))
+    if page == "zh" and latin > characters:
+        return Markup(' lang="en"')
+    if characters <= (2 * latin if page == "en" else latin):
         return Markup("")
-    return Markup(' lang="{}"').format(i18n.HTML_LANG[other])
+    own = next((code for script, code in _OWN_SCRIPTS if script.search(words)), "zh")
+    return Markup("") if own == page else Markup(' lang="{}"').format(i18n.HTML_LANG.get(own, own))
 
 
 def in_own_lang(text: str) -> Markup:
