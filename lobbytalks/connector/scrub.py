@@ -2,19 +2,18 @@
 
 A harness may print the token, or a model talked into leaking it may write it backwards, in
 ROT13, hex or base64, in UTF-8 or UTF-16, in a file or in a file's name: each of those runs
-is replaced. A file that still holds it in some
-other disguise (spelt out with gaps, woven, in pieces: what the result check refuses) is
-replaced by a notice, and so is one too large to read (only what the connector captured
-itself is bounded by the harness limits). Only regular files are read: opening a FIFO the
-harness made would wait for a writer for good, and a link leads somewhere not the
-harness's to have rewritten.
+is replaced. A file that still holds it in some other disguise (spelt out with gaps, woven,
+in pieces: what the result check refuses) is replaced by a notice, and so is one too large
+to read (only what the connector captured itself is bounded by the harness limits). Only
+regular files are read: opening a FIFO the harness made would wait for a writer for good,
+and a link leads somewhere not the harness's to have rewritten.
 """
 from __future__ import annotations
 
 import os
 import stat
 from pathlib import Path
-from typing import Iterator
+from typing import Callable
 
 from ..security import holds_disguised, written_forms
 
@@ -25,12 +24,13 @@ TOO_LARGE = (b"[removed by lobbytalks agent: larger than 16 MiB, so it could not
 DISGUISED = b"[removed by lobbytalks agent: it held the Agent Token in a disguised form]\n"
 
 
-def scrubbed_files(folder: Path, secrets: tuple[str, ...]) -> Iterator[tuple[Path, bytes]]:
-    """``(path, what it should hold instead)`` for every file under ``folder``, in folders
-    of its own too, that holds a secret or is too large to search. A ``folder`` that is a
-    link is not the harness's own (``os.walk`` would follow it)."""
+def scrub(folder: Path, secrets: tuple[str, ...], write: Callable[[Path, bytes], None]) -> None:
+    """Every name under ``folder`` holding a secret renamed, then every file holding one (or
+    too large to search) given to ``write`` with what it should hold instead. A ``folder``
+    that is a link is not the harness's own (``os.walk`` would follow it)."""
     if folder.is_symlink() or not folder.is_dir():
         return
+    _rename_named(folder, secrets)
     for top, _, names in os.walk(folder):
         for name in names:
             path = Path(top, name)
@@ -39,14 +39,12 @@ def scrubbed_files(folder: Path, secrets: tuple[str, ...]) -> Iterator[tuple[Pat
                 continue
             cleaned = TOO_LARGE if len(data) > SCRUB_LIMIT else without_secrets(data, secrets)
             if cleaned != data:
-                yield path, cleaned
+                write(path, cleaned)
 
 
-def rename_named(folder: Path, secrets: tuple[str, ...]) -> None:
+def _rename_named(folder: Path, secrets: tuple[str, ...]) -> None:
     """Files and folders whose names hold a secret renamed, deepest first (a link itself,
     not what it points to)."""
-    if folder.is_symlink() or not folder.is_dir():
-        return
     for top, dirs, files in os.walk(folder, topdown=False):
         for name in dirs + files:
             named = os.fsencode(name)

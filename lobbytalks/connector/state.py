@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .scrub import rename_named, scrubbed_files
+from .scrub import scrub
 
 # Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
 # claimed, researching; "submitting": result saved, not yet confirmed; "failing": failed
@@ -80,6 +80,13 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def _json_bytes(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode()
+
+
+def _unlink_links(*folders: Path) -> None:
+    """Each of ``folders`` that is a link removed (the link, not what it points to)."""
+    for folder in folders:
+        if folder.is_symlink():
+            folder.unlink()
 
 
 class StateStore:
@@ -180,9 +187,8 @@ class StateStore:
 
     def work_dir(self, attempt: dict[str, Any]) -> Path:
         folder = self.work / attempt["requestId"]
-        for level in (self.work, folder):  # a folder swapped for a link: ours again
-            if level.is_symlink():
-                level.unlink()
+        _unlink_links(self.work, folder)  # a folder a harness swapped for a link: ours again
+        for level in (self.work, folder):
             level.mkdir(exist_ok=True, mode=0o700)
         return folder
 
@@ -197,8 +203,7 @@ class StateStore:
             result = self.result_path(attempt)
             if not (folder.exists() or result.exists()):
                 continue
-            if self.work.is_symlink() or folder.is_symlink():  # what it points to is not ours
-                (self.work if self.work.is_symlink() else folder).unlink()
+            _unlink_links(self.work, folder)  # what they point to is not ours to remove
             shutil.rmtree(folder, ignore_errors=True)  # links inside are removed, not followed
             result.unlink(missing_ok=True)
             pruned += 1
@@ -207,12 +212,8 @@ class StateStore:
     def scrub_work(self, attempt: dict[str, Any], secrets: tuple[str, ...]) -> None:
         """Take the token out of what the harness wrote, once the attempt has read it: the
         files stay for the owner to look at, the token is never stored (``scrub``)."""
-        folder = self.work / attempt["requestId"]
-        if self.work.is_symlink():  # not the state folder's own any more: not ours to touch
-            return
-        rename_named(folder, secrets)
-        for path, cleaned in scrubbed_files(folder, secrets):
-            write_atomic(path, cleaned)
+        if not self.work.is_symlink():  # else not the state folder's own: not ours to touch
+            scrub(self.work / attempt["requestId"], secrets, write_atomic)
 
     # --- the daily budget ------------------------------------------------------------------
 

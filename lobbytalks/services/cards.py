@@ -134,8 +134,6 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
 def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
     topic = get_topic(conn, message["topic_id"])
-    if topic["hidden_at"] is not None:  # taken down: nothing goes out about it (no card)
-        return
     card = withdrawn_card(conn, topic["id"])
     if card is not None and message["id"] in card["messageIds"] \
             and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
@@ -250,8 +248,8 @@ def withdrawn_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
 def can_republish(conn: Connection, topic: Row,
                   card: dict[str, Any] | None) -> bool:
     """A withdrawn card may come back as it was once all its answers are shared again and
-    the question has not moved on to a newer version."""
-    if card is None or card["version"] != topic["version"]:
+    the question has not moved on to a newer version, nor been taken down."""
+    if card is None or card["version"] != topic["version"] or topic["hidden_at"] is not None:
         return False
     shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
         "topic_id": topic["id"]})}
