@@ -233,13 +233,17 @@ CONTENT_SECURITY_POLICY = (
 
 def finish_response(response: Response) -> Response:
     """Security headers everywhere; a strict CSP on HTML; JSON is never cached; a redirect
-    to this server names no host.
+    to this server names no host and carries no page.
 
     A header the view set already is kept. (Looked up in one pass over the headers:
     ``Headers.setdefault`` raises and catches a ``KeyError`` for each absent one.)"""
     headers = response.headers
     if response.status_code in _REDIRECTS:
         _drop_own_host(headers)
+        if response.mimetype == "text/html":
+            # werkzeug's own redirects (``//a`` to ``/a``) carry an English page linking
+            # to the address built from the request's Host: the Location says it all
+            response.set_data(b"")
     present = {name.lower() for name, _ in headers.items()}
     for lowered, name, value in _SECURITY_HEADERS_LOWERED:
         if lowered not in present:

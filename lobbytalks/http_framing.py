@@ -36,7 +36,13 @@ class BoundedRequest(HTTPRequestParser):
         """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
         Content-Length beside a chunked body, which a proxy framing by the length would
         split elsewhere (the root of request smuggling), more than one Host, an HTTP/1.1
-        request without one, and a version other than 1.x."""
+        request without one, a version other than 1.x, and any Transfer-Encoding on
+        HTTP/1.0, where waitress ignores it and frames by Content-Length (RFC 9112 6.1 calls
+        that framing faulty: a proxy framing by the coding would split the stream elsewhere).
+
+        A request target in absolute form names the host the request is for, and RFC 9112
+        3.2.2 has it replace the Host header: the loopback check and the links of the page
+        then judge and use the same name."""
         try:
             super().parse_header(header_plus)
         except ValueError:  # int() of a Content-Length past 4,300 digits: no error it catches
@@ -49,6 +55,10 @@ class BoundedRequest(HTTPRequestParser):
             raise ParsingError("HTTP/1.1 request without a Host header")
         if not self.version.startswith("1."):  # waitress would answer HTTP/2.0 as 1.0
             raise ParsingError(f"HTTP/{self.version[:8]} is not spoken here")
+        if "TRANSFER_ENCODING" in self.headers:  # waitress takes it out of 1.1 requests only
+            raise ParsingError("Transfer-Encoding in an HTTP/1.0 request")
+        if self.proxy_netloc:
+            self.headers["HOST"] = self.proxy_netloc
 
     def received(self, data: bytes) -> int:
         if len(self.start) < START_BYTES:
@@ -68,11 +78,14 @@ class BoundedRequest(HTTPRequestParser):
         return consumed
 
     def _announces_too_much(self) -> bool:
-        """A Content-Length, or the size line of one chunk, over the largest body."""
+        """A Content-Length over the largest body, or a chunked body whose chunks, with
+        the size line of the one under way, add up to more: counted as decoded, so that
+        a body within the limit is not refused for being sent in small chunks."""
         if not self.headers_finished:
             return False
         if self.chunked:
-            return getattr(self.body_rcv, "chunk_remainder", 0) > LARGEST_BODY_LIMIT
+            receiver = self.body_rcv
+            return len(receiver) + receiver.chunk_remainder > LARGEST_BODY_LIMIT
         return self.content_length > LARGEST_BODY_LIMIT
 
 

@@ -47,9 +47,10 @@ from .http_framing import MAX_REQUEST_HEADER_BYTES, BoundedRequest, JsonErrorTas
 
 log = logging.getLogger(__name__)
 
-# A chunked body is counted on the wire, chunk-size lines included; this much framing on
-# top of the largest body is still read, and the app then applies the exact limit.
-CHUNK_FRAMING_ALLOWANCE = 4096
+# waitress counts a chunked body on the wire, size lines and extensions included, while the
+# limit is on the decoded body (``http_framing``); this bounds the framing around it: a body
+# within the limit sent in one-byte chunks takes six bytes a byte on the wire.
+CHUNKED_WIRE_FACTOR = 8
 ACCEPTS_PER_TURN = 64
 # Descriptors beyond the client connections: listening sockets, the database, temp files.
 SPARE_FILES = 128
@@ -83,7 +84,7 @@ def waitress_options(settings: Any) -> dict[str, Any]:
         # how often maintenance() looks for idle and overdue channels
         "cleanup_interval": max(1, min(settings.idle_timeout, settings.request_timeout, 20) // 2),
         "asyncore_use_poll": True,
-        "max_request_body_size": LARGEST_BODY_LIMIT + 1 + CHUNK_FRAMING_ALLOWANCE,
+        "max_request_body_size": CHUNKED_WIRE_FACTOR * LARGEST_BODY_LIMIT,
         "max_request_header_size": MAX_REQUEST_HEADER_BYTES,
     }
 

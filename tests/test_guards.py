@@ -225,3 +225,5 @@ def test_a_redirect_to_this_server_never_repeats_the_host_header(open_client, pa
     send any Host (to a server others reach), so the Location is the path alone."""
     r = open_client.get(path, headers={"Host": "evil.example"})
     assert r.status_code == 308 and r.headers["Location"] == target
+    # nor in a body: werkzeug's English page linked to http://evil.example/...
+    assert r.data == b"" and b"evil.example" not in r.data

@@ -82,9 +82,10 @@ def test_other_setups_answer_any_name(tmp_path, overrides):
     assert _get(client, "/healthz", "talk.example.org").status_code == 200
 
 
-def _raw_get(port: int, host_line: bytes) -> bytes:
+def _raw_get(port: int, host_line: bytes, target: bytes = b"/healthz") -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        conn.sendall(b"GET /healthz HTTP/1.1\r\n" + host_line + b"Connection: close\r\n\r\n")
+        conn.sendall(b"GET " + target + b" HTTP/1.1\r\n" + host_line
+                     + b"Connection: close\r\n\r\n")
         reply = b""
         while chunk := conn.recv(65536):
             reply += chunk
@@ -99,3 +100,16 @@ def test_a_served_process_refuses_other_names(server):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
         conn.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
         assert conn.recv(65536).startswith(b"HTTP/1.0 200")
+
+
+def test_a_request_line_naming_a_host_is_judged_by_that_host(server):
+    """A target in absolute form replaces the Host header (RFC 9112 3.2.2): the name the
+    check judges is the one the links of the page are built from."""
+    own = f"127.0.0.1:{server.port}".encode()
+    refused = _raw_get(server.port, b"Host: " + own + b"\r\n",
+                       target=b"http://rebind.example/developers")
+    assert refused.startswith(b"HTTP/1.1 400"), refused[:200]
+    page = _raw_get(server.port, b"Host: rebind.example\r\n",
+                    target=b"http://" + own + b"/developers")
+    assert page.startswith(b"HTTP/1.1 200"), page[:200]
+    assert b"http://" + own + b"/api/external" in page and b"rebind.example" not in page

@@ -381,12 +381,8 @@ def test_a_chunk_announced_past_the_limit_is_refused_before_it_is_sent(server):
 
 def test_the_limit_itself_is_exact_and_nothing_is_written(server):
     def register(name: str, size: int) -> requests.Response:
-        body = json.dumps({"action": "register", "username": name,
-                           "password": "correct horse 1", "pad": ""}).encode()
-        body = body[:-2] + b"x" * (size - len(body)) + b'"}'
-        assert len(body) == size
-        return requests.post(server.url + "/api/community", data=body, timeout=10,
-                             headers={"Content-Type": "application/json"})
+        return requests.post(server.url + "/api/community", data=register_body(name, size),
+                             timeout=10, headers={"Content-Type": "application/json"})
 
     assert register("at_limit", EXTERNAL_BODY_LIMIT).status_code == 200
     r = register("over_limit", EXTERNAL_BODY_LIMIT + 1)
@@ -420,6 +416,60 @@ def test_a_chunked_body_is_cut_off_at_the_limit_while_it_streams(server):
     assert status == 413 and body["code"] == "payload_too_large"
     # cut off within a few chunks of the limit, not after the whole stream
     assert sent <= EXTERNAL_BODY_LIMIT + 6 * len(chunk), sent
+
+
+def register_body(name: str, size: int) -> bytes:
+    """A register action of exactly ``size`` bytes (padded with a field it ignores)."""
+    body = json.dumps({"action": "register", "username": name,
+                       "password": "correct horse 1", "pad": ""}).encode()
+    body = body[:-2] + b"x" * (size - len(body)) + b'"}'
+    assert len(body) == size
+    return body
+
+
+def chunked(body: bytes, size: int) -> bytes:
+    pieces = (body[at:at + size] for at in range(0, len(body), size))
+    return b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize("chunk_size", [1, 10, 4096])
+def test_a_chunked_body_is_held_to_the_limit_as_decoded(server, chunk_size):
+    """The limit is on the body, not on its framing: one-byte chunks take six bytes each on
+    the wire, and a body at the limit sent so was refused 413 (one of 20 KB too)."""
+    answers = {}
+    for name, size in ((f"chunks_at_{chunk_size}", EXTERNAL_BODY_LIMIT),
+                       (f"chunks_over_{chunk_size}", EXTERNAL_BODY_LIMIT + 1)):
+        with open_socket(server) as sock:
+            sock.sendall(raw_post(server, "/api/community", {
+                "Content-Type": "application/json", "Transfer-Encoding": "chunked",
+                "Connection": "close"}) + chunked(register_body(name, size), chunk_size))
+            answers[size] = status_and_json(read_response(sock, 10))
+    assert answers[EXTERNAL_BODY_LIMIT][0] == 200, answers[EXTERNAL_BODY_LIMIT]
+    status, body = answers[EXTERNAL_BODY_LIMIT + 1]
+    assert status == 413 and body["code"] == "payload_too_large", (status, body)
+    names = live_usernames(server)
+    assert f"chunks_at_{chunk_size}" in names and f"chunks_over_{chunk_size}" not in names
+
+
+@pytest.mark.parametrize("coding", [b"chunked", b"CHUNKED", b"xchunked", b"identity, chunked"])
+def test_http_1_0_with_a_transfer_encoding_is_refused_and_what_follows_never_runs(server, coding):
+    """HTTP/1.0 knows no transfer codings, and waitress framed such a request by its
+    Content-Length: the bytes after it ran as a second request, which a proxy framing by
+    the coding would have passed on as part of the first (RFC 9112 6.1: faulty framing)."""
+    smuggled = raw_post(server, "/api/community", {
+        "Content-Type": "application/json", "Connection": "close", "Content-Length": "100"},
+        register_body("smuggled", 100))
+    with open_socket(server) as sock:
+        sock.sendall(b"POST /api/community HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                     b"Connection: keep-alive\r\nContent-Type: application/json\r\n"
+                     b"Transfer-Encoding: " + coding + b"\r\nContent-Length: 2\r\n\r\n{}"
+                     + smuggled)
+        raw = read_response(sock, 5)
+    head, _, payload = raw.partition(b"\r\n\r\n")
+    body = json.loads(payload)  # one answer: a second one would follow this JSON
+    assert int(head.split()[1]) == 400 and body["code"] == "invalid_request", raw[:300]
+    assert b"connection: close" in head.lower()
+    assert "smuggled" not in live_usernames(server)
 
 
 # --- item 20: file modes ----------------------------------------------------------------
