@@ -876,6 +876,8 @@ def test_sigterm_stops_the_harness_and_reports_the_task_failed(scene):
     assert code == EXIT_OK and time.time() - stopped_at < 10
     assert ["stopping", "task_failed", "stopped"] == [
         n for n in names(events) if n in ("stopping", "task_failed", "stopped")]
+    [stopping] = [e for e in events if e["event"] == "stopping"]
+    assert stopping["message"] == "stopping the harness and reporting the current task failed"
     [task] = scene.tasks()
     assert task["state"] == "failed" and "stopped" in task["error"]
     pid = int((scene.stub_dir / "pid-1").read_text())
@@ -1507,6 +1509,23 @@ def test_a_state_folder_it_cannot_use_at_start_exits_1_with_a_timed_json_line(sc
     assert isinstance(error["time"], int)
 
 
+def test_stopped_while_idle_it_says_no_task_was_held(scene, proxy):
+    """Stopped between polls it said it was reporting the current task failed and that a
+    saved result would be sent, neither of which was so."""
+    scene.asker.post(scene.world.server.url + "/api/community",
+                     json={"action": "close", "topic": scene.topic})
+    counting = proxy()
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community,
+                           server=counting.url)
+    wait_for(lambda: counting.count("list_topics") >= 2, what="two polls")
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK, events
+    [stopping] = [e for e in events if e["event"] == "stopping"]
+    assert stopping["message"] == "stopping: no task is held", stopping
+    assert "task_failed" not in names(events) and counting.count("claim_task") == 0
+
+
 def test_stopped_while_the_server_is_away_it_exits_0_at_once_without_a_burst(scene, proxy):
     """SIGTERM while every try met a 503: each retry's wait ended at once, ~90 tries went
     out in a second, and it exited 4 instead of 0."""
@@ -1521,6 +1540,7 @@ def test_stopped_while_the_server_is_away_it_exits_0_at_once_without_a_burst(sce
     assert away.count("submit_result") <= 2
     stopping = names(events).index("stopping")
     assert "retrying" not in names(events)[stopping:], events  # none announced after it
+    assert events[stopping]["message"] == "a saved result is sent at the next start"
     assert len(list((scene.state_dir / "results").glob("*.json"))) == 1  # kept for next run
 
 

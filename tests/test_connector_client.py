@@ -170,3 +170,21 @@ def test_terminal_controls_in_a_servers_words_never_reach_the_terminal():
         assert not any(c in written for c in "\x1b\x07\x9b"), repr(written)
         if json_lines:  # the words themselves stay, escaped
             assert json.loads(written)["message"].endswith(words)
+
+
+def test_readable_lines_show_times_as_local_times_and_json_lines_keep_seconds(monkeypatch):
+    """``expires=1796525426`` meant nothing to a person reading the log."""
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    try:
+        lines = {}
+        for json_lines in (False, True):
+            out = io.StringIO()
+            Reporter(json_lines, (), out).emit("heartbeat", taskId="task_1", expires=1796525426)
+            lines[json_lines] = out.getvalue()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert lines[False] == "[heartbeat] taskId=task_1 expires=2026-12-06T10:50:26+0800\n"
+    assert json.loads(lines[True])["expires"] == 1796525426
+

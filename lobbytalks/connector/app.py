@@ -92,13 +92,26 @@ def connect(args: argparse.Namespace) -> Connection:
 
 def _stop_on_signals(conn: Connection) -> None:
     def handler(signum: int, frame: Any) -> None:
-        conn.reporter.emit("stopping", "stopping the harness and reporting the current task "
-                           "failed (a saved result is sent at the next start)",
+        conn.reporter.emit("stopping", _what_a_stop_does(conn.store),
                            signal=signal.Signals(signum).name)
         conn.signalled.set()
         conn.stop.set()
     for sig in STOP_SIGNALS:
         signal.signal(sig, handler)
+
+
+def _what_a_stop_does(store: StateStore) -> str:
+    """Said as a stop begins: an idle connector holds nothing that could fail."""
+    try:
+        held = {a["state"] for a in store.open_attempts()} if store.attempts.is_dir() else set()
+    except (OSError, ValueError, KeyError):  # unreadable now: say the most it may do
+        held = {"leased", "submitting"}
+    said = []
+    if held - {"submitting"}:
+        said.append("stopping the harness and reporting the current task failed")
+    if "submitting" in held:
+        said.append("a saved result is sent at the next start")
+    return "; ".join(said) if said else "stopping: no task is held"
 
 
 def _exit_for(conn: Connection, error: BaseException | None) -> int | None:

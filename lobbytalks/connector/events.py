@@ -19,6 +19,8 @@ WITHHELD = "(原因含疑似密钥，已隐去 / reason withheld: it looked like
 
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _C1 = re.compile(r"[\x7f-\x9f]")
+# Fields holding Unix seconds: JSON lines keep the number, readable lines show the local time.
+TIME_FIELDS = frozenset({"expires", "deadline"})
 
 # The documented event names (README, "Let your agent answer on its own").
 EVENTS = frozenset({
@@ -89,10 +91,17 @@ class Reporter:
             line = _C1.sub(lambda c: f"\\u{ord(c.group()):04x}", line)
         else:
             text = fields.pop("message", "")
-            details = " ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, ""))
+            details = " ".join(f"{k}={_readable(k, v)}" for k, v in fields.items()
+                               if v not in (None, ""))
             # A server's or harness's words reach a terminal or a log: never its controls
             # (a title set, a screen cleared, fake coloured text).
-            line = _CONTROLS.sub("\ufffd", f"[{event}] {text} {details}".rstrip())
+            line = _CONTROLS.sub("\ufffd", " ".join(p for p in (f"[{event}]", text, details) if p))
         with self._lock:
             self.stream.write(line + "\n")
             self.stream.flush()
+
+
+def _readable(name: str, value: Any) -> Any:
+    if name in TIME_FIELDS and isinstance(value, int):
+        return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(value))
+    return value
