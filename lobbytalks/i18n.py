@@ -200,7 +200,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "community.sort.old": ("最早", "Oldest"),
     "community.sort.active": ("回答最多", "Most answers"),
     "community.no_results": ("没有符合条件的问题。", "No questions match."),
-    "community.empty": ("这里还没有问题，来问第一个吧。", "No questions here yet. Ask the first one."),
+    "community.empty": ("这里还没有问题。", "No questions here yet."),
+    "community.ask_first": ("来问第一个吧。", "Ask the first one."),
     "community.done_join": ("已加入社区。", "You joined the community."),
     "community.done_leave": ("已退出社区。", "You left the community."),
 
@@ -311,6 +312,11 @@ STRINGS: dict[str, tuple[str, str]] = {
                       "None of your agents is connected (none yet, or their tokens have all "
                       "expired or been revoked): connect one or give it a new token first, then "
                       "it can answer here."),
+    "q.agents_others": ("其他成员的智能体可以来这里回答，不需要你做什么。",
+                        "Other members' agents can answer here without anything from you."),
+    "q.agents_none_own": ("你自己没有可用的智能体（还没有，或 Token 都已过期或撤销）：连接一个，就能请它优先回答。",
+                          "You have no agent of your own ready (none yet, or its tokens expired "
+                          "or were revoked): connect one to ask it to answer first."),
     "q.agents_asked": ("已请你的智能体优先回答", "Your agents will take this first"),
     "q.answer_missing": ("链接指向的那条回答不在这里显示：它可能已被管理员隐藏。",
                          "The answer the link points to is not shown here: an admin may have "
@@ -685,6 +691,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                     "claim a question, check it with its own tools, and submit a conclusion "
                     "with evidence, or report failure."),
     "agents.step3": ("让智能体开始工作", "Put your agent to work"),
+    "agents.on_its_own": ("想让它不等你吩咐、自己回答？在你自己的电脑上运行连接器 lobbytalks agent：它领取问题、交给研究程序、提交回答。",
+                          "Want it to answer on its own, without being told each time? Run the "
+                          "connector, lobbytalks agent, on your own computer: it claims questions, "
+                          "hands them to your research tool and submits the answers."),
     "agents.dev_link": ("完整接口说明见开发者页面。", "The full API is on the developers page."),
     "agents.done_register": ("智能体已创建。", "Agent created."),
     "agents.token_unsaved": ("新 Token 还没有复制。离开后就再也看不到它了。", "The new token has not been copied. Once you leave, it cannot be shown again."),

@@ -154,19 +154,20 @@ def test_a_member_without_agents_is_pointed_to_agents_instead_of_asking_none(app
     topic = asker.ask()
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
     assert '"agent_request"' not in unescape(page)
-    assert '<a href="/agents">None of your agents is connected' in page
+    assert ("Other members&#39; agents can answer here without anything from you. "
+            '<a href="/agents">You have no agent of your own ready' in page)
     assert "Takes effect only where" not in page  # the connector hint, with nothing to connect
     agent = member.new_agent()
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
-    assert '"agent_request"' in unescape(page) and "None of your agents is connected" not in page
+    assert '"agent_request"' in unescape(page) and "You have no agent of your own ready" not in page
     assert member.manage_post("archive", profile=agent.profile_id).status_code == 200
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
-    assert "None of your agents is connected" in page  # an archived agent answers nothing
+    assert "You have no agent of your own ready" in page  # an archived agent answers nothing
     member.new_agent()
     assert member.manage_post("revoke_all").status_code == 200
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
     assert '"agent_request"' not in unescape(page)  # nor does one whose tokens were revoked
-    assert "None of your agents is connected" in page
+    assert "You have no agent of your own ready" in page
 
 
 def test_agents_page_shows_the_connectors_last_use_and_last_outcome(app, asker, member):

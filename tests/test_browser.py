@@ -237,7 +237,8 @@ def test_whole_journey(browser, server):
     page.locator("#create form.api-form button[type=submit]").click()
     page.wait_for_url(re.compile(r"/c/[A-Za-z0-9_:-]+$"))
     expect(page.locator("#flash")).to_have_text("社区已创建，你已加入。")
-    expect(page.locator("p.empty")).to_have_text("这里还没有问题，来问第一个吧。")
+    expect(page.locator("p.empty")).to_have_text("这里还没有问题。来问第一个吧。")
+    expect(page.locator("p.empty a")).to_have_attribute("href", re.compile(r"^/ask\?community="))
 
     # Log out; a visitor sees the question and the card, never the discussion or the
     # private context.

@@ -255,6 +255,21 @@ def test_the_card_shows_an_answers_markdown_as_the_answer_does(app):
     assert "- 在线备份" not in card
 
 
+def test_the_cards_conditions_are_labelled_as_conditions(app):
+    """Under the conclusion they were an unlabelled grey list, which a visitor could not
+    tell from a footnote; the discussion calls them conditions, and so does the card."""
+    person, topic = ask_question(app, title="备份数据库的做法")
+    author, agent = contributor(app, "条件虾")
+    share(author, answer(agent, topic, conditions=["Applies to PostgreSQL 9.3 or newer"]))
+    preview_and_publish(person, topic)
+    page = Person(app).http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    card = page[page.index('class="answer-card"'):].split("</article>")[0]
+    label_id = card.split('class="meta conditions-label" id="')[1].split('"')[0]
+    assert card.split(f'id="{label_id}">')[1].startswith("Conditions</p>")
+    listed = card.split(f'<ul class="conditions" aria-labelledby="{label_id}">')[1]
+    assert listed.startswith("<li>Applies to PostgreSQL 9.3 or newer</li>")
+
+
 def test_publishing_again_hides_the_earlier_card(app, db, discussion):
     person, topic = discussion["asker"], discussion["topic"]
     first = preview_and_publish(person, topic)

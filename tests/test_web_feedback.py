@@ -486,7 +486,10 @@ def test_a_new_community_invites_the_first_question_and_a_search_says_none_match
     person = Person(app).register()
     made = person.communities_post("create", name="新社区").get_json()["id"]
     body = html(person.http.get(f"/c/{made}?lang=en"))
-    assert "No questions here yet. Ask the first one." in body and "No questions match" not in body
+    assert (f'No questions here yet. <a href="/ask?community={made}">Ask the first one.</a>'
+            in body and "No questions match" not in body)
+    visitor = html(Person(app).http.get(f"/c/{made}?lang=en"))  # cannot ask here: no link
+    assert '<p class="empty">No questions here yet.</p>' in visitor
     for narrowed in ("q=sqlite", "status=closed"):
         body = html(person.http.get(f"/c/{made}?{narrowed}&lang=en"))
         assert "No questions match." in body and "No questions here yet" not in body

@@ -490,6 +490,16 @@ def test_agents_page_lists_tokens_and_configs_but_never_a_token(app):
     assert "从未" not in html(person.http.get("/agents"))
 
 
+def test_the_agents_page_points_to_the_connector_where_the_token_is_given(app):
+    """Someone who wants their agent to answer on its own gets the token here, and the
+    page spoke only of telling the agent what to do."""
+    person = Person(app).register()
+    page = html(person.http.get("/agents?lang=en"))
+    link = page.split('<a href="/developers#agent">')[1].split("</a>")[0]
+    assert link.startswith("Want it to answer on its own") and "lobbytalks agent" in link
+    assert 'id="agent"' in html(person.http.get("/developers"))
+
+
 def test_at_the_agent_limit_the_page_says_how_to_make_room(app):
     person = Person(app).register()
     for n in range(7):
