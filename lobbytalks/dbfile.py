@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .db import BUSY_TIMEOUT_MS, Q, latest_version, schema_version
-from .db.schema import expected_schema, schema_objects
+from .db.schema import expected_schema, schema_differences, schema_objects
 
 
 class OpsError(RuntimeError):
@@ -117,11 +117,7 @@ def inspect(conn: sqlite3.Connection, path: Path) -> CheckReport:
 def _compare_schema(report: CheckReport, found: dict, expected: dict) -> None:
     """A database whose version says one thing and whose tables another (a development
     build's migration edited after it ran, a hand-made change) fails later, at some write."""
-    for (kind, name), sql in sorted(expected.items()):
-        if (kind, name) not in found:
-            report.schema_problems.append(f"{kind} {name}: missing")
-        elif found[(kind, name)] != sql:
-            report.schema_problems.append(f"{kind} {name}: defined differently")
+    report.schema_problems = schema_differences(found, expected)
     report.unknown_objects = [f"{kind} {name}: not part of LobbyTalks's schema (left alone)"
                               for kind, name in sorted(set(found) - set(expected))]
 

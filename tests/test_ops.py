@@ -265,6 +265,50 @@ def test_check_fails_a_database_whose_tables_are_not_what_its_version_says(tmp_p
     assert lines[-1] == "result: PROBLEMS FOUND"
 
 
+@pytest.mark.parametrize("drift, named", [
+    # 0014 before it gained notifications.cause: 0015 stopped at "no such column: cause"
+    ("ALTER TABLE notifications DROP COLUMN cause", "table notifications: defined differently"),
+    ("DROP INDEX tasks_profile_created", "index tasks_profile_created: missing"),
+])
+def test_an_upgrade_refuses_a_database_that_is_not_what_its_version_says(tmp_path, drift,
+                                                                            named):
+    """Not upgraded halfway to a bare SQL error, nor all the way to a write failing later
+    (a 0015 of a development build kept an older CHECK: every take-down then failed 503)."""
+    path = tmp_path / "dev.db"
+    migrated_to(path, 14)
+    conn = sqlite3.connect(path)
+    conn.executescript(f"{drift}; CREATE INDEX my_own ON users (created);")
+    before = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    conn.close()
+    conn = connect(path)
+    try:
+        with pytest.raises(dbmod.MigrationFailed) as refused:
+            migrate(conn, 0)
+    finally:
+        conn.close()
+    message = str(refused.value)
+    assert message.startswith("cannot upgrade: the database is not what schema version 14 "
+                              f"defines ({named}), as after a development build")
+    assert "`lobbytalks check` lists every difference" in message and "my_own" not in message
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone() == (14,)
+    assert conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() \
+        == before
+    conn.close()
+
+
+def test_an_older_database_as_its_version_defines_it_upgrades(tmp_path):
+    path = tmp_path / "older.db"
+    migrated_to(path, 14)
+    sqlite3.connect(path).execute("CREATE INDEX my_own ON users (created)").connection.close()
+    conn = connect(path)
+    try:
+        assert migrate(conn, 0) == [n for n, _, _ in dbmod.migrations() if n > 14]
+    finally:
+        conn.close()
+    assert ops.check(path).ok
+
+
 def test_an_index_of_the_admins_own_is_reported_but_not_a_failure(app):
     path = app.config["LOBBYTALKS"].db.path
     conn = sqlite3.connect(path)

@@ -118,6 +118,7 @@ def migrate(conn: Any, now: int) -> list[int]:
     todo = pending_migrations(conn)
     if not todo:
         return []
+    _refuse_a_drifted_schema(conn)
     # A table rebuilt to change a CHECK (SQLite has no other way) is dropped first, and with
     # foreign keys on that would delete what references it; the check comes before COMMIT.
     conn.execute("PRAGMA foreign_keys = OFF")
@@ -167,6 +168,31 @@ def schema_objects(conn: Any) -> dict[tuple[str, str], str]:
                         " AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
                         " AND name <> 'schema_migrations'").fetchall()
     return {(row[0], row[1]): " ".join(row[2].split()) for row in rows}
+
+
+def schema_differences(found: dict, expected: dict) -> list[str]:
+    """What a database (``schema_objects``) lacks or defines otherwise than a version does
+    (``expected_schema``); objects of its own (an admin's index) are not differences."""
+    return [f"{kind} {name}: missing" if (kind, name) not in found
+            else f"{kind} {name}: defined differently"
+            for (kind, name), sql in sorted(expected.items()) if found.get((kind, name)) != sql]
+
+
+def _refuse_a_drifted_schema(conn: Any) -> None:
+    """Migrations build on the tables their version defines. On a database whose tables say
+    otherwise (a development build's migration edited after it ran, a change by hand) an
+    upgrade stopped at a bare "no such column", or went through and left a write failing
+    for good later (a take-down refused by an older CHECK)."""
+    version = schema_version(conn)
+    if not version:  # a new database: nothing to build on yet
+        return
+    differences = schema_differences(schema_objects(conn), expected_schema(version))
+    if differences:
+        shown = "; ".join(differences[:3]) + ("; …" if len(differences) > 3 else "")
+        raise MigrationFailed(
+            f"cannot upgrade: the database is not what schema version {version} defines "
+            f"({shown}), as after a development build or a change by hand; `lobbytalks "
+            f"check` lists every difference. The database is as it was")
 
 
 def _check_references_to_dropped(conn: Any, sql: str) -> None:
