@@ -44,6 +44,9 @@ FIRST_RETRY = 60          # seconds; doubled after each failure
 RETRY_POLL = 30.0         # seconds between looks when no commit wakes the thread
 SMTP_TIMEOUT = 15         # seconds for connecting and for each SMTP command
 CLAIM_SECONDS = SMTP_TIMEOUT * 4  # longer than one send can take
+# One mail failing: the network, the SMTP server, or a message the email library refuses to
+# write (ValueError: a header it cannot fold); tried again later, the others still go.
+SEND_FAILURES = (OSError, smtplib.SMTPException, ValueError)
 
 # What others wrote (a question's title, an agent's name) reaches a mail client that turns
 # every address into a link, in a mail from this site: "please verify at https://x.example"
@@ -100,6 +103,8 @@ class Mailer:
                     log.debug("the database was closed; the mailer stops")
                     return
                 log.exception("reading the mail outbox failed; trying again later")
+            except Exception:  # a bug must not end the thread, and every mail with it
+                log.exception("the mailer failed; trying again later")
             finally:
                 if not self.db.closed:
                     self.db.release_connection()  # PostgreSQL: back to the pool while idle
@@ -116,7 +121,7 @@ class Mailer:
             item = notifications.by_id(self.db.conn, row["notification_id"])
             try:
                 self._send(row["email"], item)
-            except (OSError, smtplib.SMTPException) as exc:
+            except SEND_FAILURES as exc:
                 self._failed(row, exc)
                 continue
             self._forget(row["id"])
@@ -137,7 +142,7 @@ class Mailer:
             text = mail_address.code(self.keyring, row["id"], row["email"], now=clock.now())
             try:
                 self._deliver(self.compose_code(row["email"], text), row["email"])
-            except (OSError, smtplib.SMTPException) as exc:
+            except SEND_FAILURES as exc:
                 log.info("mailing a confirmation code to user %d failed (%s)",
                          row["id"], type(exc).__name__)
                 continue

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from .passwords import PASSWORD_MIN_LENGTH, Argon2Cost
-from .proxies import parse_networks
+from .passwords import Argon2Cost
 
 ENV_PREFIX = "LOBBYTALKS_"
 SQLITE_URL_PREFIX = "sqlite:///"  # then the path, as SQLAlchemy: sqlite:////srv/lt.db is absolute
@@ -25,13 +24,6 @@ DATABASE_URL_PREFIXES = (SQLITE_URL_PREFIX, *POSTGRESQL_URL_PREFIXES)
 
 class SettingsError(ValueError):
     """A setting that cannot be used; the message names it and says what it takes."""
-
-
-# The least each counted setting may be (workers: ``workers.refusal`` says it, for --workers too).
-_AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
-             "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
-             "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
-_CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
 
 
 def _setting(default: Any, help: str, *, secret: bool = False, env: bool = True,
@@ -130,50 +122,8 @@ class Settings:
 
     def __post_init__(self) -> None:
         """Refuse at start what would otherwise fail later, request by request."""
-        if self.database_url and not self.database_url.startswith(DATABASE_URL_PREFIXES):
-            raise SettingsError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
-                                f"postgresql://, got {mask_uri_credentials(self.database_url)!r}")
-        try:
-            self.password_cost  # building the cost checks its bounds
-        except ValueError as exc:
-            raise SettingsError(f"{ENV_PREFIX}ARGON2_MEMORY_KIB / _ITERATIONS: {exc}") from None
-        for name, least in _AT_LEAST.items():
-            if getattr(self, name) < least:
-                raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be at least {least}, "
-                                    f"got {getattr(self, name)}")
-        if self.port > 65535:
-            raise SettingsError(f"{ENV_PREFIX}PORT must be at most 65535, got {self.port}")
-        for name, choices in _CHOICES.items():
-            if getattr(self, name) not in choices:
-                raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be one of "
-                                    f"{', '.join(choices)}, got {getattr(self, name)!r}")
-        if self.public_url and not self.public_url.startswith(("http://", "https://")):
-            raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must start with http:// or https://, "
-                                f"got {self.public_url!r}")
-        try:
-            parse_networks(self.trusted_proxy_networks)
-        except ValueError as exc:
-            raise SettingsError(f"{ENV_PREFIX}TRUSTED_PROXY_NETWORKS: {exc}") from None
-        for f in fields(self):
-            if f.name.startswith("rate_"):
-                _check_rate(ENV_PREFIX + f.name.upper(), getattr(self, f.name))
-        if self.admin_username:
-            self._check_admin_username()
-        if self.admin_username and len(self.admin_password) < PASSWORD_MIN_LENGTH:
-            raise SettingsError(
-                f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {PASSWORD_MIN_LENGTH} "
-                f"characters, as logging in takes (set it, or its _FILE, with ADMIN_USERNAME)")
-
-    def _check_admin_username(self) -> None:
-        """The name must be one people can log in with: the registration rule."""
-        from .models.common import USERNAME_LENGTH, USERNAME_PATTERN
-
-        shortest, longest = USERNAME_LENGTH
-        name = self.admin_username
-        if not (shortest <= len(name) <= longest and re.fullmatch(USERNAME_PATTERN, name)):
-            raise SettingsError(
-                f"{ENV_PREFIX}ADMIN_USERNAME must be {shortest}–{longest} letters, digits or "
-                f"underscores, as a username to log in with; got {name!r}")
+        from .setting_rules import check  # the rules read this module's names
+        check(self)
 
     @property
     def password_cost(self) -> Argon2Cost:
@@ -260,17 +210,6 @@ def _read_setting_file(name: str, path: str) -> str:
         return Path(path).read_text("utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _check_rate(name: str, value: str) -> None:
-    """A rate limit as the gate reads it (``limits.parse``, as ``lobbytalks.limits`` does):
-    "20/minute", "5 per hour"."""
-    from limits import parse  # only here: settings are loaded before anything else
-    try:
-        parse(value)
-    except ValueError:
-        raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
-                            f"got {value!r}") from None
 
 
 def _convert(kind: Any, raw: str, name: str) -> Any:

@@ -209,12 +209,43 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_ADMIN_USERNAME": "boss", "LOBBYTALKS_ADMIN_PASSWORD": "abc"},
      "LOBBYTALKS_ADMIN_PASSWORD"),
     ({"LOBBYTALKS_ADMIN_PASSWORD_FILE": "/no/such/file"}, "LOBBYTALKS_ADMIN_PASSWORD_FILE"),
+    # every login and sign-up then failed 503: a cookie's date past the year 9999
+    ({"LOBBYTALKS_SESSION_DAYS": "1000000000"}, "LOBBYTALKS_SESSION_DAYS must be at most"),
+    # said it was serving, then a traceback: "can't start new thread"
+    ({"LOBBYTALKS_THREADS": "100000"}, "LOBBYTALKS_THREADS must be at most"),
+    # a header of its own in every mail; the mailer's thread died at the first
+    ({"LOBBYTALKS_SMTP_FROM": "LobbyTalks <a@b.c>\r\nBcc: victim@example.org"},
+     "LOBBYTALKS_SMTP_FROM must be one line"),
+    ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org/?x=1"}, "LOBBYTALKS_PUBLIC_URL"),
+    ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org#top"}, "LOBBYTALKS_PUBLIC_URL"),
+    ({"LOBBYTALKS_PUBLIC_URL": "https://"}, "LOBBYTALKS_PUBLIC_URL"),
+    ({"LOBBYTALKS_RATELIMIT_STORAGE": "http://127.0.0.1:6379"}, "LOBBYTALKS_RATELIMIT_STORAGE"),
+    ({"LOBBYTALKS_RATELIMIT_STORAGE": "async+redis://127.0.0.1:6379"},
+     "LOBBYTALKS_RATELIMIT_STORAGE"),
 ])
 def test_a_setting_that_would_fail_later_is_refused_at_start(env, named):
     """Each of these used to start: a bad rate then answered every request it covers 503,
     a short admin password made an admin nobody could log in as."""
     with pytest.raises(SettingsError, match=named):
         Settings.load(env)
+
+
+def test_a_public_url_with_a_password_is_refused_without_showing_it():
+    """It was accepted, and the start-up line printed it."""
+    with pytest.raises(SettingsError) as refused:
+        Settings.load({"LOBBYTALKS_PUBLIC_URL": "https://me:hunter2@talk.example.org"})
+    assert "without a user" in str(refused.value) and "hunter2" not in str(refused.value)
+    assert "https://me:****@talk.example.org" in str(refused.value)
+
+
+@pytest.mark.parametrize("env", [
+    {"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org/forum/"},
+    {"LOBBYTALKS_SESSION_DAYS": "3650", "LOBBYTALKS_THREADS": "256"},
+    {"LOBBYTALKS_RATELIMIT_STORAGE": "rediss://:pw@cache.example.org:6380/1"},
+    {"LOBBYTALKS_SMTP_FROM": "虾扯淡 <noreply@example.org>"},
+])
+def test_settings_at_their_bounds_are_taken(env):
+    Settings.load(env)
 
 
 def test_the_command_line_names_a_bad_setting_in_one_line(tmp_path):

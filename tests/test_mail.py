@@ -213,6 +213,40 @@ def test_an_unreachable_server_never_blocks_a_request_and_mail_waits(settings, d
     assert count(db, "notifications") == 1
 
 
+def test_a_mail_the_email_library_refuses_is_retried_and_the_mailer_lives_on(
+        settings, smtp, db, caplog, monkeypatch):
+    """A From header with a line break made every mail raise ValueError: the mailer's
+    thread died at the first, and no mail went out until a restart."""
+    app = mail_app(settings, smtp.port)
+    mailer = app.config["LOBBYTALKS"].mailer
+    thread = mailer._thread
+    refuse = [True]
+    real_compose = mailer.compose
+
+    def compose(to, item):
+        if refuse[0]:
+            raise ValueError("Header values may not contain linefeed or carriage return")
+        return real_compose(to, item)
+    monkeypatch.setattr(mailer, "compose", compose)
+    with caplog.at_level("INFO", logger="lobbytalks.mail"):
+        _, topic = opted_in_question(app, smtp)
+        codes = len(smtp.envelopes)  # the address's confirmation went before
+        answer(contributor(app)[1], topic)
+        deadline = time.time() + 10
+        while not (outbox(db) and outbox(db)[0][0] == 1) and time.time() < deadline:
+            time.sleep(0.05)
+    assert outbox(db)[0][0] == 1 and "failed (ValueError)" in caplog.text
+    assert thread.is_alive() and len(smtp.envelopes) == codes
+    monkeypatch.setattr(mailer, "drain", lambda: 1 / 0)  # and a failure nobody foresaw
+    with caplog.at_level("ERROR", logger="lobbytalks.mail"):
+        mailer._wake.set()
+        deadline = time.time() + 10
+        while "the mailer failed" not in caplog.text and time.time() < deadline:
+            time.sleep(0.05)
+    assert "the mailer failed; trying again later" in caplog.text and thread.is_alive()
+    mailer.stop()
+
+
 def test_mail_logs_in_when_a_login_is_set_and_a_wrong_one_is_retried(settings, db, caplog):
     from aiosmtpd.smtp import AuthResult, LoginPassword
     collector, tried = Collector(), []

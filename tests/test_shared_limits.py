@@ -11,6 +11,7 @@ import requests
 
 from lobbytalks import create_app
 from lobbytalks.limits import STORAGE_RETRY_AFTER_SECONDS, RateStorageUnavailable
+from lobbytalks.settings import SettingsError
 from tests.conftest import LiveServer, Person, count, free_port, live_usernames
 from tests.test_mcp import McpClient, assert_rpc_error
 from tests.redisserver import RedisServer, redis_server, redis_url  # noqa: F401 (fixtures)
@@ -99,8 +100,15 @@ def test_an_unreachable_redis_stops_the_start_in_one_line(tmp_path):
     assert not (tmp_path / "data" / "lobbytalks.db").exists()  # refused before migrating
 
 
-@pytest.mark.parametrize("uri", [f"nosuch://:{PASSWORD}@x/0",
-                                 f"redis://:{PASSWORD}@localhost:notaport/0"])
+def test_a_storage_the_limits_library_does_not_know_is_a_bad_setting(settings):
+    """Refused with the settings (``config`` says so too), its password masked."""
+    with pytest.raises(SettingsError) as refused:
+        settings.with_overrides(ratelimit_storage=f"nosuch://:{PASSWORD}@x/0")
+    assert "LOBBYTALKS_RATELIMIT_STORAGE must be memory:// or a storage" in str(refused.value)
+    assert "nosuch://:****@x/0" in str(refused.value) and PASSWORD not in str(refused.value)
+
+
+@pytest.mark.parametrize("uri", [f"redis://:{PASSWORD}@localhost:notaport/0"])
 def test_an_unusable_storage_uri_is_refused_at_start(settings, uri):
     with pytest.raises(RateStorageUnavailable) as refused:
         create_app(settings.with_overrides(ratelimit_storage=uri))

@@ -1,0 +1,129 @@
+"""What a setting may be: refused at start, naming the setting, instead of failing later,
+request by request (a cookie date past the calendar, a thread that cannot start, a mail
+header split by a line break)."""
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from .passwords import PASSWORD_MIN_LENGTH
+from .proxies import parse_networks
+from .settings import (DATABASE_URL_PREFIXES, ENV_PREFIX, SettingsError,
+                       mask_uri_credentials)
+
+if TYPE_CHECKING:
+    from .settings import Settings
+
+# The least and the most each counted setting may be (workers: ``workers.refusal`` says
+# it, for --workers too). The most: a session ends within ten years (a cookie's date must
+# stay within the calendar), and waitress starts every thread at once.
+_AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
+             "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
+             "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
+_AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535}
+_CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check(settings: "Settings") -> None:
+    """:raise SettingsError: naming the first setting that cannot be used."""
+    _check_text(settings)
+    if settings.database_url and not settings.database_url.startswith(DATABASE_URL_PREFIXES):
+        raise SettingsError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
+                            f"postgresql://, got "
+                            f"{mask_uri_credentials(settings.database_url)!r}")
+    try:
+        settings.password_cost  # building the cost checks its bounds
+    except ValueError as exc:
+        raise SettingsError(f"{ENV_PREFIX}ARGON2_MEMORY_KIB / _ITERATIONS: {exc}") from None
+    _check_counts(settings)
+    if settings.public_url:
+        _check_public_url(settings.public_url)
+    _check_rate_storage(settings.ratelimit_storage)
+    try:
+        parse_networks(settings.trusted_proxy_networks)
+    except ValueError as exc:
+        raise SettingsError(f"{ENV_PREFIX}TRUSTED_PROXY_NETWORKS: {exc}") from None
+    for f in fields(settings):
+        if f.name.startswith("rate_"):
+            _check_rate(ENV_PREFIX + f.name.upper(), getattr(settings, f.name))
+    if settings.admin_username:
+        _check_admin_username(settings.admin_username)
+    if settings.admin_username and len(settings.admin_password) < PASSWORD_MIN_LENGTH:
+        raise SettingsError(
+            f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {PASSWORD_MIN_LENGTH} "
+            f"characters, as logging in takes (set it, or its _FILE, with ADMIN_USERNAME)")
+
+
+def _check_text(settings: "Settings") -> None:
+    """No setting's text holds a line break or another control character: in a mail
+    header (SMTP_FROM) one adds headers, and the mailer then failed at every mail. Secrets
+    are left as given (a secret key may hold older keys, a line each)."""
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, str) and not f.metadata.get("secret") and _CONTROLS.search(value):
+            raise SettingsError(f"{ENV_PREFIX}{f.name.upper()} must be one line without "
+                                f"control characters")
+
+
+def _check_counts(settings: "Settings") -> None:
+    for name, least in _AT_LEAST.items():
+        if getattr(settings, name) < least:
+            raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be at least {least}, "
+                                f"got {getattr(settings, name)}")
+    for name, most in _AT_MOST.items():
+        if getattr(settings, name) > most:
+            raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be at most {most}, "
+                                f"got {getattr(settings, name)}")
+    for name, choices in _CHOICES.items():
+        if getattr(settings, name) not in choices:
+            raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be one of "
+                                f"{', '.join(choices)}, got {getattr(settings, name)!r}")
+
+
+def _check_public_url(url: str) -> None:
+    """An origin, optionally with a path: the docs add /api/external/... to it, and the
+    Origin rule compares its scheme and host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must start with http:// or https:// "
+                            f"and name a host, got {mask_uri_credentials(url)!r}")
+    if "@" in parts.netloc or parts.query or parts.fragment or "?" in url or "#" in url:
+        raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must be an address such as "
+                            f"https://talk.example.org, without a user, query or fragment, "
+                            f"got {mask_uri_credentials(url)!r}")
+
+
+def _check_rate_storage(uri: str) -> None:
+    """A storage the ``limits`` library knows (its synchronous ones), told before ``serve``
+    tries to reach it: ``config`` says so too."""
+    from limits.storage import SCHEMES  # only here: settings are loaded before anything else
+
+    scheme, sep, _ = uri.partition("://")
+    if not sep or scheme not in SCHEMES or scheme.startswith("async+"):
+        raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE must be memory:// or a storage "
+                            f"such as redis://host:6379/0, got {mask_uri_credentials(uri)!r}")
+
+
+def _check_rate(name: str, value: str) -> None:
+    """A rate limit as the gate reads it (``limits.parse``, as ``lobbytalks.limits`` does):
+    "20/minute", "5 per hour"."""
+    from limits import parse  # only here: settings are loaded before anything else
+    try:
+        parse(value)
+    except ValueError:
+        raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
+                            f"got {value!r}") from None
+
+
+def _check_admin_username(name: str) -> None:
+    """The name must be one people can log in with: the registration rule."""
+    from .models.common import USERNAME_LENGTH, USERNAME_PATTERN
+
+    shortest, longest = USERNAME_LENGTH
+    if not (shortest <= len(name) <= longest and re.fullmatch(USERNAME_PATTERN, name)):
+        raise SettingsError(
+            f"{ENV_PREFIX}ADMIN_USERNAME must be {shortest}–{longest} letters, digits or "
+            f"underscores, as a username to log in with; got {name!r}")
