@@ -178,8 +178,9 @@ class SharedWindow:
                 f"LOBBYTALKS_RATELIMIT_STORAGE={self._shown} cannot be used: {reason}") from None
         if not self._storage.check():
             raise RateStorageUnavailable(
-                f"rate-limit storage {self._shown} is not reachable; start it or fix "
-                "LOBBYTALKS_RATELIMIT_STORAGE")
+                f"rate-limit storage {self._shown} is not reachable or refused the "
+                "connection (is it running, and are its password and database number "
+                "right?); start it or fix LOBBYTALKS_RATELIMIT_STORAGE")
         self._limiter = MovingWindowRateLimiter(self._storage)
 
     def _wait(self, item: RateLimitItem, scope: str, key: str) -> float:

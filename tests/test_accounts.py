@@ -207,6 +207,23 @@ def test_admin_grant_command(app, db):
     assert run_cli(["admin", "grant", "nobody"], data_dir) == 1
 
 
+def test_the_configured_admin_is_not_revoked_by_hand(app, db, capsys, monkeypatch):
+    """Revoked, the next start refused to run (the name is no admin's, and anyone may have
+    registered it): the command says to change the setting first."""
+    Person(app, username="root_admin").register()
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    assert run_cli(["admin", "grant", "root_admin"], data_dir) == 0
+    monkeypatch.setenv("LOBBYTALKS_ADMIN_USERNAME", "root_admin")
+    monkeypatch.setenv("LOBBYTALKS_ADMIN_PASSWORD", "correct horse 1")
+    capsys.readouterr()
+    assert run_cli(["admin", "revoke", "root_admin"], data_dir) == 1
+    assert "is LOBBYTALKS_ADMIN_USERNAME" in capsys.readouterr().err
+    assert db.value("SELECT is_admin FROM users WHERE username='root_admin'") == 1
+    monkeypatch.delenv("LOBBYTALKS_ADMIN_USERNAME")
+    assert run_cli(["admin", "revoke", "root_admin"], data_dir) == 0
+    assert db.value("SELECT is_admin FROM users WHERE username='root_admin'") == 0
+
+
 def test_a_grant_or_revoke_that_changes_nothing_says_so_and_records_nothing(app, db, capsys):
     Person(app, username="ingrid").register()
     data_dir = app.config["LOBBYTALKS"].settings.data_dir

@@ -170,6 +170,27 @@ def test_real_server_flow_and_healthcheck_command(live_server):
     assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
 
 
+@pytest.mark.parametrize("timeout", ["-1", "0", "nan", "soon", "1e9"])
+def test_healthcheck_refuses_a_timeout_that_is_no_wait_as_a_usage_error(timeout):
+    """It said "unhealthy: Timeout value out of range", exit 1: the server blamed for the
+    command's own mistake."""
+    from lobbytalks.cli import main
+    with pytest.raises(SystemExit) as ended:
+        main(["healthcheck", "http://127.0.0.1:9", "--timeout", timeout])
+    assert ended.value.code == 2
+
+
+def test_a_database_path_naming_a_folder_is_said_so(tmp_path, capsys):
+    """"unable to open database file" named neither the path nor what was wrong with it."""
+    from lobbytalks.cli import main
+    folder = tmp_path / "lobbytalks.db"
+    folder.mkdir()
+    assert main(["init", "--db", str(folder)]) == 1
+    said = capsys.readouterr().err.strip()
+    assert said == (f"lobbytalks: cannot open the database {folder}: it is a folder, not a "
+                    "file (LOBBYTALKS_DB and --db name the file)"), said
+
+
 def test_healthcheck_fails_when_nothing_listens():
     from conftest import free_port
     check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck",

@@ -43,6 +43,10 @@ def admin(args: argparse.Namespace) -> int:
         return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} characters")
 
     settings = settings_from(args)
+    if args.change == "revoke" and args.username == settings.admin_username:
+        return fail(f"{args.username} is LOBBYTALKS_ADMIN_USERNAME, made an admin at every "
+                    "start: the next start would refuse to run; change or unset that setting "
+                    "first")
     if not settings.uses_postgres and not Path(settings.db_path).exists():
         return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
     try:

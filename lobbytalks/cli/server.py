@@ -126,11 +126,22 @@ def _hold_database(settings) -> int | None:
                          f"{exc.strerror or exc}") from None
 
 
+def _seconds(text: str) -> float:
+    """A wait: more than nothing and less than a day (argparse says the rest, exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 86400, got {text}")
+    return value
+
+
 def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("url", nargs="?", default=None,
                    help="server address (default http://127.0.0.1:PORT, the port "
                         "LOBBYTALKS_PORT says, 8000 unless set)")
-    p.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=_seconds, default=5.0, metavar="SECONDS",
                    help="how long to wait for the answer (default 5)")
 
 

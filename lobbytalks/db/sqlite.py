@@ -43,6 +43,9 @@ def make_private_dir(path: Path) -> None:
 def _create_private_file(path: Path) -> None:
     """Create a missing database file as 0600 before SQLite opens it: SQLite would create
     it 0644 (under umask 022), and it gives its -wal and -shm the database file's mode."""
+    if path.is_dir():  # SQLite says only "unable to open database file"
+        raise sqlite3.OperationalError(f"cannot open the database {path}: it is a folder, "
+                                       "not a file (LOBBYTALKS_DB and --db name the file)")
     if path.exists() or str(path) == ":memory:":
         return
     make_private_dir(path.parent)
