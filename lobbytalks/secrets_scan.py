@@ -196,11 +196,18 @@ _NOT_ALNUM_NOR_FOLDING = re.compile(r"[\x01-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f"
 _SHORTEST_DISGUISED = 16  # a secret's letters and digits; tokens have far more
 
 
+# A secret's public prefix ("lbt_"): letters and an underscore anyone may know. What
+# follows it is the secret, and encoded alone it shares nothing with the prefix's encoding.
+_PUBLIC_PREFIX = re.compile(r"[a-z]{2,8}_")
+
+
 @functools.lru_cache(maxsize=64)
 def _disguises(secret: str) -> tuple[str, ...]:
-    """The secret's letters and digits, its hex and its base64 wherever it starts in the
-    encoded bytes, each without what lies between characters."""
-    raw = secret.encode()
+    """The secret's letters and digits, and the hex and base64 of what follows its public
+    prefix (wherever it starts in the encoded bytes: the whole secret's encodings hold
+    these), each without what lies between characters."""
+    prefix = _PUBLIC_PREFIX.match(secret)
+    raw = secret[prefix.end() if prefix else 0:].encode()
     forms = [*_turned(_NOT_ALNUM.sub("", secret)), raw.hex(), raw.hex().upper()]
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode()

@@ -31,7 +31,9 @@ def work(tmp_path) -> tuple[StateStore, dict, Path]:
     TOKEN, TOKEN[::-1], codecs.encode(TOKEN, "rot13"), codecs.encode(TOKEN, "rot13")[::-1],
     TOKEN.encode().hex(), TOKEN.encode().hex().upper(), base64.b64encode(TOKEN.encode()).decode(),
     base64.b64encode(b"x" + TOKEN.encode()).decode(),  # starting mid-group
-], ids=["plain", "backwards", "rot13", "rot13-backwards", "hex", "HEX", "base64", "base64-shifted"])
+    TOKEN[4:].encode().hex(), base64.b64encode(TOKEN[4:].encode()).decode(),  # no "lbt_"
+], ids=["plain", "backwards", "rot13", "rot13-backwards", "hex", "HEX", "base64", "base64-shifted",
+        "body-hex", "body-base64"])
 def test_the_token_is_taken_out_in_every_form_the_result_check_refuses(work, written):
     """Only the token as written was replaced: backwards it stayed in stdout-1.txt."""
     store, attempt, folder = work

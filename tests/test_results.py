@@ -177,8 +177,17 @@ def _fullwidth(token: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) for c in token)
 
 
+def _body_base64(token: str) -> str:
+    """What follows the public "lbt_", in base64: decoded and prefixed, the token works."""
+    return __import__("base64").b64encode(token[4:].encode()).decode()
+
+
+def _body_hex(token: str) -> str:
+    return token[4:].encode().hex()
+
+
 @pytest.mark.parametrize("disguise", [_spaced, _capital_prefix, _hex, _split_by_lines,
-                                      _fullwidth])
+                                      _fullwidth, _body_base64, _body_hex])
 def test_own_agent_token_in_disguise_is_sensitive_on_rest_and_mcp(leased, app, db, disguise):
     """Only the request carrying the token can tell it spelt out or encoded: what a model
     talked into printing its own token would send. Nothing is stored, the lease holds."""

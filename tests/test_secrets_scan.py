@@ -347,10 +347,17 @@ def _fullwidth(text: str) -> str:
     lambda t: "".join(c + str(i % 10) for i, c in enumerate(t)),          # l0b1t2_3…
     lambda t: "".join(c + "xy" for c in t),
     lambda t: f"backwards, in two: {t[::-1][:22]} … {t[::-1][22:]}",
+    # what follows the public "lbt_" alone: the prefix is no secret, so it was left out
+    lambda t: t[4:].encode().hex(),
+    lambda t: t[4:].encode().hex().upper(),
+    lambda t: __import__("base64").b64encode(t[4:].encode()).decode(),
+    lambda t: __import__("base64").b64encode(b"k" + t[4:].encode()).decode(),
+    lambda t: __import__("base64").urlsafe_b64encode(b"k=" + t[4:].encode()).decode(),
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
         "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted", "halves",
         "quarters", "reversed", "rot13", "rot13-reversed", "interleaved", "interleaved-2",
-        "reversed-halves"])
+        "reversed-halves", "body-hex", "body-HEX", "body-base64", "body-base64-shifted",
+        "body-base64url-shifted"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
