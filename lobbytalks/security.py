@@ -169,12 +169,17 @@ def _zone(match: re.Match[str]) -> timezone:
 
 def _unix_seconds(match: re.Match[str]) -> int:
     # Fractional seconds are dropped: the result is whole seconds, rounded down.
+    second = int(match["second"])
+    leap = second == 60  # RFC 3339 5.7: only as the last second of a UTC day
     moment = datetime(
         int(match["year"]), int(match["month"]), int(match["day"]),
-        int(match["hour"]), int(match["minute"]), int(match["second"]),
+        int(match["hour"]), int(match["minute"]), 59 if leap else second,
         tzinfo=_zone(match),
     )
-    return (moment - _EPOCH) // timedelta(seconds=1)
+    if leap and (moment - _EPOCH) // timedelta(seconds=1) % 86400 != 86399:
+        raise ValueError("a leap second ends a UTC day")
+    # Unix time has no leap seconds: 23:59:60Z is the moment the next day begins.
+    return (moment - _EPOCH) // timedelta(seconds=1) + leap
 
 
 def parse_retrieved_at(value: str, now: int) -> int:
