@@ -28,20 +28,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 from flask import Request, Response, current_app, g, request
 from werkzeug.wsgi import get_content_length
 
 from .errors import ApiError
 from .mcp import accepts_json_and_event_stream
 from .quotas import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT, WEB_BODY_LIMIT
+from .strict_json import parse_json
 from .textrules import HTTP_WHITESPACE
 
 # What the server itself buffers at most (lobbytalks.serving): the largest of the above.
 LARGEST_BODY_LIMIT = max(WEB_BODY_LIMIT, COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT)
-# The deepest legitimate body (an MCP tools/call of submit_result) nests 5 levels; past 32
-# a body is refused before any recursive code (validation, logging, encoders) walks it.
-MAX_JSON_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -166,38 +163,6 @@ def _body_bytes(environ: dict[str, Any], length: int | None, limit: int) -> byte
     if "wsgi.input_terminated" in environ:
         return stream.read(limit + 1)
     return stream.read(length) if length else b""
-
-
-def parse_json(raw: bytes) -> Any:
-    """Strict JSON, else ``invalid_json``: orjson's rules (UTF-8 without a BOM, no NaN, no
-    lone surrogates, which SQLite and the encoder cannot store) and ``MAX_JSON_DEPTH``.
-
-    An integer past 64 bits is read as a float, which no integer field accepts."""
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise ApiError("invalid_json") from None
-    # Nesting past the limit takes more opening brackets than the limit (counted in C);
-    # most bodies have far fewer, and skip the walk over every value.
-    if (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
-            and nests_deeper_than(data, MAX_JSON_DEPTH)):
-        raise ApiError("invalid_json", f"JSON 嵌套超过 {MAX_JSON_DEPTH} 层")
-    return data
-
-
-def nests_deeper_than(data: Any, limit: int) -> bool:
-    """Whether arrays and objects nest more than ``limit`` levels (checked without recursion)."""
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            node = node.values()
-        elif not isinstance(node, list):
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in node)
-    return False
 
 
 SECURITY_HEADERS = {

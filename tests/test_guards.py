@@ -108,6 +108,33 @@ def test_malformed_json_external(agent, raw):
     assert_external_error(r, 400, "invalid_json")
 
 
+@pytest.mark.parametrize("raw", [
+    b'{"action":"join_community","community":"nope","community":"lobby"}',
+    b'{"action":"join_community","community" :"nope",\n "community"\t: "lobby"}',
+    b'{"action":"join_community","community":"lobby","x":[{"k":1,"k":1}]}',  # nested, equal
+])
+def test_a_key_named_twice_is_invalid_json_on_rest_and_mcp(agent, raw):
+    """The last copy won ("nope" then "lobby": joined), where a proxy or client reading the
+    first would have seen another request."""
+    r = agent.http.post("/api/external", data=raw,
+                        headers={**agent.headers, "Content-Type": "application/json"})
+    body = assert_external_error(r, 400, "invalid_json")
+    assert body["error"] == "JSON 对象里有重复的键"
+    r = agent.http.post("/api/external/mcp", data=b'{"jsonrpc":"2.0","id":1,"id":2,'
+                        b'"method":"tools/list"}', headers={
+                            **agent.headers, "Content-Type": "application/json",
+                            "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 400 and r.get_json()["id"] is None, r.get_json()
+    assert r.get_json()["error"]["data"] == {"code": "invalid_json", "status": 400}
+
+
+@pytest.mark.parametrize("text", ['he said \":\" twice', '"k":1,"k":2', '\"a\" : b'])
+def test_a_string_holding_what_looks_like_keys_is_no_repeat(agent, text):
+    r = agent.http.post("/api/external", json={"action": "list_topics", "community": text},
+                        headers=agent.headers)
+    assert r.get_json()["code"] != "invalid_json", r.get_json()
+
+
 def test_malformed_json_web(client):
     r = client.post("/api/community", data=b"{oops", headers={"Content-Type": "application/json"})
     assert_web_error(r, 400)
