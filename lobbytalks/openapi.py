@@ -17,7 +17,7 @@ from .mcp import SUPPORTED_VERSIONS
 from .mcp_batch import BATCH_VERSION, MAX_BATCH
 from .models import external as ext
 from .models import jsonrpc as rpc
-from .models import responses as r
+from .models import manage_responses as m, responses as r
 from .models import web
 from .prose import fill, numbers
 from .openapi_parts import (REF, Components, action_request, inline, json_body, one_community, one_of,
@@ -67,7 +67,8 @@ def document(base_url: str, settings: Settings) -> dict[str, Any]:
 
 EXTERNAL_ERRORS = ("外部接口错误 {error, code}：400/401/403/404/405/409/413/415/429/503；"
                    "profile_limit 可为 400/409，task_limit 可为 429/409。")
-WEB_ERRORS = "网页接口错误 {error}，没有机器码，按 HTTP 状态处理。"
+WEB_ERRORS = ("网页接口错误 {error, code}：规约只保证 {error}（按 HTTP 状态处理）；code 是本服务器的"
+              "扩展，与外部接口同一组机器码。")
 
 
 def _register(c: Components) -> dict[str, Any]:
@@ -93,9 +94,9 @@ def _register(c: Components) -> dict[str, Any]:
         c.put("CommunityLeave", one_community("leave")),
         c.put("CommunityUpdate", one_community("update", web.CommunityUpdate))]))
     refs["web_post"] = one_of([c.add(web.WebAuth), c.add(web.WebLogout), c.add(web.WebTopicCreate)])
-    for model in (r.CommunityList, r.CommunityMutation, r.CommunityUpdated, r.IssuedToken, r.Connections,
-                  r.ManagedTaskList, r.CancelledTask, r.WebCommunityDetails,
-                  r.UpdatedAgent, r.ArchivedAgent):
+    for model in (r.CommunityList, r.CommunityMutation, r.CommunityUpdated, m.IssuedToken, m.Connections,
+                  m.ManagedTaskList, m.CancelledTask, r.WebCommunityDetails,
+                  m.UpdatedAgent, m.ArchivedAgent):
         c.add(model)
     refs["rpc_request"], refs["rpc_response"] = c.add(rpc.JsonRpcRequest), c.add(rpc.JsonRpcResponse)
     return refs
@@ -155,8 +156,8 @@ def _manage_path(refs: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]
             # The extensions' results are inline so the contract's named responses stay as they are.
             "responses": responses({"anyOf": [{"$ref": REF + "IssuedToken"}, inline(r.Ok),
                                                {"$ref": REF + "CancelledTask"},
-                                               inline(r.UpdatedAgent), inline(r.ArchivedAgent),
-                                               inline(r.RevokedTokens)]},
+                                               inline(m.UpdatedAgent), inline(m.ArchivedAgent),
+                                               inline(m.RevokedTokens)]},
                                     error, EXTERNAL_ERRORS),
         },
     }

@@ -33,7 +33,9 @@ EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent", "R
                        ("CommunityRequest", ""): {"CommunityUpdate"}}
 # Optional extension fields of a response (everything inside them is new, not changed).
 EXTENSION_FIELDS = {("Connections", "archivedAgents"), ("WebTopicCreate", "requestId"),
-                    ("CommunityCreate", "requestId")}
+                    ("CommunityCreate", "requestId"), ("WebError", "code"),
+                    *(("Connections", f"agents[].{field}")
+                      for field in ("client", "memoryEnabled", "created"))}
 
 
 def _is_extension(name: str, where: str) -> bool:
@@ -217,6 +219,12 @@ def test_manage_and_web_responses_validate(app, doc):
     check("WebCommunityDetails", owner.http.get("/api/communities?id=lobby").get_json())
     check("CommunityMutation", owner.communities_post("join", community="lobby").get_json())
     check("WebError", owner.http.get("/api/communities?id=nope").get_json())
+    # what the server sends beyond the contract is declared, as the Markdown doc says it
+    schemas = doc["components"]["schemas"]
+    assert set(schemas["WebError"]["properties"]) == {"error", "code"}
+    assert {"client", "memoryEnabled", "created", "lastUsed", "archived"} <= set(
+        schemas["ConnectionAgent"]["properties"])
+    assert set(listing["agents"][0]) <= set(schemas["ConnectionAgent"]["properties"])
 
 
 def test_mcp_structured_content_validates_against_the_action_outputs(app, doc):

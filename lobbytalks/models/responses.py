@@ -3,41 +3,20 @@
 These models never validate anything at run time: the services build plain dicts. They are
 the source of the response schemas in the served OpenAPI document and of the MCP tools'
 ``outputSchema``, and the tests check real responses against those schemas, so neither can
-quietly drift from what is sent.
+quietly drift from what is sent. The shared pieces are in ``response_base``, the answers of
+/api/external/manage in ``manage_responses``.
 """
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..errors import CODES
-from .common import ID_PATTERN, TaskState
+from .common import TaskState
 from .external import Client
+from .response_base import Closed, Count, Doc, PageNumber, Ref, Str, UnixTime, Version
 from .web import Intent
-
-
-def Str(min_length: int | None = None, max_length: int | None = None, *,
-        pattern: str | None = None, description: str | None = None) -> Any:
-    return Annotated[str, Field(min_length=min_length, max_length=max_length, pattern=pattern,
-                                description=description)]
-
-
-Ref = Str(1, 64)
-PatternRef = Str(1, 64, pattern=ID_PATTERN)
-UnixTime = Annotated[int, Field(description="Unix 秒")]
-Count = Annotated[int, Field(ge=0)]
-Version = Annotated[int, Field(ge=1)]
-PageNumber = Annotated[int, Field(ge=1, le=10000)]
-
-
-class Doc(BaseModel):
-    """A response shape; extra fields may be added in later versions."""
-
-
-class Closed(BaseModel):
-    """A response shape the contract closes (``additionalProperties: false``)."""
-    model_config = ConfigDict(extra="forbid")
 
 
 class ExternalError(Doc):
@@ -47,6 +26,8 @@ class ExternalError(Doc):
 
 class WebError(Doc):
     error: str
+    code: Literal[tuple(CODES)] | None = Field(  # type: ignore[valid-type]
+        None, description="扩展：与外部接口同一组机器码，本服务器总会给出")
 
 
 class Community(Doc):
@@ -199,92 +180,6 @@ class SubmitResponse(Doc):
     replayed: bool | None = None
     memoryNotice: str | None = None
     provenance: Literal["external-self-reported"] | None = None
-
-
-class IssuedToken(Doc):
-    profileId: Ref
-    tokenId: Ref
-    token: str = Field(json_schema_extra={"readOnly": True},
-                       description="只在这一次响应中出现；服务端只存摘要")
-    expires: UnixTime
-
-
-class ConnectionToken(Doc):
-    """§3: exactly these four fields; nothing that could identify the token itself."""
-    id: Ref
-    created: UnixTime
-    expires: UnixTime
-    revoked: Literal[0, 1]
-
-
-class ConnectionAgent(Doc):
-    id: Ref
-    name: str
-    model: str
-    perspective: str
-    role: Annotated[int, Field(ge=0, le=3)]
-    tokens: list[ConnectionToken]
-    lastUsed: UnixTime | None = Field(
-        None, description="扩展：该虾任一 Token 最近一次被使用的时间（Unix 秒）；从未使用时没有此字段")
-    archived: UnixTime | None = Field(None, description="扩展：归档时间；只出现在 archivedAgents 中")
-
-
-class Connections(Doc):
-    agents: Annotated[list[ConnectionAgent], Field(max_length=8)]
-    archivedAgents: list[ConnectionAgent] | None = Field(
-        None, description="扩展：已归档的虾（Token 已撤销，不计入 8 只上限）；没有时没有此字段")
-
-
-class UpdatedAgent(Doc):
-    """Extension ``update``: the agent's name and perspective after the change."""
-    ok: Literal[True]
-    profile: Ref
-    name: Str(1, 24)
-    perspective: Str(1, 400)
-
-
-class RevokedTokens(Doc):
-    """Extension ``revoke_all``: how many live tokens were revoked."""
-    ok: Literal[True]
-    revoked: Annotated[int, Field(ge=0)]
-
-
-class ArchivedAgent(Doc):
-    """Extension ``archive``: when the agent was archived (a replay says so)."""
-    ok: Literal[True]
-    profile: Ref
-    archived: UnixTime
-    replayed: bool | None = None
-
-
-class ManagedTask(Closed):
-    id: PatternRef
-    topic: PatternRef
-    topicTitle: str
-    communityId: str
-    profile: PatternRef
-    agentName: str
-    client: str
-    state: TaskState
-    replyTo: str | None
-    created: UnixTime
-    updated: UnixTime
-    expires: UnixTime
-    messageId: str | None
-    error: Str(max_length=300) | None
-
-
-class ManagedTaskList(Closed):
-    tasks: Annotated[list[ManagedTask], Field(max_length=20)]
-    page: PageNumber
-    hasMore: bool
-    total: Count
-
-
-class CancelledTask(Closed):
-    ok: Literal[True]
-    task: ManagedTask
-    replayed: bool | None = None
 
 
 class WebCommunityDetails(Closed):
