@@ -32,23 +32,13 @@ def admin(args: argparse.Namespace) -> int:
     from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
     from ..startup import open_migrated
 
-    if (args.change == "log") != (args.username is None):
-        return fail(USAGE)
-    if args.password_stdin and args.change != "reset-password":
-        return fail("--password-stdin is for admin reset-password only")
-    if not 1 <= args.limit <= 10000:
-        return fail("--limit must be between 1 and 10000")
+    settings = settings_from(args)
+    refused = _refusal(args, settings)
+    if refused:
+        return fail(refused)
     password = _new_password(args.password_stdin) if args.change == "reset-password" else ""
     if password is None:
         return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} characters")
-
-    settings = settings_from(args)
-    if args.change == "revoke" and args.username == settings.admin_username:
-        return fail(f"{args.username} is LOBBYTALKS_ADMIN_USERNAME, made an admin at every "
-                    "start: the next start would refuse to run; change or unset that setting "
-                    "first")
-    if not settings.uses_postgres and not Path(settings.db_path).exists():
-        return fail(f"no database at {settings.db_path} (lobbytalks init creates one)")
     try:
         db = open_migrated(settings)
     except (SchemaTooNew, ops.OpsError, DatabaseError) as exc:
@@ -76,6 +66,23 @@ def admin(args: argparse.Namespace) -> int:
         return fail(f"no user named {args.username!r}")
     print(f"{args.username}: {done}")
     return 0
+
+
+def _refusal(args: argparse.Namespace, settings) -> str | None:
+    """Why the command cannot run as asked, before a password is read or the database
+    opened."""
+    if (args.change == "log") != (args.username is None):
+        return USAGE
+    if args.password_stdin and args.change != "reset-password":
+        return "--password-stdin is for admin reset-password only"
+    if not 1 <= args.limit <= 10000:
+        return "--limit must be between 1 and 10000"
+    if args.change == "revoke" and args.username == settings.admin_username:
+        return (f"{args.username} is LOBBYTALKS_ADMIN_USERNAME, made an admin at every start: "
+                "the next start would refuse to run; change or unset that setting first")
+    if not settings.uses_postgres and not Path(settings.db_path).exists():
+        return f"no database at {settings.db_path} (lobbytalks init creates one)"
+    return None
 
 
 def _new_password(from_stdin: bool) -> str | None:
