@@ -161,13 +161,25 @@ def expected_schema(version: int) -> dict[tuple[str, str], str]:
 
 
 def schema_objects(conn: Any) -> dict[tuple[str, str], str]:
-    """(type, name) -> statement, spaces folded, for what a SQLite database defines. SQLite's
-    own objects (automatic indexes, statistics) follow from the rest, and the version table
-    is where the version is read from, not part of a version: both are left out."""
+    """(type, name) -> statement (``_canonical``), for what a SQLite database defines.
+    SQLite's own objects (automatic indexes, statistics) follow from the rest, and the
+    version table is where the version is read from, not part of a version: both are left
+    out."""
     rows = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
                         " AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
                         " AND name <> 'schema_migrations'").fetchall()
-    return {(row[0], row[1]): " ".join(row[2].split()) for row in rows}
+    return {(row[0], row[1]): _canonical(row[2]) for row in rows}
+
+
+_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def _canonical(sql: str) -> str:
+    """A statement as SQLite keeps it, without what does not change its meaning: comments,
+    spaces and the quotes a table rebuilt under another name gets. (SQLite keeps the text
+    as written, then edited in place by ALTER TABLE: the same table reached by two paths
+    reads differently.)"""
+    return "".join(_SQL_COMMENT.sub(" ", sql).replace('"', "").split()).lower()
 
 
 def schema_differences(found: dict, expected: dict) -> list[str]:
