@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import orjson
-from waitress.parser import HTTPRequestParser, ParsingError
+from waitress.parser import HTTPRequestParser, ParsingError, split_uri
 from waitress.task import ErrorTask
 from waitress.utilities import BadRequest, RequestEntityTooLarge
 
@@ -70,8 +70,9 @@ class BoundedRequest(HTTPRequestParser):
             self.error = BadRequest("header lines must end with CRLF")
             self.completed = True
             return consumed
-        if isinstance(self.error, RequestEntityTooLarge) or (
-                self._announces_too_much() and not self.completed):
+        # (also once the request is complete: a body over the limit that came in whole,
+        # in one read, was passed on, and the connection stayed open after its 413)
+        if isinstance(self.error, RequestEntityTooLarge) or self._announces_too_much():
             self.error = None
             self.body_refused = self.completed = True
             self.expect_continue = False  # no "100 Continue": the body is not wanted
@@ -90,10 +91,17 @@ class BoundedRequest(HTTPRequestParser):
 
 
 def requested_path(request: "BoundedRequest") -> str:
-    """The path of the request line, as far as it was read ("" when it was not)."""
+    """The path of the request line as far as it was read, as the app would route it
+    (percent-decoded, the path of an absolute target): "" when there is none. Read from the
+    bytes received: for headers past their limit waitress parses a stand-in line of its own."""
     line = request.start.lstrip(b"\r\n").split(b"\n", 1)[0]
     parts = line.split(b" ")
-    return parts[1].split(b"?", 1)[0].decode("latin-1") if len(parts) > 1 else ""
+    if len(parts) < 2:
+        return ""
+    try:
+        return split_uri(parts[1])[2]
+    except ParsingError:
+        return ""
 
 
 class JsonErrorTask(ErrorTask):

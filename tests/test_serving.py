@@ -345,10 +345,14 @@ def test_a_request_line_and_headers_within_64_kib_reach_the_app(server):
     (b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", 400, "invalid_request"),
     (b"X-Big: " + b"a" * 300_000 + b"\r\n", 413, "payload_too_large"),
 ])
-def test_on_the_mcp_path_what_waitress_refuses_is_a_json_rpc_error(server, framing, status, code):
-    """The contract's answer on /api/external/mcp is a JSON-RPC response, refusals too."""
+@pytest.mark.parametrize("target", [b"/api/external/mcp", b"/api/external/%6dcp",
+                                    b"http://127.0.0.1/api/external/mcp"])
+def test_on_the_mcp_path_what_waitress_refuses_is_a_json_rpc_error(server, framing, status, code,
+                                                                     target):
+    """The contract's answer on /api/external/mcp is a JSON-RPC response, refusals too,
+    however the request line names that path (the app routes all three there)."""
     with open_socket(server) as sock:
-        sock.sendall(b"POST /api/external/mcp HTTP/1.1\r\nHost: x\r\n"
+        sock.sendall(b"POST " + target + b" HTTP/1.1\r\nHost: x\r\n"
                      b"Accept: application/json, text/event-stream\r\n" + framing + b"\r\n")
         raw = read_response(sock, 5)
     head, _, payload = raw.partition(b"\r\n\r\n")
@@ -449,6 +453,22 @@ def test_a_chunked_body_is_held_to_the_limit_as_decoded(server, chunk_size):
     assert status == 413 and body["code"] == "payload_too_large", (status, body)
     names = live_usernames(server)
     assert f"chunks_at_{chunk_size}" in names and f"chunks_over_{chunk_size}" not in names
+
+
+def test_a_chunked_body_over_the_limit_that_arrives_whole_closes_the_connection(server):
+    """Read in one go, it was passed on whole: the 413 came back on a connection left open
+    until the idle timeout."""
+    body = chunked(register_body("whole_over", EXTERNAL_BODY_LIMIT + 2048), 1024)
+    with open_socket(server) as sock:
+        sock.sendall(raw_post(server, "/api/community", {
+            "Content-Type": "application/json", "Transfer-Encoding": "chunked"}) + body)
+        started = time.monotonic()
+        raw = read_response(sock, 10)
+    status, answer = status_and_json(raw)
+    assert status == 413 and answer["code"] == "payload_too_large", (status, answer)
+    assert b"connection: close" in raw.partition(b"\r\n\r\n")[0].lower()
+    assert time.monotonic() - started < 5  # closed by the server, not by the idle timeout
+    assert "whole_over" not in live_usernames(server)
 
 
 @pytest.mark.parametrize("coding", [b"chunked", b"CHUNKED", b"xchunked", b"identity, chunked"])
