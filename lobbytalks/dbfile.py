@@ -37,7 +37,8 @@ def open_existing(path: str | Path, only_reading: bool = False) -> sqlite3.Conne
     """
     path = Path(path)
     if not path.is_file():
-        raise OpsError(f"{path}: no such database file")
+        raise OpsError(f"{path}: a folder, not a database file" if path.is_dir()
+                       else f"{path}: no such database file")
     uri = path.resolve().as_uri()
     writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
     if only_reading and not writable and not Path(f"{path}-wal").exists():

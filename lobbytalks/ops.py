@@ -225,6 +225,10 @@ def check_backup_file(path: str | Path) -> CheckReport:
                        f"release")
     if report.version == 0:
         raise OpsError(f"{path} holds no LobbyTalks schema; is it the right file?")
+    if report.schema_problems and report.version < report.latest:
+        raise OpsError(f"{path} is not what schema version {report.version} defines "
+                       f"({'; '.join(report.schema_problems[:3])}), so the next start could "
+                       f"not upgrade it; `lobbytalks check` on the file lists every difference")
     return report
 
 
@@ -241,6 +245,9 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
     db_path, source = Path(db_path), Path(source)
     if source.resolve() == db_path.resolve():
         raise OpsError("the backup file is the database itself")
+    if db_path.is_dir():  # it would be set aside and a file put in its place
+        raise OpsError(f"{db_path} is a folder, not a database file: name the file "
+                       f"(LOBBYTALKS_DB, --db) or the data folder (--data-dir)")
     report = check_backup_file(source)
     make_private_dir(db_path.parent)
     try:

@@ -424,6 +424,35 @@ def test_restore_refuses_corrupt_and_too_new_files(app, tmp_path):
     assert not list(path.parent.glob("*.before-restore-*"))
 
 
+def test_restore_refuses_a_folder_for_a_database_and_a_backup_it_could_not_upgrade(
+        app, tmp_path):
+    """A folder named as the database was set aside and a file put in its place; a backup of
+    a development build's database was restored with the promise of an upgrade the next
+    start then refused."""
+    Person(app, username="alice").register()
+    backup = tmp_path / "b.db"
+    ops.backup(app.config["LOBBYTALKS"].db.path, backup)
+    folder = tmp_path / "folder.db"
+    folder.mkdir()
+    with pytest.raises(ops.OpsError, match="is a folder, not a database file"):
+        ops.restore(folder, backup, now=0)
+    assert folder.is_dir() and not list(tmp_path.glob("folder.db.before-restore-*"))
+    with pytest.raises(ops.OpsError, match="a folder, not a database file"):
+        ops.check(folder)
+    drifted = tmp_path / "dev.db"
+    migrated_to(drifted, 14)
+    sqlite3.connect(drifted).execute("ALTER TABLE notifications DROP COLUMN cause").connection.close()
+    target = tmp_path / "restored.db"
+    with pytest.raises(ops.OpsError, match=r"not what schema version 14 defines \(table "
+                                           r"notifications: defined differently\), so the "
+                                           r"next start could not upgrade it"):
+        ops.restore(target, drifted, now=0)
+    assert not target.exists()
+    older = tmp_path / "older.db"
+    migrated_to(older, 14)
+    assert ops.restore(target, older, now=0).version == 14  # as its version defines it
+
+
 def test_restore_into_an_empty_folder_drops_an_orphan_wal(tmp_path, app):
     backup = tmp_path / "b.db"
     Person(app, username="alice").register()
