@@ -24,7 +24,9 @@ _AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
 _AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535}
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+# C0, DEL, C1 (NEL, U+0085, among them) and the Unicode line and paragraph separators:
+# each breaks a line somewhere (the email library refuses them all in a header).
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check(settings: "Settings") -> None:
@@ -86,10 +88,16 @@ def _check_counts(settings: "Settings") -> None:
 def _check_public_url(url: str) -> None:
     """An origin, optionally with a path: the docs add /api/external/... to it, and the
     Origin rule compares its scheme and host."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # reading it checks it: a number up to 65535
+    except ValueError:  # "[::1" without its bracket, a port of letters or past 65535
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
+            or any(c.isspace() for c in url)):
         raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must start with http:// or https:// "
-                            f"and name a host, got {mask_uri_credentials(url)!r}")
+                            f"and name a host (and a port up to 65535), got "
+                            f"{mask_uri_credentials(url)!r}")
     if "@" in parts.netloc or parts.query or parts.fragment or "?" in url or "#" in url:
         raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must be an address such as "
                             f"https://talk.example.org, without a user, query or fragment, "
@@ -102,6 +110,7 @@ def _check_rate_storage(uri: str) -> None:
     from limits.storage import SCHEMES  # only here: settings are loaded before anything else
 
     scheme, sep, _ = uri.partition("://")
+    scheme = scheme.lower()  # RFC 3986 3.1: Memory:// is memory://, as limits reads it
     if not sep or scheme not in SCHEMES or scheme.startswith("async+"):
         raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE must be memory:// or a storage "
                             f"such as redis://host:6379/0, got {mask_uri_credentials(uri)!r}")
@@ -112,10 +121,12 @@ def _check_rate(name: str, value: str) -> None:
     "20/minute", "5 per hour"."""
     from limits import parse  # only here: settings are loaded before anything else
     try:
-        parse(value)
+        allowed = parse(value).amount
     except ValueError:
+        allowed = 0
+    if allowed < 1:  # 0/minute refused the first request, then failed every next one 503
         raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
-                            f"got {value!r}") from None
+                            f"allowing at least 1, got {value!r}")
 
 
 def _check_admin_username(name: str) -> None:

@@ -170,13 +170,16 @@ def test_real_server_flow_and_healthcheck_command(live_server):
     assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
 
 
-@pytest.mark.parametrize("timeout", ["-1", "0", "nan", "soon", "1e9"])
-def test_healthcheck_refuses_a_timeout_that_is_no_wait_as_a_usage_error(timeout):
-    """It said "unhealthy: Timeout value out of range", exit 1: the server blamed for the
-    command's own mistake."""
+@pytest.mark.parametrize("arguments", [
+    *(["http://127.0.0.1:9", "--timeout", t] for t in ("-1", "0", "nan", "soon", "1e9")),
+    ["http://[::1"], ["127.0.0.1:port"], ["ftp://127.0.0.1:21"], ["http://:8000"],
+])
+def test_healthcheck_refuses_what_is_no_wait_or_no_address_as_a_usage_error(arguments):
+    """It said "unhealthy: Timeout value out of range" (or "Invalid IPv6 URL"), exit 1: the
+    server blamed for the command's own mistake."""
     from lobbytalks.cli import main
     with pytest.raises(SystemExit) as ended:
-        main(["healthcheck", "http://127.0.0.1:9", "--timeout", timeout])
+        main(["healthcheck", *arguments])
     assert ended.value.code == 2
 
 
@@ -243,6 +246,16 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_RATELIMIT_STORAGE": "http://127.0.0.1:6379"}, "LOBBYTALKS_RATELIMIT_STORAGE"),
     ({"LOBBYTALKS_RATELIMIT_STORAGE": "async+redis://127.0.0.1:6379"},
      "LOBBYTALKS_RATELIMIT_STORAGE"),
+    # line breaks beyond C0: the email library refused every mail with them
+    ({"LOBBYTALKS_SMTP_FROM": "LobbyTalks\u2028Reply-To: x@evil.example <a@b.c>"},
+     "LOBBYTALKS_SMTP_FROM must be one line"),
+    ({"LOBBYTALKS_SMTP_FROM": "LobbyTalks\x85<a@b.c>"}, "LOBBYTALKS_SMTP_FROM must be one line"),
+    # refused the first login, then failed every next one 503
+    ({"LOBBYTALKS_RATE_LOGIN_CLIENT": "0/minute"}, "allowing at least 1"),
+    ({"LOBBYTALKS_PUBLIC_URL": "https://[::1"}, "LOBBYTALKS_PUBLIC_URL"),  # was a traceback
+    ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:99999"}, "LOBBYTALKS_PUBLIC_URL"),
+    ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:abc"}, "LOBBYTALKS_PUBLIC_URL"),
+    ({"LOBBYTALKS_PUBLIC_URL": "https://exa mple.org"}, "LOBBYTALKS_PUBLIC_URL"),
 ])
 def test_a_setting_that_would_fail_later_is_refused_at_start(env, named):
     """Each of these used to start: a bad rate then answered every request it covers 503,
@@ -263,6 +276,8 @@ def test_a_public_url_with_a_password_is_refused_without_showing_it():
     {"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org/forum/"},
     {"LOBBYTALKS_SESSION_DAYS": "3650", "LOBBYTALKS_THREADS": "256"},
     {"LOBBYTALKS_RATELIMIT_STORAGE": "rediss://:pw@cache.example.org:6380/1"},
+    {"LOBBYTALKS_RATELIMIT_STORAGE": "Memory://"},  # schemes are read in any case
+    {"LOBBYTALKS_PUBLIC_URL": "https://[::1]:8443", "LOBBYTALKS_RATE_TOKEN": "1/minute"},
     {"LOBBYTALKS_SMTP_FROM": "虾扯淡 <noreply@example.org>"},
 ])
 def test_settings_at_their_bounds_are_taken(env):
@@ -276,4 +291,4 @@ def test_the_command_line_names_a_bad_setting_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "lobbytalks: LOBBYTALKS_RATE_TOKEN must be a rate such as 20/minute or 5 per hour, "
-        "got 'lots'"], done.stderr
+        "allowing at least 1, got 'lots'"], done.stderr

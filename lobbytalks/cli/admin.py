@@ -77,7 +77,8 @@ def _refusal(args: argparse.Namespace, settings) -> str | None:
         return "--password-stdin is for admin reset-password only"
     if not 1 <= args.limit <= 10000:
         return "--limit must be between 1 and 10000"
-    if args.change == "revoke" and args.username == settings.admin_username:
+    # names are one account whatever their case (users_username is on lower(username))
+    if args.change == "revoke" and args.username.lower() == settings.admin_username.lower():
         return (f"{args.username} is LOBBYTALKS_ADMIN_USERNAME, made an admin at every start: "
                 "the next start would refuse to run; change or unset that setting first")
     if not settings.uses_postgres and not Path(settings.db_path).exists():

@@ -6,6 +6,7 @@ import logging
 import sys
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 from .. import __version__
 from .registry import command, fail, settings_from
@@ -137,8 +138,22 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _address(text: str) -> str:
+    """A server address: ``http(s)://host[:port]``, or ``host:port`` as one writes it in a
+    container's check (argparse says what is wrong, exit 2)."""
+    url = text if "://" in text else f"http://{text}"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # reading it checks it
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a server address: {text!r} ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"not a server address: {text!r}")
+    return url
+
+
 def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("url", nargs="?", default=None,
+    p.add_argument("url", nargs="?", default=None, type=_address,
                    help="server address (default http://127.0.0.1:PORT, the port "
                         "LOBBYTALKS_PORT says, 8000 unless set)")
     p.add_argument("--timeout", type=_seconds, default=5.0, metavar="SECONDS",
@@ -149,8 +164,6 @@ def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
          setup=_healthcheck_setup, db_options=False)
 def healthcheck(args: argparse.Namespace) -> int:
     url = (args.url or f"http://127.0.0.1:{settings_from(args).port}").rstrip("/")
-    if "://" not in url:  # "127.0.0.1:8000", as one writes an address to a container check
-        url = f"http://{url}"
     if not url.endswith("/healthz"):
         url += "/healthz"
     try:
