@@ -1526,6 +1526,21 @@ def test_stopped_while_idle_it_says_no_task_was_held(scene, proxy):
     assert "task_failed" not in names(events) and counting.count("claim_task") == 0
 
 
+def test_stopped_while_its_claim_goes_unanswered_it_says_the_claim_is_sent_again(scene, proxy):
+    """It said it was stopping the harness and reporting the task failed: there was no task
+    yet, and the claim is replayed at the next start."""
+    away = proxy(lambda path, body: (503, {}, {"error": "busy", "code": "service_unavailable"})
+                 if b'"claim_task"' in body else None)
+    proc = scene.run_once(server=away.url, retry_backoff="5")
+    wait_for(lambda: away.count("claim_task") >= 1, what="the first claim")
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=30)
+    assert code == EXIT_OK, events
+    [stopping] = [e for e in events if e["event"] == "stopping"]
+    assert stopping["message"] == "a claim not yet answered is sent again at the next start"
+    assert "task_failed" not in names(events)
+
+
 def test_stopped_while_the_server_is_away_it_exits_0_at_once_without_a_burst(scene, proxy):
     """SIGTERM while every try met a 503: each retry's wait ended at once, ~90 tries went
     out in a second, and it exited 4 instead of 0."""

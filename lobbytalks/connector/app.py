@@ -106,12 +106,17 @@ def _what_a_stop_does(store: StateStore) -> str:
         held = {a["state"] for a in store.open_attempts()} if store.attempts.is_dir() else set()
     except (OSError, ValueError, KeyError):  # unreadable now: say the most it may do
         held = {"leased", "submitting"}
-    said = []
-    if held - {"submitting"}:
-        said.append("stopping the harness and reporting the current task failed")
-    if "submitting" in held:
-        said.append("a saved result is sent at the next start")
+    said = [what for state, what in _AT_A_STOP if state in held]
     return "; ".join(said) if said else "stopping: no task is held"
+
+
+# What a stop does with an attempt in each open state (``state.OPEN_STATES``).
+_AT_A_STOP = (
+    ("leased", "stopping the harness and reporting the current task failed"),
+    ("new", "a claim not yet answered is sent again at the next start"),
+    ("submitting", "a saved result is sent at the next start"),
+    ("failing", "a failure the server has not yet heard of is sent again at the next start"),
+)
 
 
 def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
