@@ -297,6 +297,28 @@ def test_an_upgrade_refuses_a_database_that_is_not_what_its_version_says(tmp_pat
     conn.close()
 
 
+@pytest.mark.parametrize("one, other, same", [
+    # a table rebuilt under another name and renamed back: SQLite quotes the new name
+    ("CREATE TABLE t (\n  a TEXT CHECK (a IN ('x', 'y')), -- why\n  b INTEGER)",
+     "CREATE TABLE \"t\" (a TEXT CHECK (a IN ('x','y')),b INTEGER)", True),
+    ("CREATE TABLE t (a TEXT , b INTEGER)", "create table T(A text,B integer)", True),
+    # what SQLite reads differently: a literal's case or spaces, a name that needs quotes
+    ("CREATE TABLE t (a TEXT CHECK (a IN ('leased')))",
+     "CREATE TABLE t (a TEXT CHECK (a IN ('LEASED')))", False),
+    ("CREATE TABLE t (a TEXT DEFAULT 'self-reported')",
+     "CREATE TABLE t (a TEXT DEFAULT 'Self - Reported')", False),
+    ("CREATE TABLE t (reasoning_summary TEXT)", 'CREATE TABLE t ("Reasoning_ Summary" TEXT)', False),
+    ("CREATE TABLE t (a TEXT DEFAULT 'x -- y')", "CREATE TABLE t (a TEXT DEFAULT 'x')", False),
+])
+def test_the_schema_comparison_reads_statements_as_sqlite_does(one, other, same):
+    """Folding case and spaces everywhere hid a CHECK list in capitals and a column renamed
+    by quoting (every claim then failed 503), while the same table reached by another path
+    must read alike."""
+    differences = schema.schema_differences({("table", "t"): schema._canonical(one)},
+                                            {("table", "t"): schema._canonical(other)})
+    assert differences == ([] if same else ["table t: defined differently"])
+
+
 def test_an_older_database_as_its_version_defines_it_upgrades(tmp_path):
     path = tmp_path / "older.db"
     migrated_to(path, 14)

@@ -171,15 +171,37 @@ def schema_objects(conn: Any) -> dict[tuple[str, str], str]:
     return {(row[0], row[1]): _canonical(row[2]) for row in rows}
 
 
-_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+# The pieces of a statement _canonical tells apart: string literals, quoted names, comments,
+# and runs of anything else.
+_SQL_PIECES = re.compile(r"""('(?:[^']|'')*')|("(?:[^"]|"")*")|(--[^\n]*|/\*.*?\*/)|([^'"/-]+|[/-])""",
+                         re.DOTALL)
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPACE_BY_MARK = re.compile(r" ?([(),;=<>]) ?")
 
 
 def _canonical(sql: str) -> str:
-    """A statement as SQLite keeps it, without what does not change its meaning: comments,
-    spaces and the quotes a table rebuilt under another name gets. (SQLite keeps the text
-    as written, then edited in place by ALTER TABLE: the same table reached by two paths
-    reads differently.)"""
-    return "".join(_SQL_COMMENT.sub(" ", sql).replace('"', "").split()).lower()
+    """A statement as SQLite keeps it, read as SQLite reads it: the same table reached by
+    two paths (a rebuild under another name, which SQLite quotes; an ALTER TABLE editing
+    the text in place) reads alike. Comments go, runs of spaces are one (none beside a
+    bracket or comma), names are read in any case and without needless quotes; string
+    literals and names that need their quotes stay exactly as written."""
+    out = []
+    for literal, quoted, comment, rest in _SQL_PIECES.findall(sql):
+        if literal:
+            out.append(literal)
+        elif quoted:
+            name = quoted[1:-1]
+            out.append(name.lower() if _PLAIN_NAME.fullmatch(name) else quoted)
+        elif comment:
+            out.append(" ")
+        else:
+            out.append(rest.lower())
+    joined = "".join(out)
+    # spaces outside literals only: split on literals and quoted names again
+    parts = re.split(r"""('(?:[^']|'')*'|"(?:[^"]|"")*")""", joined)
+    for i in range(0, len(parts), 2):
+        parts[i] = _SPACE_BY_MARK.sub(r"\1", " ".join(parts[i].split()))
+    return "".join(parts).strip()
 
 
 def schema_differences(found: dict, expected: dict) -> list[str]:
