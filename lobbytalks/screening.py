@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any, Callable, NoReturn
 
 from .errors import ApiError
-from .secrets_scan import find_secret_in, holds_disguised
+from .secrets_scan import find_secret_in
+from .token_disguises import holds_disguised
 
 
 def refuse_secrets(values: Any) -> None:

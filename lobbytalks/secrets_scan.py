@@ -8,16 +8,12 @@ label reported to the client. Standard library only, no I/O.
 """
 from __future__ import annotations
 
-import base64
-import functools
 import re
-import unicodedata
 from typing import Any, Callable, Iterator, NamedTuple
 
-from .gapped import any_with_gaps
-from .textrules import LATIN_LOOKALIKES, fold_for_scanning
+from .textrules import fold_for_scanning
 
-__all__ = ["find_secret", "find_secret_in", "holds_disguised", "written_forms", "SECRET_LABELS"]
+__all__ = ["find_secret", "find_secret_in", "strings_in", "SEPARATOR", "SECRET_LABELS"]
 
 # Credentials after "Bearer"/"Authorization:" that are really prose or placeholders, e.g.
 # "Bearer authentication/authorization" or "Bearer YOUR_ACCESS_TOKEN_HERE": short words
@@ -126,8 +122,8 @@ _FORMATS: tuple[_Format, ...] = (
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@[^\s/?#@]")),
 )
 SECRET_LABELS = tuple(kind.label for kind in _FORMATS)
-_SEPARATOR = "\x00"
-assert not any(_SEPARATOR in keyword for kind in _FORMATS for keyword in kind.keywords)
+SEPARATOR = "\x00"  # between strings read together: no keyword holds it
+assert not any(SEPARATOR in keyword for kind in _FORMATS for keyword in kind.keywords)
 
 
 def _first_found(folded: str, lowered: str, kinds: tuple[_Format, ...] | list[_Format]
@@ -153,7 +149,7 @@ def find_secret(text: str) -> str | None:
     return _first_found(folded, folded.lower(), _FORMATS)
 
 
-def _strings_in(values: Any) -> Iterator[str]:
+def strings_in(values: Any) -> Iterator[str]:
     # Iterative depth-first walk: deeply nested JSON must not hit the recursion limit.
     stack = [values]
     while stack:
@@ -171,12 +167,12 @@ def find_secret_in(values: Any) -> str | None:
     """:func:`find_secret` over every string (dict keys included) in nested dicts, lists
     and tuples, in document order; the first label found, or None. Other types are
     ignored; never raises."""
-    folded = [fold_for_scanning(text) for text in _strings_in(values)]
+    folded = [fold_for_scanning(text) for text in strings_in(values)]
     # The keywords are looked for once in all the strings together (a result holds dozens
     # of short ones, most with no keyword at all); only the kinds whose keyword occurs are
     # then tried string by string. No keyword holds the separator, so none is found across
     # two strings, and each string is still judged on its own.
-    joined = _SEPARATOR.join(folded)
+    joined = SEPARATOR.join(folded)
     joined_lower = joined.lower()
     candidates = [kind for kind in _FORMATS if kind.may_be_in(joined, joined_lower)]
     for text in folded if candidates else ():
@@ -184,95 +180,3 @@ def find_secret_in(values: Any) -> str | None:
         if label is not None:
             return label
     return None
-
-
-# Everything but ASCII letters, digits and the separator between strings: what is left of
-# a text once whatever was put between a secret's characters is taken out.
-_NOT_ALNUM = re.compile(r"[^0-9A-Za-z\x00]+")
-# Taken out before the compatibility decomposition, only to spare it work: ASCII that is
-# not a letter or digit, and Chinese characters (which decompose to nothing ASCII).
-_NOT_ALNUM_NOR_FOLDING = re.compile(r"[\x01-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f"
-                                    r"\u3400-\u4dbf\u4e00-\u9fff]+")
-_SHORTEST_DISGUISED = 16  # a secret's letters and digits; tokens have far more
-
-
-# A secret's public prefix ("lbt_"): letters and an underscore anyone may know. What
-# follows it is the secret, and encoded alone it shares nothing with the prefix's encoding.
-_PUBLIC_PREFIX = re.compile(r"[a-z]{2,8}_")
-
-
-@functools.lru_cache(maxsize=64)
-def _disguises(secret: str) -> tuple[str, ...]:
-    """The secret's letters and digits, and the hex and base64 of what follows its public
-    prefix (wherever it starts in the encoded bytes: the whole secret's encodings hold
-    these), each without what lies between characters."""
-    prefix = _PUBLIC_PREFIX.match(secret)
-    raw = secret[prefix.end() if prefix else 0:].encode()
-    forms = [*_turned(_NOT_ALNUM.sub("", secret)), raw.hex(), raw.hex().upper()]
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).decode()
-        forms.append(_NOT_ALNUM.sub("", encoded[4 if shift else 0:-4]))
-    return tuple(forms)
-
-
-_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
-_TURNED = 4  # how many forms _turned gives: the plain one first
-
-
-def _turned(plain: str) -> tuple[str, ...]:
-    """The letters and digits as they are, backwards, in ROT13 and both: undone by anyone
-    reading them, and done by a model asked to."""
-    rot13 = plain.translate(_ROT13)
-    return plain, plain[::-1], rot13, rot13[::-1]
-
-
-def written_forms(secret: str) -> tuple[str, ...]:
-    """The ways ``secret`` may stand in a text as one run, longest first: as written,
-    backwards, in ROT13 and both, and the forms ``holds_disguised`` looks for (its letters
-    and digits alone, hex, base64). What a text holds in any of them can be replaced."""
-    rot13 = secret.translate(_ROT13)
-    forms = {secret, secret[::-1], rot13, rot13[::-1], *_disguises(secret)}
-    return tuple(sorted((form for form in forms if form), key=len, reverse=True))
-
-
-_WOVEN_GAP = 4  # letters or digits that may stand between two of a form's characters
-
-
-def holds_disguised(values: Any, secret: str) -> bool:
-    """Whether a string in ``values`` (a str, or nested dicts and lists as
-    :func:`find_secret_in` reads them) holds ``secret`` as is, spelt out with anything
-    between its letters and digits (spaces, dashes, line breaks, markup, invisible
-    characters, accents), in fullwidth or other compatibility forms or Cyrillic and Greek
-    look-alikes, backwards or in ROT13, with characters woven between its own, or as hex
-    or base64, whole or in parts (``_pieces``):
-    what a model talked into leaking a token it knows would print to slip past a search
-    for the token's shape."""
-    if not secret:
-        return False
-    # All the strings at once, the separator kept between them so that no form is found
-    # across two. NFKD, not the scanners' fold: a letter and an accent it would compose
-    # into one non-ASCII letter stay apart, and the accent goes with the rest.
-    joined = _SEPARATOR.join(_strings_in(values))
-    forms = _disguises(secret)
-    if len(forms[0]) < _SHORTEST_DISGUISED:
-        return secret in joined
-    if not joined.isascii():
-        joined = unicodedata.normalize("NFKD", _NOT_ALNUM_NOR_FOLDING.sub("", joined)
-                                       ).translate(LATIN_LOOKALIKES)
-    compact = _NOT_ALNUM.sub("", joined)
-    return any(form in compact for form in forms) or \
-        any(piece in compact for piece in _pieces(secret)) or \
-        any_with_gaps(compact, forms[:_TURNED], _WOVEN_GAP, _SEPARATOR)
-
-
-# A secret printed in parts ("lbt_FKXm… and …2Y") is found by its pieces: consecutive
-# slices of its letters and digits, so that any run of 2n-1 of them holds a whole one.
-# Printing it in runs short enough to slip through takes more than half a dozen parts.
-_PIECE = 6
-
-
-@functools.lru_cache(maxsize=64)
-def _pieces(secret: str) -> tuple[str, ...]:
-    return tuple(form[i:i + _PIECE] for form in _disguises(secret)[:_TURNED]
-                 for i in range(0, len(form) - _PIECE + 1, _PIECE))

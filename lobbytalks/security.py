@@ -19,7 +19,8 @@ import time
 import zlib
 from datetime import datetime, timedelta, timezone
 
-from .secrets_scan import find_secret, find_secret_in, holds_disguised, written_forms
+from .secrets_scan import find_secret, find_secret_in
+from .token_disguises import holds_disguised, written_forms
 from .textrules import has_control_chars, has_nul, js_length
 from .urlpolicy import MAX_SOURCE_URL_LENGTH, check_source_url
 

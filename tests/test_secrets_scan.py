@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from lobbytalks import secrets_scan
 from lobbytalks.gapped import any_with_gaps
-from lobbytalks.secrets_scan import SECRET_LABELS, find_secret, find_secret_in, holds_disguised
+from lobbytalks.secrets_scan import SECRET_LABELS, find_secret, find_secret_in
+from lobbytalks.token_disguises import holds_disguised
 from lobbytalks.security import new_agent_token
 
 AGENT_TOKEN = new_agent_token()
@@ -353,17 +354,49 @@ def _fullwidth(text: str) -> str:
     lambda t: __import__("base64").b64encode(t[4:].encode()).decode(),
     lambda t: __import__("base64").b64encode(b"k" + t[4:].encode()).decode(),
     lambda t: __import__("base64").urlsafe_b64encode(b"k=" + t[4:].encode()).decode(),
+    # byte by byte, and base32 (from a re-test: each was stored, and decoded it worked)
+    lambda t: ", ".join(f"0x{b:02x}" for b in t[4:].encode()),
+    lambda t: "".join(f"\\x{b:02X}" for b in t.encode()),
+    lambda t: str(list(t[4:].encode())),
+    lambda t: "".join(f"&#x{b:x};" for b in t[4:].encode()),
+    lambda t: "".join(f"&#{b};" for b in t[4:].encode()),
+    lambda t: __import__("base64").b32encode(t[4:].encode()).decode(),
+    lambda t: __import__("base64").b32encode(b"ab" + t[4:].encode()).decode().lower(),
+    lambda t: "".join(c.upper() if i % 2 else c for i, c in enumerate(t[4:].encode().hex())),
+    lambda t: f"part one {t[4:].encode().hex()[:46]} then {t[4:].encode().hex()[46:]}",
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
         "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted", "halves",
         "quarters", "reversed", "rot13", "rot13-reversed", "interleaved", "interleaved-2",
         "reversed-halves", "body-hex", "body-HEX", "body-base64", "body-base64-shifted",
-        "body-base64url-shifted"])
+        "body-base64url-shifted", "body-0x", "token-escapes", "body-decimal", "body-entities-hex",
+        "body-entities", "body-base32", "body-base32-shifted-lower", "body-hex-mixed-case",
+        "body-hex-halves"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
     assert holds_disguised(["x", {"k": [disguise(token)]}], token)
     assert not holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"},
                                new_agent_token())
+
+
+def test_an_encoded_token_split_over_two_fields_is_found_in_each():
+    token = new_agent_token()
+    for encoded in (__import__("base64").b64encode(token[4:].encode()).decode(),
+                    token[4:].encode().hex()):
+        assert holds_disguised({"conclusion": encoded[:32], "reasoningSummary": encoded[32:]},
+                               token)
+
+
+@pytest.mark.parametrize("text", [
+    "commit " + "0123456789abcdef" * 2 + "89abcdef, sha256 " + "f0e1d2c3b4a59687" * 4,
+    "data:image/png;base64," + __import__("base64").b64encode(bytes(range(256))).decode(),
+    "bytes " + str(list(range(40))) + " and " + ", ".join(f"0x{b:02x}" for b in range(64)),
+    "AT&amp;T &lt;b&gt; &#x4e2d;&#25991;" * 20,
+    __import__("base64").b32encode(bytes(range(100))).decode(),
+])
+def test_encodings_of_something_else_are_no_token(text):
+    """What answers cite (hashes, data URLs, byte tables, escaped markup) is left alone."""
+    assert not holds_disguised({"reasoningSummary": text}, new_agent_token())
 
 
 def test_a_disguise_is_not_pieced_together_across_strings():
