@@ -94,17 +94,34 @@ def request_body() -> Any:
 BODY_REFUSED = "lobbytalks.body_refused"
 
 
-def service_origin(request: Request) -> str:
+def service_origin(request: Request) -> str | None:
     public_url = current_app.config["LOBBYTALKS"].settings.public_url
-    base = public_url or request.host_url
-    parts = urlsplit(base)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    return origin_of(public_url or request.host_url)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` as a browser writes an Origin: lower case, the scheme's
+    default port left out (a PUBLIC_URL of http://host:80 refused every browser's write),
+    None for what names no origin."""
+    try:
+        parts = urlsplit(url.strip())
+        port, host = parts.port, parts.hostname
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
 
 
 def check_origin(request: Request) -> None:
     """An Origin header, when present, must be the service's own address."""
     origin = request.headers.get("Origin")
-    if origin is not None and origin.rstrip("/").lower() != service_origin(request):
+    if origin is not None and (origin_of(origin) or "?") != service_origin(request):
         raise ApiError("forbidden_origin")
 
 

@@ -43,6 +43,29 @@ def test_public_url_decides_the_origin(app):
                   headers={"Origin": "https://talk.example.org"}).status_code == 401
 
 
+@pytest.mark.parametrize("public_url, origin, allowed", [
+    # a browser leaves the scheme's default port out of its Origin
+    ("http://127.0.0.1:80", "http://127.0.0.1", True),
+    ("https://talk.example.org:443", "https://talk.example.org", True),
+    ("https://talk.example.org:0443/", "https://TALK.example.org", True),
+    ("https://talk.example.org", "https://talk.example.org:443", True),
+    ("https://talk.example.org:8443", "https://talk.example.org:8443", True),
+    ("https://[::1]:443", "https://[::1]", True),
+    ("https://talk.example.org:8443", "https://talk.example.org", False),
+    ("https://talk.example.org", "http://talk.example.org", False),
+    ("https://talk.example.org", "null", False),
+    ("https://talk.example.org", "https://talk.example.org:99999", False),
+])
+def test_the_origin_rule_reads_ports_as_browsers_write_them(app, public_url, origin, allowed):
+    """A PUBLIC_URL with its default port written out refused every browser's write: the
+    Origin a browser sends has none."""
+    from lobbytalks import create_app
+    other = create_app(app.config["LOBBYTALKS"].settings, public_url=public_url)
+    r = other.test_client().post("/api/community", headers={"Origin": origin}, json={
+        "action": "login", "username": "nobody", "password": "x" * 10})
+    assert r.status_code == (401 if allowed else 403), r.get_json()
+
+
 @pytest.mark.parametrize("path,body", WEB_POSTS)
 def test_cross_site_fetch_rejected_on_web_writes(client, path, body):
     r = client.post(path, json=body, headers={"Sec-Fetch-Site": "cross-site"})
