@@ -23,6 +23,7 @@ _AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
 _AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535}
+_LONGEST_RATE_WINDOW = 366 * 86400
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
 # C0, DEL, C1 (NEL, U+0085, among them) and the Unicode line and paragraph separators:
 # each breaks a line somewhere (the email library refuses them all in a header).
@@ -121,12 +122,15 @@ def _check_rate(name: str, value: str) -> None:
     "20/minute", "5 per hour"."""
     from limits import parse  # only here: settings are loaded before anything else
     try:
-        allowed = parse(value).amount
-    except ValueError:
-        allowed = 0
-    if allowed < 1:  # 0/minute refused the first request, then failed every next one 503
+        item = parse(value)
+        allowed, window = item.amount, item.get_expiry()
+    except (ValueError, OverflowError):
+        allowed, window = 0, 0
+    # 0/minute refused the first request, then failed every next one 503; a window of
+    # eons allowed one request ever, and said to retry in 3e27 seconds
+    if allowed < 1 or not 0 < window <= _LONGEST_RATE_WINDOW:
         raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
-                            f"allowing at least 1, got {value!r}")
+                            f"allowing at least 1 in at most a year, got {value!r}")
 
 
 def _check_admin_username(name: str) -> None:

@@ -163,16 +163,21 @@ def test_real_server_flow_and_healthcheck_command(live_server):
                            capture_output=True, text=True,
                            env={**os.environ, "LOBBYTALKS_PORT": str(live_server.port)})
     assert check.returncode == 0, check.stderr
-    # an address without its scheme, as a container's check is often written
-    check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck",
-                            f"127.0.0.1:{live_server.port}"], capture_output=True, text=True)
-    assert check.returncode == 0 and check.stdout.strip() == "ok", check.stderr
+    # an address without its scheme, as a container's check is often written (spaces
+    # around it, from YAML), or its port alone
+    for address in (f" 127.0.0.1:{live_server.port} ", str(live_server.port)):
+        check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck", address],
+                               capture_output=True, text=True)
+        assert check.returncode == 0 and check.stdout.strip() == "ok", check.stderr
     assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
 
 
 @pytest.mark.parametrize("arguments", [
     *(["http://127.0.0.1:9", "--timeout", t] for t in ("-1", "0", "nan", "soon", "1e9")),
     ["http://[::1"], ["127.0.0.1:port"], ["ftp://127.0.0.1:21"], ["http://:8000"],
+    # a traceback, or the home page fetched and called healthy
+    ["http://127.0.0.1:9\\@x"], ["http://127.0.0.1:9?x=1"], ["http://127.0.0.1:9#top"],
+    ["http://user:pw@127.0.0.1:9"],
 ])
 def test_healthcheck_refuses_what_is_no_wait_or_no_address_as_a_usage_error(arguments):
     """It said "unhealthy: Timeout value out of range" (or "Invalid IPv6 URL"), exit 1: the
@@ -252,6 +257,8 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_SMTP_FROM": "LobbyTalks\x85<a@b.c>"}, "LOBBYTALKS_SMTP_FROM must be one line"),
     # refused the first login, then failed every next one 503
     ({"LOBBYTALKS_RATE_LOGIN_CLIENT": "0/minute"}, "allowing at least 1"),
+    ({"LOBBYTALKS_RATE_REGISTER": "1/99999999999999999999 year"}, "in at most a year"),
+    ({"LOBBYTALKS_RATE_REGISTER": "1/2 year"}, "in at most a year"),
     ({"LOBBYTALKS_PUBLIC_URL": "https://[::1"}, "LOBBYTALKS_PUBLIC_URL"),  # was a traceback
     ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:99999"}, "LOBBYTALKS_PUBLIC_URL"),
     ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:abc"}, "LOBBYTALKS_PUBLIC_URL"),
@@ -291,4 +298,4 @@ def test_the_command_line_names_a_bad_setting_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "lobbytalks: LOBBYTALKS_RATE_TOKEN must be a rate such as 20/minute or 5 per hour, "
-        "allowing at least 1, got 'lots'"], done.stderr
+        "allowing at least 1 in at most a year, got 'lots'"], done.stderr

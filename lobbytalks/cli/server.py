@@ -139,16 +139,20 @@ def _seconds(text: str) -> float:
 
 
 def _address(text: str) -> str:
-    """A server address: ``http(s)://host[:port]``, or ``host:port`` as one writes it in a
-    container's check (argparse says what is wrong, exit 2)."""
-    url = text if "://" in text else f"http://{text}"
+    """A server address: ``http(s)://host[:port][/path]``, ``host:port`` as one writes it
+    in a container's check, or a port alone on this machine (argparse says what is wrong,
+    exit 2)."""
+    text = text.strip()
+    url = (f"http://127.0.0.1:{text}" if text.isdigit() else
+           text if "://" in text else f"http://{text}")
     try:
         parts = urlsplit(url)
         _ = parts.port  # reading it checks it
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not a server address: {text!r} ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"not a server address: {text!r}")
+    if (parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
+            or parts.query or parts.fragment or any(c.isspace() or c == "\\" for c in url)):
+        raise argparse.ArgumentTypeError(f"not a server address (http://host:port): {text!r}")
     return url
 
 
