@@ -6,9 +6,10 @@ connector looks for it in what its harness wrote (``connector.scrub``). Looked f
 token as written, spelt out with anything between its letters and digits (spaces, dashes,
 line breaks, markup, invisible characters, accents), in fullwidth or other compatibility
 forms or Cyrillic and Greek look-alikes, backwards or in ROT13, with characters woven
-between its own, whole or in parts; and what follows its public prefix as hex, base64 or
-base32, in any case where the encoding has none, whole or in parts, also written byte by
-byte (``0x6a, 0x4b``, ``\\x6a``, ``%6a``, HTML character references, decimal byte lists).
+between its own, whole or in parts, with or without its public prefix; and what follows
+that prefix as hex, base64, base32 or base85, in any case where the encoding has none,
+whole or in parts, also written byte by byte (``0x6a, 0x4b``, ``\\x6a``, ``%6a``, HTML
+character references, decimal, octal or binary bytes).
 """
 from __future__ import annotations
 
@@ -45,9 +46,14 @@ _WOVEN_GAP = 4  # letters or digits that may stand between two of a form's chara
 # form's pieces are longer: a hash or a commit id in an answer is hex or base64 too.
 _PIECE, _ENCODED_PIECE = 6, 12
 # Byte by byte: the marks before each byte (0x6a, \x6a, \u006a), taken out so that the
-# hex reads as one run again; and runs of at least 16 decimal bytes ([106, 75, ...]).
+# hex reads as one run again; and runs of at least 16 bytes written as numbers, decimal
+# ([106, 75, ...], zero-padded too), octal (\152\113) or binary (01101010 01001011).
 _BYTE_MARKS = re.compile(r"(?i)0x|\\x|\\u00")
-_DECIMAL_BYTES = re.compile(r"(?:\b\d{1,3}\b[^\d\x00]{1,4}){15,}\b\d{1,3}\b")
+_NUMBER_RUNS = (
+    (re.compile(r"(?:\b\d{1,4}\b[^\d\x00]{1,8}){15,}\b\d{1,4}\b"), re.compile(r"\d+"), 10),
+    (re.compile(r"(?:\\[0-3][0-7]{2}[^\\\x00]{0,4}){16,}"), re.compile(r"[0-7]{3}"), 8),
+    (re.compile(r"(?:\b[01]{8}\b[^01\x00]{0,4}){16,}"), re.compile(r"[01]{8}"), 2),
+)
 
 
 class _Forms:
@@ -55,12 +61,17 @@ class _Forms:
     digits, turned four ways, then base64), ``caseless`` ones in any case (hex, base32)."""
 
     def __init__(self, secret: str) -> None:
-        plain = _NOT_ALNUM.sub("", secret)
+        # what follows the public prefix: a text holding the whole secret holds it too, and
+        # one holding it alone gives the whole secret away all the same
+        prefix = _PUBLIC_PREFIX.match(secret)
+        body = secret[prefix.end() if prefix else 0:]
+        plain = _NOT_ALNUM.sub("", body)
         rot13 = plain.translate(_ROT13)
         self.turned = (plain, plain[::-1], rot13, rot13[::-1])
-        prefix = _PUBLIC_PREFIX.match(secret)
-        raw = secret[prefix.end() if prefix else 0:].encode()
-        self.exact = self.turned + _encoded(raw, base64.b64encode, 3, 4)
+        raw = body.encode()
+        self.exact = (self.turned + _encoded(raw, base64.b64encode, 3, 4)
+                      + _encoded(raw, base64.b85encode, 4, 5)
+                      + _encoded(raw, base64.a85encode, 4, 5))
         base32 = _encoded(raw, base64.b32encode, 5, 8)
         self.caseless = (raw.hex(), *(form.lower() for form in base32))
         self.exact_pieces = _slices(self.turned, _PIECE) + _slices(self.exact[4:], _ENCODED_PIECE)
@@ -129,10 +140,11 @@ def _views(joined: str) -> Iterator[str]:
         yield html.unescape(joined)
     if _BYTE_MARKS.search(joined):
         yield _BYTE_MARKS.sub("", joined)
-    runs = _DECIMAL_BYTES.findall(joined)
-    if runs:
-        yield SEPARATOR.join(bytes(int(n) for n in re.findall(r"\d+", run) if int(n) < 256
-                                   ).decode("latin-1") for run in runs)
+    for run_of, number, base in _NUMBER_RUNS:
+        runs = run_of.findall(joined)
+        if runs:
+            yield SEPARATOR.join(bytes(byte for byte in (int(n, base) for n in number.findall(run))
+                                       if byte < 256).decode("latin-1") for run in runs)
 
 
 def _compact(text: str) -> str:

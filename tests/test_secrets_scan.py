@@ -364,13 +364,23 @@ def _fullwidth(text: str) -> str:
     lambda t: __import__("base64").b32encode(b"ab" + t[4:].encode()).decode().lower(),
     lambda t: "".join(c.upper() if i % 2 else c for i, c in enumerate(t[4:].encode().hex())),
     lambda t: f"part one {t[4:].encode().hex()[:46]} then {t[4:].encode().hex()[46:]}",
+    # without the public "lbt_", woven (a third re-test: stored, and decoded it worked)
+    lambda t: "Each character twice: " + "".join(c * 2 for c in t[4:]),
+    lambda t: "".join(c + "z" for c in t[4:]),
+    lambda t: " and ".join(str(b) for b in t[4:].encode()),
+    lambda t: " ".join(f"{b:04d}" for b in t[4:].encode()),
+    lambda t: "".join(f"\\{b:03o}" for b in t[4:].encode()),
+    lambda t: " ".join(f"{b:08b}" for b in t[4:].encode()),
+    lambda t: __import__("base64").b85encode(t[4:].encode()).decode(),
+    lambda t: __import__("base64").a85encode(b"q" + t[4:].encode()).decode(),
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
         "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted", "halves",
         "quarters", "reversed", "rot13", "rot13-reversed", "interleaved", "interleaved-2",
         "reversed-halves", "body-hex", "body-HEX", "body-base64", "body-base64-shifted",
         "body-base64url-shifted", "body-0x", "token-escapes", "body-decimal", "body-entities-hex",
         "body-entities", "body-base32", "body-base32-shifted-lower", "body-hex-mixed-case",
-        "body-hex-halves"])
+        "body-hex-halves", "body-doubled", "body-woven", "body-decimal-and", "body-decimal-padded",
+        "body-octal", "body-binary", "body-base85", "body-ascii85-shifted"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)
