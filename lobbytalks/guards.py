@@ -24,6 +24,7 @@ comes before 8.
 """
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -96,26 +97,39 @@ BODY_REFUSED = "lobbytalks.body_refused"
 
 def service_origin(request: Request) -> str | None:
     public_url = current_app.config["LOBBYTALKS"].settings.public_url
-    return origin_of(public_url or request.host_url)
+    return origin_of(public_url or request.host_url, path_allowed=True)
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def origin_of(url: str) -> str | None:
-    """``scheme://host[:port]`` as a browser writes an Origin: lower case, the scheme's
-    default port left out (a PUBLIC_URL of http://host:80 refused every browser's write),
-    None for what names no origin."""
+def origin_of(url: str, *, path_allowed: bool = False) -> str | None:
+    """``scheme://host[:port]`` as a browser writes an Origin: lower case, the host in
+    ASCII (punycode) and an IP address in its short form, the scheme's default port left
+    out (a PUBLIC_URL written otherwise refused every browser's write); None for what names
+    no origin, or, unless ``path_allowed`` (a public address may have one), holds more than
+    one (a user, a path, a query, spaces: no browser sends them)."""
     try:
-        parts = urlsplit(url.strip())
-        port, host = parts.port, parts.hostname
-    except ValueError:
+        parts = urlsplit(url)
+        port, host = parts.port, _ascii_host(parts.hostname or "")
+    except (ValueError, UnicodeError):
         return None
     scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not host:
+    if scheme not in _DEFAULT_PORTS or not host or port == 0:
+        return None
+    if not path_allowed and (url != url.strip() or "@" in parts.netloc or parts.query
+                             or parts.fragment or parts.path not in ("", "/")):
         return None
     host = f"[{host}]" if ":" in host else host
     return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
+
+
+def _ascii_host(host: str) -> str:
+    """An IP address in its short form, a name in punycode (as browsers write either)."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host.encode("idna").decode("ascii") if host else host
 
 
 def check_origin(request: Request) -> None:

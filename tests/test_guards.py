@@ -55,6 +55,14 @@ def test_public_url_decides_the_origin(app):
     ("https://talk.example.org", "http://talk.example.org", False),
     ("https://talk.example.org", "null", False),
     ("https://talk.example.org", "https://talk.example.org:99999", False),
+    # a name or an address written otherwise than browsers write it
+    ("https://虾扯淡.example.org", "https://xn--lqus8wb1t.example.org", True),
+    ("http://[0:0:0:0:0:0:0:1]:8000", "http://[::1]:8000", True),
+    # what no browser sends as an Origin
+    ("https://talk.example.org", "https://x@talk.example.org", False),
+    ("https://talk.example.org", "https://talk.example.org/path", False),
+    ("https://talk.example.org", " https://talk.example.org", False),
+    ("https://talk.example.org", "https://talk.example.org?x", False),
 ])
 def test_the_origin_rule_reads_ports_as_browsers_write_them(app, public_url, origin, allowed):
     """A PUBLIC_URL with its default port written out refused every browser's write: the
