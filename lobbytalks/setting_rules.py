@@ -24,6 +24,7 @@ _AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
 _AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535}
 _LONGEST_RATE_WINDOW = 366 * 86400
+_ZERO_MULTIPLE = re.compile(r"(?:/|\bper\b)\s*0+\s*[A-Za-z]", re.IGNORECASE)
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
 # C0, DEL, C1 (NEL, U+0085, among them) and the Unicode line and paragraph separators:
 # each breaks a line somewhere (the email library refuses them all in a header).
@@ -120,17 +121,21 @@ def _check_rate_storage(uri: str) -> None:
 def _check_rate(name: str, value: str) -> None:
     """A rate limit as the gate reads it (``limits.parse``, as ``lobbytalks.limits`` does):
     "20/minute", "5 per hour"."""
-    from limits import parse  # only here: settings are loaded before anything else
+    from limits import parse, parse_many  # only here: settings are loaded first
     try:
         item = parse(value)
         allowed, window = item.amount, item.get_expiry()
+        # one rate, as the gate reads one: "10/minute;100/hour" dropped the second, and
+        # "1/0 minute" was read as 1/minute
+        if len(parse_many(value)) != 1 or _ZERO_MULTIPLE.search(value):
+            allowed = 0
     except (ValueError, OverflowError):
         allowed, window = 0, 0
     # 0/minute refused the first request, then failed every next one 503; a window of
     # eons allowed one request ever, and said to retry in 3e27 seconds
     if allowed < 1 or not 0 < window <= _LONGEST_RATE_WINDOW:
         raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
-                            f"allowing at least 1 in at most a year, got {value!r}")
+                            f"one rate allowing at least 1 in at most a year, got {value!r}")
 
 
 def _check_admin_username(name: str) -> None:

@@ -177,7 +177,8 @@ def test_real_server_flow_and_healthcheck_command(live_server):
     ["http://[::1"], ["127.0.0.1:port"], ["ftp://127.0.0.1:21"], ["http://:8000"],
     # a traceback, or the home page fetched and called healthy
     ["http://127.0.0.1:9\\@x"], ["http://127.0.0.1:9?x=1"], ["http://127.0.0.1:9#top"],
-    ["http://user:pw@127.0.0.1:9"],
+    ["http://user:pw@127.0.0.1:9"], ["http://127.0.0.1:9/?"], ["127.0.0.1:9#"], ["0"],
+    ["127.0.0.1:09"], ["http://127.0.0.1:0"],
 ])
 def test_healthcheck_refuses_what_is_no_wait_or_no_address_as_a_usage_error(arguments):
     """It said "unhealthy: Timeout value out of range" (or "Invalid IPv6 URL"), exit 1: the
@@ -259,6 +260,8 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_RATE_LOGIN_CLIENT": "0/minute"}, "allowing at least 1"),
     ({"LOBBYTALKS_RATE_REGISTER": "1/99999999999999999999 year"}, "in at most a year"),
     ({"LOBBYTALKS_RATE_REGISTER": "1/2 year"}, "in at most a year"),
+    ({"LOBBYTALKS_RATE_REGISTER": "1/0minute"}, "in at most a year"),  # read as 1/minute
+    ({"LOBBYTALKS_RATE_REGISTER": "10/minute;100/hour"}, "one rate"),  # the second dropped
     ({"LOBBYTALKS_PUBLIC_URL": "https://[::1"}, "LOBBYTALKS_PUBLIC_URL"),  # was a traceback
     ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:99999"}, "LOBBYTALKS_PUBLIC_URL"),
     ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:abc"}, "LOBBYTALKS_PUBLIC_URL"),
@@ -298,4 +301,4 @@ def test_the_command_line_names_a_bad_setting_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "lobbytalks: LOBBYTALKS_RATE_TOKEN must be a rate such as 20/minute or 5 per hour, "
-        "allowing at least 1 in at most a year, got 'lots'"], done.stderr
+        "one rate allowing at least 1 in at most a year, got 'lots'"], done.stderr

@@ -143,15 +143,17 @@ def _address(text: str) -> str:
     in a container's check, or a port alone on this machine (argparse says what is wrong,
     exit 2)."""
     text = text.strip()
-    url = (f"http://127.0.0.1:{text}" if text.isdigit() else
+    url = (f"http://127.0.0.1:{int(text)}" if text.isdigit() else
            text if "://" in text else f"http://{text}")
     try:
         parts = urlsplit(url)
-        _ = parts.port  # reading it checks it
+        port = parts.port  # reading it checks it
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not a server address: {text!r} ({exc})") from None
+    netloc_port = parts.netloc.rpartition("]")[2].partition(":")[2]
     if (parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
-            or parts.query or parts.fragment or any(c.isspace() or c == "\\" for c in url)):
+            or port == 0 or netloc_port.startswith("0")  # sent as written in Host
+            or any(c.isspace() or c in "\\?#" for c in url)):
         raise argparse.ArgumentTypeError(f"not a server address (http://host:port): {text!r}")
     return url
 
