@@ -302,6 +302,11 @@ def test_an_upgrade_refuses_a_database_that_is_not_what_its_version_says(tmp_pat
     ("CREATE TABLE t (\n  a TEXT CHECK (a IN ('x', 'y')), -- why\n  b INTEGER)",
      "CREATE TABLE \"t\" (a TEXT CHECK (a IN ('x','y')),b INTEGER)", True),
     ("CREATE TABLE t (a TEXT , b INTEGER)", "create table T(A text,B integer)", True),
+    # names quoted the ways SQLite takes (sqlite-utils writes brackets)
+    ("CREATE INDEX i ON t (created DESC, id)", "CREATE INDEX [i] ON `t` ([created] DESC, \"id\")",
+     True),
+    ('CREATE TABLE t ("a b" TEXT)', "CREATE TABLE t ([a b] TEXT)", True),
+    ("CREATE TABLE t ([a -- b] TEXT, c TEXT)", "CREATE TABLE t ([a -- b] TEXT)", False),
     # what SQLite reads differently: a literal's case or spaces, a name that needs quotes
     ("CREATE TABLE t (a TEXT CHECK (a IN ('leased')))",
      "CREATE TABLE t (a TEXT CHECK (a IN ('LEASED')))", False),

@@ -173,8 +173,10 @@ def schema_objects(conn: Any) -> dict[tuple[str, str], str]:
 
 # The pieces of a statement _canonical tells apart: string literals, quoted names, comments,
 # and runs of anything else.
-_SQL_PIECES = re.compile(r"""('(?:[^']|'')*')|("(?:[^"]|"")*")|(--[^\n]*|/\*.*?\*/)|([^'"/-]+|[/-])""",
-                         re.DOTALL)
+_SQL_PIECES = re.compile(r"""('(?:[^']|'')*')"""                      # a string literal
+                         r"""|("(?:[^"]|"")*"|\[[^\]]*\]|`(?:[^`]|``)*`)"""  # a quoted name
+                         r"""|(--[^\n]*|/\*.*?\*/)"""                     # a comment
+                         r"""|([^'"`\[/-]+|[/-])""", re.DOTALL)
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPACE_BY_MARK = re.compile(r" ?([(),;=<>]) ?")
 
@@ -189,9 +191,11 @@ def _canonical(sql: str) -> str:
     for literal, quoted, comment, rest in _SQL_PIECES.findall(sql):
         if literal:
             out.append(literal)
-        elif quoted:
-            name = quoted[1:-1]
-            out.append(name.lower() if _PLAIN_NAME.fullmatch(name) else quoted)
+        elif quoted:  # "x", [x] and `x` are one name: written the one way
+            name = quoted[1:-1].replace(quoted[0] * 2, quoted[0]) if quoted[0] != "[" \
+                else quoted[1:-1]
+            out.append(name.lower() if _PLAIN_NAME.fullmatch(name)
+                       else '"' + name.replace('"', '""') + '"')
         elif comment:
             out.append(" ")
         else:
