@@ -25,6 +25,7 @@ comes before 8.
 from __future__ import annotations
 
 import ipaddress
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -104,14 +105,14 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_of(url: str, *, path_allowed: bool = False) -> str | None:
-    """``scheme://host[:port]`` as a browser writes an Origin: lower case, the host in
-    ASCII (punycode) and an IP address in its short form, the scheme's default port left
-    out (a PUBLIC_URL written otherwise refused every browser's write); None for what names
-    no origin, or, unless ``path_allowed`` (a public address may have one), holds more than
-    one (a user, a path, a query, spaces: no browser sends them)."""
+    """``scheme://host[:port]`` read alike however it is written (``_one_host``; the
+    scheme's default port left out): a PUBLIC_URL written otherwise than browsers write an
+    Origin refused every browser's write. None for what names no origin, or, unless
+    ``path_allowed`` (a public address may have one), holds more than one (a user, a path,
+    a query, spaces: no browser sends them)."""
     try:
         parts = urlsplit(url)
-        port, host = parts.port, _ascii_host(parts.hostname or "")
+        port, host = parts.port, _one_host(parts.hostname or "")
     except (ValueError, UnicodeError):
         return None
     scheme = parts.scheme.lower()
@@ -124,12 +125,18 @@ def origin_of(url: str, *, path_allowed: bool = False) -> str | None:
     return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
 
 
-def _ascii_host(host: str) -> str:
-    """An IP address in its short form, a name in punycode (as browsers write either)."""
+def _one_host(host: str) -> str:
+    """An IP address in its short form, a name in Unicode, lower case: a browser writes an
+    IDN in punycode by UTS 46 (``straße`` as ``xn--strae-oqa``), which Python's IDNA 2003
+    codec does not (it makes ``strasse``); each punycode label is decoded instead.
+
+    :raise UnicodeError: a label that is no punycode."""
     try:
         return str(ipaddress.ip_address(host))
     except ValueError:
-        return host.encode("idna").decode("ascii") if host else host
+        labels = (label[4:].encode("ascii").decode("punycode") if label[:4] == "xn--"
+                  else label for label in host.lower().split("."))
+        return unicodedata.normalize("NFC", ".".join(labels))
 
 
 def check_origin(request: Request) -> None:

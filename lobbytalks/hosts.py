@@ -70,8 +70,25 @@ def check_loopback_host() -> None:
         raise UnknownHost()
 
 
+class UnreadableHost(ApiError):
+    def __init__(self) -> None:
+        super().__init__("invalid_request", "Host（或 X-Forwarded-Host）不是可用的主机名")
+
+
+def check_readable_host() -> None:
+    """A host in punycode that does not decode back to itself (``xn--strae-oqa``, as IDNA
+    2003 reads it) failed every page with 503 where werkzeug built the request's own URL
+    from it: refused as a bad request instead. Only such names are looked at twice."""
+    if "xn--" in request.host.lower():
+        try:
+            request.host_url  # noqa: B018 (building it is the test)
+        except UnicodeError:
+            raise UnreadableHost() from None
+
+
 def host_step(settings: Any) -> tuple[Callable[[], None], ...]:
-    """The request step that refuses other names, where the settings call for it."""
+    """The request steps that refuse a host name werkzeug cannot read and, where the
+    settings call for it, other names than this machine's."""
     wanted = (is_loopback(settings.host) and not settings.public_url
               and not settings.trusted_proxies)
-    return (check_loopback_host,) if wanted else ()
+    return (check_readable_host, *((check_loopback_host,) if wanted else ()))

@@ -58,6 +58,10 @@ def test_public_url_decides_the_origin(app):
     # a name or an address written otherwise than browsers write it
     ("https://虾扯淡.example.org", "https://xn--lqus8wb1t.example.org", True),
     ("http://[0:0:0:0:0:0:0:1]:8000", "http://[::1]:8000", True),
+    # browsers write IDNs by UTS 46, where Python's IDNA 2003 codec makes ß into ss
+    ("https://straße.example", "https://xn--strae-oqa.example", True),
+    ("https://ςigma.example", "https://xn--igma-fod.example", True),
+    ("https://straße.example", "https://strasse.example", False),
     # what no browser sends as an Origin
     ("https://talk.example.org", "https://x@talk.example.org", False),
     ("https://talk.example.org", "https://talk.example.org/path", False),

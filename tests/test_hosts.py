@@ -113,3 +113,16 @@ def test_a_request_line_naming_a_host_is_judged_by_that_host(server):
                     target=b"http://" + own + b"/developers")
     assert page.startswith(b"HTTP/1.1 200"), page[:200]
     assert b"http://" + own + b"/api/external" in page and b"rebind.example" not in page
+
+
+def test_a_forwarded_host_that_does_not_read_back_is_a_bad_request(tmp_path):
+    """Behind a proxy, X-Forwarded-Host xn--strae-oqa.example (straße by UTS 46, which
+    Python's IDNA 2003 codec will not decode) failed every page and API call with 503 and
+    a traceback, where the request's own URL was built."""
+    app = create_app(settings_for(tmp_path / "data", trusted_proxies=1))
+    client = app.test_client()
+    for path in ("/", "/communities", "/api/community?action=me"):
+        r = client.get(path, headers={"X-Forwarded-Host": "xn--strae-oqa.example"})
+        assert r.status_code == 400, (path, r.status_code)
+    assert client.get("/", headers={"X-Forwarded-Host": "xn--bcher-kva.example"}).status_code == 200
+
