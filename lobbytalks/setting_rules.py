@@ -24,7 +24,7 @@ _AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
 _AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535}
 _LONGEST_RATE_WINDOW = 366 * 86400
-_ZERO_MULTIPLE = re.compile(r"(?:/|\bper\b)\s*0+\s*[A-Za-z]", re.IGNORECASE)
+_ZERO_MULTIPLE = re.compile(r"(?:/|per)\s*0+\s*[A-Za-z]", re.IGNORECASE)
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
 # C0, DEL, C1 (NEL, U+0085, among them) and the Unicode line and paragraph separators:
 # each breaks a line somewhere (the email library refuses them all in a header).

@@ -46,14 +46,15 @@ _WOVEN_GAP = 4  # letters or digits that may stand between two of a form's chara
 # form's pieces are longer: a hash or a commit id in an answer is hex or base64 too.
 _PIECE, _ENCODED_PIECE = 6, 12
 # Byte by byte: the marks before each byte (0x6a, \x6a, \u006a), taken out so that the
-# hex reads as one run again; and runs of at least 16 bytes written as numbers, decimal
-# ([106, 75, ...], zero-padded too), octal (\152\113) or binary (01101010 01001011).
+# hex reads as one run again; and runs of bytes written as numbers (at least 8, so that a
+# token in rows is found row by row): decimal ([106, 75, ...], zero-padded too), octal
+# (\152, 0o152, 0152) or binary (01101010, 0b1101010). A run is read in every base its
+# digits allow: a wrong reading decodes to nothing that holds the token.
 _BYTE_MARKS = re.compile(r"(?i)0x|\\x|\\u00")
-_NUMBER_RUNS = (
-    (re.compile(r"(?:\b\d{1,4}\b[^\d\x00]{1,8}){15,}\b\d{1,4}\b"), re.compile(r"\d+"), 10),
-    (re.compile(r"(?:\\[0-3][0-7]{2}[^\\\x00]{0,4}){16,}"), re.compile(r"[0-7]{3}"), 8),
-    (re.compile(r"(?:\b[01]{8}\b[^01\x00]{0,4}){16,}"), re.compile(r"[01]{8}"), 2),
-)
+_NUMBER = r"(?:\\|0[bo])?\d{1,8}"
+_NUMBER_RUN = re.compile(rf"(?<![\w.]){_NUMBER}(?:[^\d\x00]{{1,8}}{_NUMBER}){{7,}}(?![\w.])",
+                         re.IGNORECASE)
+_DIGITS = re.compile(r"(?i)(?:\\|0[bo])?(\d+)")
 
 
 class _Forms:
@@ -140,11 +141,20 @@ def _views(joined: str) -> Iterator[str]:
         yield html.unescape(joined)
     if _BYTE_MARKS.search(joined):
         yield _BYTE_MARKS.sub("", joined)
-    for run_of, number, base in _NUMBER_RUNS:
-        runs = run_of.findall(joined)
-        if runs:
-            yield SEPARATOR.join(bytes(byte for byte in (int(n, base) for n in number.findall(run))
-                                       if byte < 256).decode("latin-1") for run in runs)
+    runs = [_DIGITS.findall(run) for run in _NUMBER_RUN.findall(joined)]
+    for base in (10, 8, 2):
+        decoded = [_bytes_of(numbers, base) for numbers in runs]
+        if any(decoded):
+            yield SEPARATOR.join(decoded)
+
+
+def _bytes_of(numbers: list[str], base: int) -> str:
+    """The bytes a run of numbers spells in ``base`` ("" where its digits do not fit it)."""
+    try:
+        values = [int(n, base) for n in numbers]
+    except ValueError:
+        return ""
+    return bytes(v for v in values if v < 256).decode("latin-1")
 
 
 def _compact(text: str) -> str:

@@ -200,6 +200,33 @@ def test_a_database_path_naming_a_folder_is_said_so(tmp_path, capsys):
                     "file (LOBBYTALKS_DB and --db name the file)"), said
 
 
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<html>a profile named healthz</html>",
+    b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"ok\": false}",
+    b"SSH-2.0-OpenSSH_9.6\r\n",  # not HTTP at all: it ended in a traceback
+])
+def test_healthcheck_is_ok_only_for_the_health_answer(answer, capsys):
+    """Any 200 counted as healthy: /u/healthz (a person's profile) printed ok."""
+    import socket
+    import threading
+    from lobbytalks.cli import main
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve_once():
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(answer)
+    threading.Thread(target=serve_once, daemon=True).start()
+    try:
+        assert main(["healthcheck", f"http://127.0.0.1:{port}/u/healthz", "--timeout", "5"]) == 1
+    finally:
+        listener.close()
+    out, err = capsys.readouterr()
+    assert "ok" != out.strip() and "Traceback" not in err
+
+
 def test_healthcheck_fails_when_nothing_listens():
     from conftest import free_port
     check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck",
@@ -261,6 +288,8 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_RATE_REGISTER": "1/99999999999999999999 year"}, "in at most a year"),
     ({"LOBBYTALKS_RATE_REGISTER": "1/2 year"}, "in at most a year"),
     ({"LOBBYTALKS_RATE_REGISTER": "1/0minute"}, "in at most a year"),  # read as 1/minute
+    ({"LOBBYTALKS_RATE_REGISTER": "1per0minute"}, "in at most a year"),
+    ({"LOBBYTALKS_RATE_REGISTER": "1 per00minute"}, "in at most a year"),
     ({"LOBBYTALKS_RATE_REGISTER": "10/minute;100/hour"}, "one rate"),  # the second dropped
     ({"LOBBYTALKS_PUBLIC_URL": "https://[::1"}, "LOBBYTALKS_PUBLIC_URL"),  # was a traceback
     ({"LOBBYTALKS_PUBLIC_URL": "https://talk.example.org:99999"}, "LOBBYTALKS_PUBLIC_URL"),

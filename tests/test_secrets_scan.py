@@ -373,6 +373,12 @@ def _fullwidth(text: str) -> str:
     lambda t: " ".join(f"{b:08b}" for b in t[4:].encode()),
     lambda t: __import__("base64").b85encode(t[4:].encode()).decode(),
     lambda t: __import__("base64").a85encode(b"q" + t[4:].encode()).decode(),
+    # as Python or C prints bytes, and in rows (a fourth re-test: stored)
+    lambda t: ", ".join(bin(b) for b in t[4:].encode()),
+    lambda t: ", ".join(oct(b) for b in t[4:].encode()),
+    lambda t: ", ".join("0%o" % b for b in t[4:].encode()),
+    lambda t: "\n/* next row */\n".join(" ".join(str(b) for b in t[4:].encode()[i:i + 15])
+                                        for i in range(0, len(t) - 4, 15)),
 ], ids=["plain", "spaced", "lines", "markup", "chinese", "zero-width", "accents",
         "fullwidth", "lookalikes", "hex", "HEX", "base64", "base64-shifted", "halves",
         "quarters", "reversed", "rot13", "rot13-reversed", "interleaved", "interleaved-2",
@@ -380,7 +386,8 @@ def _fullwidth(text: str) -> str:
         "body-base64url-shifted", "body-0x", "token-escapes", "body-decimal", "body-entities-hex",
         "body-entities", "body-base32", "body-base32-shifted-lower", "body-hex-mixed-case",
         "body-hex-halves", "body-doubled", "body-woven", "body-decimal-and", "body-decimal-padded",
-        "body-octal", "body-binary", "body-base85", "body-ascii85-shifted"])
+        "body-octal", "body-binary", "body-base85", "body-ascii85-shifted", "body-bin-prefixed",
+        "body-oct-prefixed", "body-c-octal", "body-decimal-rows"])
 def test_a_known_token_is_found_in_any_disguise(disguise):
     token = new_agent_token()
     assert holds_disguised({"reasoningSummary": "结论：" + disguise(token) + "。"}, token)

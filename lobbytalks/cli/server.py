@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import logging
 import sys
 import urllib.error
@@ -174,9 +176,11 @@ def healthcheck(args: argparse.Namespace) -> int:
         url += "/healthz"
     try:
         with urllib.request.urlopen(url, timeout=args.timeout) as response:
-            healthy = response.status == 200
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        print(f"unhealthy: {exc}", file=sys.stderr)
+            # the health answer itself: any page that answers 200 (a person named healthz
+            # has /u/healthz) is not a healthy server
+            healthy = response.status == 200 and json.loads(response.read(64)) == {"ok": True}
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        print(f"unhealthy: {exc}", file=sys.stderr)  # (a JSON error is a ValueError)
         return 1
     print("ok" if healthy else "unhealthy")
     return 0 if healthy else 1
