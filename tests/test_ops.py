@@ -306,6 +306,7 @@ def test_an_upgrade_refuses_a_database_that_is_not_what_its_version_says(tmp_pat
     ("CREATE INDEX i ON t (created DESC, id)", "CREATE INDEX [i] ON `t` ([created] DESC, \"id\")",
      True),
     ('CREATE TABLE t ("a b" TEXT)', "CREATE TABLE t ([a b] TEXT)", True),
+    ("CREATE INDEX i ON t (a)", 'CREATE INDEX i ON[t]("a")', True),  # no space needed there
     ("CREATE TABLE t ([a -- b] TEXT, c TEXT)", "CREATE TABLE t ([a -- b] TEXT)", False),
     # what SQLite reads differently: a literal's case or spaces, a name that needs quotes
     ("CREATE TABLE t (a TEXT CHECK (a IN ('leased')))",

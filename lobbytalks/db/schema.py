@@ -194,7 +194,8 @@ def _canonical(sql: str) -> str:
         elif quoted:  # "x", [x] and `x` are one name: written the one way
             name = quoted[1:-1].replace(quoted[0] * 2, quoted[0]) if quoted[0] != "[" \
                 else quoted[1:-1]
-            out.append(name.lower() if _PLAIN_NAME.fullmatch(name)
+            # spaced: ON[t] is ON t, not the one word "ont"
+            out.append(f" {name.lower()} " if _PLAIN_NAME.fullmatch(name)
                        else '"' + name.replace('"', '""') + '"')
         elif comment:
             out.append(" ")
