@@ -46,8 +46,9 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 
 def before_steps(settings: Any) -> tuple[Callable[[], None], ...]:
     """What runs before every view, in order: the access log's clock first, so that a
-    request the guards refuse is timed too; on a server only this machine reaches, the
-    names it answers to; then the guards of the /api/ surfaces."""
+    request the guards refuse is timed too; a host name that can be read at all and, on a
+    server only this machine reaches, the names it answers to; then the guards of the /api/
+    surfaces."""
     clock = (accesslog.start_clock,) if settings.access_log else ()
     return (*clock, *hosts.host_step(settings), guards.guard_api_request)
 

@@ -214,8 +214,8 @@ def test_the_request_steps_run_in_one_declared_order(settings):
     app = create_app(settings.with_overrides(access_log=True))
     names = lambda steps: [f"{s.__module__}.{s.__name__}" for s in steps]  # noqa: E731
     assert names(wiring.before_steps(app.config["LOBBYTALKS"].settings)) == [
-        "lobbytalks.accesslog.start_clock", "lobbytalks.hosts.check_loopback_host",
-        "lobbytalks.guards.guard_api_request"]
+        "lobbytalks.accesslog.start_clock", "lobbytalks.hosts.check_readable_host",
+        "lobbytalks.hosts.check_loopback_host", "lobbytalks.guards.guard_api_request"]
     assert names(wiring.after_steps(app.config["LOBBYTALKS"].settings)) == [
         "lobbytalks.blueprints.web_base.remember_language", "lobbytalks.guards.finish_response",
         "lobbytalks.accesslog.log_request"]
@@ -224,10 +224,12 @@ def test_the_request_steps_run_in_one_declared_order(settings):
     assert {k: len(v) for k, v in app.after_request_funcs.items()} == {None: 1}
     assert not app.teardown_request_funcs and not app.url_value_preprocessors
     off = settings.with_overrides(access_log=False)
-    assert names(wiring.before_steps(off)) == ["lobbytalks.hosts.check_loopback_host",
+    assert names(wiring.before_steps(off)) == ["lobbytalks.hosts.check_readable_host",
+                                               "lobbytalks.hosts.check_loopback_host",
                                                "lobbytalks.guards.guard_api_request"]
     reachable = off.with_overrides(host="0.0.0.0")  # no names to check: see test_hosts
-    assert names(wiring.before_steps(reachable)) == ["lobbytalks.guards.guard_api_request"]
+    assert names(wiring.before_steps(reachable)) == ["lobbytalks.hosts.check_readable_host",
+                                                     "lobbytalks.guards.guard_api_request"]
     assert names(wiring.after_steps(off))[-1] == "lobbytalks.guards.finish_response"
 
 
