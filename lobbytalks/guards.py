@@ -24,17 +24,15 @@ comes before 8.
 """
 from __future__ import annotations
 
-import ipaddress
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Request, Response, current_app, g, request
 from werkzeug.wsgi import get_content_length
 
 from .errors import ApiError
 from .mcp import accepts_json_and_event_stream
+from .origins import origin_of
 from .quotas import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT, WEB_BODY_LIMIT
 from .strict_json import parse_json
 from .textrules import HTTP_WHITESPACE
@@ -99,44 +97,6 @@ BODY_REFUSED = "lobbytalks.body_refused"
 def service_origin(request: Request) -> str | None:
     public_url = current_app.config["LOBBYTALKS"].settings.public_url
     return origin_of(public_url or request.host_url, path_allowed=True)
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def origin_of(url: str, *, path_allowed: bool = False) -> str | None:
-    """``scheme://host[:port]`` read alike however it is written (``_one_host``; the
-    scheme's default port left out): a PUBLIC_URL written otherwise than browsers write an
-    Origin refused every browser's write. None for what names no origin, or, unless
-    ``path_allowed`` (a public address may have one), holds more than one (a user, a path,
-    a query, spaces: no browser sends them)."""
-    try:
-        parts = urlsplit(url)
-        port, host = parts.port, _one_host(parts.hostname or "")
-    except (ValueError, UnicodeError):
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not host or port == 0:
-        return None
-    if not path_allowed and (url != url.strip() or "@" in parts.netloc or parts.query
-                             or parts.fragment or parts.path not in ("", "/")):
-        return None
-    host = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
-
-
-def _one_host(host: str) -> str:
-    """An IP address in its short form, a name in Unicode, lower case: a browser writes an
-    IDN in punycode by UTS 46 (``straße`` as ``xn--strae-oqa``), which Python's IDNA 2003
-    codec does not (it makes ``strasse``); each punycode label is decoded instead.
-
-    :raise UnicodeError: a label that is no punycode."""
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        labels = (label[4:].encode("ascii").decode("punycode") if label[:4] == "xn--"
-                  else label for label in host.lower().split("."))
-        return unicodedata.normalize("NFC", ".".join(labels))
 
 
 def check_origin(request: Request) -> None:

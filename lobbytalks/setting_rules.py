@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
+from .origins import origin_of
 from .passwords import PASSWORD_MIN_LENGTH
 from .proxies import parse_networks
 from .settings import (DATABASE_URL_PREFIXES, ENV_PREFIX, SettingsError,
@@ -88,22 +88,13 @@ def _check_counts(settings: "Settings") -> None:
 
 
 def _check_public_url(url: str) -> None:
-    """An origin, optionally with a path: the docs add /api/external/... to it, and the
-    Origin rule compares its scheme and host."""
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # reading it checks it: a number up to 65535
-    except ValueError:  # "[::1" without its bracket, a port of letters or past 65535
-        parts = None
-    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
-            or any(c.isspace() for c in url)):
-        raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must start with http:// or https:// "
-                            f"and name a host (and a port up to 65535), got "
-                            f"{mask_uri_credentials(url)!r}")
-    if "@" in parts.netloc or parts.query or parts.fragment or "?" in url or "#" in url:
+    """An address of a web service, optionally with a path: the docs add /api/external/...
+    to it, and the Origin rule compares its scheme, host and port."""
+    if origin_of(url, path_allowed=True) is None:
         raise SettingsError(f"{ENV_PREFIX}PUBLIC_URL must be an address such as "
-                            f"https://talk.example.org, without a user, query or fragment, "
-                            f"got {mask_uri_credentials(url)!r}")
+                            f"https://talk.example.org (http:// or https://, a host, a port "
+                            f"up to 65535), without a user, query or fragment, got "
+                            f"{mask_uri_credentials(url)!r}")
 
 
 def _check_rate_storage(uri: str) -> None:

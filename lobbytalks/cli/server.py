@@ -11,6 +11,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from .. import __version__
+from ..origins import origin_of
 from .registry import command, fail, settings_from
 
 log = logging.getLogger("lobbytalks")
@@ -147,15 +148,9 @@ def _address(text: str) -> str:
     text = text.strip()
     url = (f"http://127.0.0.1:{int(text)}" if text.isdigit() else
            text if "://" in text else f"http://{text}")
-    try:
-        parts = urlsplit(url)
-        port = parts.port  # reading it checks it
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a server address: {text!r} ({exc})") from None
-    netloc_port = parts.netloc.rpartition("]")[2].partition(":")[2]
-    if (parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
-            or port == 0 or netloc_port.startswith("0")  # sent as written in Host
-            or any(c.isspace() or c in "\\?#" for c in url)):
+    # (a zero-padded port would be sent as written, in Host)
+    if (origin_of(url, path_allowed=True) is None or "\\" in url
+            or urlsplit(url).netloc.rpartition("]")[2].partition(":")[2].startswith("0")):
         raise argparse.ArgumentTypeError(f"not a server address (http://host:port): {text!r}")
     return url
 

@@ -187,26 +187,27 @@ def _canonical(sql: str) -> str:
     the text in place) reads alike. Comments go, runs of spaces are one (none beside a
     bracket or comma), names are read in any case and without needless quotes; string
     literals and names that need their quotes stay exactly as written."""
-    out = []
+    out, code = [], []  # code: the pieces since the last literal, their spaces folded later
     for literal, quoted, comment, rest in _SQL_PIECES.findall(sql):
-        if literal:
-            out.append(literal)
-        elif quoted:  # "x", [x] and `x` are one name: written the one way
-            name = quoted[1:-1].replace(quoted[0] * 2, quoted[0]) if quoted[0] != "[" \
-                else quoted[1:-1]
-            # spaced: ON[t] is ON t, not the one word "ont"
-            out.append(f" {name.lower()} " if _PLAIN_NAME.fullmatch(name)
-                       else '"' + name.replace('"', '""') + '"')
-        elif comment:
-            out.append(" ")
-        else:
-            out.append(rest.lower())
-    joined = "".join(out)
-    # spaces outside literals only: split on literals and quoted names again
-    parts = re.split(r"""('(?:[^']|'')*'|"(?:[^"]|"")*")""", joined)
-    for i in range(0, len(parts), 2):
-        parts[i] = _SPACE_BY_MARK.sub(r"\1", " ".join(parts[i].split()))
-    return "".join(parts).strip()
+        name = _unquoted(quoted)
+        if comment or rest or (quoted and _PLAIN_NAME.fullmatch(name)):
+            # a name unquoted stands apart: ON[t] is ON t, not the one word "ont"
+            code.append(" " if comment else rest.lower() if rest else f" {name.lower()} ")
+        else:  # a literal, or a name that needs its quotes: as written, quoted one way
+            out += [_folded(code), literal or '"' + name.replace('"', '""') + '"']
+            code = []
+    return "".join([*out, _folded(code)]).strip()
+
+
+def _unquoted(quoted: str) -> str:
+    """The name inside "x", [x] or `x` ("" for no name)."""
+    if quoted[:1] in ("", "["):
+        return quoted[1:-1]
+    return quoted[1:-1].replace(quoted[0] * 2, quoted[0])
+
+
+def _folded(code: list[str]) -> str:
+    return _SPACE_BY_MARK.sub(r"\1", " ".join("".join(code).split()))
 
 
 def schema_differences(found: dict, expected: dict) -> list[str]:
