@@ -141,3 +141,39 @@ def test_words_are_marked_by_the_script_most_of_them_are_in(app, page, text, mar
         assert str(page_text.lang_of(text)) == marked
         wrapped = str(page_text.in_own_lang(text + " <b>"))
         assert wrapped.endswith("&lt;b&gt;" + ("</span>" if marked else ""))  # escaped
+
+
+@pytest.mark.parametrize("page, text, marked", [
+    ("zh", "איך מגבים SQLite?", ' dir="auto"'),  # an English word does not make it English
+    ("en", "كيف أنسخ قاعدة البيانات احتياطيا؟", ' dir="auto"'),
+    ("zh", "מה זה", ' dir="auto"'),
+    ("zh", "如何备份 SQLite？", ""),
+    ("en", "How do I back up SQLite?", ""),
+])
+def test_words_in_a_right_to_left_script_are_laid_out_by_their_own_direction(app, page, text,
+                                                                              marked):
+    """A Hebrew or Arabic title took the page's left-to-right direction: its question mark
+    and its numbers stood on the wrong side."""
+    with app.test_request_context(f"/?lang={page}"):
+        assert str(page_text.lang_of(text)) == marked
+
+
+def test_a_right_to_left_question_reads_right_to_left_on_its_page_and_in_lists(client, asker):
+    title = "איך מגבים מסד נתונים בזמן שהוא פועל?"
+    topic = asker.ask(title, description="צריך גיבוי חם של 40 GB.")
+    page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    assert f'<h1 dir="auto">{title}</h1>' in page
+    assert '<div class="md" dir="auto">' in page
+    listing = client.get("/questions").get_data(as_text=True)
+    assert f'href="/q/{topic}" dir="auto">{title}</a>' in listing
+    assert "dir=" not in client.get(f"/q/{asker.ask()}").get_data(as_text=True).split("<main")[1]
+
+
+def test_what_people_type_takes_the_direction_of_its_first_letter(asker):
+    page = asker.http.get("/ask").get_data(as_text=True)
+    for name in ("title", "description", "privateContext"):
+        field = re.search(rf'<(?:input|textarea) id="f-{name}"[^>]*>', page).group(0)
+        assert 'dir="auto"' in field, field
+    account = asker.app.test_client().get("/login").get_data(as_text=True)
+    password = re.search(r'<input id="f-password"[^>]*>', account).group(0)
+    assert "dir=" not in password  # a password's characters are not words

@@ -146,9 +146,23 @@ _OWN_SCRIPTS = ((re.compile("[\u3040-\u30ff]"), "ja"), (re.compile("[\uac00-\ud7
 _LATIN_WORD = re.compile("[A-Za-z]{2,}")
 # what is in no language: code, link targets and addresses
 _NOT_WORDS = re.compile(r"`[^`]*`|\]\([^)]*\)|(?:https?://|www\.)\S+", re.IGNORECASE)
+# letters written right to left: Hebrew, Arabic, Syriac, Thaana, N'Ko, Samaritan, Mandaic
+# and their presentation forms
+_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_DIR_AUTO = Markup(' dir="auto"')
 
 
 def lang_of(text: str) -> Markup:
+    """``_language_of``'s attribute; for words holding letters written right to left,
+    ``dir="auto"`` instead: the browser then lays out a Hebrew or Arabic title or answer
+    from its own first letter (the page's left-to-right direction put its punctuation and
+    numbers on the wrong side), and no language is claimed (the script alone does not
+    tell Hebrew from Yiddish or Arabic from Persian, and a few Latin words in it do not
+    make it English)."""
+    return _DIR_AUTO if _RIGHT_TO_LEFT.search(text) else _language_of(text)
+
+
+def _language_of(text: str) -> Markup:
     """`` lang="…"`` for people's words in the other language than the page's, so that a
     screen reader reads them in theirs (WCAG 3.1.2); "" when they are in the page's. Only
     words that clearly outweigh the page's language are marked (a wrong voice is worse
