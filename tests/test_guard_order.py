@@ -155,7 +155,7 @@ EVERYWHERE = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
               "Referrer-Policy": "same-origin", "Cross-Origin-Opener-Policy": "same-origin"}
 API_JSON = {**EVERYWHERE, "Content-Type": "application/json", "Cache-Control": "no-store"}
 PAGE = {**EVERYWHERE, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store",
-        "Content-Security-Policy": CSP, "Vary": "Cookie"}
+        "Content-Security-Policy": CSP, "Vary": "Cookie, Accept-Language"}
 # Headers that vary per response or per file: left out of the comparison.
 VARYING = {"Content-Length", "Date", "Last-Modified", "ETag", "Expires"}
 LANG_COOKIE = "lang=en; Max-Age=31536000; Path=/; SameSite=Lax"

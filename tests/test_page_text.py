@@ -177,3 +177,40 @@ def test_what_people_type_takes_the_direction_of_its_first_letter(asker):
     account = asker.app.test_client().get("/login").get_data(as_text=True)
     password = re.search(r'<input id="f-password"[^>]*>', account).group(0)
     assert "dir=" not in password  # a password's characters are not words
+
+
+@pytest.mark.parametrize("accept, html_lang", [
+    ("en-US,en;q=0.9", "en"),
+    ("en-GB;q=0.9, *;q=0.5", "en"),
+    ("de, en;q=0.7, zh;q=0.5", "en"),
+    ("zh-CN,zh;q=0.9,en;q=0.8", "zh-CN"),
+    ("zh-TW", "zh-CN"),
+    ("en;q=0.5, zh;q=0.8", "zh-CN"),
+    ("zh;q=0, en", "en"),
+    ("en;q=0", "zh-CN"),
+    ("fr-FR, de", "zh-CN"),
+    ("*", "zh-CN"),
+    ("", "zh-CN"),
+    (";;q=x,,", "zh-CN"),
+])
+def test_a_first_visit_is_in_the_language_the_browser_asks_for(client, accept, html_lang):
+    response = client.get("/", headers={"Accept-Language": accept})
+    assert response.status_code == 200
+    assert f'<html lang="{html_lang}">' in response.get_data(as_text=True)
+    assert "Accept-Language" in response.headers["Vary"]  # a cache must not mix them
+
+
+def test_a_chosen_language_wins_over_the_browsers(client):
+    english = {"Accept-Language": "en-US,en;q=0.9"}
+    assert '<html lang="zh-CN">' in client.get("/?lang=zh", headers=english).get_data(as_text=True)
+    # the choice is remembered: the next page stays Chinese whatever the browser asks
+    assert '<html lang="zh-CN">' in client.get("/questions", headers=english).get_data(as_text=True)
+    assert '<html lang="en">' in client.get("/?lang=en").get_data(as_text=True)
+    assert '<html lang="en">' in client.get("/communities", headers={
+        "Accept-Language": "zh-CN"}).get_data(as_text=True)
+
+
+def test_kept_pages_are_kept_apart_by_the_language_the_browser_asks_for(app):
+    for accept, expected in (("zh-CN", "zh-CN"), ("en", "en"), ("zh-CN", "zh-CN"), ("en", "en")):
+        page = app.test_client().get("/", headers={"Accept-Language": accept})
+        assert f'<html lang="{expected}">' in page.get_data(as_text=True)

@@ -19,7 +19,8 @@ from ..runtime import runtime
 
 
 def lang() -> str:
-    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then Chinese.
+    """``?lang=`` wins (and is remembered), then the ``lang`` cookie, then the first of the
+    site's languages the browser asks for (``Accept-Language``), then Chinese.
 
     Decided once per request: a page asks for every string it translates."""
     state = g._get_current_object()  # type: ignore[attr-defined]
@@ -27,8 +28,24 @@ def lang() -> str:
     if code is None:
         code = state.page_lang = (i18n.normalise_lang(request.args.get("lang"))
                                   or i18n.normalise_lang(request.cookies.get(i18n.LANG_COOKIE))
+                                  or _asked_by_the_browser()
                                   or i18n.DEFAULT_LANG)
     return code
+
+
+def _asked_by_the_browser() -> str | None:
+    """The site's language the browser prefers most, by each tag's first part (``en-GB``
+    is English, ``zh-TW`` Chinese); ``*`` before any of them is the site's default. Tags
+    come most wanted first; one with ``q=0`` is not wanted at all."""
+    for tag, quality in request.accept_languages:
+        if quality <= 0:
+            continue
+        if tag == "*":
+            return i18n.DEFAULT_LANG
+        code = i18n.normalise_lang(tag.replace("_", "-").split("-", 1)[0].lower())
+        if code:
+            return code
+    return None
 
 
 def t(key: str, **values: Any) -> str:

@@ -150,7 +150,7 @@ def render(template: str, status: int = 200, **context: Any) -> Response:
                         mimetype="text/html")
     # Pages show a person's own data; never let a shared cache keep them.
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Vary"] = "Cookie"
+    response.headers["Vary"] = "Cookie, Accept-Language"
     return response
 
 

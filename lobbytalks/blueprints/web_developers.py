@@ -96,5 +96,5 @@ def developers():
                       configs=client_configs(base), token_env=TOKEN_ENV,
                       env_snippet=ENV_SNIPPET, connector=connector_snippets(base))
     # Without a configured public address the snippets echo the request's Host.
-    response.headers["Vary"] = "Cookie, Host"
+    response.headers["Vary"] = "Cookie, Accept-Language, Host"
     return response
