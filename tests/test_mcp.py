@@ -654,3 +654,23 @@ def test_a_client_looking_for_oauth_is_told_in_json_to_use_an_agent_token(app, m
     # the sign-up page itself, as a browser posts it without JavaScript, is still a page
     page = client.post("/register", data={"username": "x"})
     assert page.content_type.startswith("text/html")
+
+
+@pytest.mark.parametrize("tool, field, blank, arguments", [
+    ("fail_task", "error", "   ", {"taskId": "task_missing"}),
+    ("submit_result", "conclusion", " " * 40,
+     {"taskId": "task_missing", "reasoningSummary": "它说明了结论从何而来。", "evidence": []}),
+])
+def test_a_blank_text_is_refused_by_the_published_schema_as_by_the_server(mcp, tool, field,
+                                                                          blank, arguments):
+    """A client checking arguments against inputSchema let a value of spaces through, which
+    the server then refused: the schema said only minLength."""
+    tools = {t["name"]: t for t in mcp.rpc("tools/list").get_json()["result"]["tools"]}
+    schema = tools[tool]["inputSchema"]
+    validator = jsonschema.Draft202012Validator(schema)
+    assert not validator.is_valid({**arguments, field: blank})
+    assert not validator.is_valid({**arguments, field: "\u3000\u00a0\n" * 20})
+    written = "结论写在这里，" * 6
+    assert validator.is_valid({**arguments, field: f"  {written}  "})
+    refused = business_error(mcp.call(tool, {**arguments, field: blank}), 400, "invalid_request")
+    assert field in refused["error"]

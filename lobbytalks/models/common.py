@@ -28,6 +28,7 @@ COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # for checks outside a mode
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 USERNAME_PATTERN = r"^[a-zA-Z0-9_]+$"
 USERNAME_LENGTH = (3, 24)
+NOT_BLANK_PATTERN = r"\S"  # a search, not a whole match: some character that is not a space
 # The models' patterns said in words, rather than as a regular expression.
 PATTERN_RULES = {
     UUID_PATTERN: "必须是 UUID，如 123e4567-e89b-42d3-a456-426614174000",
@@ -79,6 +80,10 @@ def Text(
         schema["maxLength"] = max_length
     if pattern:
         schema["pattern"] = pattern
+    elif strip_min and min_length:
+        # said in the schema too, so that a client checking arguments before it sends them
+        # refuses a value of spaces as the server would (JSON Schema's \S is JavaScript's)
+        schema["pattern"] = NOT_BLANK_PATTERN
     return Annotated[str, AfterValidator(check), Field(json_schema_extra=schema, description=description)]
 
 
