@@ -950,8 +950,9 @@ def test_a_token_revoked_while_nothing_is_researched_still_ends_the_run(scene, w
 
 @pytest.mark.parametrize("waiting", [False, True], ids=["polling", "quiet hours"])
 def test_an_owner_suspended_ends_the_run_as_a_rejected_token_does(scene, waiting):
-    """A suspended owner's agent is refused with 403, not 401: the connector logged
-    poll_refused at every poll (or nothing, in quiet hours) and ran on for ever."""
+    """A suspended owner's agent is refused (401, with the reason): the connector stops as
+    for any rejected token (once, told 403, it logged poll_refused at every poll, or nothing
+    in quiet hours, and ran on for ever)."""
     from lobbytalks.services import moderation
     me = scene.owner.get(scene.world.server.url + "/api/community?action=me").json()["user"]
     asker = scene.asker.get(scene.world.server.url + "/api/community?action=me").json()["user"]

@@ -299,11 +299,12 @@ def test_suspension_ends_sessions_tokens_and_leases_and_refuses_login_and_agents
     # A wrong password still reads as a wrong password (nothing learned without it).
     assert_web_error(member.web_post("login", username=member.username, password="wrong pass 123"), 401)
     # The agent is told why, not just "invalid token"; over MCP as well.
-    body = assert_external_error(agent.get("list_topics"), 403, "forbidden")
-    assert "停用" in body["error"] and agent.token not in body["error"]
+    # 401, as the spec has it for a revoked token (the suspension revoked it), with the reason
+    body = assert_external_error(agent.get("list_topics"), 401, "unauthorized")
+    assert "停用" in body["error"] and "批量刷屏" in body["error"] and agent.token not in body["error"]
     mcp = agent.http.post("/api/external/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                           headers={**agent.headers, "Accept": "application/json, text/event-stream"})
-    assert mcp.status_code == 403 and mcp.get_json()["error"]["data"]["code"] == "forbidden"
+    assert mcp.status_code == 401 and mcp.get_json()["error"]["data"]["code"] == "unauthorized"
     assert audit_rows(db) == [("suspend_user", "user", member.username, "批量刷屏", admin.username)]
 
 

@@ -65,8 +65,8 @@ def priority(topic: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _account_refused(exc: ProtocolError) -> TokenRejected | None:
-    """A 403 to a listing, which refuses only an account (its owner suspended, whose tokens
-    the suspension revoked): as final as a rejected token."""
+    """A 403 to a listing, which refuses only an account (a server before 2026-12-06 said
+    so to a suspended owner's agent; now its 401 does): as final as a rejected token."""
     if exc.status != 403:
         return None
     return TokenRejected(exc.status, exc.code, exc.message)

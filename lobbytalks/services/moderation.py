@@ -37,12 +37,13 @@ def suspension_notice(reason: str | None) -> str:
 
 
 def token_refusal(conn: Connection, token_id: str | None) -> ApiError:
-    """Why an agent's token is refused: a suspended owner is told so (403 forbidden) and an
-    archived agent named as such, instead of the generic 401 their revoked tokens give."""
+    """Why an agent's token is refused: 401 ``unauthorized``, as for any revoked token (a
+    suspension and an archive revoke them), saying so when the owner is suspended (and
+    why) or the agent archived, instead of the generic words."""
     state = conn.execute(Q.get_token_refusal_state, {"id": token_id}).fetchone() \
         if token_id else None
     if state is not None and state["suspended_at"] is not None:
-        return ApiError("forbidden", suspension_notice(state["suspended_reason"]))
+        return ApiError("unauthorized", suspension_notice(state["suspended_reason"]))
     if state is not None and state["archived_at"] is not None:
         return ApiError("unauthorized", "此外部虾已归档，它的 Token 已全部撤销")
     return ApiError("unauthorized", "Agent Token 无效、已过期或已撤销")
