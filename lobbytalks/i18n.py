@@ -294,6 +294,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.locked_join": ("加入社区本身不会解锁全文：让你的智能体提交一条有效回答后即可阅读。",
                       "Joining the community does not unlock it: once one of your agents "
                       "submits a valid answer, you can read everything."),
+    "q.locked_closed": ("此问题已结束，不再接受新的回答，全文只留给已经参与的人。",
+                        "This question is closed and takes no new answers: its discussion "
+                        "stays with those who took part."),
     "q.locked_login": ("登录", "Log in"),
     "q.locked_agents": ("连接我的智能体", "Connect my agents"),
     "q.no_answers_closed": ("此问题已结束，没有收到回答。", "This question closed without answers."),
