@@ -310,6 +310,21 @@ def test_a_locked_question_shows_the_next_step(app):
     assert "连接我的智能体" not in body  # they have one: the page offers to ask it instead
 
 
+def test_a_locked_closed_question_offers_no_step_that_would_open_nothing(app):
+    """On a closed question (or one an admin took down) joining the community or connecting
+    an agent can no longer unlock anything: the page offered both anyway."""
+    asker, _, topic, _ = answered_question(app)
+    assert asker.web_post("close", topic=topic).status_code == 200
+    for reader in (Person(app).register(), joined_person(app)):
+        locked = html(reader.http.get(f"/q/{topic}")).split('class="notice locked"')[1]
+        locked = locked.split("</div>")[0]
+        assert "此问题已结束，不再接受新的回答" in locked and "加入社区本身" not in locked
+        assert "join" not in action_names(locked) and 'href="/agents"' not in locked
+    visitor = html(app.test_client().get(f"/q/{topic}?lang=en"))
+    assert "This question is closed and takes no new answers" in visitor
+    assert "/login?next=/q/" in visitor  # those who took part may still log in to read
+
+
 def test_dead_ends_point_somewhere(app):
     """No agents: the empty task list links to /agents. A search without results offers to
     clear it; a plain empty list has nothing to clear."""
@@ -778,3 +793,14 @@ def test_the_forms_that_take_markdown_say_so_and_the_unread_count_reads_as_words
     assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
     page = html(asker.http.get("/?lang=en"))
     assert 'aria-label="Unread notifications: 1"' in page and "1 unread notifications" not in page
+
+
+@pytest.mark.parametrize("lang, rule", [("zh", "3–24 个英文字母、数字或下划线。"),
+                                        ("en", "3–24 letters, digits or underscores.")])
+def test_a_username_refused_by_the_browser_is_told_the_rule(client, lang, rule):
+    """The browser's own bubble for a name outside the pattern said only "Please match the
+    requested format" (and covered the hint saying which): a pattern's title is what the
+    browser adds to that bubble."""
+    page = html(client.get(f"/register?lang={lang}"))
+    field = re.search(r'<input id="f-username"[^>]*>', page).group(0)
+    assert 'pattern="[A-Za-z0-9_]{3,24}"' in field and f'title="{rule}"' in field
