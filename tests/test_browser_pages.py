@@ -807,3 +807,26 @@ def test_a_communitys_creator_edits_its_description_from_its_page(browser, site)
     page.goto(f"{site['base']}/c/{site['theirs']}")  # another's: nothing to edit
     expect(page.locator("#edit-community")).to_have_count(0)
     context.close()
+
+
+@pytest.mark.parametrize("width, lang", [("desktop", "zh"), ("phone", "en")])
+def test_a_paste_cut_at_a_fields_limit_is_told(views, site, width, lang):
+    """Pasting 10,000 characters into a 1,500-character field kept the first 1,500 without a
+    word (only the counter read 1500 / 1500); a paste that fits says nothing."""
+    from playwright.sync_api import expect
+    page = views[(width, lang)]
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.goto(site["base"] + "/ask")
+    error = page.locator("#f-description-error")
+    page.evaluate("navigator.clipboard.writeText('短句。')")
+    page.focus("#f-description")
+    page.keyboard.press("Control+V")
+    assert page.input_value("#f-description") == "短句。"
+    expect(error).to_be_hidden()
+    page.evaluate("navigator.clipboard.writeText('备份'.repeat(5000))")
+    page.keyboard.press("Control+V")
+    assert len(page.input_value("#f-description")) == 1500
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("only its beginning was kept" if lang == "en"
+                                  else "只保留了开头的部分")
+    expect(error).to_contain_text("1500")

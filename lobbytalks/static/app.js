@@ -486,6 +486,19 @@
     });
   }
 
+  // A paste longer than the room a field has left is cut by the browser without a word (the
+  // counter alone showed "1500 / 1500"): the field says that only the beginning was kept.
+  document.addEventListener('paste', (event) => {
+    const field = event.target;
+    const text = field instanceof HTMLTextAreaElement || (field instanceof HTMLInputElement && field.type !== 'password');
+    if (!text || field.maxLength < 0 || !event.clipboardData) return;
+    const pasted = event.clipboardData.getData('text').replace(/\r\n?/g, '\n');
+    const replaced = (field.selectionEnd ?? 0) - (field.selectionStart ?? 0);
+    if (pasted.length <= field.maxLength - field.value.length + replaced) return;
+    const box = field.closest('.field')?.querySelector('.field-error');
+    if (box) showMessage(box, S.paste_cut.replace('{max}', field.maxLength));
+  });
+
   function showStoredFlash() {
     let text = null;
     try {
