@@ -157,3 +157,22 @@ def test_deeply_nested_lists_and_quotes_fit_the_narrowest_phone(browser, site): 
     wide = page.evaluate("document.documentElement.scrollWidth")
     assert wide <= page.evaluate("document.documentElement.clientWidth"), wide
     context.close()
+
+
+def test_the_admin_logs_labels_on_a_phone_look_alike(browser, site):  # noqa: F811
+    """A row of the audit log on a phone is one labelled block: the target's label took its
+    cell's code font and size (smaller, monospace) where every other label is the page's."""
+    live, _, _, _, admin = site
+    registered(live.url, "throwaway_sam")
+    admin.post(live.url + "/api/community", json={
+        "action": "suspend_user", "username": "throwaway_sam", "reason": "test"}).raise_for_status()
+    context, page = phone_page(browser, live.url, admin)
+    page.goto(f"{live.url}/admin?lang=en")
+    labels = page.evaluate("""() => [...document.querySelector('table.stack tbody tr')
+        .querySelectorAll('td[data-label]')].map((cell) => {
+            const style = getComputedStyle(cell, '::before');
+            return [cell.dataset.label, style.fontFamily, style.fontSize];
+        })""")
+    context.close()
+    assert "Target" in [label for label, _, _ in labels]
+    assert len({(family, size) for _, family, size in labels}) == 1, labels
