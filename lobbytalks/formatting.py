@@ -23,13 +23,17 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 from .models.common import SOURCE_REF
-from .textrules import fold_for_scanning
+from .textrules import RIGHT_TO_LEFT, fold_for_scanning
 from .urlpolicy import check_source_url
 
 LINK_REL = "nofollow ugc noopener"
 ALLOWED_TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol",
                 "li", "a", "hr"}
 ALLOWED_ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}
+# blocks that may hold right-to-left words, each laid out by its own first letter
+_OWN_DIRECTION_BLOCKS = ("paragraph_open", "list_item_open", "blockquote_open")
+_ATTRIBUTE_VALUES = {"a": {"class": {"cite"}},
+                     **{tag: {"dir": {"auto"}} for tag in ("p", "li", "blockquote")}}
 # Words that a reader takes for an address: a scheme, "www." or a dotted name.
 _LOOKS_LIKE_AN_ADDRESS = re.compile(
     r"(?i)([a-z][a-z0-9+.-]*://|www\.|[^\s/]+\.[a-z]{2,}(?:[/:]|$))")
@@ -186,6 +190,17 @@ def _text(content: str) -> Token:
     return token
 
 
+def _blocks_take_their_own_direction(state: StateCore) -> None:
+    """Text holding right-to-left letters: each paragraph, item and quote gets dir="auto",
+    so an English paragraph after a Hebrew one is not laid out right to left with it (the
+    block around them can only take one direction)."""
+    if not RIGHT_TO_LEFT.search(state.src):
+        return
+    for token in state.tokens:
+        if token.type in _OWN_DIRECTION_BLOCKS:
+            token.attrSet("dir", "auto")
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
@@ -194,13 +209,14 @@ def _parser() -> MarkdownIt:
     md.core.ruler.push("images_as_links", _images_as_links)
     md.core.ruler.push("vet_links", _vet_links)
     md.core.ruler.push("link_citations", _link_citations)
+    md.core.ruler.push("blocks_take_their_own_direction", _blocks_take_their_own_direction)
     return md
 
 
 def _clean(html: str) -> Markup:
     return Markup(nh3.clean(
         html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
-        tag_attribute_values={"a": {"class": {"cite"}}}, url_schemes={"http", "https", "mailto"},
+        tag_attribute_values=_ATTRIBUTE_VALUES, url_schemes={"http", "https", "mailto"},
         link_rel=LINK_REL))
 
 

@@ -229,6 +229,11 @@ def visible_only(text: str) -> str:
 # Characters written without spaces between words: kana, CJK ideographs and Hangul (search
 # indexes their runs by pairs; pages mark them as Chinese on an English page).
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+# Letters written right to left (pages give the words holding them dir="auto"): Hebrew,
+# Arabic, Syriac, Thaana, N'Ko, Samaritan, Mandaic and their presentation forms, and the
+# right-to-left scripts beyond the first plane (Adlam, Hanifi Rohingya, ...).
+RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc"
+                           "\U00010800-\U00010fff\U0001e800-\U0001efff]")
 
 
 def as_read(text: str) -> str:

@@ -149,6 +149,10 @@ def test_words_are_marked_by_the_script_most_of_them_are_in(app, page, text, mar
     ("zh", "מה זה", ' dir="auto"'),
     ("zh", "如何备份 SQLite？", ""),
     ("en", "How do I back up SQLite?", ""),
+    # a sentence quoting one such word keeps its own language (a screen reader's voice)
+    ("zh", "How to render the Hebrew word שלום in a PDF?", ' lang="en" dir="auto"'),
+    ("en", "用 Python 处理希伯来文 עברית 的排序规则", ' lang="zh-CN" dir="auto"'),
+    ("en", "\U0001e900\U0001e901\U0001e902?", ' dir="auto"'),  # Adlam, beyond the BMP
 ])
 def test_words_in_a_right_to_left_script_are_laid_out_by_their_own_direction(app, page, text,
                                                                               marked):
@@ -169,6 +173,44 @@ def test_a_right_to_left_question_reads_right_to_left_on_its_page_and_in_lists(c
     assert "dir=" not in client.get(f"/q/{asker.ask()}").get_data(as_text=True).split("<main")[1]
 
 
+def test_each_block_of_a_mixed_text_takes_its_own_direction(asker):
+    """dir="auto" on the whole background laid its English paragraph out right to left
+    after a Hebrew one: each paragraph, item and quote now takes its own."""
+    topic = asker.ask("איך מגבים?", description="צריך גיבוי.\n\nThen in English.\n\n- פריט\n- item\n\n> ציטוט")
+    page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    for block in ('<p dir="auto">Then in English.</p>', '<li dir="auto">item</li>',
+                  '<blockquote dir="auto">'):
+        assert block in page, block
+    plain = asker.http.get(f"/q/{asker.ask(description='Only English.')}").get_data(as_text=True)
+    assert "<p>Only English.</p>" in plain
+
+
+def test_right_to_left_names_and_titles_keep_their_direction_on_every_list(app, asker):
+    """/tasks, a community's name and description and the inbox's sentences showed a Hebrew
+    title in the page's direction: its question mark and the quotes around it moved."""
+    from conftest import contributor, good_result
+    community = asker.communities_post("create", name="מועדון קריאה", description="על ספרים").get_json()["id"]
+    title = "איך מגבים?"
+    topic = asker.ask(title)
+    owner, agent = contributor(app)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+    tasks = owner.http.get("/tasks").get_data(as_text=True)
+    assert f'href="/q/{topic}" dir="auto">{title}</a>' in tasks
+    listing = asker.http.get("/communities").get_data(as_text=True)
+    assert f'href="/c/{community}" dir="auto">מועדון קריאה</a>' in listing
+    assert '<p class="excerpt" dir="auto">על ספרים' in listing
+    assert '<h1 dir="auto">מועדון קריאה</h1>' in asker.http.get(f"/c/{community}").get_data(as_text=True)
+    inbox = asker.http.get("/inbox").get_data(as_text=True)
+    assert f"“<bdi>{title}</bdi>”" in inbox  # set apart inside the sentence quoting it
+    label = re.search(r'aria-label="标为已读：([^"]*)"', inbox).group(1)
+    assert title in label and "bdi" not in label  # a button's name is words, not markup
+    assert "<bdi>" not in owner.http.get("/inbox").get_data(as_text=True)
+    from lobbytalks.services import notifications
+    mailed = notifications.describe({"kind": "answer", "actor": "bob", "topicTitle": title}, "en")
+    assert mailed == f"bob answered your question “\u2068{title}\u2069”"  # a mail: invisible marks
+
+
 def test_what_people_type_takes_the_direction_of_its_first_letter(asker):
     page = asker.http.get("/ask").get_data(as_text=True)
     for name in ("title", "description", "privateContext"):
@@ -182,6 +224,9 @@ def test_what_people_type_takes_the_direction_of_its_first_letter(asker):
 @pytest.mark.parametrize("accept, html_lang", [
     ("en-US,en;q=0.9", "en"),
     ("en-GB;q=0.9, *;q=0.5", "en"),
+    ("*, en;q=0.5", "zh-CN"),  # "anything" wanted more than English: the site's default
+    ("de, *;q=0.9, en;q=0.1", "zh-CN"),
+    ("en, *", "en"),  # at equal q a named language comes first
     ("de, en;q=0.7, zh;q=0.5", "en"),
     ("zh-CN,zh;q=0.9,en;q=0.8", "zh-CN"),
     ("zh-TW", "zh-CN"),

@@ -13,7 +13,7 @@ from flask import current_app, g, request
 from markupsafe import Markup, escape
 
 from .. import i18n, prose
-from ..textrules import CJK_CHARS
+from ..textrules import CJK_CHARS, RIGHT_TO_LEFT
 from ..kept import Kept
 from ..runtime import runtime
 
@@ -34,18 +34,20 @@ def lang() -> str:
 
 
 def _asked_by_the_browser() -> str | None:
-    """The site's language the browser prefers most, by each tag's first part (``en-GB``
-    is English, ``zh-TW`` Chinese); ``*`` before any of them is the site's default. Tags
-    come most wanted first; one with ``q=0`` is not wanted at all."""
-    for tag, quality in request.accept_languages:
-        if quality <= 0:
-            continue
-        if tag == "*":
-            return i18n.DEFAULT_LANG
-        code = i18n.normalise_lang(tag.replace("_", "-").split("-", 1)[0].lower())
-        if code:
-            return code
-    return None
+    """The site's language the browser wants most (the highest ``q``; at equal ones a named
+    language before ``*``, then the header's order), each tag read by its first part
+    (``en-GB`` is English, ``zh-TW`` Chinese); ``*`` is the site's default, and a tag with
+    ``q=0`` is not wanted at all. (werkzeug lists ``*`` after every named tag whatever its
+    ``q``, so its order alone would let ``*, en;q=0.5`` choose English.)"""
+    best: tuple[tuple[float, bool, int], str] | None = None
+    for index, (tag, quality) in enumerate(request.accept_languages):
+        wildcard = tag == "*"
+        code = i18n.DEFAULT_LANG if wildcard else i18n.normalise_lang(
+            tag.replace("_", "-").split("-", 1)[0].lower())
+        rank = (quality, not wildcard, -index)
+        if code and quality > 0 and (best is None or rank > best[0]):
+            best = (rank, code)
+    return best[1] if best else None
 
 
 def t(key: str, **values: Any) -> str:
@@ -163,20 +165,31 @@ _OWN_SCRIPTS = ((re.compile("[\u3040-\u30ff]"), "ja"), (re.compile("[\uac00-\ud7
 _LATIN_WORD = re.compile("[A-Za-z]{2,}")
 # what is in no language: code, link targets and addresses
 _NOT_WORDS = re.compile(r"`[^`]*`|\]\([^)]*\)|(?:https?://|www\.)\S+", re.IGNORECASE)
-# letters written right to left: Hebrew, Arabic, Syriac, Thaana, N'Ko, Samaritan, Mandaic
-# and their presentation forms
-_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_LETTERS_OF_OTHER_SCRIPTS = re.compile(f"[A-Za-z{CJK_CHARS}]")
 _DIR_AUTO = Markup(' dir="auto"')
 
 
 def lang_of(text: str) -> Markup:
-    """``_language_of``'s attribute; for words holding letters written right to left,
-    ``dir="auto"`` instead: the browser then lays out a Hebrew or Arabic title or answer
-    from its own first letter (the page's left-to-right direction put its punctuation and
-    numbers on the wrong side), and no language is claimed (the script alone does not
-    tell Hebrew from Yiddish or Arabic from Persian, and a few Latin words in it do not
-    make it English)."""
-    return _DIR_AUTO if _RIGHT_TO_LEFT.search(text) else _language_of(text)
+    """``_language_of``'s attribute, with ``dir="auto"`` for words holding letters written
+    right to left: the browser then lays out a Hebrew or Arabic title or answer from its
+    own first letter (the page's left-to-right direction put its punctuation and numbers
+    on the wrong side). Words mostly in such letters claim no language (the script alone
+    does not tell Hebrew from Yiddish or Arabic from Persian, and a few Latin words in
+    them do not make them English); an English or Chinese sentence quoting one such word
+    keeps its own."""
+    right_to_left = len(RIGHT_TO_LEFT.findall(text))
+    if not right_to_left:
+        return _language_of(text)
+    if right_to_left >= len(_LETTERS_OF_OTHER_SCRIPTS.findall(text)):
+        return _DIR_AUTO
+    return _language_of(text) + _DIR_AUTO
+
+
+def dir_of(text: str) -> Markup:
+    """``dir="auto"`` for words holding right-to-left letters, and nothing else: for names
+    and texts a page may show in its own words instead (the lobby's), whose language it
+    must not claim."""
+    return _DIR_AUTO if RIGHT_TO_LEFT.search(text) else Markup("")
 
 
 def _language_of(text: str) -> Markup:

@@ -28,7 +28,7 @@ from ..prose import fill
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 # (pages import these from here too)
-from .page_text import (day, distinct_labels, host_of, in_own_lang, lang, lang_of,  # noqa: F401
+from .page_text import (day, dir_of, distinct_labels, host_of, in_own_lang, lang, lang_of,  # noqa: F401
                         on_day, remembered, t, translator, when)
 
 log = logging.getLogger("lobbytalks.web")
@@ -228,7 +228,7 @@ def page_globals() -> dict[str, Any]:
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "remembered": remembered, "host_of": host_of,
-        "lang_of": lang_of, "in_own_lang": in_own_lang, "lobby_id": DEFAULT_COMMUNITY,
+        "lang_of": lang_of, "dir_of": dir_of, "in_own_lang": in_own_lang, "lobby_id": DEFAULT_COMMUNITY,
     }
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import request
+from markupsafe import Markup
 
 from ..auth import current_user
 from ..runtime import runtime
 from ..services import mail_address, notifications
-from .web_base import Pages, lang, login_required, render, viewer
+from .web_base import Pages, lang, login_required, render, t, viewer
 from .kept_pages import kept_page
 from .common import read_conn
 
@@ -23,10 +24,14 @@ def inbox():
     before = notifications.cursor(request.args.get("before", ""))
     page = notifications.inbox_page(read_conn(), user.id, before)
     for item in page["notifications"]:
-        item["text"] = notifications.describe(item, lang())
+        item["text"] = notifications.describe(item, lang(), translate=t, set_apart=_bdi)
     return render("inbox.html", page=page, paged=before is not None,
                   mail=mail_address.settings(read_conn(), user.id),
                   mail_available=bool(runtime().settings.smtp_host))
+
+
+def _bdi(words: str) -> Markup:
+    return Markup("<bdi>{}</bdi>").format(words)
 
 
 def unread_notifications() -> dict[str, Any]:

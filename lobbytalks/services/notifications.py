@@ -16,12 +16,13 @@ request ever waits on an SMTP server.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..models.common import plain_int
+from ..textrules import RIGHT_TO_LEFT
 from .card_build import in_current_card
 from .locks import hold_topic
 from .reading import as_seen_by, can_read_full, refuse_if_taken_down
@@ -118,15 +119,29 @@ def view(row: Row) -> dict[str, Any]:
             "created": row["created"], "read": row["read_at"] is not None, "link": link(row)}
 
 
-def describe(item: dict[str, Any], lang: str) -> str:
-    """One sentence for a notification in ``lang`` (the inbox and e-mails share it)."""
+def describe(item: dict[str, Any], lang: str, *,
+             translate: Callable[..., str] | None = None,
+             set_apart: Callable[[str], str] | None = None) -> str:
+    """One sentence for a notification in ``lang`` (the inbox and e-mails share it).
+
+    A name or title holding right-to-left letters is set apart from the sentence quoting
+    it, so that its direction does not move the quotes and words around it: in a mail by
+    Unicode's first-strong isolate (invisible); a page, whose text loses such controls,
+    passes its own ``translate`` and ``set_apart`` (``<bdi>``)."""
+    translate = translate or (lambda key, **values: i18n.translate(lang, key, **values))
+    set_apart = set_apart or _isolated
     key = f"notify.kind.{item['kind']}" + (f"_{item['cause']}" if item.get("cause") else "")
     name = item["actor"] or ""
     if item.get("actorOwner"):
-        name = i18n.translate(lang, "notify.agent_of", agent=name, owner=item["actorOwner"])
+        name = translate("notify.agent_of", agent=name, owner=item["actorOwner"])
     title = item["topicTitle"] if item["topicTitle"] is not None else \
-        i18n.translate(lang, "notify.taken_down_title")  # none of a question taken down
-    return i18n.translate(lang, key, title=title, name=name)
+        translate("notify.taken_down_title")  # none of a question taken down
+    return translate(key, **{field: set_apart(words) if RIGHT_TO_LEFT.search(words) else words
+                             for field, words in (("title", title), ("name", name))})
+
+
+def _isolated(words: str) -> str:
+    return f"\u2068{words}\u2069"
 
 
 def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:
