@@ -674,3 +674,15 @@ def test_a_blank_text_is_refused_by_the_published_schema_as_by_the_server(mcp, t
     assert validator.is_valid({**arguments, field: f"  {written}  "})
     refused = business_error(mcp.call(tool, {**arguments, field: blank}), 400, "invalid_request")
     assert field in refused["error"]
+
+
+def test_the_published_blank_rule_is_the_servers_in_python_validators_too(mcp):
+    """The pattern \\S, read by Python's re as jsonschema does, took U+FEFF for a letter and
+    U+001C-U+001F and U+0085 for spaces, where the server (JavaScript's trim) does the
+    opposite: every character is now judged alike by the schema and by the server."""
+    from lobbytalks.textrules import JS_TRIMMED, js_trim
+    tools = {t["name"]: t for t in mcp.rpc("tools/list").get_json()["result"]["tools"]}
+    error = jsonschema.Draft202012Validator(tools["fail_task"]["inputSchema"]["properties"]["error"])
+    for character in JS_TRIMMED + "\x1c\x1d\x1e\x1f\x85\u200b\u180e\u2060":
+        blank_to_the_server = js_trim(character * 3) == ""
+        assert error.is_valid(character * 3) is not blank_to_the_server, hex(ord(character))

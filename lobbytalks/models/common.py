@@ -15,7 +15,8 @@ from pydantic_core import PydanticCustomError
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
-from ..textrules import check_display_text, has_control_chars, has_nul, js_length, js_trim
+from ..textrules import (JS_TRIMMED, check_display_text, has_control_chars, has_nul, js_length,
+                         js_trim)
 from .messages import VALIDATION_MESSAGES
 
 ID_PATTERN = rf"^[{ID_CHARS}]+$"
@@ -28,7 +29,10 @@ COMMUNITY_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # for checks outside a mode
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 USERNAME_PATTERN = r"^[a-zA-Z0-9_]+$"
 USERNAME_LENGTH = (3, 24)
-NOT_BLANK_PATTERN = r"\S"  # a search, not a whole match: some character that is not a space
+# Some character that JavaScript's trim() keeps (a search, not a whole match), written out:
+# \S differs from it in Python's re (U+001C-U+001F, U+0085, U+FEFF), with which Python
+# validators read patterns.
+NOT_BLANK_PATTERN = "[^" + "".join(f"\\u{ord(c):04x}" for c in JS_TRIMMED) + "]"
 # The models' patterns said in words, rather than as a regular expression.
 PATTERN_RULES = {
     UUID_PATTERN: "必须是 UUID，如 123e4567-e89b-42d3-a456-426614174000",
@@ -82,7 +86,7 @@ def Text(
         schema["pattern"] = pattern
     elif strip_min and min_length:
         # said in the schema too, so that a client checking arguments before it sends them
-        # refuses a value of spaces as the server would (JSON Schema's \S is JavaScript's)
+        # refuses a value of spaces as the server would
         schema["pattern"] = NOT_BLANK_PATTERN
     return Annotated[str, AfterValidator(check), Field(json_schema_extra=schema, description=description)]
 
