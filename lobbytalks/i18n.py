@@ -1058,9 +1058,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "js.status.500": ("服务暂时不可用，请稍后再试。", "The service is not available; try again later."),
     "js.count": ("{n} / {max}", "{n} / {max}"),
     "js.dismiss": ("关闭", "Dismiss"),
-    "js.paste_cut": ("粘贴的文字超过了 {max} 个字符的上限，只保留了开头的部分。",
-                     "The pasted text was longer than this field's {max} characters: only "
-                     "its beginning was kept."),
+    "js.paste_cut": ("粘贴的文字放不下，只保留了开头的部分（这里最多 {max} 个字符）。",
+                     "The pasted text did not fit: only its beginning was kept (this field "
+                     "takes {max} characters)."),
 }
 STRINGS.update(ERROR_STRINGS)
 

@@ -812,21 +812,58 @@ def test_a_communitys_creator_edits_its_description_from_its_page(browser, site)
 @pytest.mark.parametrize("width, lang", [("desktop", "zh"), ("phone", "en")])
 def test_a_paste_cut_at_a_fields_limit_is_told(views, site, width, lang):
     """Pasting 10,000 characters into a 1,500-character field kept the first 1,500 without a
-    word (only the counter read 1500 / 1500); a paste that fits says nothing."""
+    word (only the counter read 1500 / 1500). Now the field says so, and so does the page's
+    live region (a screen reader heard nothing); a paste that fits, or the next edit, says
+    nothing, and a field holding all of a paste that fills it exactly is not told it lost."""
     from playwright.sync_api import expect
     page = views[(width, lang)]
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
     page.goto(site["base"] + "/ask")
-    error = page.locator("#f-description-error")
-    page.evaluate("navigator.clipboard.writeText('短句。')")
-    page.focus("#f-description")
-    page.keyboard.press("Control+V")
+    error, told = page.locator("#f-description-error"), ("only its beginning was kept"
+                                                          if lang == "en" else "只保留了开头的部分")
+
+    def paste(text: str) -> None:
+        page.evaluate("(text) => navigator.clipboard.writeText(text)", text)
+        page.focus("#f-description")
+        page.keyboard.press("Control+V")
+
+    paste("短句。")
     assert page.input_value("#f-description") == "短句。"
     expect(error).to_be_hidden()
-    page.evaluate("navigator.clipboard.writeText('备份'.repeat(5000))")
-    page.keyboard.press("Control+V")
+    paste("备份" * 5000)
     assert len(page.input_value("#f-description")) == 1500
-    expect(error).to_be_visible()
-    expect(error).to_contain_text("only its beginning was kept" if lang == "en"
-                                  else "只保留了开头的部分")
+    expect(error).to_contain_text(told)
     expect(error).to_contain_text("1500")
+    expect(page.locator("#announce")).to_contain_text(told)
+    page.keyboard.press("Control+A")
+    paste("再来一句。")  # replaces it all, and fits
+    expect(error).to_be_hidden()
+    page.keyboard.press("Control+A")
+    paste("满" * 1500)  # fills the field exactly: nothing was lost
+    page.wait_for_timeout(100)
+    expect(error).to_be_hidden()
+    paste("多")  # the full field takes nothing more
+    expect(error).to_contain_text(told)
+    page.keyboard.press("Backspace")  # an edit: the words go
+    expect(error).to_be_hidden()
+
+
+def test_a_cut_paste_is_told_even_over_a_servers_error_for_the_field(browser, site):
+    """A field showing the server's refusal (aria-invalid) had its box emptied by the
+    paste's own input event, right after the cut was told."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.goto(site["base"] + "/register")
+    page.fill("#f-username", LONG_NAME)  # taken
+    page.fill("#f-password", PASSWORD)
+    page.fill("#f-passwordAgain", PASSWORD)
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#f-username")).to_have_attribute("aria-invalid", "true")
+    page.evaluate("navigator.clipboard.writeText('x'.repeat(40))")
+    page.focus("#f-username")
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Control+V")
+    assert page.input_value("#f-username") == "x" * 24
+    expect(page.locator("#f-username-error")).to_contain_text("only its beginning was kept")
+    context.close()

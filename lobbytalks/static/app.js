@@ -126,6 +126,7 @@
       if (box.id === 'filter-error') return;  // rendered by the server for the list shown
       box.hidden = true;
       box.textContent = '';
+      delete box.dataset.pasteCut;
     });
     document.querySelectorAll('[aria-invalid]').forEach((el) => el.removeAttribute('aria-invalid'));
     hideFlash();
@@ -486,18 +487,42 @@
     });
   }
 
-  // A paste longer than the room a field has left is cut by the browser without a word (the
-  // counter alone showed "1500 / 1500"): the field says that only the beginning was kept.
+  // A paste the browser cuts at a field's maxlength is cut without a word (the counter alone
+  // read "1500 / 1500"). Once the paste is in (and its input event has run), a field that is
+  // full and holds less than what was pasted says that only its beginning was kept: under
+  // the field and aloud. The next edit that is not a paste takes the words away.
   document.addEventListener('paste', (event) => {
     const field = event.target;
     const text = field instanceof HTMLTextAreaElement || (field instanceof HTMLInputElement && field.type !== 'password');
     if (!text || field.maxLength < 0 || !event.clipboardData) return;
-    const pasted = event.clipboardData.getData('text').replace(/\r\n?/g, '\n');
-    const replaced = (field.selectionEnd ?? 0) - (field.selectionStart ?? 0);
-    if (pasted.length <= field.maxLength - field.value.length + replaced) return;
     const box = field.closest('.field')?.querySelector('.field-error');
-    if (box) showMessage(box, S.paste_cut.replace('{max}', field.maxLength));
+    forgetCutPaste(box);
+    const pasted = event.clipboardData.getData('text');
+    // as a textarea or a one-line input may hold it: line breaks kept, made spaces or dropped
+    const forms = [pasted.replace(/\r\n?/g, '\n'), pasted.replace(/[\r\n]+/g, ' ').trim(), pasted.replace(/[\r\n]/g, '')];
+    setTimeout(() => {
+      if (field.value.length < field.maxLength || forms.some((form) => field.value.includes(form))) return;
+      const said = S.paste_cut.replace('{max}', field.maxLength);
+      if (box) {
+        showMessage(box, said);
+        box.dataset.pasteCut = '';
+      }
+      announce(said);
+    });
   });
+
+  document.addEventListener('input', (event) => {
+    if (event.inputType !== 'insertFromPaste' && event.target instanceof Element) {
+      forgetCutPaste(event.target.closest('.field')?.querySelector('.field-error'));
+    }
+  });
+
+  function forgetCutPaste(box) {
+    if (!box || !('pasteCut' in box.dataset)) return;
+    delete box.dataset.pasteCut;
+    box.hidden = true;
+    box.textContent = '';
+  }
 
   function showStoredFlash() {
     let text = null;
