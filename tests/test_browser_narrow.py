@@ -173,6 +173,9 @@ def test_the_admin_logs_labels_on_a_phone_look_alike(browser, site):  # noqa: F8
             const style = getComputedStyle(cell, '::before');
             return [cell.dataset.label, style.fontFamily, style.fontSize];
         })""")
+    page_size = page.evaluate("getComputedStyle(document.querySelector('table.stack td')).fontSize")
     context.close()
     assert "Target" in [label for label, _, _ in labels]
     assert len({(family, size) for _, family, size in labels}) == 1, labels
+    # and at the size of the rows' own words (a label set to 1rem stood out above 0.9rem text)
+    assert {size for _, _, size in labels} == {page_size}, (labels, page_size)
