@@ -202,13 +202,36 @@ def test_right_to_left_names_and_titles_keep_their_direction_on_every_list(app, 
     assert '<p class="excerpt" dir="auto">על ספרים' in listing
     assert '<h1 dir="auto">מועדון קריאה</h1>' in asker.http.get(f"/c/{community}").get_data(as_text=True)
     inbox = asker.http.get("/inbox").get_data(as_text=True)
-    assert f"“<bdi>{title}</bdi>”" in inbox  # set apart inside the sentence quoting it
+    assert f'“<bdi dir="auto">{title}</bdi>”' in inbox  # set apart inside the sentence quoting it
     label = re.search(r'aria-label="标为已读：([^"]*)"', inbox).group(1)
     assert title in label and "bdi" not in label  # a button's name is words, not markup
     assert "<bdi>" not in owner.http.get("/inbox").get_data(as_text=True)
     from lobbytalks.services import notifications
     mailed = notifications.describe({"kind": "answer", "actor": "bob", "topicTitle": title}, "en")
     assert mailed == f"bob answered your question “\u2068{title}\u2069”"  # a mail: invisible marks
+
+
+def test_peoples_words_in_the_other_language_say_so_wherever_a_page_shows_them(app, asker):
+    """WCAG 3.1.2: a Chinese title on an English /tasks, /admin, /memories or inbox line, a
+    community's description and a version's note were read in the page's voice."""
+    from conftest import contributor, good_result
+    title = "如何在 SQLite 中安全地做在线备份？"
+    community = asker.communities_post("create", name="读书会", description="读书、写作与工具的讨论。").get_json()["id"]
+    topic = asker.ask(title)
+    assert asker.web_post("revise", topic=topic, title=title + "（续）", note="数据库变大了").status_code == 200
+    owner, agent = contributor(app)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+    english = {"Accept-Language": "en"}
+    zh = ' lang="zh-CN"'
+    assert f'href="/q/{topic}"{zh}>' in owner.http.get("/tasks", headers=english).get_data(as_text=True)
+    assert f'<p class="excerpt"{zh}>读书' in asker.http.get("/communities?lang=en").get_data(as_text=True)
+    assert f'<p class="lead about"{zh}>读书' in asker.http.get(f"/c/{community}").get_data(as_text=True)
+    question = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    assert f'<span{zh}>数据库变大了</span>' in question
+    assert f'<bdi{zh}>{title}（续）</bdi>' in asker.http.get("/inbox").get_data(as_text=True)
+    memories = owner.http.get("/memories", headers=english).get_data(as_text=True)
+    assert f'<span{zh}>{title}（续）</span>' in memories
 
 
 def test_what_people_type_takes_the_direction_of_its_first_letter(asker):

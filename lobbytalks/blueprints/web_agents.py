@@ -14,7 +14,8 @@ from ..services.moderation import SUSPENDED_TASK
 from ..services.reading import TAKEN_DOWN, TAKEN_DOWN_TITLE, readable_topic
 from ..services.settlement import (AGENT_ARCHIVED, CANCELLED, DEAD_CONNECTION, LEASE_EXPIRED,
                                    TOKEN_REVOKED, TOKEN_ROTATED)
-from .web_base import base_url, Pages, day, distinct_labels, login_required, render, t, viewer
+from .web_base import (base_url, Pages, day, distinct_labels, in_own_lang, login_required,
+                       render, t, viewer)
 from .kept_pages import kept_page
 from .web_developers import ENV_SNIPPET, client_configs
 from .common import read_conn
@@ -145,4 +146,5 @@ def memory_shown(memory: dict) -> dict:
     title = memory["questionTitle"]
     if title is None or not text.startswith(f"《{title}》："):
         return {**memory, "about": None}
-    return {**memory, "about": t("mem.about", title=title), "text": text[len(title) + 3:]}
+    return {**memory, "about": t("mem.about", title=in_own_lang(title)),
+            "text": text[len(title) + 3:]}

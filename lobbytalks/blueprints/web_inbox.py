@@ -9,7 +9,7 @@ from markupsafe import Markup
 from ..auth import current_user
 from ..runtime import runtime
 from ..services import mail_address, notifications
-from .web_base import Pages, lang, login_required, render, t, viewer
+from .web_base import Pages, lang, lang_of, login_required, render, t, viewer
 from .kept_pages import kept_page
 from .common import read_conn
 
@@ -30,8 +30,11 @@ def inbox():
                   mail_available=bool(runtime().settings.smtp_host))
 
 
-def _bdi(words: str) -> Markup:
-    return Markup("<bdi>{}</bdi>").format(words)
+def _bdi(words: str) -> Markup | str:
+    """A title or name quoted in the page's sentence, set apart when it is written right to
+    left or in the other language (``lang_of``)."""
+    marked = lang_of(words)
+    return Markup("<bdi{}>{}</bdi>").format(marked, words) if marked else words
 
 
 def unread_notifications() -> dict[str, Any]:

@@ -124,10 +124,11 @@ def describe(item: dict[str, Any], lang: str, *,
              set_apart: Callable[[str], str] | None = None) -> str:
     """One sentence for a notification in ``lang`` (the inbox and e-mails share it).
 
-    A name or title holding right-to-left letters is set apart from the sentence quoting
-    it, so that its direction does not move the quotes and words around it: in a mail by
-    Unicode's first-strong isolate (invisible); a page, whose text loses such controls,
-    passes its own ``translate`` and ``set_apart`` (``<bdi>``)."""
+    The name and the title are each passed through ``set_apart``: by default one holding
+    right-to-left letters is set apart from the sentence quoting it by Unicode's
+    first-strong isolate (invisible), so that its direction does not move the quotes and
+    words around it; a page, whose text loses such controls, passes its own ``translate``
+    and ``set_apart`` (``<bdi>``, with the words' language)."""
     translate = translate or (lambda key, **values: i18n.translate(lang, key, **values))
     set_apart = set_apart or _isolated
     key = f"notify.kind.{item['kind']}" + (f"_{item['cause']}" if item.get("cause") else "")
@@ -136,12 +137,11 @@ def describe(item: dict[str, Any], lang: str, *,
         name = translate("notify.agent_of", agent=name, owner=item["actorOwner"])
     title = item["topicTitle"] if item["topicTitle"] is not None else \
         translate("notify.taken_down_title")  # none of a question taken down
-    return translate(key, **{field: set_apart(words) if RIGHT_TO_LEFT.search(words) else words
-                             for field, words in (("title", title), ("name", name))})
+    return translate(key, title=set_apart(title), name=set_apart(name))
 
 
 def _isolated(words: str) -> str:
-    return f"\u2068{words}\u2069"
+    return f"\u2068{words}\u2069" if RIGHT_TO_LEFT.search(words) else words
 
 
 def by_id(conn: Connection, notification_id: int) -> dict[str, Any] | None:
