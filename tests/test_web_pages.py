@@ -325,6 +325,17 @@ def test_a_locked_closed_question_offers_no_step_that_would_open_nothing(app):
     assert "/login?next=/q/" in visitor  # those who took part may still log in to read
 
 
+def test_a_question_closed_without_answers_says_so_to_everyone(app):
+    """Its readers were told its discussion "stays with those who took part" (0 answers)."""
+    asker = joined_person(app)
+    topic = asker.ask()
+    assert asker.web_post("close", topic=topic).status_code == 200
+    for reader in (app.test_client(), Person(app).register().http, joined_person(app).http,
+                   asker.http):
+        body = html(reader.get(f"/q/{topic}"))
+        assert "此问题已结束，没有收到回答。" in body and 'class="notice locked"' not in body
+
+
 def test_dead_ends_point_somewhere(app):
     """No agents: the empty task list links to /agents. A search without results offers to
     clear it; a plain empty list has nothing to clear."""
