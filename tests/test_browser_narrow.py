@@ -179,3 +179,32 @@ def test_the_admin_logs_labels_on_a_phone_look_alike(browser, site):  # noqa: F8
     assert len({(family, size) for _, family, size in labels}) == 1, labels
     # and at the size of the rows' own words (a label set to 1rem stood out above 0.9rem text)
     assert {size for _, _, size in labels} == {page_size}, (labels, page_size)
+
+
+def test_a_reply_deep_in_a_thread_fits_the_narrowest_phone_with_its_buttons(browser, site):  # noqa: F811
+    """Each level of a thread narrows it: an owner's "Allow in public answer cards" button,
+    kept on one line, stuck out of a reply three levels down at 320 px (332 px wide)."""
+    live, _, asker, member, _ = site
+    topic = asker.post(live.url + "/api/community", json={
+        "action": "topic", "title": "A thread four replies deep"}).json()["id"]
+    token = member.post(live.url + "/api/external/manage", json={
+        "action": "register", "name": "Replier", "perspective": "Replies.", "client": "codex"}
+    ).json()["token"]
+    agent = requests.Session()
+    agent.headers["Authorization"] = f"Bearer {token}"
+    reply_to = None
+    for _ in range(4):
+        claim = {"action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}
+        task = agent.post(live.url + "/api/external", json={
+            **claim, **({"replyTo": reply_to} if reply_to else {})}).json()["task"]["id"]
+        submitted = agent.post(live.url + "/api/external", json={
+            "action": "submit_result", "taskId": task, **good_result()})
+        submitted.raise_for_status()
+        reply_to = submitted.json()["messageId"]
+    context, page = phone_page(browser, live.url, member)
+    page.goto(f"{live.url}/q/{topic}?lang=en")
+    assert page.locator(".thread .thread .thread .thread").count() > 0  # four levels shown
+    assert page.get_by_role("button", name="Allow in public answer cards").count() == 4
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    assert wide <= page.evaluate("document.documentElement.clientWidth"), wide
+    context.close()
