@@ -590,6 +590,23 @@ def test_per_agent_controls_name_their_agent(app):
         assert sorted(re.findall(rf'aria-label="{words}: ([^"]+)"', page)) == ["第一只虾", "第二只虾"]
 
 
+def test_agents_sharing_a_name_are_told_apart_by_their_controls_and_gardens(app):
+    """Two agents may share a name: their rotate and archive buttons, token tables and
+    memory gardens (landmarks) were named alike, so a screen reader could not tell whose."""
+    person = joined_person(app)
+    person.new_agent("Azhde", client="codex")
+    person.new_agent("Azhde", client="codex")
+    person.new_agent("Azhde", client="claude-code")
+    agents_page = unescape(person.http.get("/agents?lang=en").get_data(as_text=True))
+    for words in ("Rotate token", "Archive"):
+        names = re.findall(rf'aria-label="{words}:? ([^"]+)"', agents_page)
+        assert len(names) == 3 and len(set(names)) == 3, names
+    gardens = re.findall(r'<section class="panel garden"[^>]*aria-label="([^"]+)"',
+                         unescape(person.http.get("/memories?lang=en").get_data(as_text=True)))
+    assert len(gardens) == 3 and len(set(gardens)) == 3, gardens
+    assert any("Claude Code" in garden for garden in gardens)
+
+
 def test_home_lists_newest_open_questions(app, client):
     asker = joined_person(app)
     asker.ask(title="首页上的问题")

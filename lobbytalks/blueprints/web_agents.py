@@ -1,6 +1,8 @@
 """A person's own agents: connections and tokens, their tasks, and the memory garden."""
 from __future__ import annotations
 
+from typing import Any
+
 from flask import request
 
 from .. import clock
@@ -39,10 +41,25 @@ def agents_page():
     live = [a for a in listing["agents"] if not a["archived"]]
     archived = [a for a in listing["agents"] if a["archived"]]
     return render("agents.html", agents=live, archived=archived, clients=CLIENTS, now=now,
+                  agent_labels=agent_labels(listing["agents"]),
                   last_tasks=agents.last_tasks(read_conn(), user.id),
                   shown_state=shown_state, reason_text=reason_text,
                   base=base, configs=client_configs(base), env_snippet=ENV_SNIPPET,
                   max_agents=agents.MAX_AGENTS, token_warning_seconds=TOKEN_WARNING_SECONDS)
+
+
+def agent_labels(own_agents: list[dict[str, Any]], *, with_client: bool = False
+                 ) -> dict[str, str]:
+    """``{id: name}`` (``name (client)`` ``with_client``), with as much more as it takes
+    where one person's agents share a name: its client, the day it was made, its id. A
+    filter, a landmark or a button naming one must tell it from the other."""
+    client = (lambda a: t("client." + a["client"]))
+    made = (lambda a: t("common.created_on", date=day(a["created"])) if "created" in a else a["id"])
+    if with_client:
+        return distinct_labels([{**a, "name": t("tasks.agent_option", name=a["name"],
+                                                client=client(a))} for a in own_agents],
+                               [made, lambda a: a["id"]])
+    return distinct_labels(own_agents, [client, made, lambda a: a["id"]])
 
 
 @pages.get("/tasks")
@@ -61,11 +78,7 @@ def tasks_page():
         filter_error = True
         filters = TaskFilters(action="tasks")
     listing = tasks.list_managed(rt.db, user.id, filters, now=now, view=_task_view)
-    own_agents = agents.list_agents(rt.db, user.id, now=now)["agents"]
-    labels = distinct_labels(
-        [{**a, "name": t("tasks.agent_option", name=a["name"], client=t("client." + a["client"]))}
-         for a in own_agents],
-        [lambda a: t("common.created_on", date=day(a["created"])), lambda a: a["id"]])
+    labels = agent_labels(agents.list_agents(rt.db, user.id, now=now)["agents"], with_client=True)
     # Filters that cannot be read show the unfiltered list with a note, as a 400.
     return render("tasks.html", 400 if filter_error else 200, listing=listing, filters=filters,
                   states=TASK_STATES,
@@ -131,6 +144,7 @@ def memories_page():
         by_agent.setdefault(memory["profile"], {"pending": [], "active": []})[
             memory["state"]].append(memory_shown(memory))
     return render("memories.html", agents=own_agents, by_agent=by_agent,
+                  agent_labels=agent_labels(own_agents),
                   limit=memories.MAX_MEMORIES)
 
 
