@@ -948,6 +948,20 @@ def test_a_token_revoked_while_nothing_is_researched_still_ends_the_run(scene, w
     assert code == EXIT_TOKEN and names(events)[-2:] == ["token_rejected", "stopped"], events
 
 
+def test_a_token_rejected_while_polling_ends_the_run_then_not_a_poll_later(scene):
+    """The loop noted the rejected token and then slept its poll interval before looking:
+    with the default minute it said token_rejected a minute after the server did. With an
+    hour between polls, the run still ends on the first refusal."""
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "revoke", "tokenId": scene.agent["tokenId"]})
+    assert r.status_code == 200, r.text
+    code, events = scene.finish(scene.connector(
+        "run", "--poll-interval", "3600", "--community", scene.community), timeout=60)
+    assert code == EXIT_TOKEN and names(events)[-2:] == ["token_rejected", "stopped"], events
+    said = next(e for e in events if e["event"] == "token_rejected")
+    assert "reinstates" in said["message"]  # what an owner an admin suspended can do
+
+
 @pytest.mark.parametrize("waiting", [False, True], ids=["polling", "quiet hours"])
 def test_an_owner_suspended_ends_the_run_as_a_rejected_token_does(scene, waiting):
     """A suspended owner's agent is refused (401, with the reason): the connector stops as

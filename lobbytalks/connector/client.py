@@ -45,7 +45,8 @@ class TokenRejected(ProtocolError):
 
 # What to do about a rejected token, whatever the server said was wrong with it.
 TOKEN_FIX = ("make a new token on /agents: rotate this one, or, if the agent was archived (its "
-             "tokens cannot come back), connect a new agent")
+             "tokens cannot come back), connect a new agent; an account an admin suspended "
+             "(the server's words say so) gets none until an admin reinstates it")
 
 
 class Unreachable(Exception):

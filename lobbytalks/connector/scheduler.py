@@ -112,8 +112,8 @@ class Scheduler:
                     self._fatal = LocalFault(f"cannot write the state folder: {describe(exc)}")
                     self.stop.set()  # running attempts stop their harness and fail their task
                     break
-            if self.plan.once:
-                break
+            if self.plan.once or self._fatal is not None:
+                break  # a rejected token ends the run now, not a poll interval later
             self.stop.wait(self.plan.poll_interval * (0.75 + random.random() / 2))
             self._reap()
             self._prune()
