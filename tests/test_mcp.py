@@ -150,7 +150,8 @@ def test_ping(mcp):
     assert r.status_code == 200 and r.get_json() == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
 
 
-@pytest.mark.parametrize("number", [1.5, -0.25, 2.0, 2**63])
+@pytest.mark.parametrize("number", [1.5, -0.25, 2.0, 2**63, 1e16, -6.7495647220519464e+16,
+                                    1.8e19])
 def test_any_number_is_an_id_and_is_echoed(mcp, number):
     """The contract's JsonRpcRequest.id is a string or a number, as in MCP's own schema."""
     r = mcp.send({"jsonrpc": "2.0", "id": number, "method": "ping"})
@@ -305,6 +306,16 @@ def test_invalid_json_is_a_parse_error(mcp):
 ])
 def test_malformed_messages_are_32600(mcp, body, echoed):
     assert_rpc_error(mcp.send(body), 400, -32600, id=echoed)
+
+
+@pytest.mark.parametrize("literal", ["18446744073709551616", "-9223372036854775809",
+                                     "1.8446744073709552e19", "1e30"])
+def test_an_id_beyond_64_bits_is_not_echoed_as_another_number(mcp, literal):
+    """Read as a float, an integer written past 64 bits would be echoed as another value;
+    a whole float that far out may be one of them (1e16, inside, is echoed as sent)."""
+    r = mcp.http.post("/api/external/mcp", data=f'{{"jsonrpc":"2.0","id":{literal},"method":"ping"}}',
+                      content_type="application/json", headers=mcp.headers())
+    assert_rpc_error(r, 400, -32600, id=None)
 
 
 @pytest.mark.parametrize("body", [{"jsonrpc": "2.0", "id": 6, "result": {}},

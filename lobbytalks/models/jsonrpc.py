@@ -32,19 +32,19 @@ class JsonRpcResponse(Doc):
 
 # Integers the response encoder (orjson) can write back: signed and unsigned 64-bit.
 ECHOABLE_INTEGERS = range(-(2**63), 2**64)
-EXACT_IN_A_DOUBLE = 2**53
 
 
 def request_id(payload: Any) -> str | int | float | None:
     """The id to echo: only a valid one (a string or a number, as the contract and MCP's
     schema allow), else null. A whole number only within 64 bits: the encoder writes no
-    more, and the parser reads a longer integer as a float that would echo another value.
+    more, and the parser reads a longer integer as a float that would echo another value
+    (a whole float inside that range was written as one, ``1e16``, and echoes as it was).
     Null for a response the client posted: its id is one of the server's own requests'."""
     value = payload.get("id") if isinstance(payload, dict) and not is_response(payload) else None
     if isinstance(value, str):
         return value
-    if isinstance(value, float):  # whole, only where a double still holds every one
-        return value if not value.is_integer() or abs(value) <= EXACT_IN_A_DOUBLE else None
+    if isinstance(value, float):  # -2**63 itself may be -2**63 - 1 rounded: not echoed
+        return value if not value.is_integer() or -(2**63) < value < 2**64 else None
     if isinstance(value, int) and not isinstance(value, bool) and value in ECHOABLE_INTEGERS:
         return value
     return None
