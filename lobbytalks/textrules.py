@@ -120,9 +120,16 @@ def _is_invisible(char: str) -> bool:
 
 def _is_visible(char: str) -> bool:
     # Letters, numbers, punctuation and symbols draw something; marks only decorate a
-    # base character, and separators, controls and format characters draw nothing.
-    return (unicodedata.category(char)[0] in "LNPS" and char not in _BLANK_SYMBOLS
-            and not _is_default_ignorable(char))
+    # base character, and separators, controls and format characters draw nothing. A
+    # private-use or not yet assigned code point draws a glyph of its own or a font's box
+    # (a later Unicode's letter, which the contract's strings may carry), unless Unicode
+    # reserves it as ignorable or as a noncharacter.
+    category = unicodedata.category(char)
+    if category in ("Co", "Cn"):
+        code = ord(char)
+        return not (_is_default_ignorable(char) or 0xFDD0 <= code <= 0xFDEF
+                    or code & 0xFFFE == 0xFFFE)
+    return category[0] in "LNPS" and char not in _BLANK_SYMBOLS and not _is_default_ignorable(char)
 
 
 def has_visible_char(text: str) -> bool:

@@ -139,6 +139,12 @@ def test_has_line_separators(text, expected):
     ("\ufe0f", False),                  # variation selector
     ("\U000e0041", False),              # tag character
     ("\u202e\u2066", False),
+    # not yet assigned, or private use: drawn (a later Unicode's letter, a font's box or
+    # glyph); a fuzzer's contract-valid title was refused as "no visible character"
+    ("\U0001545c", True),
+    ("\ue000", True),
+    ("\U000e0080", False),             # unassigned, but reserved as ignorable
+    ("\uffff\ufdd0\U0001fffe", False),  # noncharacters
 ])
 def test_has_visible_char(text, expected):
     assert has_visible_char(text) is expected
@@ -274,3 +280,14 @@ def test_citations_are_taken_out_at_once_after_a_long_run_of_spaces():
     assert without_source_refs(" \t" * 30_000 + "x") == " \t" * 30_000 + "x"
     assert without_source_refs("a" + " " * 30_000 + "[S1]") == "a"
     assert time.monotonic() - started < 2
+
+
+def test_a_title_of_a_later_unicodes_letter_is_asked_through_the_api(app):
+    """The contract's title is any string of 1-180 characters: one code point this Python's
+    Unicode does not know yet (U+1545C) was refused as having nothing visible."""
+    from conftest import joined_person
+    asker = joined_person(app)
+    r = asker.web_post("topic", title="\U0001545c")
+    assert r.status_code == 200, r.get_json()
+    refused = asker.web_post("topic", title="\u200b\U000e0080")
+    assert refused.status_code == 400 and "可见字符" in refused.get_json()["error"]
