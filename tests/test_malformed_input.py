@@ -520,3 +520,28 @@ def test_an_unknown_field_is_named_in_forty_characters_whatever_its_length(actor
                          headers=token)
     assert_external_error(r, 400, "invalid_request")
     assert r.get_json()["error"] == "k" * 40 + "…: 不支持的字段"
+
+
+# --- ids that name nothing ----------------------------------------------------------------
+
+@pytest.mark.parametrize("where, request_args", [
+    ("get_context", {"query_string": {"action": "get_context", "topic": "t_\x00"}}),
+    ("get_task_status", {"query_string": {"action": "get_task_status", "taskId": "\x00"}}),
+    ("heartbeat", {"method": "POST", "json": {"action": "heartbeat", "taskId": "task\x00"}}),
+    ("web topic", {"query_string": {"topic": "\x00"}, "path": "/api/community"}),
+    ("manage rotate", {"method": "POST", "json": {"action": "rotate", "profile": "agt\x00"},
+                       "path": "/api/external/manage"}),
+])
+def test_an_id_holding_nul_names_nothing_as_any_unknown_id(actors, where, request_args):
+    """The contract's ids are strings of 1-64 characters: one holding NUL was refused 400,
+    where an id that names nothing is 404 (and no id the server makes holds one)."""
+    person, token, _ = actors
+    args = dict(request_args)
+    path = args.pop("path", "/api/external")
+    method = args.pop("method", "GET")
+    headers = token if path == "/api/external" else {}
+    r = person.http.open(path, method=method, headers=headers, **args)
+    assert r.status_code == 404 and r.get_json()["code"] == "not_found", (where, r.get_json())
+    # a community's impossible id stays 400, as the protocol has it for communities
+    refused = person.http.get("/api/communities", query_string={"id": "\x00"})
+    assert refused.status_code == 400

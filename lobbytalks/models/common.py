@@ -51,13 +51,17 @@ def Text(
     display: bool = False,
     pattern: str | None = None,
     description: str | None = None,
+    nul_names_nothing: bool = False,
 ) -> Any:
     """A string limited in UTF-16 code units.
 
     ``strip_min`` applies the minimum to the trimmed value (a title of spaces is empty);
     ``single_line`` rejects control characters; NUL is always rejected. ``display`` marks
     text shown to other people (names, titles, perspectives, descriptions) and applies
-    :func:`textrules.check_display_text` to it.
+    :func:`textrules.check_display_text` to it. ``nul_names_nothing`` is for an id that is
+    looked up: one holding NUL is as unknown as any other id that names nothing (404), as
+    no id the server makes has one, and it never reaches the database (PostgreSQL refuses
+    NUL in text).
     """
     compiled = re.compile(pattern) if pattern else None
 
@@ -70,6 +74,8 @@ def Text(
         if max_length is not None and js_length(value) > max_length:
             raise ValueError(f"最多 {max_length} 个字符")
         if has_nul(value):
+            if nul_names_nothing:
+                raise ApiError("not_found", "没有这个 id（服务端的 id 里没有 NUL 字符）")
             raise ValueError("不能包含 NUL 字符")
         if single_line and has_control_chars(value):
             raise ValueError("不能包含控制字符")
@@ -93,8 +99,10 @@ def Text(
 
 Id = Text(1, 64, pattern=ID_PATTERN)
 # An id a request names to look something up, where the contract gives it a length only:
-# any string within it is taken, and one that names nothing is 404 like any unknown id.
+# any string within it is taken, and one that names nothing is 404 like any unknown id
+# (IdRef for communities, whose impossible ids the protocol answers 400).
 IdRef = Text(1, 64)
+LookupId = Text(1, 64, nul_names_nothing=True)
 
 
 def _integral(value: Any) -> Any:

@@ -9,15 +9,15 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, model_validator
 
-from .common import (ID_PATTERN, UUID_PATTERN, Id, IdRef, Page, Strict, TaskState, Text,
+from .common import (ID_PATTERN, UUID_PATTERN, Id, LookupId, Page, Strict, TaskState, Text,
                      Whole)
 
 Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
 CLIENTS: tuple[str, ...] = get_args(Client)
 SourceKind = Literal["snippet", "abstract", "metadata", "page"]
 SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)
-TopicId = Text(1, 64, description="话题 ID")
-TaskId = Text(1, 64, description="任务 ID")
+TopicId = Text(1, 64, description="话题 ID", nul_names_nothing=True)
+TaskId = Text(1, 64, description="任务 ID", nul_names_nothing=True)
 # A request's id for retries after a lost response (claim_task's, and the web's ``topic``
 # extension): the server compares it without regard to case.
 Uuid = Annotated[str, Field(
@@ -123,12 +123,12 @@ class Register(Strict):
 
 class Rotate(Strict):
     action: Literal["rotate"]
-    profile: IdRef
+    profile: LookupId
 
 
 class Revoke(Strict):
     action: Literal["revoke"]
-    tokenId: IdRef
+    tokenId: LookupId
 
 
 class RevokeAll(Strict):

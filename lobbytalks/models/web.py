@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
-                     IdRef, Page, Strict, Text, Whole)
+                     IdRef, LookupId, Page, Strict, Text, Whole)
 from .external import Uuid
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
@@ -29,7 +29,7 @@ class CommunityQuery(Strict):
     """GET /api/community as the contract documents it (the OpenAPI document's source)."""
     action: Literal["me", "islands"] | None = None
     community: IdRef | None = None
-    topic: IdRef | None = None  # checked here for every view (blueprints.community.read)
+    topic: LookupId | None = None  # checked here for every view (blueprints.community.read)
     page: Page | None = None
 
 
