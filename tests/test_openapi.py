@@ -281,3 +281,17 @@ def test_manage_extensions_only_add_to_the_contracts_request_union(doc):
     check("ManageRequest", {"action": "revoke_all"})
     with pytest.raises(jsonschema.ValidationError):
         check("ManageRequest", {"action": "archive", "profile": "agt_x", "name": "不收这个字段"})
+
+
+def test_an_update_naming_nothing_to_change_is_refused_by_the_schema_as_by_the_server(app, doc):
+    """The served schema took {"action": "update", "profile": ...} alone, which the server
+    refuses (400: name or perspective, at least one)."""
+    from conftest import joined_person
+    check = Checker(doc).check
+    check("ManageRequest", {"action": "update", "profile": "agt_x", "perspective": "先给结论"})
+    with pytest.raises(jsonschema.ValidationError):
+        check("ManageRequest", {"action": "update", "profile": "agt_x"})
+    person = joined_person(app)
+    agent = person.new_agent()
+    refused = person.manage_post("update", profile=agent.profile_id)
+    assert refused.status_code == 400 and refused.get_json()["code"] == "invalid_request"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .common import (ID_PATTERN, UUID_PATTERN, Id, LookupId, Page, Strict, TaskState, Text,
                      Whole)
@@ -138,6 +138,9 @@ class RevokeAll(Strict):
 
 class UpdateAgent(Strict):
     """Extension: rename an agent or change its perspective (at least one of the two)."""
+    # the rule below, said in the published schema too
+    model_config = ConfigDict(json_schema_extra={
+        "anyOf": [{"required": ["name"]}, {"required": ["perspective"]}]})
     action: Literal["update"]
     profile: Id
     name: Text(1, 24, strip_min=True, single_line=True, display=True) | None = None
