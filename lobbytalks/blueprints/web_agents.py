@@ -53,8 +53,12 @@ def agent_labels(own_agents: list[dict[str, Any]], *, with_client: bool = False
     """``{id: name}`` (``name (client)`` ``with_client``), with as much more as it takes
     where one person's agents share a name: its client, the day it was made, its id. A
     filter, a landmark or a button naming one must tell it from the other."""
-    client = (lambda a: t("client." + a["client"]))
-    made = (lambda a: t("common.created_on", date=day(a["created"])) if "created" in a else a["id"])
+    def client(a: dict[str, Any]) -> str:
+        return t("client." + a["client"])
+
+    def made(a: dict[str, Any]) -> str:  # the memory garden's list has no creation time
+        return t("common.created_on", date=day(a["created"])) if "created" in a else a["id"]
+
     if with_client:
         return distinct_labels([{**a, "name": t("tasks.agent_option", name=a["name"],
                                                 client=client(a))} for a in own_agents],

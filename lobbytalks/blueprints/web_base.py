@@ -28,8 +28,8 @@ from ..prose import fill
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 # (pages import these from here too)
-from .page_text import (day, dir_of, distinct_labels, host_of, in_own_lang, lang, lang_of,  # noqa: F401
-                        on_day, remembered, t, translator, when)
+from .page_text import (day, dir_of, distinct_labels, host_of, in_own_lang, lang,  # noqa: F401
+                        lang_of, on_day, remembered, t, translator, when)
 
 log = logging.getLogger("lobbytalks.web")
 LANG_COOKIE_DAYS = 365
@@ -208,6 +208,13 @@ def community_about(community_id: str, description: str) -> str:
     return _seeded_lobby("lobby.about", community_id, description)
 
 
+def community_about_marks(community_id: str, description: str) -> Markup:
+    """``lang_of`` for a description as its people wrote it; nothing where the page says the
+    seeded lobby's in its own words."""
+    shown = community_about(community_id, description)
+    return lang_of(description) if shown == description else Markup("")
+
+
 def _seeded_lobby(key: str, community_id: str, stored: str) -> str:
     return t(key) if community_id == DEFAULT_COMMUNITY and stored == i18n.translate("zh", key) else stored
 
@@ -227,8 +234,9 @@ def page_globals() -> dict[str, Any]:
         "on_day": on_day, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
         "island_label": island_label, "community_label": community_label,
-        "community_about": community_about, "remembered": remembered, "host_of": host_of,
-        "lang_of": lang_of, "dir_of": dir_of, "in_own_lang": in_own_lang, "lobby_id": DEFAULT_COMMUNITY,
+        "community_about": community_about, "community_about_marks": community_about_marks,
+        "remembered": remembered, "host_of": host_of, "lang_of": lang_of, "dir_of": dir_of,
+        "in_own_lang": in_own_lang, "lobby_id": DEFAULT_COMMUNITY,
     }
 
 

@@ -9,9 +9,8 @@ import re
 from functools import cache
 from typing import Annotated, Any, Callable, Literal, get_args
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter,
                       ValidationError, ValidationInfo, field_validator)
-from pydantic_core import PydanticCustomError
 
 from ..errors import ApiError
 from ..security import ID_CHARS, ID_MAX_LENGTH
@@ -74,9 +73,7 @@ def Text(
         if max_length is not None and js_length(value) > max_length:
             raise ValueError(f"最多 {max_length} 个字符")
         if has_nul(value):
-            if nul_names_nothing:
-                raise ApiError("not_found", "没有这个 id（服务端的 id 里没有 NUL 字符）")
-            raise ValueError("不能包含 NUL 字符")
+            raise _unknown_id() if nul_names_nothing else ValueError("不能包含 NUL 字符")
         if single_line and has_control_chars(value):
             raise ValueError("不能包含控制字符")
         if display:
@@ -85,16 +82,25 @@ def Text(
             raise ValueError(pattern_message(pattern))
         return value
 
+    schema = _published(min_length, max_length, pattern, blank_refused=strip_min and min_length > 0)
+    return Annotated[str, AfterValidator(check), Field(json_schema_extra=schema, description=description)]
+
+
+def _published(min_length: int, max_length: int | None, pattern: str | None, *,
+               blank_refused: bool) -> dict[str, Any]:
+    """What the OpenAPI document and MCP's tools say of a ``Text``: the lengths, and the
+    pattern, or else that a value of spaces is refused (so that a client checking its
+    arguments before it sends them refuses it as the server would)."""
     schema: dict[str, Any] = {"minLength": min_length}
     if max_length is not None:
         schema["maxLength"] = max_length
-    if pattern:
-        schema["pattern"] = pattern
-    elif strip_min and min_length:
-        # said in the schema too, so that a client checking arguments before it sends them
-        # refuses a value of spaces as the server would
-        schema["pattern"] = NOT_BLANK_PATTERN
-    return Annotated[str, AfterValidator(check), Field(json_schema_extra=schema, description=description)]
+    if pattern or blank_refused:
+        schema["pattern"] = pattern or NOT_BLANK_PATTERN
+    return schema
+
+
+def _unknown_id() -> ApiError:
+    return ApiError("not_found", "没有这个 id（服务端的 id 里没有 NUL 字符）")
 
 
 Id = Text(1, 64, pattern=ID_PATTERN)
@@ -103,23 +109,6 @@ Id = Text(1, 64, pattern=ID_PATTERN)
 # (IdRef for communities, whose impossible ids the protocol answers 400).
 IdRef = Text(1, 64)
 LookupId = Text(1, 64, nul_names_nothing=True)
-
-
-def _integral(value: Any) -> Any:
-    """2.0 is the integer 2, as JSON Schema counts it; true stays what it is. A string is
-    refused: a query string's plain digits arrive converted (``query_args``), and the lax
-    parsing of a query would otherwise read "1.0", "+1" or " 1" as 1."""
-    if isinstance(value, str):
-        raise PydanticCustomError("int_type", "")
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-def Whole(least: int, most: int) -> Any:
-    """An integer field within [least, most] that takes 2.0 for 2, as JSON Schema does."""
-    return Annotated[int, Field(ge=least, le=most), BeforeValidator(_integral)]
-
-
-Page = Whole(1, 10000)
 
 
 class Strict(BaseModel):

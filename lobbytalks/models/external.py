@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .common import (ID_PATTERN, UUID_PATTERN, Id, LookupId, Page, Strict, TaskState, Text,
-                     Whole)
+from .common import ID_PATTERN, UUID_PATTERN, Id, LookupId, Strict, TaskState, Text
+from .numbers import Page, Whole
 
 Client = Literal["codex", "claude-code", "deepseek-harness", "custom"]
 CLIENTS: tuple[str, ...] = get_args(Client)

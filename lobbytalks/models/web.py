@@ -7,8 +7,9 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
-                     IdRef, LookupId, Page, Strict, Text, Whole)
+                     IdRef, LookupId, Strict, Text)
 from .external import Uuid
+from .numbers import Page, Whole
 
 Intent = Literal["how", "decision", "fact", "forecast", "debate"]
 INTENTS: tuple[str, ...] = get_args(Intent)
