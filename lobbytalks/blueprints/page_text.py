@@ -214,11 +214,14 @@ def _language_of(text: str) -> Markup:
     return Markup("") if own == page else Markup(' lang="{}"').format(i18n.HTML_LANG.get(own, own))
 
 
-def in_own_lang(text: str) -> Markup:
-    """``text`` for a sentence of the page's: in a span in its own language when that is
-    the other one (``lang_of``)."""
+def in_own_lang(text: str, *, isolated: bool = False) -> Markup:
+    """``text`` for a sentence of the page's: in a span in its own language or direction
+    when that is not the page's (``lang_of``); ``isolated``, in a ``<bdi>``, which also sets
+    its direction apart from the words around it (a title a sentence quotes)."""
     other = lang_of(text)
-    return Markup("<span{}>{}</span>").format(other, text) if other else Markup.escape(text)
+    if not other:
+        return Markup.escape(text)
+    return Markup("<{0}{1}>{2}</{0}>").format("bdi" if isolated else "span", other, text)
 
 
 def day(ts: int) -> str:

@@ -1,15 +1,15 @@
 """The inbox page and the unread count every page's header shows."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from flask import request
-from markupsafe import Markup
 
 from ..auth import current_user
 from ..runtime import runtime
 from ..services import mail_address, notifications
-from .web_base import Pages, lang, lang_of, login_required, render, t, viewer
+from .web_base import Pages, in_own_lang, lang, login_required, render, t, viewer
 from .kept_pages import kept_page
 from .common import read_conn
 
@@ -24,17 +24,11 @@ def inbox():
     before = notifications.cursor(request.args.get("before", ""))
     page = notifications.inbox_page(read_conn(), user.id, before)
     for item in page["notifications"]:
-        item["text"] = notifications.describe(item, lang(), translate=t, set_apart=_bdi)
+        item["text"] = notifications.describe(item, lang(), translate=t,
+                                              set_apart=partial(in_own_lang, isolated=True))
     return render("inbox.html", page=page, paged=before is not None,
                   mail=mail_address.settings(read_conn(), user.id),
                   mail_available=bool(runtime().settings.smtp_host))
-
-
-def _bdi(words: str) -> Markup | str:
-    """A title or name quoted in the page's sentence, set apart when it is written right to
-    left or in the other language (``lang_of``)."""
-    marked = lang_of(words)
-    return Markup("<bdi{}>{}</bdi>").format(marked, words) if marked else words
 
 
 def unread_notifications() -> dict[str, Any]:
