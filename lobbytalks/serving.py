@@ -36,12 +36,13 @@ from typing import Any
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
-from waitress.server import MultiSocketServer, TcpWSGIServer
+from waitress.server import TcpWSGIServer
 from waitress.task import WSGITask
 
 from . import turns
 from .client_connections import ClientConnections, client_address_key
 from .dispatchers import Dispatcher, TurnTakingDispatcher
+from .draining import DrainingServer, LastAnswerBeforeStop
 from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
 from .http_framing import MAX_REQUEST_HEADER_BYTES, BoundedRequest, JsonErrorTask
 
@@ -90,7 +91,8 @@ def waitress_options(settings: Any) -> dict[str, Any]:
 
 
 def serve(app: Any, settings: Any, sockets: list[socket.socket] | None = None) -> None:
-    """Serve ``app`` until SystemExit / KeyboardInterrupt (then let requests finish).
+    """Serve ``app`` until ``draining.ask_to_stop`` (then answer what was received), or
+    SystemExit / KeyboardInterrupt (then let running requests finish).
 
     ``sockets``: listening sockets bound by a parent process (``workers``) instead of
     binding ``settings.host``/``port`` here.
@@ -122,8 +124,7 @@ def serve(app: Any, settings: Any, sockets: list[socket.socket] | None = None) -
     for listener in listeners:
         listener.request_timeout = settings.request_timeout
         listener.per_client = per_client
-    MultiSocketServer(channels, adj, [(s.effective_host, s.effective_port) for s in listeners],
-                      tasks).run()
+    DrainingServer(channels, adj, listeners, tasks).run()
 
 
 def _tune_malloc() -> list[int]:
@@ -162,6 +163,11 @@ class _BoundedTask(WSGITask):
             self.set_close_on_finish()
         super().execute()
 
+    def build_response_header(self) -> bytes:
+        if self.channel.last_before_stop():  # decided as late as can be: the stop may come
+            self.set_close_on_finish()       # while the app runs
+        return super().build_response_header()
+
     def get_environment(self) -> dict:
         environ = super().get_environment()
         if self.request.body_refused:
@@ -187,7 +193,7 @@ class _BoundedTask(WSGITask):
         super().write(data)
 
 
-class _BoundedChannel(HTTPChannel):
+class _BoundedChannel(LastAnswerBeforeStop, HTTPChannel):
     parser_class = BoundedRequest
     task_class = _BoundedTask
     error_task_class = JsonErrorTask
@@ -224,6 +230,7 @@ class _BoundedChannel(HTTPChannel):
 class _HardenedServer(TcpWSGIServer):
     channel_class = _BoundedChannel
     request_timeout = 20  # seconds; set from the settings per instance
+    draining = False  # set when the server stops (``draining``)
     per_client = ClientConnections(0)  # shared by the listeners; set by serve()
 
     def handle_accept(self) -> None:

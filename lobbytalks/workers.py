@@ -25,6 +25,7 @@ from typing import Callable
 
 from waitress.adjustments import Adjustments
 
+from . import draining
 from .limits import shared_across_processes
 from .settings import POSTGRESQL_URL_PREFIXES, Settings
 
@@ -33,7 +34,7 @@ ChildMain = Callable[[Callable[[], None]], None]
 
 POLL_SECONDS = 0.2
 READY_TIMEOUT_SECONDS = 120     # migrating a large database can take a while
-STOP_GRACE_SECONDS = 10         # waitress lets running requests finish within 5 s
+STOP_GRACE_SECONDS = 10         # a child drains for 4 s, then waits 5 s at most (``draining``)
 PARENT_CHECK_SECONDS = 1.0
 
 
@@ -225,10 +226,11 @@ def _child_process(child_main: ChildMain, ready_w: int, parent: int) -> None:
     into the parent's code."""
     code = 1
     try:
-        # SIGTERM ends the child's server cleanly (SystemExit), Ctrl-C too (a terminal
-        # sends SIGINT to the whole process group).
-        signal.signal(signal.SIGTERM, _exit_cleanly)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # SIGTERM ends the child's server cleanly, answering what it received
+        # (``draining``). Ctrl-C reaches the whole process group, and the supervisor
+        # passes it on as SIGTERM: taken as well, it would be a second signal, "stop now".
+        signal.signal(signal.SIGTERM, draining.ask_to_stop)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
 
         def ready() -> None:
@@ -244,10 +246,6 @@ def _child_process(child_main: ChildMain, ready_w: int, parent: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _exit_cleanly(signum, frame) -> None:
-    raise SystemExit(0)
 
 
 def _end_with_parent(parent: int) -> None:

@@ -143,6 +143,9 @@ class RecordingChannel:
         self.writes.append(bytes(data))
         return len(data)
 
+    def last_before_stop(self) -> bool:  # the server is not stopping (test_stopping)
+        return False
+
 
 def started_task(headers: list[tuple[str, str]], status: str = "200 OK",
                  content_length: int | None = None) -> tuple[_BoundedTask, RecordingChannel]:

@@ -4,7 +4,8 @@
 
 Each child answers every request with its pid. MODE: ``serve``; ``fail-start`` (the second
 child dies before it is ready: the first leaves a mark in DIR); ``crash`` (every child
-exits right after it is ready); ``lobbytalks``: two workers of the real server with its
+exits right after it is ready); ``one-thread`` (each child serves with one thread; ``/slow``
+takes ``SLOW_SECONDS`` in any mode); ``lobbytalks``: two workers of the real server with its
 data in DIR, started as ``serve --workers 2`` does after its refusals -- the test-only seam
 that lets two processes share one SQLite file until PostgreSQL lands.
 """
@@ -12,14 +13,19 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from lobbytalks import serving
 from lobbytalks.settings import Settings
 from lobbytalks.workers import Supervisor, bind, serve_several
 
+SLOW_SECONDS = 0.3
+
 
 def answer_with_pid(environ, start_response):
+    if environ["PATH_INFO"] == "/slow":
+        time.sleep(SLOW_SECONDS)
     body = str(os.getpid()).encode()
     start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
     return [body]
@@ -30,7 +36,7 @@ def main(port: int, mode: str, folder: Path) -> int:
         from lobbytalks.cli.server import _app_or_none
         return serve_several(Settings.load(port=port, data_dir=str(folder), workers=2),
                              _app_or_none)
-    settings = Settings(port=port, threads=2)
+    settings = Settings(port=port, threads=1 if mode == "one-thread" else 2)
     sockets = bind(settings)
     mark = folder / "first-child-started"
 

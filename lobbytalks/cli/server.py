@@ -29,7 +29,7 @@ def _serve_setup(p: argparse.ArgumentParser) -> None:
 def serve(args: argparse.Namespace) -> int:
     import signal
 
-    from .. import serverlock, serving, workers
+    from .. import draining, serverlock, serving, workers
     from ..hosts import is_loopback
 
     settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
@@ -58,20 +58,16 @@ def serve(args: argparse.Namespace) -> int:
             log.warning("LOBBYTALKS_PUBLIC_URL is not set: the Origin rule and the addresses "
                         "in the docs follow each request's Host header; set it to the address "
                         "people use (e.g. https://talk.example.org)")
-        # waitress leaves its loop on SystemExit/KeyboardInterrupt, lets the worker threads
-        # finish (up to 5 s) and returns; turning SIGTERM (docker stop, systemd) into
-        # SystemExit gives the same clean stop as Ctrl-C, and the lock is released below.
-        signal.signal(signal.SIGTERM, _stop_on_signal)
+        # SIGTERM (docker stop, systemd) and Ctrl-C: what was received is answered, then
+        # the loop ends (``draining``) and the lock is released below.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, draining.ask_to_stop)
         serving.serve(app, settings, sockets)
         print("LobbyTalks stopped", flush=True)
     finally:
         if lock is not None:
             serverlock.release(lock)
     return 0
-
-
-def _stop_on_signal(signum, frame) -> None:
-    raise SystemExit(0)
 
 
 def _app_or_none(settings):
