@@ -32,6 +32,25 @@ def test_valid_answer_creates_a_pending_memory(answered, db):
     assert agent.get("get_context", topic=topic).get_json()["memories"] == []
 
 
+def test_a_replayed_submit_says_what_memory_it_made_while_it_is_kept(answered, db):
+    """A client whose first response was lost still learns of the memory; one rejected
+    since is not claimed, and a submit that made none (memory off) says nothing of it."""
+    asker, owner, agent, first = answered
+    task = first["task"]["id"]
+    again = agent.post("submit_result", taskId=task, **good_result()).get_json()
+    assert again["replayed"] is True and again["memoryNotice"] == first["memoryNotice"]
+    memory = owner.web_get(action="memories").get_json()["memories"][0]["id"]
+    owner.web_post("memory_reject", memory=memory)
+    again = agent.post("submit_result", taskId=task, **good_result()).get_json()
+    assert again["replayed"] is True and "memoryNotice" not in again
+    owner.web_post("memory_switch", profile=agent.profile_id, enabled=False)
+    second = agent.claim(asker.ask("第二个问题")).get_json()["task"]["id"]
+    assert "关闭" in agent.post("submit_result", taskId=second, **good_result()).get_json()[
+        "memoryNotice"]
+    again = agent.post("submit_result", taskId=second, **good_result()).get_json()
+    assert again["replayed"] is True and "memoryNotice" not in again
+
+
 def test_confirmed_memory_reaches_only_that_agent(answered, db):
     _, owner, agent, _ = answered
     memory = owner.web_get(action="memories").get_json()["memories"][0]

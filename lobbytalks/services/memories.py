@@ -34,6 +34,15 @@ def remember(conn: Connection, agent: "Agent", message_id: str, topic_title: str
     return NOTICE_CREATED
 
 
+def notice_again(conn: Connection, agent: "Agent", message_id: str) -> str | None:
+    """What a replayed submit says of its memory: that it was made, while it is kept. Why
+    none was made (memory off, or full) is not recorded, nor one rejected or deleted since."""
+    made = conn.execute(Q.memory_of_message, {"user_id": agent.user_id,
+                                              "profile_id": agent.profile_id,
+                                              "message_id": message_id}).fetchone()
+    return NOTICE_CREATED if made else None
+
+
 def list_for_user(conn: Connection, user_id: int) -> dict[str, Any]:
     """The user's memories and each agent's memory switch (a plain read: no settlement)."""
     return {"memories": [{

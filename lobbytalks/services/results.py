@@ -10,7 +10,7 @@ from ..models.result_rules import PROVENANCE, normalise, result_hash
 from ..security import new_id
 from .agent_requests import answer_requested
 from .locks import hold_task, hold_topic, hold_user
-from .memories import remember
+from .memories import notice_again, remember
 from .notifications import notify
 from .preconditions import check_topic, lease_ran_out, require_leased
 from .tasks import check_reply_target, owned_task, task_view, with_expiry_settled
@@ -40,7 +40,7 @@ def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], d
            now: int) -> dict[str, Any]:
     """The message, the task done, the answer count, the asker told, the memory kept."""
     if task["state"] == "done":
-        return _replay(task, digest)
+        return _replay(conn, agent, task, digest)
     require_leased(task)
     topic = get_topic_for_member(conn, task["topic_id"], agent.user_id)
     check_topic("submit_result", topic)
@@ -70,8 +70,10 @@ def _store(conn, agent: "Agent", data: Any, task: Any, result: dict[str, Any], d
             "memoryNotice": notice, "provenance": PROVENANCE}
 
 
-def _replay(task: Any, digest: str) -> dict[str, Any]:
+def _replay(conn, agent: "Agent", task: Any, digest: str) -> dict[str, Any]:
     if task["result_hash"] != digest:
         raise ApiError("idempotency_conflict", "此任务已提交了不同的成果")
-    return {"ok": True, "messageId": task["message_id"], "task": task_view(task),
-            "replayed": True, "provenance": PROVENANCE}
+    replay = {"ok": True, "messageId": task["message_id"], "task": task_view(task),
+              "replayed": True, "provenance": PROVENANCE}
+    notice = notice_again(conn, agent, task["message_id"])
+    return replay if notice is None else {**replay, "memoryNotice": notice}

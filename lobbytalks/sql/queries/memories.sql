@@ -5,6 +5,11 @@ SELECT COUNT(*) FROM memories WHERE user_id = :user_id AND profile_id = :profile
 INSERT INTO memories (id, user_id, profile_id, message_id, text, state, created, updated)
 VALUES (:id, :user_id, :profile_id, :message_id, :text, 'pending', :now, :now);
 
+-- Whether an answer's submit made a memory, for its replay (memories_owner: 30 rows at most).
+-- name: memory_of_message
+SELECT 1 FROM memories
+WHERE user_id = :user_id AND profile_id = :profile_id AND message_id = :message_id;
+
 -- What get_context gives the agent (memories_owner); a question taken down is named by
 -- :taken_down, as in its person's garden.
 -- name: list_active_memories
