@@ -9,6 +9,7 @@ from pathlib import Path
 from . import clock, crypto, key_rotation, keystore, ops
 from .db import (Connection, Database, MigrationFailed, Q, connect, make_private_dir,
                  migrate)
+from .db.sqlite import require_writable
 from .db import open_database as open_configured
 from .settings import Settings
 
@@ -62,6 +63,7 @@ def open_migrated(settings: Settings) -> Database:
         db_path = Path(settings.db_path)
         conn = connect(db_path)
         try:
+            require_writable(conn, db_path)
             migrate_database(conn, db_path)
         finally:
             conn.close()

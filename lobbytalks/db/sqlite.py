@@ -73,6 +73,29 @@ def connect(path: str | Path, *, autocheckpoint: bool = True) -> sqlite3.Connect
     return conn
 
 
+def require_writable(conn: sqlite3.Connection, path: str | Path) -> None:
+    """Refuse, naming the file, a database this user may read but not write (a file copied
+    in by root, a read-only folder or mount): SQLite opens it read-only without a word, and
+    the server would start, pass its health check and fail every write.
+
+    :raise sqlite3.OperationalError: with the line to show."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute("BEGIN IMMEDIATE")  # granted to a read-only connection all the same
+    try:
+        conn.execute(f"PRAGMA user_version = {int(version)}")  # a write, rolled back
+    except sqlite3.OperationalError as exc:
+        if not getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_READONLY",
+                                                                "SQLITE_CANTOPEN")):
+            raise
+        user = os.getuid() if hasattr(os, "getuid") else "this user"
+        raise sqlite3.OperationalError(
+            f"cannot write the database {path} ({exc}): the user running lobbytalks (uid "
+            f"{user}) needs write access to the file, its -wal and -shm files and its "
+            f"folder") from None
+    finally:
+        conn.execute("ROLLBACK")
+
+
 class Database(TransactionalDatabase):
     """Per-thread read connections plus one serialised writer."""
 
