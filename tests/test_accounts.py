@@ -195,7 +195,9 @@ def test_admin_reset_password_from_standard_input(app, db, capsys, monkeypatch):
     assert "a chosen password 9" not in capsys.readouterr().out
     assert _logs_in(app, "irene", "a chosen password 9")
     assert run_cli(["admin", "reset-password", "nobody"], data_dir) == 1
-    assert run_cli(["admin", "grant", "irene", "--password-stdin"], data_dir) == 1
+    with pytest.raises(SystemExit) as refused:  # not an option of grant: argparse says so
+        run_cli(["admin", "grant", "irene", "--password-stdin"], data_dir)
+    assert refused.value.code == 2
     assert db.value("SELECT is_admin FROM users WHERE username='irene'") == 0
 
 
@@ -205,6 +207,22 @@ def test_admin_grant_command(app, db):
     assert run_cli(["admin", "grant", "henry"], data_dir) == 0
     assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 1
     assert run_cli(["admin", "grant", "nobody"], data_dir) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["admin", "revoke", "--data-dir", "{dir}", "henry"],  # the option before the name
+    ["admin", "--data-dir", "{dir}", "revoke", "henry"],  # or before the change
+])
+def test_admin_options_stand_anywhere_after_admin(app, db, monkeypatch, argv):
+    from lobbytalks.cli import main
+    import pgtest
+    Person(app, username="henry").register()
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    assert run_cli(["admin", "grant", "henry"], data_dir) == 0
+    for name, value in pgtest.env_for(data_dir).items():
+        monkeypatch.setenv(name, value)
+    assert main([part.format(dir=data_dir) for part in argv]) == 0
+    assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 0
 
 
 def test_the_configured_admin_is_not_revoked_by_hand(app, db, capsys, monkeypatch):

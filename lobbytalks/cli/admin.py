@@ -4,21 +4,35 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .registry import command, fail, open_postgres, settings_from
+from .registry import add_db_options, command, fail, open_postgres, settings_from
 
 
-USAGE = ("usage: admin grant|revoke USERNAME, admin reset-password USERNAME "
-         "[--password-stdin], or admin log [--limit N]")
+CHANGES = {
+    "grant": "give USERNAME the admin role",
+    "revoke": "take the admin role from USERNAME",
+    "reset-password": "give USERNAME a new password (generated and printed, or read from "
+                      "standard input) and end all their logins",
+    "log": "print the newest entries of the admin audit log, oldest first",
+}
 
 
 def _admin_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("change", choices=("grant", "revoke", "reset-password", "log"))
-    p.add_argument("username", nargs="?", help="the user to change (not for log)")
-    p.add_argument("--limit", type=int, default=50, metavar="N",
-                   help="log: how many of the newest entries to print (default 50)")
-    p.add_argument("--password-stdin", action="store_true",
-                   help="reset-password: read the new password from the first line of standard "
-                        "input instead of generating one")
+    # One parser per change, each with its own arguments, so that an option may stand
+    # anywhere after the change ("admin grant --data-dir D bob"): one parser with an
+    # optional USERNAME let argparse take "grant" alone and refuse "bob".
+    changes = p.add_subparsers(dest="change", required=True, metavar="CHANGE")
+    for name, help in CHANGES.items():
+        change = changes.add_parser(name, help=help, description=help)
+        if name == "log":
+            change.add_argument("--limit", type=int, default=50, metavar="N",
+                                help="how many of the newest entries to print (default 50)")
+        else:
+            change.add_argument("username", help="the user to change")
+        if name == "reset-password":
+            change.add_argument("--password-stdin", action="store_true",
+                                help="read the new password from the first line of standard "
+                                     "input instead of generating one")
+        add_db_options(change, default=argparse.SUPPRESS)  # the one given to admin stands
 
 
 @command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), give a "
@@ -36,7 +50,8 @@ def admin(args: argparse.Namespace) -> int:
     refused = _refusal(args, settings)
     if refused:
         return fail(refused)
-    password = _new_password(args.password_stdin) if args.change == "reset-password" else ""
+    from_stdin = getattr(args, "password_stdin", False)
+    password = _new_password(from_stdin) if args.change == "reset-password" else ""
     if password is None:
         return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} characters")
     try:
@@ -50,7 +65,7 @@ def admin(args: argparse.Namespace) -> int:
         if args.change == "reset-password":
             found = accounts.reset_password(db, args.username, password,
                                             cost=settings.password_cost, now=clock.now())
-            told = "" if args.password_stdin else f"; the new password is {password}"
+            told = "" if from_stdin else f"; the new password is {password}"
             done = (f"password reset, logged out everywhere{told} (they can change it under "
                     "Settings once logged in)")
         else:
@@ -71,11 +86,7 @@ def admin(args: argparse.Namespace) -> int:
 def _refusal(args: argparse.Namespace, settings) -> str | None:
     """Why the command cannot run as asked, before a password is read or the database
     opened."""
-    if (args.change == "log") != (args.username is None):
-        return USAGE
-    if args.password_stdin and args.change != "reset-password":
-        return "--password-stdin is for admin reset-password only"
-    if not 1 <= args.limit <= 10000:
+    if args.change == "log" and not 1 <= args.limit <= 10000:
         return "--limit must be between 1 and 10000"
     # names are one account whatever their case (users_username is on lower(username))
     if args.change == "revoke" and args.username.lower() == settings.admin_username.lower():

@@ -22,10 +22,11 @@ def fail(message: str) -> int:
     return 1
 
 
-def add_db_options(parser: argparse.ArgumentParser) -> None:
+def add_db_options(parser: argparse.ArgumentParser, default: object = None) -> None:
+    """``default=argparse.SUPPRESS`` on a command's sub-parser: what its parent parsed stays."""
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--db", metavar="PATH", help="SQLite database file")
-    where.add_argument("--data-dir", metavar="DIR",
+    where.add_argument("--db", metavar="PATH", default=default, help="SQLite database file")
+    where.add_argument("--data-dir", metavar="DIR", default=default,
                        help="data folder holding lobbytalks.db and secret.key "
                             "(default ./lobbytalks-data)")
 
