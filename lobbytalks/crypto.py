@@ -109,7 +109,10 @@ class Keyring:
             entries.append((number, key_id.strip(), material) if sep else (number, None, line))
         if not entries:
             raise SecretKeyProblem("no key found (expected KEYID:BASE64 lines or one BASE64 line)")
+        # Neither a key nor its id is echoed: a passphrase pasted by mistake ("word:word")
+        # reads as KEYID:BASE64, and error lines end up in logs.
         keys: dict[str, bytes] = {}
+        lines: dict[str, int] = {}
         for number, key_id, material in entries:
             if key_id is None:
                 if len(entries) > 1:
@@ -120,11 +123,12 @@ class Keyring:
                 raise SecretKeyProblem(
                     f"line {number}: invalid key id (use 1-32 letters, digits, _ or -)")
             if key_id in keys:
-                raise SecretKeyProblem(f"line {number}: duplicate key id {key_id!r}")
+                raise SecretKeyProblem(
+                    f"line {number}: duplicate key id (the one on line {lines[key_id]})")
             try:
-                keys[key_id] = _decode_key(material)
+                keys[key_id], lines[key_id] = _decode_key(material), number
             except ValueError as exc:
-                raise SecretKeyProblem(f"line {number}: key {key_id!r} {exc}") from None
+                raise SecretKeyProblem(f"line {number}: the key {exc}") from None
         return cls(keys, key_id, from_env=from_env)
 
     def dump(self) -> str:

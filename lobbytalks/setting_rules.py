@@ -55,6 +55,9 @@ def check(settings: "Settings") -> None:
             _check_rate(ENV_PREFIX + f.name.upper(), getattr(settings, f.name))
     if settings.admin_username:
         _check_admin_username(settings.admin_username)
+    if settings.admin_password and not settings.admin_username:  # no admin would be made
+        raise SettingsError(f"{ENV_PREFIX}ADMIN_PASSWORD is set without {ENV_PREFIX}"
+                            "ADMIN_USERNAME: set both to make that admin at start, or neither")
     if settings.admin_username and len(settings.admin_password) < PASSWORD_MIN_LENGTH:
         raise SettingsError(
             f"{ENV_PREFIX}ADMIN_PASSWORD must have at least {PASSWORD_MIN_LENGTH} "

@@ -61,10 +61,11 @@ def refusal(settings: Settings) -> str | None:
     return None
 
 
-def listening_at(settings: Settings) -> str:
-    """The address the server listens on, as a URL (an IPv6 address in brackets)."""
+def listening_at(settings: Settings, sockets: list[socket.socket]) -> str:
+    """The address the server listens on, as a URL (an IPv6 address in brackets), with the
+    port its socket got (the system picks one for port 0)."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return f"http://{host}:{settings.port}"
+    return f"http://{host}:{sockets[0].getsockname()[1] if sockets else settings.port}"
 
 
 def bind(settings: Settings) -> list[socket.socket]:
@@ -280,7 +281,7 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
 
     def announce() -> None:
         served.append(True)
-        print(f"LobbyTalks serving at {listening_at(settings)} with "
+        print(f"LobbyTalks serving at {listening_at(settings, sockets)} with "
               f"{settings.workers} worker processes", flush=True)
 
     supervisor = Supervisor(child_main, settings.workers, on_serving=announce)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import LiveServer, web_session
+from conftest import LiveServer, free_port, web_session
 from lobbytalks import db as dbmod
 from lobbytalks.settings import Settings, SettingsError
 
@@ -46,7 +46,8 @@ def test_settings_reject_bad_values():
 def test_secret_settings_accept_files(tmp_path):
     secret = tmp_path / "admin-password"
     secret.write_text("from a file!!\n")
-    loaded = Settings.load({"LOBBYTALKS_ADMIN_PASSWORD_FILE": str(secret)})
+    loaded = Settings.load({"LOBBYTALKS_ADMIN_USERNAME": "boss",
+                            "LOBBYTALKS_ADMIN_PASSWORD_FILE": str(secret)})
     assert loaded.admin_password == "from a file!!"
     shown = dict((name, value) for name, value, _ in loaded.describe())
     assert shown["LOBBYTALKS_ADMIN_PASSWORD"] == "****"
@@ -170,6 +171,13 @@ def test_real_server_flow_and_healthcheck_command(live_server):
                                capture_output=True, text=True)
         assert check.returncode == 0 and check.stdout.strip() == "ok", check.stderr
     assert requests.get(live_server.url + "/healthz").json() == {"ok": True}
+    # a proxy in the environment (a container inherits it) is not asked about this machine
+    dead_proxy = f"http://127.0.0.1:{free_port()}"
+    check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck", live_server.url],
+                           capture_output=True, text=True,
+                           env={**os.environ, "http_proxy": dead_proxy,
+                                "HTTP_PROXY": dead_proxy, "no_proxy": "", "NO_PROXY": ""})
+    assert check.returncode == 0 and check.stdout.strip() == "ok", check.stderr
 
 
 @pytest.mark.parametrize("arguments", [
@@ -266,6 +274,8 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_ADMIN_USERNAME": "boss", "LOBBYTALKS_ADMIN_PASSWORD": "abc"},
      "LOBBYTALKS_ADMIN_PASSWORD"),
     ({"LOBBYTALKS_ADMIN_PASSWORD_FILE": "/no/such/file"}, "LOBBYTALKS_ADMIN_PASSWORD_FILE"),
+    # a password without a name made no admin, without a word
+    ({"LOBBYTALKS_ADMIN_PASSWORD": "longenough123"}, "set without LOBBYTALKS_ADMIN_USERNAME"),
     # every login and sign-up then failed 503: a cookie's date past the year 9999
     ({"LOBBYTALKS_SESSION_DAYS": "1000000000"}, "LOBBYTALKS_SESSION_DAYS must be at most"),
     # said it was serving, then a traceback: "can't start new thread"

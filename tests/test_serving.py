@@ -614,7 +614,20 @@ def test_the_start_line_names_the_address_listened_on_and_the_public_one(tmp_pat
 def test_the_address_listened_on_is_a_url(host, shown):
     from lobbytalks.settings import Settings
     from lobbytalks.workers import listening_at
-    assert listening_at(Settings(host=host)) == shown
+    assert listening_at(Settings(host=host), []) == shown
+
+
+def test_the_address_listened_on_names_the_port_the_system_picked_for_port_0():
+    """It said ":0" while the server listened on another port."""
+    from lobbytalks.settings import Settings
+    from lobbytalks.workers import bind, listening_at
+    sockets = bind(Settings(port=0))
+    try:
+        picked = sockets[0].getsockname()[1]
+        assert picked != 0 and listening_at(Settings(port=0), sockets) == f"http://127.0.0.1:{picked}"
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def _serve_refused(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:

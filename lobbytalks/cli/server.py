@@ -11,6 +11,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from .. import __version__
+from ..hosts import is_loopback
 from ..origins import origin_of
 from .registry import command, fail, settings_from
 
@@ -30,7 +31,6 @@ def serve(args: argparse.Namespace) -> int:
     import signal
 
     from .. import draining, serverlock, serving, workers
-    from ..hosts import is_loopback
 
     settings = settings_from(args, host=args.host, port=args.port, workers=args.workers)
     if settings.workers != 1:
@@ -53,7 +53,7 @@ def serve(args: argparse.Namespace) -> int:
             return fail(workers.listen_refusal(settings, exc))
         public = f" (public address {settings.public_url})" if settings.public_url else ""
         print(f"LobbyTalks {__version__} serving {settings.database_shown} at "
-              f"{workers.listening_at(settings)}{public}", flush=True)
+              f"{workers.listening_at(settings, sockets)}{public}", flush=True)
         if not settings.public_url and not is_loopback(settings.host):
             log.warning("LOBBYTALKS_PUBLIC_URL is not set: the Origin rule and the addresses "
                         "in the docs follow each request's Host header; set it to the address "
@@ -165,8 +165,13 @@ def healthcheck(args: argparse.Namespace) -> int:
     url = (args.url or f"http://127.0.0.1:{settings_from(args).port}").rstrip("/")
     if not url.endswith("/healthz"):
         url += "/healthz"
+    # This machine's own server is asked directly: through the proxy that http_proxy
+    # names (a container inherits it), a healthy server looked down.
+    host = urlsplit(url).hostname or ""
+    opener = (urllib.request.build_opener(urllib.request.ProxyHandler({}))
+              if is_loopback(host) else urllib.request.build_opener())
     try:
-        with urllib.request.urlopen(url, timeout=args.timeout) as response:
+        with opener.open(url, timeout=args.timeout) as response:
             # the health answer itself: any page that answers 200 (a person named healthz
             # has /u/healthz) is not a healthy server
             healthy = response.status == 200 and json.loads(response.read(64)) == {"ok": True}
