@@ -134,6 +134,9 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
     unreadable, or the copy fails its integrity check. ``dest`` appears only complete.
     """
     db_path, dest = Path(db_path), Path(dest)
+    if dest.is_dir():  # whatever --force says: found only once the copy was made
+        raise OpsError(f"{dest} is a folder; name the backup file (such as "
+                       f"{dest / 'lobbytalks-backup.db'})")
     if dest.exists() and not force:
         raise OpsError(f"{dest} already exists; choose another name or pass --force")
     if dest.resolve() == db_path.resolve():
@@ -155,6 +158,8 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
         os.replace(tmp, dest)
     except sqlite3.DatabaseError as exc:
         raise OpsError(f"backup of {db_path} failed: {exc}") from None
+    except OSError as exc:  # named by the file being written, a hidden name of ours
+        raise OpsError(f"cannot write the backup {dest}: {exc.strerror or exc}") from None
     finally:
         src.close()
         _discard(tmp)

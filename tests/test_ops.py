@@ -65,6 +65,26 @@ def test_backup_refuses_to_overwrite_unless_forced(app, tmp_path):
     assert ops.check(dest).ok
 
 
+def test_a_folder_or_a_place_it_cannot_write_is_named_as_given(app, tmp_path, monkeypatch):
+    """The folder was found only once the whole copy was made, and either failure named
+    the hidden file being written (".b.db.1234.partial")."""
+    src = app.config["LOBBYTALKS"].db.path
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    with pytest.raises(ops.OpsError, match=f"^{folder} is a folder; name the backup file"):
+        ops.backup(src, folder, force=True)
+    assert list(folder.iterdir()) == []
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(ops.os, "open", refused)
+    dest = folder / "b.db"
+    with pytest.raises(ops.OpsError) as failed:
+        ops.backup(src, dest)
+    assert str(failed.value) == f"cannot write the backup {dest}: Permission denied"
+    assert list(folder.iterdir()) == []
+
+
 def test_no_force_overwrites_a_database_being_served_or_with_a_wal(app, tmp_path):
     src = app.config["LOBBYTALKS"].db.path
     served = tmp_path / "staging.db"
