@@ -90,7 +90,7 @@ class Settings:
     rate_token: str = _setting("120/minute", "External REST + MCP requests per agent token")
     rate_claim: str = _setting("20/minute", "Task claims per user")
     rate_manage: str = _setting("20/hour", "Agent management actions per user")
-    rate_community: str = _setting("30/hour", "Community create/join/leave actions per user")
+    rate_community: str = _setting("30/hour", "Community create/join/leave/update actions per user")
     rate_topic: str = _setting("10/day", "Questions asked per user")
     rate_register: str = _setting("30/hour", "Account registrations per client address")
     rate_login_pair: str = _setting(

@@ -64,6 +64,17 @@ def test_markdown_is_chinese_first_then_english_and_complete(client):
     assert "Protocol versions: `2025-03-26`, `2025-06-18`." in english
 
 
+def test_no_command_in_the_docs_lets_the_shell_write_the_token_into_a_config(client):
+    """A variable inside double quotes is expanded by the shell: ``claude mcp add`` then
+    stored the token itself in ~/.claude.json, against the docs' own rule."""
+    commands = [line for line in markdown(client).splitlines() if "mcp add" in line]
+    assert len(commands) >= 4  # codex and claude, in both languages
+    for line in commands:
+        assert not re.search(r'"[^"]*\$\{?XIA_CHEDAN_AGENT_TOKEN', line), line
+        if "claude mcp add" in line:  # its own expansion: ${NAME}, read at each connection
+            assert "'Authorization: Bearer ${XIA_CHEDAN_AGENT_TOKEN}'" in line, line
+
+
 def test_markdown_action_table_is_generated_from_the_table(client):
     chinese, _ = halves(markdown(client))
     rows = [line for line in chinese.splitlines() if line.startswith("| `") and "| GET |" in line

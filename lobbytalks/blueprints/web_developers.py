@@ -61,6 +61,8 @@ def connector_snippets(base: str) -> list[dict[str, str]]:
          "text": "python3 -m venv ~/.local/lobbytalks\n"
                  "~/.local/lobbytalks/bin/pip install /path/to/lobbytalks\n"
                  "mkdir -p ~/.local/bin && ln -s ~/.local/lobbytalks/bin/lobbytalks ~/.local/bin/lobbytalks\n"
+                 # a login shell puts ~/.local/bin on PATH only if it existed at login
+                 "export PATH=\"$HOME/.local/bin:$PATH\"\n"
                  "mkdir -p ~/.config/lobbytalks && install -m 600 /dev/null ~/.config/lobbytalks/agent-token\n"
                  # read from the terminal, not typed after echo: no shell history keeps it
                  "read -rs T && printf %s \"$T\" > ~/.config/lobbytalks/agent-token && unset T\n"
