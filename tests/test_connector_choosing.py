@@ -52,6 +52,36 @@ def test_a_stop_is_not_a_try_the_question_is_chosen_again_at_the_next_start(scen
     assert sorted(t["state"] for t in scene.tasks()) == ["done", "failed"]
 
 
+def test_a_closed_terminal_stops_it_as_sigterm_does(scene):
+    """SIGHUP (the terminal closed) ended the process at once: the harness, in a session of
+    its own, ran on and the lease stayed held, with no fail_task."""
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community)
+    wait_for(lambda: started(scene), what="research to start")
+    proc.send_signal(signal.SIGHUP)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK, events
+    assert [e["signal"] for e in events if e["event"] == "stopping"] == ["SIGHUP"]
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "stopped" in task["error"]
+
+
+def test_a_reader_gone_away_leaves_no_traceback_and_no_silent_lease(scene):
+    """With `| head`, the first line after the reader left raised BrokenPipeError in a
+    thread: tracebacks, exit 1, and the task left leased on the server."""
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community)
+    proc.stdout.readline()  # something was read, as `head -1` does, and then
+    proc.stdout.close()     # the reader went away
+    wait_for(lambda: started(scene), what="research to start")
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=20)[1]
+    assert proc.returncode == EXIT_OK, err
+    assert "Traceback" not in err and "Broken pipe" not in err, err
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "stopped" in task["error"]
+
+
 def test_a_fifo_the_harness_left_neither_hangs_the_connector_nor_its_stop(scene, tmp_path):
     """The token scrub opened the FIFO for reading and waited for a writer for good; SIGTERM
     never ended the process."""

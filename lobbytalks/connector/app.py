@@ -20,7 +20,10 @@ from .pacing import Stopped, Timing
 from .scheduler import Plan, Scheduler, parse_quiet_hours
 from .state import StateStore, default_state_dir
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGHUP: the terminal it ran in was closed; the harness, in a session of its own, would
+# otherwise run on with the lease held.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM,
+                *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
 
 
 def read_token(args: argparse.Namespace) -> str:

@@ -6,6 +6,7 @@ even when a server message or a harness error happened to quote it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
@@ -79,6 +80,7 @@ class Reporter:
         self.secrets = secrets
         self.stream = stream or sys.stdout
         self._lock = threading.Lock()
+        self._unheard = False  # the reader went away (`| head`, a closed terminal)
 
     def emit(self, event: str, message: str = "", **fields: Any) -> None:
         assert event in EVENTS, event
@@ -97,8 +99,23 @@ class Reporter:
             # (a title set, a screen cleared, fake coloured text).
             line = _CONTROLS.sub("\ufffd", " ".join(p for p in (f"[{event}]", text, details) if p))
         with self._lock:
-            self.stream.write(line + "\n")
-            self.stream.flush()
+            if self._unheard:
+                return
+            try:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):  # a broken pipe, a hung-up terminal, closed
+                self._go_on_unheard()
+
+    def _go_on_unheard(self) -> None:
+        """Keep working without a reader: the task still ends on the server as it should
+        (a stop fails it there) rather than on a traceback with the lease held. What is
+        written later, Python's own last flush included, goes nowhere."""
+        self._unheard = True
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+        except (OSError, ValueError, AttributeError):  # a stream without a descriptor
+            pass
 
 
 def _readable(name: str, value: Any) -> Any:
