@@ -1446,6 +1446,17 @@ def test_a_harness_missing_from_path_is_said_before_anything_is_claimed(scene):
     assert error["event"] == "error" and "not found" in error["message"]
 
 
+def test_a_misspelt_script_in_the_harness_command_is_said_before_anything_is_claimed(scene):
+    """"python3 reseach.py" failed one question after another, each then counted as tried,
+    and spent the day's budget."""
+    code, events = scene.finish(scene.run_once(harness=[
+        "--harness", "command", "--harness-command", f"{sys.executable} reseach.py"]))
+    assert code == EXIT_TASK_FAILED and scene.tasks() == [], events
+    [error] = events
+    assert error["event"] == "error" and "names a script that is not there: reseach.py" in \
+        error["message"]
+
+
 def test_an_empty_token_file_is_no_token(scene, tmp_path):
     empty = tmp_path / "token"
     empty.write_text("\n")

@@ -141,8 +141,9 @@ def _exit_for(conn: Connection, error: BaseException | None) -> int | None:
 
 def working(args: argparse.Namespace) -> Connection:
     """A connection holding its state folder, stopped cleanly by SIGINT/SIGTERM, with a
-    harness it can start: one missing from PATH (cron's is /usr/bin:/bin) is said before
-    anything is claimed, instead of failing one question after another.
+    harness it can start: one missing from PATH (cron's is /usr/bin:/bin), or a script its
+    command names that is not there, is said before anything is claimed, instead of failing
+    one question after another.
 
     :raise StateInUse: another connector holds the folder.
     """
@@ -151,6 +152,10 @@ def working(args: argparse.Namespace) -> Connection:
     if harness.found(path) is None:  # may come back (an upgrade under way): not final, 1
         raise LocalFault(f"harness executable not found: {harness.executable() or '(none)'} "
                          f"(PATH={path or ''}); give its folder in PATH or its full path")
+    missing = harness.missing_scripts()  # a typo would fail, and use up, question after question
+    if missing:
+        raise LocalFault(f"the harness command names a script that is not there: "
+                         f"{', '.join(missing)} (relative names start from {harness.start})")
     try:
         conn.store.open().make_private().lock()
     except OSError as exc:
