@@ -1093,6 +1093,22 @@ def test_an_option_out_of_range_is_a_usage_error_that_names_it(tmp_path, option,
     assert r.returncode == 2 and said in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("server", ["http://[::1", "http://127.0.0.1:port",
+                                    "http://127.0.0.1:99999", "http://"])
+def test_a_malformed_server_address_is_a_usage_error(tmp_path, server):
+    """"http://[::1" was a traceback; the others were taken for an outage: seven tries,
+    exit 4 (which a systemd unit restarts for good) and a state folder named after them."""
+    for command in ("run", "doctor"):
+        r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", command, "--server",
+                            server, "--state-dir", str(tmp_path / "s")],
+                           env={**os.environ, TOKEN_ENV: "lbt_" + "x" * 46},
+                           capture_output=True, text=True, timeout=60)
+        said = f"--server is not a server address (http://host:port): {server!r}"
+        assert said in r.stdout + r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == (2 if command == "run" else 1)  # doctor: a failed check
+    assert not (tmp_path / "s").exists()
+
+
 # --- local faults never leave a lease silent ------------------------------------------------
 
 @pytest.mark.parametrize("command", ["./research.py", f"{sys.executable} research.py"])

@@ -12,6 +12,7 @@ from typing import Any
 from .. import clock
 from .attempt import AttemptRunner
 from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
+from ..origins import origin_of
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, LocalFault,
                        UsageError)
 from .events import Reporter, describe
@@ -48,6 +49,9 @@ def need_server(args: argparse.Namespace) -> str:
         raise UsageError("no server: pass --server URL or set LOBBYTALKS_AGENT_SERVER")
     if not args.server.startswith(("http://", "https://")):
         raise UsageError("--server must be an http:// or https:// address")
+    if origin_of(args.server, path_allowed=True) is None:  # "http://[::1", a port "port"
+        raise UsageError(f"--server is not a server address (http://host:port): "
+                         f"{args.server!r}")
     return args.server.rstrip("/")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..security import is_agent_token_shape
-from .app import harness_config, read_token
+from .app import harness_config, need_server, read_token
 from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
 from .commands import EXIT_OK, EXIT_TASK_FAILED, UsageError
 from .events import Reporter
@@ -25,7 +25,11 @@ def doctor(args: argparse.Namespace) -> int:
         problems += not ok
         reporter.emit("check", detail, name=name, ok=ok, fix=None if ok else fix)
 
-    server = args.server
+    server, no_server = "", "no server address"
+    try:
+        server = need_server(args) if args.server else ""
+    except UsageError as exc:  # "http://[::1": said as the check's finding
+        no_server = str(exc)
     token = ""
     try:
         token = read_token(args)
@@ -35,7 +39,7 @@ def doctor(args: argparse.Namespace) -> int:
               else f"export {args.token_env}=… in the connector's environment")
     reporter.secrets = (token,) if token else ()
     if not server:
-        check("server", False, "no server address", "pass --server URL or set LOBBYTALKS_AGENT_SERVER")
+        check("server", False, no_server, "pass --server URL or set LOBBYTALKS_AGENT_SERVER")
     else:
         client = Client(server, token, retries=0, timeout=10)
         check("server", client.healthz(), f"{server}/healthz",
