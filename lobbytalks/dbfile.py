@@ -1,7 +1,8 @@
 """A database file as the admin commands see it: opened as it is, checked, and what seals it.
 
 ``check`` reports integrity, foreign keys and the schema version; ``list_sealed_key_ids`` says
-which keys the file's private context needs. Used by ``ops`` (backup, restore) and
+which keys the file's private context needs; ``own_files`` are the files an installation
+keeps beside it, which no backup may overwrite. Used by ``ops`` (backup, restore) and
 ``backup_keys``; ``OpsError`` is the one failure all of them raise.
 """
 from __future__ import annotations
@@ -138,3 +139,24 @@ def list_sealed_key_ids(conn: sqlite3.Connection) -> list[str]:
     except sqlite3.OperationalError:  # no such table: an empty or foreign database
         return []
     return [row[0] for row in rows]
+
+
+SIDECARS = ("-wal", "-shm", "-journal", ".lock")  # the files SQLite and the lock keep beside one
+
+
+def sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
+    """The files an installation keeps: the database, its sidecars, the serving lock and
+    the secret key file."""
+    sidecars = (sidecar(db_path, suffix) for suffix in SIDECARS)
+    return (db_path, *sidecars, *((key_path,) if key_path else ()))
+
+
+def refuse_own_file(dest: Path, db_path: Path, key_path: Path | None) -> None:
+    """:raise OpsError: ``dest`` is one of ``own_files``, which no --force overwrites."""
+    if dest.resolve() in {path.resolve() for path in own_files(Path(db_path), key_path)}:
+        raise OpsError(f"{dest} is one of this installation's own files (the database, its "
+                       f"-wal/-shm, its lock or the secret key); choose another name")

@@ -26,13 +26,15 @@ from typing import Callable
 from . import serverlock
 from .backup_keys import KeyCheck, check_key, export_key, install_key, key_file_for
 from .db import Q, make_private_dir, pending_migrations, schema_version
-from .dbfile import CheckReport, OpsError, check, inspect, open_existing, list_sealed_key_ids, stamp
+from .dbfile import (SIDECARS, CheckReport, OpsError, check, inspect, list_sealed_key_ids,
+                     open_existing, own_files, refuse_own_file, sidecar, stamp)
 
 __all__ = ["backup", "backup_before_migrate", "restore", "BackupResult", "RestoreResult",
            "check_backup_file", "STEP_PAGES", "Progress",
            # re-exported
            "CheckReport", "OpsError", "check", "inspect", "open_existing", "list_sealed_key_ids",
-           "stamp", "KeyCheck", "check_key", "export_key", "install_key", "key_file_for"]
+           "stamp", "KeyCheck", "check_key", "export_key", "install_key", "key_file_for",
+           "own_files", "refuse_own_file"]
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +89,8 @@ def _verify(conn: sqlite3.Connection, path: Path) -> CheckReport:
 
 
 def _discard(path: Path) -> None:
-    for leftover in (path, _sidecar(path, "-journal"), _sidecar(path, "-wal"),
-                     _sidecar(path, "-shm")):
+    for leftover in (path, sidecar(path, "-journal"), sidecar(path, "-wal"),
+                     sidecar(path, "-shm")):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
 
@@ -101,27 +103,6 @@ def _unused(db_path: Path, label: str, suffix: str = "") -> Path:
         n += 1
         candidate = db_path.with_name(f"{db_path.name}.{label}-{n}{suffix}")
     return candidate
-
-
-SIDECARS = ("-wal", "-shm", "-journal", ".lock")  # the files SQLite and the lock keep beside one
-
-
-def _sidecar(path: Path, suffix: str) -> Path:
-    return path.with_name(path.name + suffix)
-
-
-def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
-    """The files an installation keeps: the database, its sidecars, the serving lock and
-    the secret key file."""
-    sidecars = (_sidecar(db_path, suffix) for suffix in SIDECARS)
-    return (db_path, *sidecars, *((key_path,) if key_path else ()))
-
-
-def refuse_own_file(dest: Path, db_path: Path, key_path: Path | None) -> None:
-    """:raise OpsError: ``dest`` is one of ``own_files``, which no --force overwrites."""
-    if dest.resolve() in {path.resolve() for path in own_files(Path(db_path), key_path)}:
-        raise OpsError(f"{dest} is one of this installation's own files (the database, its "
-                       f"-wal/-shm, its lock or the secret key); choose another name")
 
 
 def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
@@ -178,7 +159,7 @@ def _refuse_a_live_database(dest: Path) -> None:
     if serverlock.in_use(dest):
         raise OpsError(f"refusing to overwrite {dest}: a LobbyTalks process is serving it; "
                        f"stop it first, or restore into it with `lobbytalks restore`")
-    if _sidecar(dest, "-wal").exists():
+    if sidecar(dest, "-wal").exists():
         raise OpsError(f"refusing to overwrite {dest}: its -wal holds writes not yet in the "
                        f"file (a program has it open, or was stopped without closing it)")
 
@@ -296,8 +277,8 @@ def _set_aside(db_path: Path, label: str) -> Path | None:
     kept = _unused(db_path, label)
     os.replace(db_path, kept)
     with contextlib.suppress(FileNotFoundError):
-        os.replace(_sidecar(db_path, "-wal"), _sidecar(kept, "-wal"))
-    for stale in (_sidecar(db_path, "-shm"), _sidecar(db_path, "-journal")):
+        os.replace(sidecar(db_path, "-wal"), sidecar(kept, "-wal"))
+    for stale in (sidecar(db_path, "-shm"), sidecar(db_path, "-journal")):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
     return kept
