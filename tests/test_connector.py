@@ -251,6 +251,28 @@ def names(events: list[dict]) -> list[str]:
 
 # --- the whole loop ------------------------------------------------------------------------
 
+@pytest.mark.parametrize("behind", [1300, -1300])
+def test_the_lease_is_renewed_whichever_way_this_machine_s_clock_is_off(scene, tmp_path, behind):
+    """The next heartbeat was the server's expires - 20 min read on this machine's clock:
+    one 1300 s behind never renewed, and the task was lost after 30 minutes; one ahead
+    renewed at every tick."""
+    own_clock = tmp_path / "connector-clock"
+    own_clock.write_text(str(int(scene.world.clock.read_text()) - behind))
+    hold(scene)
+    proc = scene.connector("run", "--once", env={"LOBBYTALKS_CLOCK_OFFSET_FILE": str(own_clock)})
+    wait_for(lambda: started(scene), what="research to start")
+    [task] = scene.tasks()
+    for clock in (scene.world.clock, own_clock):  # eleven minutes pass on both
+        advance(clock, 11 * 60)
+    wait_for(lambda: scene.tasks()[0]["expires"] > task["expires"], what="a heartbeat")
+    renewed = scene.tasks()[0]["expires"]
+    assert 0 <= renewed - (task["created"] + 11 * 60 + 1800) <= 5  # at the 10-minute mark
+    release(scene)
+    code, events = scene.finish(proc)
+    assert code == EXIT_OK and "submitted" in names(events), events
+    assert names(events).count("heartbeat") == 1
+
+
 def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scene):
     hold(scene)
     proc = scene.run_once()

@@ -13,12 +13,12 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS
 from .client import AnswerLost, Client, ProtocolError, TokenRejected, Unreachable
 from .endings import Endings
 from .events import Reporter, describe
 from .harness import HarnessConfig, HarnessFailed, ResultUnreadable, RunFiles
-from .pacing import Deadline, Stopped, Timing
+from .pacing import (Deadline, Stopped, Timing, heartbeat_again_in, learn_server_clock,
+                     next_heartbeat, research_deadline)
 from .prompt import result_schema, task_document
 from .running import Running, stop_leftover
 from .state import StateStore
@@ -103,6 +103,8 @@ class AttemptRunner(Endings):
             return self._rejected(attempt, f"claim refused: {exc.code}: {exc.message}")
         task = claim["task"]
         attempt["task"] = task
+        if not (claim.get("replayed") or replay):
+            learn_server_clock(attempt, self.now(), claimed=True)
         self.say("claim_replayed" if claim.get("replayed") or replay else "claimed",
                  topic=attempt["topic"], requestId=attempt["requestId"], taskId=task["id"],
                  expires=task["expires"])
@@ -133,7 +135,7 @@ class AttemptRunner(Endings):
 
     def _research(self, attempt: dict[str, Any], claim: dict[str, Any]) -> None:
         task = attempt["task"]
-        deadline = task["created"] + MAX_LEASE_SECONDS - self.timing.stop_margin
+        deadline = research_deadline(attempt, self.timing)
         schema = result_schema()
         private = ((claim.get("context") or {}).get("question") or {}).get("privateContext")
         errors: list[str] = []
@@ -185,7 +187,7 @@ class AttemptRunner(Endings):
         try:
             attempt["harness"] = running.record()  # inside: a failed save stops the run too
             self.store.save(attempt)
-            next_beat = self._next_heartbeat(attempt["task"])
+            next_beat = next_heartbeat(attempt, self.timing)
             next_look = self.now() + self.timing.status_every
             while not running.finished():
                 if self.stop.is_set():
@@ -196,7 +198,7 @@ class AttemptRunner(Endings):
                 if self.now() >= next_beat:
                     if not self._heartbeat(attempt):
                         return {}
-                    next_beat = self._next_heartbeat(attempt["task"])
+                    next_beat = next_heartbeat(attempt, self.timing)
                     next_look = self.now() + self.timing.status_every
                 elif self.now() >= next_look:
                     if not self._still_leased(attempt):
@@ -210,19 +212,13 @@ class AttemptRunner(Endings):
                  exitCode=running.proc.returncode)
         return running.result()
 
-    def _next_heartbeat(self, task: dict[str, Any]) -> float:
-        if task["expires"] >= task["created"] + MAX_LEASE_SECONDS:
-            return float("inf")  # the 2-hour cap: nothing left to extend
-        return task["expires"] - (LEASE_SECONDS - self.timing.heartbeat_every)
-
     def _heartbeat(self, attempt: dict[str, Any]) -> bool:
         """Renew the lease; False when the task can no longer be finished."""
         try:
             task = self.client.heartbeat(attempt["task"]["id"])["task"]
         except Unreachable as exc:
             self.say("retrying", f"heartbeat failed: {exc}", taskId=attempt["task"]["id"])
-            attempt["task"] = {**attempt["task"], "expires": self.now() + 60 +
-                               LEASE_SECONDS - self.timing.heartbeat_every}
+            heartbeat_again_in(attempt, 60, self.now(), self.timing)
             return True  # try again in a minute; the lease may well still hold
         except TokenRejected:
             raise
@@ -235,6 +231,8 @@ class AttemptRunner(Endings):
             # than ask again every tick until the lease runs out.
             self._fail(attempt, f"heartbeat refused: {exc.code}: {exc.message}")
             return False
+        attempt["task"] = task
+        learn_server_clock(attempt, self.now(), claimed=False)
         self.say("heartbeat", taskId=task["id"], expires=task["expires"])
         return self._follow(attempt, task)
 
