@@ -188,3 +188,11 @@ def test_readable_lines_show_times_as_local_times_and_json_lines_keep_seconds(mo
     assert lines[False] == "[heartbeat] taskId=task_1 expires=2026-12-06T10:50:26+0800\n"
     assert json.loads(lines[True])["expires"] == 1796525426
 
+
+
+def test_a_failure_reason_keeps_no_terminal_controls():
+    """A harness's coloured stderr reached the server as it was ("err \x1b[31mRED") and the
+    /tasks page showed the escape's letters."""
+    from lobbytalks.connector.events import short_reason
+    told = short_reason("harness failed: err \x1b[31mRED\x1b[0m and \x1b]0;a title\x07 \x9b2Jend\x07")
+    assert told == "harness failed: err RED and end"

@@ -19,6 +19,8 @@ MAX_REASON = 300  # fail_task's limit, in UTF-16 code units
 WITHHELD = "(原因含疑似密钥，已隐去 / reason withheld: it looked like a secret)"
 
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# A terminal's escape sequences whole (colours, a title set), not only their first byte
+_ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
 _C1 = re.compile(r"[\x7f-\x9f]")
 # Fields holding Unix seconds: JSON lines keep the number, readable lines show the local time.
 TIME_FIELDS = frozenset({"expires", "deadline"})
@@ -47,8 +49,10 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 
 def short_reason(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """A one-line, redacted reason that fits ``fail_task`` (1–300 UTF-16 units)."""
-    line = " ".join(redact(text, secrets).split()) or "research failed"
+    """A one-line, redacted reason that fits ``fail_task`` (1–300 UTF-16 units), without a
+    terminal's controls (a harness's coloured stderr), which /tasks would show as they are."""
+    plain = _CONTROLS.sub(" ", _ESCAPES.sub("", redact(text, secrets)))
+    line = " ".join(plain.split()) or "research failed"
     while js_length(line) > MAX_REASON:
         line = line[:-1]
     return line
