@@ -1329,6 +1329,26 @@ def test_a_token_spelt_out_or_encoded_never_leaves(scene, tmp_path, disguise, wh
     assert list(scene.state_dir.rglob("stdout-*.txt"))
 
 
+def test_research_cut_short_by_a_rotation_is_said_so_and_the_question_chosen_again(scene):
+    """The replayed claim was refused 409 idempotency_conflict (the task was the old
+    token's): the raw server words, and the question counted as tried for good."""
+    hold(scene)
+    proc = scene.run_once()
+    wait_for(lambda: started(scene), what="research to start")
+    scene.kill(proc)  # the attempt still "leased", the task the old token's
+    r = scene.owner.post(scene.world.server.url + "/api/external/manage",
+                         json={"action": "rotate", "profile": scene.agent["profileId"]})
+    assert r.status_code == 200, r.text
+    scene.agent["token"] = r.json()["token"]
+    release(scene)
+    code, events = scene.finish(scene.run_once())
+    [rejected] = [e for e in events if e["event"] == "rejected"]
+    assert "belongs to an earlier token" in rejected["message"], events
+    code, events = scene.finish(scene.run_once())  # not a try: chosen again, and answered
+    assert code == EXIT_OK and "submitted" in names(events), events
+    assert len(scene.messages()) == 1
+
+
 def test_a_task_of_a_rotated_token_is_set_aside_not_retried_on_every_start(scene, proxy):
     swallowing = proxy(lambda path, body: "swallow" if b'"submit_result"' in body else None)
     proc = scene.run_once(server=swallowing.url)

@@ -27,6 +27,9 @@ from .submission import submission
 # Claim refusals that say "not now" rather than "not this question" (all three leases taken,
 # the owner not in its community): the question is left for a later pass, not marked tried.
 NOT_NOW = ("task_limit", "forbidden")
+# A replayed claim refused as another claim's: the one sent was made with the token before
+# a rotation (the connector never gives a request id to another question).
+_EARLIER_TOKEN = "claim_of_an_earlier_token"
 
 
 class AttemptRunner(Endings):
@@ -51,11 +54,14 @@ class AttemptRunner(Endings):
         try:
             return self._drive(attempt)
         except ProtocolError as exc:
-            if isinstance(exc, TokenRejected) or exc.code != "not_found":
+            if isinstance(exc, TokenRejected) or exc.code not in ("not_found", _EARLIER_TOKEN):
                 raise
             # The task is not this token's: the agent's token was rotated since, with the
-            # same state folder. Nothing here can finish it; the result (if any) is kept.
-            self._rejected(attempt, f"the task belongs to an earlier token: {exc.message}")
+            # same state folder. Nothing here can finish it (its lease runs out by itself);
+            # the result, if any, is kept. Not a try: the question may be chosen again.
+            attempt["stopped"] = True
+            self._rejected(attempt, "the task belongs to an earlier token (rotated since); "
+                                    f"the question may be chosen again: {exc.message}")
             return attempt["state"]
         finally:  # the harness has stopped: what it printed keeps no token
             self.store.scrub_work(attempt, self.secrets)
@@ -94,6 +100,8 @@ class AttemptRunner(Endings):
             raise
         except ProtocolError as exc:
             self.store.refund_run(attempt)  # no research started: not a run of the budget
+            if replay and exc.code == "idempotency_conflict":  # another token's claim
+                raise ProtocolError(exc.status, _EARLIER_TOKEN, exc.message) from None
             if exc.code in NOT_NOW:
                 attempt["state"] = "deferred"
                 self.store.discard(attempt)
