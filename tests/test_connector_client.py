@@ -196,3 +196,33 @@ def test_a_failure_reason_keeps_no_terminal_controls():
     from lobbytalks.connector.events import short_reason
     told = short_reason("harness failed: err \x1b[31mRED\x1b[0m and \x1b]0;a title\x07 \x9b2Jend\x07")
     assert told == "harness failed: err RED and end"
+
+
+def test_a_state_folder_too_full_to_keep_the_output_is_the_reason_given(tmp_path, monkeypatch):
+    """The harness was stopped as it should be, but the reason sent was its own last line
+    of stderr, as if the harness had failed by itself."""
+    import os
+    import sys
+    from lobbytalks.connector import running
+    from lobbytalks.connector.harness import HarnessConfig, HarnessFailed, RunFiles
+
+    opened = running.owner_only
+
+    def full_for_stderr(path, flags):  # /dev/full: every write fails with ENOSPC
+        return os.open("/dev/full", os.O_WRONLY) if path.endswith("stderr-1.txt") else \
+            opened(path, flags)
+    monkeypatch.setattr(running, "owner_only", full_for_stderr)
+    config = HarnessConfig("command", command=f"{sys.executable} -c \"import sys,time; "
+                           "sys.stderr.write('harness words\\n' * 20000); sys.stderr.flush(); "
+                           "time.sleep(30)\"", start=str(tmp_path))
+    files = RunFiles.in_folder(tmp_path, 1)
+    harness = running.Running(config, {"resultSchema": {}}, files, dict(os.environ))
+    deadline = time.monotonic() + 20
+    while not harness.finished() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert harness.finished()  # stopped as soon as its output could not be kept
+    with pytest.raises(HarnessFailed) as failed:
+        harness.result()
+    assert str(failed.value).startswith("the state folder could not keep what the harness "
+                                        "printed: No space left on device (writing stderr-1")
+    harness.stop()

@@ -54,6 +54,7 @@ class Running:
         self._out = self._err = None
         self._pumps: list[threading.Thread] = []
         self.overflowed = ""  # the file the harness printed too much into
+        self.unkept = ""  # why what it printed could not be kept (the state folder full)
         try:
             self._start(document, env)
         except OSError as exc:  # the state folder full or read-only, a program that will not run
@@ -103,7 +104,10 @@ class Running:
                     break
                 kept.write(chunk)
                 written += len(chunk)
-        except (OSError, ValueError):  # the state folder full, or the file closed by stop()
+        except OSError as exc:  # the state folder full: what it prints is lost, stop it
+            self.unkept = self.unkept or f"{exc.strerror or exc} (writing {name})"
+            self._kill_group()
+        except ValueError:  # the file closed by stop()
             self._kill_group()
         finally:
             pipe.close()
@@ -131,7 +135,7 @@ class Running:
     def check_output_size(self) -> None:
         """:raise HarnessFailed: the harness printed more than ``MAX_OUTPUT_BYTES``, or
         wrote more into the file it leaves its last message in (Codex writes that itself,
-        so it is measured between ticks)."""
+        so it is measured between ticks), or what it printed could not be kept."""
         too_large = self.overflowed
         try:
             if self.files.last_message.stat().st_size > MAX_OUTPUT_BYTES:
@@ -141,6 +145,9 @@ class Running:
         if too_large:
             raise HarnessFailed(f"the harness wrote more than {MAX_OUTPUT_BYTES >> 20} MiB "
                                 f"to {too_large}; it was stopped")
+        if self.unkept:  # said as the cause, not the harness's last words before it
+            raise HarnessFailed(f"the state folder could not keep what the harness printed: "
+                                f"{self.unkept}; it was stopped")
 
     def result(self) -> dict[str, Any]:
         """After :meth:`finished`: the result, or :class:`HarnessFailed` with stderr's last line."""
