@@ -1396,7 +1396,9 @@ def test_a_failure_the_server_did_not_hear_is_sent_again_by_the_next_run(scene, 
     assert task["state"] == "leased" and attempt_states(scene) == ["failing"]
 
     code, events = scene.finish(scene.run_once())  # the server is back
-    assert code == EXIT_TASK_FAILED, events
+    # told, and the pass goes on: the question was tried, nothing else to do (an old
+    # failure told again is no failure of this pass)
+    assert code == EXIT_OK and "idle" in names(events), events
     [failed] = [e for e in events if e["event"] == "task_failed"]
     assert failed["confirmed"] is True
     [task] = scene.tasks()  # the same task, ended with the reason first given
@@ -1641,6 +1643,25 @@ def test_stopped_while_the_server_is_away_it_exits_0_at_once_without_a_burst(sce
     assert "retrying" not in names(events)[stopping:], events  # none announced after it
     assert events[stopping]["message"] == "a saved result is sent at the next start"
     assert len(list((scene.state_dir / "results").glob("*.json"))) == 1  # kept for next run
+
+
+def test_run_once_tells_an_old_failure_and_still_takes_its_one_question(scene, proxy):
+    """A failure kept from a stop while the server was away used up the next --once pass
+    (it only sent that failure again) and made it exit 1, under cron an error mail."""
+    away = proxy(lambda path, body: (503, {}, {"error": "busy", "code": "service_unavailable"})
+                 if b'"fail_task"' in body else None)
+    hold(scene)
+    proc = scene.run_once(server=away.url, retry_backoff="5")
+    wait_for(lambda: started(scene), what="research to start")
+    proc.send_signal(signal.SIGTERM)
+    code, _ = scene.finish(proc, timeout=30)
+    assert code == EXIT_OK and scene.tasks()[0]["state"] == "leased"  # the server not told
+    release(scene)
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK, events
+    assert names(events).index("task_failed") < names(events).index("chosen")
+    assert "submitted" in names(events)
+    assert sorted(t["state"] for t in scene.tasks()) == ["done", "failed"]
 
 
 def test_the_token_is_taken_out_of_every_file_the_harness_wrote(scene, tmp_path):

@@ -120,25 +120,6 @@ class AttemptRunner(Endings):
             return None
         return claim
 
-    def _follow(self, attempt: dict[str, Any], task: dict[str, Any]) -> bool:
-        """Record the server's view of the task; True while it is still leased."""
-        attempt["task"] = task
-        if task["state"] == "leased":
-            if attempt["state"] == "new":
-                attempt["state"] = "leased"
-            self.store.save(attempt)
-            return True
-        if task["state"] == "done":
-            self._done(attempt, task["messageId"])
-        else:
-            attempt["state"] = task["state"]
-            self.store.note_error(attempt, f"task {task['state']}: {task.get('error') or ''}".strip())
-            kept = self.store.kept_result(attempt) is not None
-            self.say("task_lost", f"the task is {task['state']}", taskId=task["id"],
-                     error=task.get("error"),
-                     resultKept=str(self.store.result_path(attempt)) if kept else None)
-        return False
-
     # --- research ----------------------------------------------------------------------
 
     def _research(self, attempt: dict[str, Any], claim: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""How an attempt ends: done, rejected, or failed.
+"""How an attempt ends: done, rejected, failed, or lost (``_follow``: the server ended it).
 
 A failure is told to the server with ``fail_task`` so that the lease ends at once rather
 than after its 30 minutes (it holds one of the user's three). When the server cannot be
@@ -60,3 +60,22 @@ class Endings:
         except OSError as exc:  # told the server all the same; a restart asks it again
             said = f"{said} (not saved locally: {describe(exc)})"
         self.say("task_failed", said, taskId=task_id, confirmed=state == "failed")
+
+    def _follow(self, attempt: dict[str, Any], task: dict[str, Any]) -> bool:
+        """Record the server's view of the task; True while it is still leased."""
+        attempt["task"] = task
+        if task["state"] == "leased":
+            if attempt["state"] == "new":
+                attempt["state"] = "leased"
+            self.store.save(attempt)
+            return True
+        if task["state"] == "done":
+            self._done(attempt, task["messageId"])
+        else:
+            attempt["state"] = task["state"]
+            self.store.note_error(attempt, f"task {task['state']}: {task.get('error') or ''}".strip())
+            kept = self.store.kept_result(attempt) is not None
+            self.say("task_lost", f"the task is {task['state']}", taskId=task["id"],
+                     error=task.get("error"),
+                     resultKept=str(self.store.result_path(attempt)) if kept else None)
+        return False

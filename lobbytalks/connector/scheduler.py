@@ -100,7 +100,14 @@ class Scheduler:
     def run(self) -> BaseException | None:
         """Until stopped (or one pass with ``once``); the fatal error that ended it, if any."""
         self._prune()
+        if self.plan.once:  # failures the server did not hear of are told first, and the
+            self._resume_failing()  # pass goes on to its one question all the same
+            for thread in self._threads:
+                thread.join()
+            self._reap()
         for attempt in self.store.open_attempts():  # resume before choosing anything new
+            if attempt["state"] == "failing":
+                continue  # told at every pass (_resume_failing)
             self._start(attempt)
             if self.plan.once:
                 break
@@ -198,23 +205,24 @@ class Scheduler:
             pass
 
     def _resume_failing(self) -> None:
-        """Failures the server could not be told of: told again at every pass."""
+        """Failures the server could not be told of: told again at every pass (not this
+        run's outcomes: --once exits by the question it took)."""
         running = {thread.name for thread in self._threads}
         for attempt in self.store.open_attempts():
             if attempt["state"] == "failing" and attempt["requestId"] not in running:
-                self._start(attempt)
+                self._start(attempt, counted=False)
 
-    def _start(self, attempt: dict[str, Any]) -> None:
-        thread = threading.Thread(target=self._drive, args=(attempt,), daemon=True,
+    def _start(self, attempt: dict[str, Any], counted: bool = True) -> None:
+        thread = threading.Thread(target=self._drive, args=(attempt, counted), daemon=True,
                                   name=attempt["requestId"])
         self._threads.append(thread)
         thread.start()
 
-    def _drive(self, attempt: dict[str, Any]) -> None:
+    def _drive(self, attempt: dict[str, Any], counted: bool) -> None:
         try:
             outcome = self.runner.run(attempt)
             with self._lock:
-                self.outcomes.append(outcome)
+                self.outcomes += [outcome] if counted else []
         except Stopped:
             pass
         except (TokenRejected, Unreachable) as exc:
