@@ -955,6 +955,16 @@ def test_budget_and_quiet_hours_start_no_research(scene):
     assert scene.tasks() == [] and not started(scene)
 
 
+def test_why_nothing_starts_is_said_once_not_at_every_poll(scene):
+    """A spent budget printed skipped_budget at every poll: a line a minute all day."""
+    proc = scene.connector("run", "--poll-interval", "0.2", "--daily-budget", "0",
+                           "--community", scene.community)
+    time.sleep(1.5)  # some seven polls
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc)
+    assert code == EXIT_OK and names(events).count("skipped_budget") == 1, events
+
+
 @pytest.mark.parametrize("waiting", ["budget", "quiet hours"])
 def test_a_token_revoked_while_nothing_is_researched_still_ends_the_run(scene, waiting):
     """A spent budget or quiet hours sent no request at all: the revoked token went unnoticed

@@ -92,6 +92,7 @@ class Scheduler:
         self._lock = threading.Lock()
         self.errors = 0  # attempts an unexpected error stopped (--once exits 1 for them)
         self.outcomes: list[str] = []  # the local state each attempt of this run ended in
+        self._said_waiting: tuple[str, str] | None = None  # quiet hours or budget, said
         self._pruned_at = float("-inf")
         self._token_checked_at = float("-inf")
 
@@ -152,13 +153,14 @@ class Scheduler:
             return
         today = time.strftime("%Y-%m-%d", time.localtime(self.now()))
         if in_quiet_hours(self.plan.quiet_hours, time.localtime(self.now()).tm_hour):
-            self.say("quiet_hours", "no new research during quiet hours")
+            self._say_once("quiet_hours", "no new research during quiet hours")
             return self._check_token_while_waiting()
         left = self.plan.daily_budget - self.store.runs_today(today)
         if left <= 0:
-            self.say("skipped_budget", "today's answer budget is spent",
-                     budget=self.plan.daily_budget)
+            self._say_once("skipped_budget", "today's answer budget is spent", today,
+                           budget=self.plan.daily_budget)
             return self._check_token_while_waiting()
+        self._said_waiting = None
         try:
             chosen = self.candidates()[:min(slots, left)]
         except TokenRejected as exc:
@@ -188,6 +190,13 @@ class Scheduler:
             self.store.count_run(today, attempt)
             self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
             self._start(attempt)
+
+    def _say_once(self, event: str, message: str, day: str = "", **fields: Any) -> None:
+        """Why nothing is started, said when it begins (not at every poll: a log line a
+        minute all night), again on a new day."""
+        if self._said_waiting != (event, day):
+            self._said_waiting = (event, day)
+            self.say(event, message, **fields)
 
     def _check_token_while_waiting(self) -> None:
         """While nothing is researched, one read every few minutes: a rotated or revoked
