@@ -955,6 +955,16 @@ def test_budget_and_quiet_hours_start_no_research(scene):
     assert scene.tasks() == [] and not started(scene)
 
 
+def test_https_to_a_plain_http_server_is_said_at_once_with_the_address_to_give(scene):
+    """Seven tries of 20 s each, then exit 4 on "[SSL: UNEXPECTED_EOF_WHILE_READING]" with
+    no word of what was wrong."""
+    https = scene.world.server.url.replace("http://", "https://")
+    code, events = scene.finish(scene.run_once(server=https))
+    assert code == EXIT_UNREACHABLE and "retrying" not in names(events), events
+    [unreachable] = [e for e in events if e["event"] == "unreachable"]
+    assert f"give --server {scene.world.server.url}" in unreachable["message"]
+
+
 def test_why_nothing_starts_is_said_once_not_at_every_poll(scene):
     """A spent budget printed skipped_budget at every poll: a line a minute all day."""
     proc = scene.connector("run", "--poll-interval", "0.2", "--daily-budget", "0",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -153,6 +154,8 @@ class Client:
                 self._unless_stopping()
                 self.on_retry(f"HTTP {status}", delay)
             except (urllib.error.URLError, OSError, HTTPException) as exc:
+                if isinstance(_reason(exc), ssl.SSLError):  # the same at every try
+                    raise Unreachable(_tls_failure(self.base, _reason(exc))) from None
                 if not (replay_safe or _never_sent(exc)):
                     raise AnswerLost(str(_reason(exc))) from None
                 if last:
@@ -224,6 +227,16 @@ def _json_or_empty(exc: urllib.error.HTTPError) -> dict[str, Any]:
 
 def _reason(exc: BaseException) -> BaseException | str:
     return getattr(exc, "reason", None) or exc
+
+
+def _tls_failure(base: str, error: BaseException) -> str:
+    """No retry mends a certificate, or a server that speaks no TLS (its answer to the
+    handshake is plain HTTP, or nothing)."""
+    said = f"TLS with {base} failed: {error}"
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return said
+    plain = urllib.parse.urlsplit(base)._replace(scheme="http").geturl()
+    return f"{said}; if the server speaks plain HTTP there, give --server {plain}"
 
 
 def _never_sent(exc: BaseException) -> bool:
