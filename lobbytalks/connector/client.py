@@ -145,8 +145,9 @@ class Client:
                 exc.close()
                 if 300 <= status < 400:
                     raise ProtocolError(status, "redirected", (
-                        f"the server redirects to {location}: give the address it settles on "
-                        "with --server (no redirect is followed: the token goes only there)"))
+                        f"the server redirects to {_settles_on(location, path)}: give that "
+                        "address with --server (no redirect is followed: the token goes "
+                        "only where you said)"))
                 self._refuse_unless_transient(status, payload)
                 if last:
                     raise Unreachable(f"HTTP {status} after {self.retries + 1} tries") from None
@@ -227,6 +228,15 @@ def _json_or_empty(exc: urllib.error.HTTPError) -> dict[str, Any]:
 
 def _reason(exc: BaseException) -> BaseException | str:
     return getattr(exc, "reason", None) or exc
+
+
+def _settles_on(location: str | None, path: str) -> str | None:
+    """The server's address in a redirect, without the request's own path and query (what
+    --server takes): ``https://talk.example.org/api/external?action=...`` → its start."""
+    asked = path.split("?", 1)[0]
+    if location and asked in location:
+        return location[:location.index(asked)] or location
+    return location
 
 
 def _tls_failure(base: str, error: BaseException) -> str:
