@@ -239,6 +239,7 @@ def test_the_configured_admin_is_not_revoked_by_hand(app, db, capsys, monkeypatc
         assert "is LOBBYTALKS_ADMIN_USERNAME" in capsys.readouterr().err
     assert db.value("SELECT is_admin FROM users WHERE username='root_admin'") == 1
     monkeypatch.delenv("LOBBYTALKS_ADMIN_USERNAME")
+    monkeypatch.delenv("LOBBYTALKS_ADMIN_PASSWORD")  # alone, it is refused
     assert run_cli(["admin", "revoke", "root_admin"], data_dir) == 0
     assert db.value("SELECT is_admin FROM users WHERE username='root_admin'") == 0
 
