@@ -88,6 +88,13 @@ def test_a_redirect_elsewhere_is_refused_and_the_token_stays(fakes):
     assert elsewhere.seen == []  # urllib would have resent the Authorization header there
 
 
+def test_a_page_that_answers_200_anywhere_is_no_healthy_server(fakes):
+    """A proxy's HTML page answering /healthz passed doctor's server check."""
+    page = fakes(reply(200, b"<html>Welcome to nginx!</html>", **{"Content-Type": "text/html"}))
+    assert not client(page.url).healthz()
+    assert client(fakes(reply(200, b'{"ok":true}')).url).healthz()
+
+
 def test_doctor_does_not_take_a_redirects_answer_for_the_token_check(fakes, tmp_path):
     elsewhere = fakes(reply(200, b'{"communities": []}'))
     redirecting = fakes(reply(302, b"", Location=elsewhere.url + "/api/external"))

@@ -118,10 +118,12 @@ class Client:
         return self._send("POST", "/api/external", body, replay_safe=replay_safe)
 
     def healthz(self) -> bool:
+        """The server's own health answer, ``{"ok": true}``: a proxy's page or a login
+        form that answers 200 at any address is no LobbyTalks server."""
         try:
             with _OPENER.open(self.base + "/healthz", timeout=self.timeout) as r:
-                return r.status == 200
-        except (urllib.error.URLError, OSError, HTTPException):
+                return r.status == 200 and json.loads(r.read(64)) == {"ok": True}
+        except (urllib.error.URLError, OSError, HTTPException, ValueError):
             return False
 
     def _request(self, method: str, path: str, body: bytes | None) -> urllib.request.Request:
