@@ -15,6 +15,7 @@ exception raised wherever a signal lands could cut a connection's parsing in hal
 from __future__ import annotations
 
 import logging
+import select
 import time
 from typing import Any
 
@@ -57,16 +58,21 @@ class DrainingServer(MultiSocketServer):
     def run(self) -> None:
         global _running
         _running = self
+        poll = self._poll_function()
         try:
-            while not self.stopping:
-                self.asyncore.loop(timeout=self.adj.asyncore_loop_timeout, map=self.map,
-                                   use_poll=self.adj.asyncore_use_poll, count=1)
+            while not self.stopping:  # waitress' own loop, with the flag looked at each turn
+                poll(self.adj.asyncore_loop_timeout, self.map)
             self._drain(time.monotonic() + DRAIN_SECONDS)
         except (SystemExit, KeyboardInterrupt):
             pass  # a second signal, or Ctrl-C before the handler was set: stop now
         finally:
             _running = None
             self.close()
+
+    def _poll_function(self):
+        """What ``wasyncore.loop`` turns with: poll(), or select() where there is none."""
+        return (self.asyncore.poll2 if self.adj.asyncore_use_poll and hasattr(select, "poll")
+                else self.asyncore.poll)
 
     def _drain(self, deadline: float) -> None:
         for listener in self.listeners:
@@ -79,8 +85,7 @@ class DrainingServer(MultiSocketServer):
                 return
             for channel in open_channels:
                 _close_when_idle(channel)
-            self.asyncore.loop(timeout=_DRAIN_POLL_SECONDS, map=self.map,
-                               use_poll=self.adj.asyncore_use_poll, count=1)
+            self._poll_function()(_DRAIN_POLL_SECONDS, self.map)
         log.warning("stopping with connections still busy after %.0f s", DRAIN_SECONDS)
 
 
