@@ -7,6 +7,7 @@ heartbeats and the 2-hour limit are driven by moving it, never by sleeping for m
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -271,6 +272,32 @@ def test_the_lease_is_renewed_whichever_way_this_machine_s_clock_is_off(scene, t
     code, events = scene.finish(proc)
     assert code == EXIT_OK and "submitted" in names(events), events
     assert names(events).count("heartbeat") == 1
+
+
+def test_a_replayed_claim_learns_the_server_s_clock_from_a_renewal_first(scene, proxy,
+                                                                         tmp_path):
+    """The answer to the first claim was lost and the replay's says nothing of the server's
+    clock (the task was created then): with this machine 1300 s behind, the lease was never
+    renewed, as before the clock was learnt at all."""
+    own_clock = tmp_path / "connector-clock"
+    own_clock.write_text(str(int(scene.world.clock.read_text()) - 1300))
+    claims = itertools.count()
+    lossy = proxy(lambda path, body: "swallow" if b'"claim_task"' in body and next(claims) == 0
+                  else None)
+    hold(scene)
+    proc = scene.connector("run", "--once", server=lossy.url,
+                           env={"LOBBYTALKS_CLOCK_OFFSET_FILE": str(own_clock)})
+    assert lossy.swallowed.wait(20), "the claim never reached the proxy"
+    lossy.hang.set()  # its answer never comes: the connection closes, the claim is replayed
+    wait_for(lambda: started(scene), what="research to start")
+    [task] = scene.tasks()
+    for clock in (scene.world.clock, own_clock):
+        advance(clock, 11 * 60)
+    wait_for(lambda: scene.tasks()[0]["expires"] >= task["created"] + 11 * 60 + 1800,
+             what="a renewal at the 10-minute mark")
+    release(scene)
+    code, events = scene.finish(proc)
+    assert code == EXIT_OK and "claim_replayed" in names(events), events
 
 
 def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scene):
@@ -1676,6 +1703,11 @@ def test_run_once_tells_an_old_failure_and_still_takes_its_one_question(scene, p
     proc.send_signal(signal.SIGTERM)
     code, _ = scene.finish(proc, timeout=30)
     assert code == EXIT_OK and scene.tasks()[0]["state"] == "leased"  # the server not told
+    # still away: the failure is tried once, and the pass could not happen (exit 4); it
+    # tried the failure again in the question's slot and exited 0, which cron takes for fine
+    dead = f"http://127.0.0.1:{free_port()}"
+    code, events = scene.finish(scene.run_once(server=dead, retry_backoff="0.01"))
+    assert code == EXIT_UNREACHABLE and names(events).count("task_failed") == 1, events
     release(scene)
     code, events = scene.finish(scene.run_once())
     assert code == EXIT_OK, events

@@ -123,6 +123,10 @@ class AttemptRunner(Endings):
     # --- research ----------------------------------------------------------------------
 
     def _research(self, attempt: dict[str, Any], claim: dict[str, Any]) -> None:
+        # A replayed claim's answer says nothing of the server's clock (the task was created
+        # then, not now): a renewal first tells it, before any time is read from the task.
+        if "serverAhead" not in attempt and not self._heartbeat(attempt):
+            return
         task = attempt["task"]
         deadline = research_deadline(attempt, self.timing)
         schema = result_schema()

@@ -146,7 +146,8 @@ class Scheduler:
 
     def _start_new(self) -> None:
         self._reap()
-        self._resume_failing()
+        if not self.plan.once:  # --once told them first (run), and its one slot is a question's
+            self._resume_failing()
         allowed = 1 if self.plan.once else min(self.plan.max_tasks, MAX_LIVE_LEASES)
         slots = allowed - len(self._threads)
         if slots <= 0:
