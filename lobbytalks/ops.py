@@ -114,10 +114,8 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
     installation's own files (``key_path``: its secret key file), the source is missing or
     unreadable, or the copy fails its integrity check. ``dest`` appears only complete.
     """
+    refuse_a_folder(dest)
     db_path, dest = Path(db_path), Path(dest)
-    if dest.is_dir():  # whatever --force says: found only once the copy was made
-        raise OpsError(f"{dest} is a folder; name the backup file (such as "
-                       f"{dest / 'lobbytalks-backup.db'})")
     if dest.exists() and not force:
         raise OpsError(f"{dest} already exists; choose another name or pass --force")
     if dest.resolve() == db_path.resolve():
@@ -145,6 +143,15 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
         src.close()
         _discard(tmp)
     return BackupResult(dest, pages, dest.stat().st_size, report.version, key_ids)
+
+
+def refuse_a_folder(dest: str | Path) -> None:
+    """:raise OpsError: ``dest`` names a folder, one there or one meant ("new/"), whatever
+    --force says (found only once the copy was made, or a file named like the folder)."""
+    if Path(dest).is_dir() or str(dest).endswith(("/", os.sep)) or not Path(dest).name:
+        folder = Path(dest)
+        raise OpsError(f"{dest} is a folder; name the backup file (such as "
+                       f"{folder / 'lobbytalks-backup.db'})")
 
 
 def _refuse_a_live_database(dest: Path) -> None:

@@ -71,6 +71,20 @@ def test_backup_writes_a_checked_copy_and_explains_the_key(app, data_dir, tmp_pa
 
 
 @pytest.mark.sqlite_only
+@pytest.mark.parametrize("target", [".", "/", "new-folder/", "backups"])
+def test_backup_into_a_folder_is_one_line_and_writes_nothing(app, data_dir, tmp_path, capsys,
+                                                             monkeypatch, target):
+    """"." and "/" were a traceback (the key file's name made from an empty name), and
+    "new-folder/" wrote a backup file named new-folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "backups").mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    assert run("backup", "--data-dir", data_dir, target) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"lobbytalks: {target} is a folder; name the backup file"), err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
 def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, capsys):
     add_private_question(app)
     dest = tmp_path / "b.db"

@@ -63,6 +63,10 @@ def backup(args: argparse.Namespace) -> int:
         from ..pgops import backup_instead, url_in_shell
         return fail(backup_instead(settings.database_shown, args.file, _key_source(settings),
                                    url_in_shell(os.environ)))
+    try:
+        ops.refuse_a_folder(args.file)  # before its key file's name is made from it
+    except ops.OpsError as exc:
+        return fail(str(exc))
     dest = Path(args.file)
     key_dest = ops.key_file_for(dest)
     if args.with_key and key_dest.exists() and not args.force:
