@@ -141,6 +141,9 @@ class Supervisor:
                 signal.signal(sig, handler)
 
     def _ask_to_stop(self, signum, frame) -> None:
+        if self._stopping:  # a second signal means "now": passed on, the children's second
+            for pid in list(self._children):
+                _signal(pid, signal.SIGTERM)
         self._stopping = True
 
     def _start(self, slot: int, restart: bool = False) -> bool:

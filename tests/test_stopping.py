@@ -91,6 +91,27 @@ def test_the_workers_of_a_stopped_supervisor_answer_what_they_had_queued(tmp_pat
         supervised.stop(signal.SIGKILL)
 
 
+def test_a_second_signal_to_the_supervisor_stops_its_workers_at_once(tmp_path):
+    """The supervisor took a second SIGTERM as the first: every worker drained on."""
+    supervised = Supervised(tmp_path, mode="one-thread")
+    try:
+        supervised.wait_for_children(2)
+        connections = [socket.create_connection(("127.0.0.1", supervised.port))
+                       for _ in range(QUEUED)]
+        for conn in connections:
+            conn.sendall(b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        time.sleep(0.2)
+        supervised.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        code, err = supervised.stop(signal.SIGTERM)
+        assert code == 0, err
+        assert "Canceling" in err, err  # queued requests dropped: the stop was "now"
+        for conn in connections:
+            conn.close()
+    finally:
+        supervised.stop(signal.SIGKILL)
+
+
 def test_a_second_signal_or_one_before_serving_stops_at_once():
     """Before the loop runs there is nothing to drain; a second signal means "now"."""
     with pytest.raises(SystemExit):
