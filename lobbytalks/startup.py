@@ -7,9 +7,9 @@ import logging
 from pathlib import Path
 
 from . import clock, crypto, key_rotation, keystore, ops
-from .db import (Connection, Database, MigrationFailed, Q, connect, make_private_dir,
+from .db import (Connection, Database, MigrationFailed, Q, make_private_dir,
                  migrate)
-from .db.sqlite import require_writable
+from .db.sqlite import open_writable
 from .db import open_database as open_configured
 from .settings import Settings
 
@@ -61,9 +61,8 @@ def open_migrated(settings: Settings) -> Database:
     ``migrate`` serialises with an advisory lock."""
     if not settings.uses_postgres:
         db_path = Path(settings.db_path)
-        conn = connect(db_path)
+        conn = open_writable(db_path)
         try:
-            require_writable(conn, db_path)
             migrate_database(conn, db_path)
         finally:
             conn.close()

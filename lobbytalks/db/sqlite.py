@@ -73,27 +73,37 @@ def connect(path: str | Path, *, autocheckpoint: bool = True) -> sqlite3.Connect
     return conn
 
 
-def require_writable(conn: sqlite3.Connection, path: str | Path) -> None:
-    """Refuse, naming the file, a database this user may read but not write (a file copied
-    in by root, a read-only folder or mount): SQLite opens it read-only without a word, and
-    the server would start, pass its health check and fail every write.
+def open_writable(path: str | Path) -> sqlite3.Connection:
+    """A connection to a database this user may write; one it may only read (a file copied
+    in by root, a read-only folder or mount) is refused naming the file: SQLite opens it
+    read-only without a word, and the server would start, pass its health check and fail
+    every write.
 
     :raise sqlite3.OperationalError: with the line to show."""
+    try:
+        conn = connect(path)
+    except sqlite3.OperationalError as exc:  # the -wal or -shm cannot be made beside it
+        raise _cannot_write(path, exc) or exc from None
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     conn.execute("BEGIN IMMEDIATE")  # granted to a read-only connection all the same
     try:
         conn.execute(f"PRAGMA user_version = {int(version)}")  # a write, rolled back
     except sqlite3.OperationalError as exc:
-        if not getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_READONLY",
-                                                                "SQLITE_CANTOPEN")):
-            raise
-        user = os.getuid() if hasattr(os, "getuid") else "this user"
-        raise sqlite3.OperationalError(
-            f"cannot write the database {path} ({exc}): the user running lobbytalks (uid "
-            f"{user}) needs write access to the file, its -wal and -shm files and its "
-            f"folder") from None
-    finally:
         conn.execute("ROLLBACK")
+        conn.close()
+        raise _cannot_write(path, exc) or exc from None
+    conn.execute("ROLLBACK")
+    return conn
+
+
+def _cannot_write(path: str | Path, exc: sqlite3.OperationalError) -> Exception | None:
+    if not getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_READONLY",
+                                                            "SQLITE_CANTOPEN")):
+        return None
+    user = os.getuid() if hasattr(os, "getuid") else "this user"
+    return sqlite3.OperationalError(
+        f"cannot write the database {path} ({exc}): the user running lobbytalks (uid {user}) "
+        f"needs write access to the file, its -wal and -shm files and its folder")
 
 
 class Database(TransactionalDatabase):
