@@ -95,6 +95,14 @@ def test_a_page_that_answers_200_anywhere_is_no_healthy_server(fakes):
     assert client(fakes(reply(200, b'{"ok":true}')).url).healthz()
 
 
+def test_a_relative_redirect_is_told_as_the_address_to_give(fakes):
+    """"/lobbytalks" was no address --server takes."""
+    redirecting = fakes(reply(301, b"", Location="/lobbytalks/api/external?action=x"))
+    with pytest.raises(ProtocolError) as refused:
+        client(redirecting.url).list_communities()
+    assert f"redirects to {redirecting.url}/lobbytalks: give that" in refused.value.message
+
+
 def test_doctor_does_not_take_a_redirects_answer_for_the_token_check(fakes, tmp_path):
     elsewhere = fakes(reply(200, b'{"communities": []}'))
     redirecting = fakes(reply(302, b"", Location=elsewhere.url + "/api/external"))
@@ -105,6 +113,7 @@ def test_doctor_does_not_take_a_redirects_answer_for_the_token_check(fakes, tmp_
         env={**os.environ, "XIA_CHEDAN_AGENT_TOKEN": TOKEN}, capture_output=True, text=True)
     checks = {c["name"]: c for c in map(json.loads, done.stdout.splitlines())}
     assert checks["token"]["ok"] is False and "redirects to" in checks["token"]["message"]
+    assert checks["token"]["fix"] == "give the address it names with --server"  # not "later"
     assert all(TOKEN not in str(seen) for seen in elsewhere.seen)
 
 

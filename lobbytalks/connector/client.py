@@ -147,9 +147,9 @@ class Client:
                 exc.close()
                 if 300 <= status < 400:
                     raise ProtocolError(status, "redirected", (
-                        f"the server redirects to {_settles_on(location, path)}: give that "
-                        "address with --server (no redirect is followed: the token goes "
-                        "only where you said)"))
+                        f"the server redirects to {_settles_on(location, self.base, path)}: "
+                        "give that address with --server (no redirect is followed: the "
+                        "token goes only where you said)"))
                 self._refuse_unless_transient(status, payload)
                 if last:
                     raise Unreachable(f"HTTP {status} after {self.retries + 1} tries") from None
@@ -232,13 +232,15 @@ def _reason(exc: BaseException) -> BaseException | str:
     return getattr(exc, "reason", None) or exc
 
 
-def _settles_on(location: str | None, path: str) -> str | None:
-    """The server's address in a redirect, without the request's own path and query (what
-    --server takes): ``https://talk.example.org/api/external?action=...`` → its start."""
+def _settles_on(location: str | None, base: str, path: str) -> str | None:
+    """The server's address in a redirect of ``base + path``, without the request's own
+    path and query (what --server takes): ``https://talk.example.org/api/external?action=…``
+    → ``https://talk.example.org``; a relative Location is read against what was asked."""
+    if not location:
+        return location
+    location = urllib.parse.urljoin(base + path, location)
     asked = path.split("?", 1)[0]
-    if location and asked in location:
-        return location[:location.index(asked)] or location
-    return location
+    return location[:location.index(asked)] if asked and asked in location else location
 
 
 def _tls_failure(base: str, error: BaseException) -> str:

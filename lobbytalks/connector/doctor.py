@@ -64,7 +64,9 @@ def _check_token(check: Any, client: Client, token: str, token_file: str | None)
         check("token", False, f"the server rejected the token ({exc.message})", TOKEN_FIX)
         return
     except (ProtocolError, Unreachable) as exc:
-        check("token", False, f"could not check the token: {exc}", "try again later")
+        redirected = isinstance(exc, ProtocolError) and exc.code == "redirected"
+        check("token", False, f"could not check the token: {exc}",
+              "give the address it names with --server" if redirected else "try again later")
         return
     check("token", True, f"accepted; {len(joined)} joined communities")
     if token_file and Path(token_file).stat().st_mode & 0o077:
