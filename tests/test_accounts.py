@@ -213,7 +213,7 @@ def test_admin_grant_command(app, db):
     ["admin", "revoke", "--data-dir", "{dir}", "henry"],  # the option before the name
     ["admin", "--data-dir", "{dir}", "revoke", "henry"],  # or before the change
 ])
-def test_admin_options_stand_anywhere_after_admin(app, db, monkeypatch, argv):
+def test_admin_options_stand_anywhere_after_admin(app, db, monkeypatch, argv, capsys):
     from lobbytalks.cli import main
     import pgtest
     Person(app, username="henry").register()
@@ -222,6 +222,11 @@ def test_admin_options_stand_anywhere_after_admin(app, db, monkeypatch, argv):
     for name, value in pgtest.env_for(data_dir).items():
         monkeypatch.setenv(name, value)
     assert main([part.format(dir=data_dir) for part in argv]) == 0
+    assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 0
+    # a database named on both sides of the change: which one was meant is not guessed
+    assert main(["admin", "--db", "elsewhere.db", "grant", "henry", "--data-dir",
+                 str(data_dir)]) == 1
+    assert "give --db or --data-dir, not both" in capsys.readouterr().err
     assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 0
 
 

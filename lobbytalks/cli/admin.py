@@ -86,6 +86,8 @@ def admin(args: argparse.Namespace) -> int:
 def _refusal(args: argparse.Namespace, settings) -> str | None:
     """Why the command cannot run as asked, before a password is read or the database
     opened."""
+    if args.db and args.data_dir:  # one before the change, one after: both were taken
+        return "give --db or --data-dir, not both"
     if args.change == "log" and not 1 <= args.limit <= 10000:
         return "--limit must be between 1 and 10000"
     # names are one account whatever their case (users_username is on lower(username))
