@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
+from ..origins import origin_of
 from .attempt import AttemptRunner
 from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
-from ..origins import origin_of
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, LocalFault,
                        UsageError)
 from .events import Reporter, describe

@@ -3,8 +3,9 @@
 A task's times (``created``, ``expires``) are the server's. They are read on this machine's
 clock by how far the server's is ahead (``serverAhead`` in the attempt), learnt whenever
 the server's now is known from what it answers: a claim made just now was created now, and
-a renewal runs to now + 30 minutes. Read as this machine's own, a clock 20 minutes behind
-the server's never renewed the lease.
+a renewal runs to now + 30 minutes (a replayed claim tells nothing, so research then starts
+with a renewal). Read as this machine's own, a clock 20 minutes behind the server's never
+renewed the lease.
 """
 from __future__ import annotations
 
