@@ -85,6 +85,7 @@ def test_backup_into_a_folder_is_one_line_and_writes_nothing(app, data_dir, tmp_
     assert sorted(tmp_path.rglob("*")) == before
 
 
+@pytest.mark.sqlite_only
 def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, capsys):
     add_private_question(app)
     dest = tmp_path / "b.db"
