@@ -71,14 +71,20 @@ def test_requests_queued_when_the_server_is_stopped_are_answered(tmp_path):
         conn.close()
 
 
+def _slow_requests_to(supervised: Supervised) -> list[socket.socket]:
+    """``QUEUED`` slow requests sent to two one-thread workers, one connection each."""
+    supervised.wait_for_children(2)
+    connections = [socket.create_connection(("127.0.0.1", supervised.port))
+                   for _ in range(QUEUED)]
+    for conn in connections:
+        conn.sendall(b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    return connections
+
+
 def test_the_workers_of_a_stopped_supervisor_answer_what_they_had_queued(tmp_path):
     supervised = Supervised(tmp_path, mode="one-thread")
     try:
-        supervised.wait_for_children(2)
-        connections = [socket.create_connection(("127.0.0.1", supervised.port))
-                       for _ in range(QUEUED)]
-        for conn in connections:
-            conn.sendall(b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        connections = _slow_requests_to(supervised)
         time.sleep(0.2)  # each child runs one, the rest wait in its queue
         code, err = supervised.stop(signal.SIGTERM)
         responses = [_read_until_closed(conn) for conn in connections]
@@ -95,11 +101,7 @@ def test_a_second_signal_to_the_supervisor_stops_its_workers_at_once(tmp_path):
     """The supervisor took a second SIGTERM as the first: every worker drained on."""
     supervised = Supervised(tmp_path, mode="one-thread")
     try:
-        supervised.wait_for_children(2)
-        connections = [socket.create_connection(("127.0.0.1", supervised.port))
-                       for _ in range(QUEUED)]
-        for conn in connections:
-            conn.sendall(b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        connections = _slow_requests_to(supervised)
         time.sleep(0.2)
         supervised.proc.send_signal(signal.SIGTERM)
         time.sleep(0.2)
