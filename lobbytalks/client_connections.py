@@ -1,12 +1,13 @@
 """How many connections each client address holds (``lobbytalks serve``): one client may not
-take every slot of ``connection_limit``, however fast it opens sockets."""
+take every slot of ``connection_limit``, however fast it opens sockets; and which connection
+gives its slot up when every slot is taken (``longest_waiting``)."""
 from __future__ import annotations
 
 import ipaddress
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Iterable
 
 log = logging.getLogger("lobbytalks.serving")
 
@@ -29,6 +30,39 @@ def client_address_key(addr: Any) -> str:
     return str(ipaddress.IPv6Network((ip, 64), strict=False))
 
 
+class OccasionalWarning:
+    """Counts what happens and says so in at most one log line a minute."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message  # formatted with the count since the last line, then args
+        self._count = 0
+        self._warned_at = -float(REFUSAL_WARNING_SECONDS)
+
+    def note(self, *args: Any) -> None:
+        self._count += 1
+        now = time.monotonic()
+        if now - self._warned_at >= REFUSAL_WARNING_SECONDS:
+            log.warning(self.message, *args, self._count)
+            self._warned_at, self._count = now, 0
+
+
+def longest_waiting(channels: Iterable[Any], now: float, at_least: float) -> Any | None:
+    """The connection that has held its slot longest without giving the server anything to
+    do: an idle one (since its last activity) or one whose request is still arriving (since
+    that request began: a dribble of bytes is activity, yet no request). None when each of
+    them is younger than ``at_least`` seconds; one whose request is being served, or that is
+    already closing, is never chosen."""
+    victim, since = None, now - at_least
+    for channel in channels:
+        if channel.requests or channel.will_close or channel.close_when_flushed:
+            continue
+        arriving = channel.request
+        waiting_since = arriving.started if arriving is not None else channel.last_activity
+        if waiting_since <= since:
+            victim, since = channel, waiting_since
+    return victim
+
+
 class ClientConnections:
     """How many connections each client address has open, against ``limit`` (0: none).
 
@@ -40,8 +74,9 @@ class ClientConnections:
         self.limit = limit
         self._open: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._refused = 0
-        self._warned_at = -float(REFUSAL_WARNING_SECONDS)
+        self._refusals = OccasionalWarning(
+            "%s already holds %d connections (LOBBYTALKS_CONNECTIONS_PER_CLIENT): "
+            "%d connections refused since the last such line")
 
     def opened(self, key: str) -> bool:
         """Count a new connection from ``key``; False if it is one too many."""
@@ -52,7 +87,7 @@ class ClientConnections:
             if count < self.limit:
                 self._open[key] = count + 1
                 return True
-        self._note_refusal(key)
+        self._refusals.note(key, self.limit)
         return False
 
     def closed(self, key: str) -> None:
@@ -62,12 +97,3 @@ class ClientConnections:
                 self._open[key] = count
             else:
                 self._open.pop(key, None)
-
-    def _note_refusal(self, key: str) -> None:
-        self._refused += 1
-        now = time.monotonic()
-        if now - self._warned_at >= REFUSAL_WARNING_SECONDS:
-            log.warning("%s already holds %d connections (LOBBYTALKS_CONNECTIONS_PER_CLIENT): "
-                        "%d connections refused since the last such line",
-                        key, self.limit, self._refused)
-            self._warned_at, self._refused = now, 0

@@ -8,7 +8,9 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
   one address (``client_connections``), so that one client cannot take every slot; an idle
   one closes after ``idle_timeout``, and a request that is still arriving after
   ``request_timeout`` (a slowloris dribble of header lines or body bytes) is cut off, however
-  steadily it trickles;
+  steadily it trickles; and when every slot is taken, the connection that has waited longest
+  without a request to serve gives its slot up to the next client (so sockets that only
+  wait, spread over many addresses, cannot keep everyone out until they time out);
 - bodies (parsed by ``http_framing``): no more than the largest body any surface accepts
   is ever buffered. A
   ``Content-Length`` over it is refused as soon as the headers are in, and a chunked body
@@ -32,6 +34,7 @@ import ctypes
 import logging
 import os
 import socket
+import time
 from typing import Any
 
 from waitress.adjustments import Adjustments
@@ -40,7 +43,8 @@ from waitress.server import TcpWSGIServer
 from waitress.task import WSGITask
 
 from . import turns
-from .client_connections import ClientConnections, client_address_key
+from .client_connections import (ClientConnections, OccasionalWarning, client_address_key,
+                                 longest_waiting)
 from .dispatchers import Dispatcher, TurnTakingDispatcher
 from .draining import DrainingServer, LastAnswerBeforeStop
 from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
@@ -53,6 +57,9 @@ log = logging.getLogger(__name__)
 # within the limit sent in one-byte chunks takes six bytes a byte on the wire.
 CHUNKED_WIRE_FACTOR = 8
 ACCEPTS_PER_TURN = 64
+# At the connection limit, a connection that has waited this long without a request to serve
+# may be closed for a new one; a client that has just connected is still sending.
+MAKE_ROOM_AFTER_SECONDS = 1.0
 # Descriptors beyond the client connections: listening sockets, the database, temp files.
 SPARE_FILES = 128
 # glibc gives a thread that finds the heap busy an arena of its own, up to eight per core, and
@@ -232,6 +239,9 @@ class _HardenedServer(TcpWSGIServer):
     request_timeout = 20  # seconds; set from the settings per instance
     draining = False  # set when the server stops (``draining``)
     per_client = ClientConnections(0)  # shared by the listeners; set by serve()
+    made_room = OccasionalWarning(
+        "all %d connections are open (LOBBYTALKS_CONNECTION_LIMIT): %d that waited longest "
+        "without a request closed for new clients since the last such line")
 
     def handle_accept(self) -> None:
         # waitress accepts one connection per turn of the event loop, and a turn costs time
@@ -242,6 +252,22 @@ class _HardenedServer(TcpWSGIServer):
             super().handle_accept()
             if len(self._map) == before or len(self._map) >= self.adj.connection_limit:
                 return
+
+    def readable(self) -> bool:
+        if self.accepting and len(self._map) >= self.adj.connection_limit:
+            self._make_room(time.time())
+        return bool(super().readable())
+
+    def _make_room(self, now: float) -> None:
+        """Every slot is taken: close the connection that has waited longest without a
+        request to serve, so that the client waiting in the backlog gets in on the next turn
+        (waitress would stop accepting until a slot came free, by a timeout 20-30 s later).
+        A slot freed brings the count under the limit, so no more than one goes a turn,
+        and only while clients keep coming."""
+        victim = longest_waiting(self.active_channels.values(), now, MAKE_ROOM_AFTER_SECONDS)
+        if victim is not None:
+            victim.will_close = True  # closed on this turn of the loop or the next
+            self.made_room.note(self.adj.connection_limit)
 
     def maintenance(self, now: float) -> None:
         """Close idle channels (waitress), and those whose request is still arriving after

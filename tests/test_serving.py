@@ -13,13 +13,14 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 import requests
 
 from lobbytalks.guards import COMMUNITIES_BODY_LIMIT, EXTERNAL_BODY_LIMIT
 from lobbytalks.passwords import Argon2Cost
-from lobbytalks.client_connections import client_address_key
+from lobbytalks.client_connections import client_address_key, longest_waiting
 from lobbytalks.serving import SPARE_FILES
 
 from conftest import LiveServer, live_usernames, web_session
@@ -159,6 +160,58 @@ def test_one_address_cannot_hold_more_than_its_share_of_connections(tmp_path):
             sock.close()
         log = server.stop()
     assert "127.0.2.1 already holds 20 connections" in log, log
+
+
+def test_when_every_slot_is_taken_the_longest_waiting_connection_makes_room(tmp_path):
+    """Sockets that only wait, spread over many addresses, fill every slot: a new client is
+    still served at once, and the one that waited longest without a request is closed for
+    it (waitress stopped accepting until a timeout freed a slot, here a minute later)."""
+    limit = 30
+    server = LiveServer(tmp_path / "live", env={
+        "LOBBYTALKS_CONNECTION_LIMIT": str(limit), "LOBBYTALKS_CONNECTIONS_PER_CLIENT": "10",
+        "LOBBYTALKS_IDLE_TIMEOUT": "60", "LOBBYTALKS_REQUEST_TIMEOUT": "60"})
+    stalled: list[socket.socket] = []
+    try:
+        for index in range(limit):  # a half-sent request each, from 127.0.3.1-3
+            sock = open_socket(server, f"127.0.3.{index // 10 + 1}")
+            sock.sendall(b"POST /api/community HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+            stalled.append(sock)
+            if index == 0:
+                time.sleep(0.5)  # the first is the oldest by a clear margin
+        time.sleep(1.5)  # older than MAKE_ROOM_AFTER_SECONDS, all of them
+        for _ in range(3):
+            r = requests.get(server.url + "/healthz", timeout=5)
+            assert r.status_code == 200 and r.json() == {"ok": True}
+        assert closed_by_server(stalled[0], 1) is not None  # the oldest gave up its slot
+        assert closed_by_server(stalled[-1], 0.2) is None  # not every one of them
+    finally:
+        for sock in stalled:
+            sock.close()
+        log = server.stop()
+    assert f"all {limit} connections are open (LOBBYTALKS_CONNECTION_LIMIT)" in log, log
+
+
+def waiting_channel(last_activity: float, arriving_since: float | None = None,
+                    serving: bool = False, closing: bool = False) -> SimpleNamespace:
+    """What ``longest_waiting`` reads of a waitress channel."""
+    request = None if arriving_since is None else SimpleNamespace(started=arriving_since)
+    return SimpleNamespace(last_activity=last_activity, request=request,
+                           requests=["task"] if serving else [], will_close=closing,
+                           close_when_flushed=False)
+
+
+def test_the_connection_making_room_is_the_one_waiting_longest_for_nothing():
+    now = 1000.0
+    dribbling = waiting_channel(last_activity=now - 0.1, arriving_since=now - 50)
+    idle = waiting_channel(last_activity=now - 30)
+    served = waiting_channel(last_activity=now - 90, serving=True)  # a long request runs
+    closing = waiting_channel(last_activity=now - 80, closing=True)
+    fresh = waiting_channel(last_activity=now - 0.5)
+    # a byte now and then is activity, yet the request it belongs to began long ago
+    assert longest_waiting([idle, served, closing, dribbling, fresh], now, 1.0) is dribbling
+    assert longest_waiting([idle, served, fresh], now, 1.0) is idle
+    assert longest_waiting([served, closing, fresh], now, 1.0) is None
 
 
 def test_behind_a_trusted_proxy_one_address_may_hold_many_connections(tmp_path):
