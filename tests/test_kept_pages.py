@@ -193,3 +193,40 @@ def test_a_kept_page_lives_a_few_seconds_at_most(app, db, monkeypatch):
 def test_an_error_page_is_not_kept(app, db):
     assert app.test_client().get("/q/tpc_nope").status_code == 404
     assert len(app.extensions[kept_pages.EXTENSION]) == 0
+
+
+
+def test_an_address_with_arguments_no_page_reads_is_answered_but_not_kept(app, db, topic):
+    """Made-up arguments would make every request a page of its own: a stream of them
+    would push out every page worth keeping."""
+    visitor_page(app, f"/q/{topic}")
+    pages = app.extensions[kept_pages.EXTENSION]
+    assert len(pages) == 1
+    for n in range(5):
+        made_up = visitor_page(app, f"/q/{topic}?r={n}")
+        assert f"r={n}" in made_up  # its links carry it along: no other address's page
+    assert len(pages) == 1
+    # the page kept for the plain address is still served without rendering it again
+    assert statements_of(db, lambda: visitor_page(app, f"/q/{topic}")) == [
+        generation_check(app)]
+    # the arguments pages read still have their pages kept
+    visitor_page(app, f"/q/{topic}?page=1&lang=en")
+    visitor_page(app, "/questions?q=备份&status=open&sort=new&community=lobby")
+    assert len(pages) == 3
+
+
+def test_every_argument_a_kept_page_reads_is_one_its_pages_are_kept_for():
+    """A page reading an argument missing from PAGE_ARGS would never be kept with it."""
+    import inspect
+    import re
+    from lobbytalks.blueprints import (web, web_agents, web_base, web_browse, web_inbox,
+                                       web_people, web_questions)
+    read: set[str] = set()
+    for module in (web, web_agents, web_base, web_browse, web_inbox, web_people, web_questions):
+        source = inspect.getsource(module)
+        read.update(re.findall(r'(?:args\.get|int_arg|choice_arg)\("(\w+)"', source))
+        for names in re.findall(r"if k in \(([^)]*)\)", source):  # the task list's filters
+            read.update(re.findall(r'"(\w+)"', names))
+    assert {"page", "q", "topic", "after", "before"} <= read  # the search finds them
+    read -= {"action", "next", "needed"}  # read only by pages that are never kept
+    assert read <= kept_pages.PAGE_ARGS, read - kept_pages.PAGE_ARGS

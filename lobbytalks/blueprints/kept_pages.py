@@ -3,7 +3,12 @@ signed-in reader.
 
 A page is kept under its address, language and reader: a visitor's is the same for every
 visitor; a signed-in person's is served only to requests whose session says it is them,
-checked on every request as before. Only pages answered 200 are kept, with their headers.
+checked on every request as before. Only pages answered 200 are kept, with their headers,
+and only for an address whose query names nothing but what pages read (``PAGE_ARGS``):
+any other argument would make every request a page of its own, and a stream of them, each
+rendered once, would push out every page worth keeping. Such a request is answered
+without being kept; its links carry its arguments along, so it is never answered with a
+page kept under another address either.
 """
 from __future__ import annotations
 
@@ -21,6 +26,11 @@ from .page_text import lang
 
 EXTENSION = "lobbytalks.kept_pages"
 KEPT_BYTES = 8 * 1024 * 1024  # 150-400 pages
+# Every query argument a kept page reads (a new one must be added here, or its pages are
+# never kept).
+PAGE_ARGS = frozenset({"lang", "page", "answer", "before", "after", "community", "q",
+                       "status", "intent", "answered", "card", "sort", "scope", "topic",
+                       "profile", "state"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +49,7 @@ def kept_page(view: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         pages: Kept | None = current_app.extensions.get(EXTENSION)
-        if pages is None:
+        if pages is None or not PAGE_ARGS.issuperset(request.args.keys()):
             return view(*args, **kwargs)
         reader = current_user(request)
         key = (request.url, lang(), reader.id if reader else None)
