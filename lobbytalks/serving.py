@@ -242,6 +242,10 @@ class _HardenedServer(TcpWSGIServer):
     made_room = OccasionalWarning(
         "all %d connections are open (LOBBYTALKS_CONNECTION_LIMIT): %d that waited longest "
         "without a request closed for new clients since the last such line")
+    full = OccasionalWarning(
+        "all %d connections are open and none has waited a second without a request "
+        "(LOBBYTALKS_CONNECTION_LIMIT): new clients wait for a slot (%d times since the "
+        "last such line)")
 
     def handle_accept(self) -> None:
         # waitress accepts one connection per turn of the event loop, and a turn costs time
@@ -254,9 +258,18 @@ class _HardenedServer(TcpWSGIServer):
                 return
 
     def readable(self) -> bool:
-        if self.accepting and len(self._map) >= self.adj.connection_limit:
-            self._make_room(time.time())
-        return bool(super().readable())
+        """waitress' own, but at the limit it makes room (``_make_room``), and says so in a
+        line a minute: waitress logged each crossing of the limit, two lines a newcomer."""
+        now = time.time()
+        if now >= self.next_channel_cleanup:
+            self.next_channel_cleanup = now + self.adj.cleanup_interval
+            self.maintenance(now)
+        if not self.accepting:
+            return False
+        if len(self._map) < self.adj.connection_limit:
+            return True
+        self._make_room(now)
+        return False
 
     def _make_room(self, now: float) -> None:
         """Every slot is taken: close the connection that has waited longest without a
@@ -265,9 +278,11 @@ class _HardenedServer(TcpWSGIServer):
         A slot freed brings the count under the limit, so no more than one goes a turn,
         and only while clients keep coming."""
         victim = longest_waiting(self.active_channels.values(), now, MAKE_ROOM_AFTER_SECONDS)
-        if victim is not None:
-            victim.will_close = True  # closed on this turn of the loop or the next
-            self.made_room.note(self.adj.connection_limit)
+        if victim is None:
+            self.full.note(self.adj.connection_limit)
+            return
+        victim.will_close = True  # closed on this turn of the loop or the next
+        self.made_room.note(self.adj.connection_limit)
 
     def maintenance(self, now: float) -> None:
         """Close idle channels (waitress), and those whose request is still arriving after

@@ -190,6 +190,8 @@ def test_when_every_slot_is_taken_the_longest_waiting_connection_makes_room(tmp_
             sock.close()
         log = server.stop()
     assert f"all {limit} connections are open (LOBBYTALKS_CONNECTION_LIMIT)" in log, log
+    # in a line a minute, not waitress' two lines for every newcomer
+    assert "no longer accepting new connections" not in log, log
 
 
 def waiting_channel(last_activity: float, arriving_since: float | None = None,
