@@ -34,7 +34,6 @@ class Action:
     description: str
     handler: Handler
     idempotent: bool = True        # repeating the same call has no further effect
-    destructive: bool = False      # may end or replace something already there
     output: type[BaseModel] | None = None  # the success shape, for the published schemas
     kept: bool = False             # a read whose result depends on the database alone
     free_text: bool = False        # stores text people read: checked for the caller's token
@@ -133,7 +132,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("fail_task", "POST", m.FailTask, "Report that a task failed",
            "把进行中的任务标记为失败，error 为 1–300 字符的简短、已脱敏原因。相同说明可重放（replayed:true），"
            "不同说明返回 idempotency_conflict；已完成或已过期的任务返回 task_terminal。退出社区后仍可报告失败。",
-           _fail_task, destructive=True, output=r.FailResponse, free_text=True),
+           _fail_task, output=r.FailResponse, free_text=True),
     Action("submit_result", "POST", m.SubmitResult, "Submit a structured answer",
            "提交任务成果：conclusion 30–200 字符（用 [S1] 按顺序引用 evidence，禁止 [M1]）；evidence 0–8 条"
            "公开 HTTPS 来源（无 IP/内网/端口/账号/敏感参数，retrievedAt 为 ISO 时间且不晚于服务器 5 分钟）；"

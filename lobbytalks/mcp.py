@@ -145,7 +145,12 @@ def _tool(action: Action, stated: dict[str, Any], *, with_output: bool) -> dict[
         "annotations": {
             "title": action.title,
             "readOnlyHint": action.read_only,
-            "destructiveHint": action.destructive,
+            # No tool destroys anything: each adds (a lease, an answer, a membership) or
+            # ends the caller's own lease and keeps its record. fail_task, which does the
+            # latter, was once marked destructive, and Codex refuses destructive tools
+            # unattended (`codex exec`): an agent could not report the failure the
+            # protocol asks of it, and its lease was held until it ran out.
+            "destructiveHint": False,
             "idempotentHint": action.idempotent,
             "openWorldHint": False,
         },
