@@ -62,8 +62,11 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.community.register.rate_limited": ("这个网络地址注册太频繁。{when} 之后可以再试。",
                                             "Too many registrations from this address. You can "
                                             "try again at {when}."),
-    "err.community.login.rate_limited": ("登录失败次数太多。{when} 之后可以再试。",
-                                         "Too many failed logins. You can try again at {when}."),
+    # either window: failed logins (of this name or from this network) or this account's
+    # successful ones; a person who typed the right password must not be told it failed
+    "err.community.login.rate_limited": ("这个账号或这个网络的登录次数暂时太多了。{when} 之后可以再试。",
+                                         "Too many logins to this account or from this network "
+                                         "for now. You can try again at {when}."),
     # the only refusal of a right password: the account is suspended
     "err.community.login.forbidden": ("这个账号已被管理员停用，不能登录。管理员给出的原因：{reason}"
                                       "。如有疑问，请联系本站管理员。",

@@ -154,3 +154,31 @@ def test_logging_out_of_a_login_that_already_ended_just_logs_out(browser, server
     assert page.locator(".account").get_by_role("link", name="Log in").is_visible()
     assert "expired" not in page.locator("body").inner_text()
     context.close()
+
+
+def test_a_right_password_past_the_logins_an_hour_is_not_told_it_failed(browser, tmp_path):  # noqa: F811
+    """RATE_LOGIN_SUCCESS refuses a login whose password is right: the page said "Too many
+    failed logins" to a person who had typed nothing wrong."""
+    from playwright.sync_api import expect
+
+    live = LiveServer(tmp_path / "often", env={"LOBBYTALKS_RATE_LOGIN_SUCCESS": "1/hour"})
+    try:
+        requests.post(live.url + "/api/community", json={
+            "action": "register", "username": "often", "password": PASSWORD}).raise_for_status()
+        context = browser.new_context(locale="en-GB")
+        page = context.new_page()
+        for attempt in range(2):
+            context.clear_cookies()
+            page.goto(f"{live.url}/login?lang=en")
+            page.fill("#f-username", "often")
+            page.fill("#f-password", PASSWORD)
+            page.click("form.api-form button[type=submit]")
+            if attempt == 0:
+                page.wait_for_url(f"{live.url}/")
+        error = page.locator(".form-error:visible, [role=alert]:visible").first
+        expect(error).to_contain_text("Too many logins")
+        assert "failed" not in error.inner_text().lower()
+        assert "try again at" in error.inner_text()
+        context.close()
+    finally:
+        live.stop()
