@@ -61,6 +61,29 @@ def test_a_long_profile_counts_every_question_and_still_lists_the_closed_ones(
     assert "这里列出最新的" not in closed_part
 
 
+
+def test_the_rest_of_a_long_profile_is_on_its_next_pages(app, client, asker, monkeypatch):
+    """The lists went no further than the newest few: the rest of a person's questions
+    could only be found by guessing words to search for."""
+    from lobbytalks.services import people
+    monkeypatch.setattr(people, "PROFILE_QUESTIONS", 3)
+    titles = [f"进行中的第 {n} 个问题" for n in range(7)]
+    for title in titles:
+        asker.ask(title)
+    first = client.get(f"/u/{asker.username}").get_data(as_text=True)
+    assert f'href="/u/{asker.username}?page=2"' in first and 'rel="prev"' not in first
+    second = client.get(f"/u/{asker.username}?page=2").get_data(as_text=True)
+    assert [title in second for title in titles] == [False, True, True, True, False, False, False]
+    assert "这里列出最新的" not in second  # true of the first page only
+    assert f'href="/u/{asker.username}?page=3"' in second and 'rel="prev"' in second
+    last = client.get(f"/u/{asker.username}?page=3").get_data(as_text=True)
+    assert titles[0] in last and 'rel="next"' not in last
+    past = client.get(f"/u/{asker.username}?page=9").get_data(as_text=True)
+    assert not any(title in past for title in titles) and 'class="notice past-end"' in past
+    assert '<span class="count">7</span>' in past  # the counts are of every page
+    assert client.get(f"/u/{asker.username}?page=0").status_code == 400
+
+
 def test_the_published_cards_are_counted_and_a_cut_list_says_so(app, client, asker,
                                                                 monkeypatch):
     from lobbytalks.services import people

@@ -10,7 +10,7 @@ from .. import clock
 from ..errors import ApiError
 from ..runtime import runtime
 from ..services import moderation, people
-from .web_base import Pages, login_required, render, viewer
+from .web_base import Pages, int_arg, login_required, render, viewer
 from .kept_pages import kept_page
 from .common import read_conn
 
@@ -26,7 +26,8 @@ def profile_page(username: str):
         raise ApiError("not_found", "用户不存在")
     me = viewer()
     state = moderation.person_state(read_conn(), username) if me and me.is_admin else None
-    return render("profile.html", person=people.profile(read_conn(), username), moderated=state)
+    person = people.profile(read_conn(), username, int_arg("page"))
+    return render("profile.html", person=person, moderated=state)
 
 
 @pages.get("/settings/data.json")

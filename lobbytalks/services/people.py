@@ -22,14 +22,19 @@ PROFILE_QUESTIONS = 50
 PROFILE_CARDS = 20
 
 
-def profile(conn: Connection, username: str) -> dict[str, Any]:
-    """:raise 404 not_found: no such person."""
+def profile(conn: Connection, username: str, page: int = 1) -> dict[str, Any]:
+    """The person's public profile, with page ``page`` of their open and of their closed
+    questions (``PROFILE_QUESTIONS`` each; ``more``: whether either list goes on).
+
+    :raise 404 not_found: no such person."""
     person = conn.execute(Q.get_person_by_name, {"username": username}).fetchone()
     if person is None:
         raise ApiError("not_found", "用户不存在")
     author = person["id"]
     counts = conn.execute(Q.count_questions_by_author, {"author": author}).fetchone()
-    questions = {status: _questions_by(conn, author, status) for status in ("open", "closed")}
+    questions = {status: _questions_by(conn, author, status, page) for status in ("open", "closed")}
+    more = any(len(listed) > PROFILE_QUESTIONS for listed in questions.values())
+    questions = {status: listed[:PROFILE_QUESTIONS] for status, listed in questions.items()}
     cards = [{"id": r["id"], "topic": r["topic_id"], "title": r["title"], "published": r["published"]}
              for r in conn.execute(Q.list_published_cards_by_author, {
                  "author": author, "limit": PROFILE_CARDS}).fetchall()]
@@ -37,21 +42,24 @@ def profile(conn: Connection, username: str) -> dict[str, Any]:
         "username": person["username"], "created": person["created"],
         "admin": bool(person["is_admin"]), "suspended": bool(person["suspended"]),
         **questions, "openCount": counts["open"], "closedCount": counts["closed"],
+        "page": page, "more": more,
         "cardCount": conn.execute(Q.count_published_cards_by_author,
                                   {"author": author}).fetchone()[0],
         "cards": cards,
     }
 
 
-def _questions_by(conn: Connection, author: int, status: str) -> list[dict[str, Any]]:
-    """A person's newest ``PROFILE_QUESTIONS`` questions in ``status``."""
+def _questions_by(conn: Connection, author: int, status: str, page: int) -> list[dict[str, Any]]:
+    """Page ``page`` of a person's questions in ``status``, newest first, and the first of
+    the next page if there is one."""
     return [{
         "id": r["id"], "title": r["title"], "description": r["description"],
         "communityId": r["community_id"], "communityName": r["community_name"],
         "created": r["created"], "messageCount": r["message_count"], "intent": r["intent"],
         "questionVersion": r["version"], "status": r["status"],
     } for r in conn.execute(Q.list_questions_by_author, {
-        "author": author, "status": status, "limit": PROFILE_QUESTIONS}).fetchall()]
+        "author": author, "status": status, "limit": PROFILE_QUESTIONS + 1,
+        "offset": (page - 1) * PROFILE_QUESTIONS}).fetchall()]
 
 
 def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,

@@ -14,7 +14,7 @@ FROM topics t JOIN communities c ON c.id = t.community_id
 WHERE t.author_id = :author AND t.kind = 'discussion' AND t.hidden_at IS NULL
   AND t.status = :status
 ORDER BY t.created DESC, t.id DESC
-LIMIT :limit;
+LIMIT :limit OFFSET :offset;
 
 -- How many of a person's questions a profile lists, of each state (its lists stop at the
 -- newest few).
