@@ -286,3 +286,27 @@ def test_a_suspended_person_is_told_the_reason_at_login(browser, server, lang, r
     shot(page, f"suspended-login-{lang}")
     context.close()
     assert problems == []
+
+
+def test_an_answer_link_pasted_into_hide_by_id_becomes_its_id(browser, server):  # noqa: F811
+    """The field's hint says to copy what follows #m-; an admin pastes the whole link (it
+    was cut at 80 characters, then refused as "please check what you entered")."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    data = answered_question(base)
+    problems: list[str] = []
+    context, page = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="en", screen=DESKTOP)
+    page.goto(f"{base}/admin?lang=en")
+    link = f"{base}/q/{data['topic']}?answer={data['message']}#m-{data['message']}"
+    assert len(link) > 80
+    page.locator("#hide-id").fill(link)
+    expect(page.locator("#hide-id")).to_have_value(data["message"])
+    page.locator("#hide-id-reason").fill("spam")
+    page.locator("#hide-by-id button[type=submit]").click()
+    expect(page.locator("#flash")).to_have_text("Answer hidden.")
+    read = data["asker"].get(f"{base}/api/community", params={"topic": data["topic"]}).json()
+    assert read["messages"] == []
+    context.close()
+    assert problems == []

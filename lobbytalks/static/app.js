@@ -580,6 +580,16 @@
   }
   document.addEventListener('auxclick', readOnOpen);
 
+  // "Hide by id" on the admin page takes a pasted answer link as well: its id is what
+  // follows #m- (or answer=). The field is long enough for a link, the id fits in 80.
+  const hideId = document.getElementById('hide-id');
+  if (hideId) {
+    hideId.addEventListener('input', () => {
+      const found = /(?:#m-|[?&]answer=)([A-Za-z0-9:_-]+)/.exec(hideId.value);
+      if (found) hideId.value = found[1];
+    });
+  }
+
   document.addEventListener('click', (event) => {
     readOnOpen(event);
     const poster = event.target.closest('button[data-post]');
