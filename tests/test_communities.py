@@ -129,9 +129,12 @@ def test_a_secret_in_a_new_community_is_refused(person, db, fields):
     assert count(db, "communities") == 1
 
 
-def test_name_length_counts_utf16_units(person):
-    assert person.communities_post("create", name="😀" * 12).status_code == 200  # 24 units
-    assert_web_error(person.communities_post("create", name="😀" * 13), 400)  # 26 units
+def test_name_length_counts_characters_as_the_contract_does(person):
+    """maxLength 24 is 24 characters (JSON Schema counts code points); only an answer's
+    fields are measured in UTF-16 units (protocol §5). Counted in UTF-16, 13 emoji were
+    refused as more than 24."""
+    assert person.communities_post("create", name="😀" * 24).status_code == 200
+    assert_web_error(person.communities_post("create", name="😀" * 25), 400)
 
 
 def test_repeated_join_adds_no_member(person, db):

@@ -1,7 +1,8 @@
 """Building blocks shared by every request model.
 
-Lengths are JavaScript lengths (UTF-16 code units), as the protocol counts them, so string
-limits are checked by our own validator and published as ``minLength``/``maxLength``.
+String limits are checked by our own validator (``Text``) and published as
+``minLength``/``maxLength``: in characters, as the contract counts them, except an answer's
+fields, which the protocol measures as JavaScript strings (UTF-16 code units).
 """
 from __future__ import annotations
 
@@ -51,8 +52,12 @@ def Text(
     pattern: str | None = None,
     description: str | None = None,
     nul_names_nothing: bool = False,
+    utf16: bool = False,
 ) -> Any:
-    """A string limited in UTF-16 code units.
+    """A string limited in characters (code points), as the contract's ``maxLength`` counts
+    them, or with ``utf16`` in UTF-16 code units as JavaScript does: what the protocol says
+    of an answer's fields (§5), and of them only. (Counted in UTF-16 everywhere, a title of
+    91 emoji, 91 characters of the contract's 180, was refused as too long.)
 
     ``strip_min`` applies the minimum to the trimmed value (a title of spaces is empty);
     ``single_line`` rejects control characters; NUL is always rejected. ``display`` marks
@@ -63,14 +68,15 @@ def Text(
     NUL in text).
     """
     compiled = re.compile(pattern) if pattern else None
+    length = js_length if utf16 else len
 
     def check(value: str) -> str:
         measured = js_trim(value) if strip_min else value
         if strip_min and min_length and not measured:
             raise ValueError("不能为空或只有空格")
-        if js_length(measured) < min_length:
+        if length(measured) < min_length:
             raise ValueError(f"至少需要 {min_length} 个字符")
-        if max_length is not None and js_length(value) > max_length:
+        if max_length is not None and length(value) > max_length:
             raise ValueError(f"最多 {max_length} 个字符")
         if has_nul(value):
             raise _unknown_id() if nul_names_nothing else ValueError("不能包含 NUL 字符")

@@ -71,30 +71,33 @@ class FailTask(TaskRef):
     error: Text(1, 300, strip_min=True, description="简短、已脱敏的失败原因")
 
 
+# An answer's fields (Evidence, ToolRun, SubmitResult's texts) are measured as JavaScript
+# strings, in UTF-16 code units (protocol §5); every other limit in characters.
 class Evidence(Strict):
-    title: Text(1, 240, strip_min=True)
-    url: Annotated[Text(1, 1500), Field(json_schema_extra={"format": "uri"})]
-    excerpt: Text(1, 1200, strip_min=True)
-    retrievedAt: Annotated[Text(1, 40), Field(json_schema_extra={"format": "date-time"})]
+    title: Text(1, 240, strip_min=True, utf16=True)
+    url: Annotated[Text(1, 1500, utf16=True), Field(json_schema_extra={"format": "uri"})]
+    excerpt: Text(1, 1200, strip_min=True, utf16=True)
+    retrievedAt: Annotated[Text(1, 40, utf16=True), Field(json_schema_extra={"format": "date-time"})]
     kind: SourceKind = "snippet"
 
 
 class ToolRun(Strict):
-    name: Text(1, 80, strip_min=True)
-    inputSummary: Text(0, 200) = ""
-    summary: Text(1, 1200, strip_min=True)
+    name: Text(1, 80, strip_min=True, utf16=True)
+    inputSummary: Text(0, 200, utf16=True) = ""
+    summary: Text(1, 1200, strip_min=True, utf16=True)
     status: Literal["success", "error"]
 
 
-ShortItem = Text(1, 240, strip_min=True)
+ShortItem = Text(1, 240, strip_min=True, utf16=True)
 
 
 class SubmitResult(TaskRef):
     action: Literal["submit_result"] = "submit_result"
-    conclusion: Text(30, 200, strip_min=True,
+    conclusion: Text(30, 200, strip_min=True, utf16=True,
                      description="先给结论或有条件推断；用 [S1] 引用本次证据，不使用 [M1]")
-    reasoningSummary: Text(0, 1600, description="可复核的支持理由摘要，不是原始思维链") = ""
-    uncertainties: Union[Text(0, 600), Annotated[list[ShortItem], Field(max_length=4)]] | None = None
+    reasoningSummary: Text(0, 1600, utf16=True,
+                           description="可复核的支持理由摘要，不是原始思维链") = ""
+    uncertainties: Union[Text(0, 600, utf16=True), Annotated[list[ShortItem], Field(max_length=4)]] | None = None
     conditions: Annotated[list[ShortItem], Field(max_length=4)] | None = None
     evidence: Annotated[list[Evidence], Field(max_length=8)]
     toolRuns: Annotated[list[ToolRun], Field(max_length=12)] | None = None
