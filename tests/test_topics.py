@@ -232,3 +232,22 @@ def test_a_send_again_neither_spends_nor_meets_the_days_question_limit(person, d
                      "idempotency_conflict")
     assert_web_error(person.web_post("topic", title="第十一个"), 429)
     assert count(db, "topics") == 10
+
+
+def test_a_refused_question_spends_none_of_the_days_questions(person, db):
+    """The day's ten are questions asked: each refused before joining, in an unknown
+    category or with a secret in it counted, and the first real question after joining met
+    a 429 for the next 24 hours."""
+    for n in range(4):
+        assert_web_error(person.web_post("topic", title=f"加入前的问题 {n}"), 403, "forbidden")
+    person.join()
+    for n in range(3):
+        assert_web_error(person.web_post("topic", title=f"问题 {n}", island="nowhere"), 400)
+    for n in range(3):
+        assert_web_error(person.web_post("topic", title=f"问题 {n}",
+                                         description="sk-ant-api03-" + "a" * 90),
+                         400, "sensitive_content")
+    for n in range(10):
+        person.ask(f"第 {n} 个真正的问题")
+    assert_web_error(person.web_post("topic", title="第十一个"), 429, "rate_limited")
+    assert count(db, "topics") == 10

@@ -106,8 +106,12 @@ def ask(body: dict[str, Any]) -> Response:
     asked = topics.asked_before(rt.db.conn, user.id, data)
     if asked is not None:
         return ok(asked)
-    rt.gate.hit(rt.settings.rate_topic, "topic", user.id)
-    return ok(topics.create(rt.db, rt.keyring, user.id, data, now=clock.now()))
+    # The day's questions are questions asked: one refused (not a member yet, an unknown
+    # category, a secret in the text) spends none of them.
+    rt.gate.check(rt.settings.rate_topic, "topic", user.id)
+    created = topics.create(rt.db, rt.keyring, user.id, data, now=clock.now())
+    rt.gate.count(rt.settings.rate_topic, "topic", user.id)
+    return ok(created)
 
 
 @actions.post("close")
