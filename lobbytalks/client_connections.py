@@ -46,18 +46,28 @@ class OccasionalWarning:
             self._warned_at, self._count = now, 0
 
 
+# A request still arriving at this pace or faster keeps its place: an upload on a slow
+# phone link is no socket that only waits (a slowloris dribble gains next to nothing).
+KEEPS_PACE_BYTES_PER_SECOND = 1024
+
+
 def longest_waiting(channels: Iterable[Any], now: float, at_least: float) -> Any | None:
     """The connection that has held its slot longest without giving the server anything to
     do: an idle one (since its last activity) or one whose request is still arriving (since
-    that request began: a dribble of bytes is activity, yet no request). None when each of
-    them is younger than ``at_least`` seconds; one whose request is being served, or that is
-    already closing, is never chosen."""
+    that request began, less a second for each KiB of it read: a dribble of bytes is
+    activity, yet no request). None when each of them is younger than ``at_least`` seconds.
+    Never one whose request is being served, whose answer is still being sent, or that is
+    already closing."""
     victim, since = None, now - at_least
     for channel in channels:
-        if channel.requests or channel.will_close or channel.close_when_flushed:
+        if (channel.requests or channel.total_outbufs_len or channel.will_close
+                or channel.close_when_flushed):
             continue
         arriving = channel.request
-        waiting_since = arriving.started if arriving is not None else channel.last_activity
+        if arriving is None:
+            waiting_since = channel.last_activity
+        else:
+            waiting_since = arriving.started + arriving.arrived / KEEPS_PACE_BYTES_PER_SECOND
         if waiting_since <= since:
             victim, since = channel, waiting_since
     return victim

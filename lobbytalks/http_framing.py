@@ -31,6 +31,7 @@ class BoundedRequest(HTTPRequestParser):
     def __init__(self, adj) -> None:
         super().__init__(adj)
         self.started = time.time()  # the clock waitress' maintenance() is given
+        self.arrived = 0  # bytes of it read so far
 
     def parse_header(self, header_plus: bytes) -> None:
         """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
@@ -64,6 +65,7 @@ class BoundedRequest(HTTPRequestParser):
         if len(self.start) < START_BYTES:
             self.start += data[:START_BYTES - len(self.start)]
         consumed = super().received(data)
+        self.arrived += consumed
         if self.body_rcv is None and not self.completed and b"\n\n" in self.header_plus:
             # Headers ended with bare line feeds: waitress waits for CRLF CRLF, which will
             # never come, until the request times out. Say so at once instead.

@@ -194,18 +194,57 @@ def test_when_every_slot_is_taken_the_longest_waiting_connection_makes_room(tmp_
     assert "no longer accepting new connections" not in log, log
 
 
+def test_at_the_limit_an_upload_keeping_pace_is_not_the_one_making_room(tmp_path):
+    """A request arriving steadily (a long question from a slow phone link) was closed for a
+    newcomer before sockets that had sent nothing, because it had begun earlier."""
+    limit = 30
+    server = LiveServer(tmp_path / "live", env={
+        "LOBBYTALKS_CONNECTION_LIMIT": str(limit), "LOBBYTALKS_CONNECTIONS_PER_CLIENT": "10",
+        "LOBBYTALKS_IDLE_TIMEOUT": "60", "LOBBYTALKS_REQUEST_TIMEOUT": "60"})
+    body = json.dumps({"action": "login", "username": "slowphone",
+                       "password": "x" * 40_000}).encode()
+    upload = open_socket(server, "127.0.5.1")
+    silent: list[socket.socket] = []
+    try:
+        upload.sendall(b"POST /api/community HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                       b"Content-Type: application/json\r\n"
+                       b"Content-Length: %d\r\n\r\n" % len(body))
+        sent, chunk = 0, 2048  # 20 KiB a second
+        deadline = time.monotonic() + 30
+        while sent < len(body) and time.monotonic() < deadline:
+            upload.sendall(body[sent:sent + chunk])
+            sent += chunk
+            if sent == 5 * chunk:  # half a second in, sockets that send nothing fill up
+                silent += [open_socket(server, f"127.0.6.{index // 10 + 1}")
+                           for index in range(limit)]
+            if sent == 30 * chunk:  # 3 s in, the silent ones older than a second: a newcomer
+                r = requests.get(server.url + "/healthz", timeout=5)
+                assert r.status_code == 200
+            time.sleep(0.1)
+        answer = read_response(upload, 5)
+        assert answer.startswith(b"HTTP/1.1 "), answer[:200]  # answered, not cut off
+        assert sum(closed_by_server(sock, 0.05) is not None for sock in silent) >= 1
+    finally:
+        upload.close()
+        for sock in silent:
+            sock.close()
+        server.stop()
+
+
 def waiting_channel(last_activity: float, arriving_since: float | None = None,
-                    serving: bool = False, closing: bool = False) -> SimpleNamespace:
+                    arrived: int = 0, serving: bool = False, sending: int = 0,
+                    closing: bool = False) -> SimpleNamespace:
     """What ``longest_waiting`` reads of a waitress channel."""
-    request = None if arriving_since is None else SimpleNamespace(started=arriving_since)
+    request = (None if arriving_since is None
+               else SimpleNamespace(started=arriving_since, arrived=arrived))
     return SimpleNamespace(last_activity=last_activity, request=request,
-                           requests=["task"] if serving else [], will_close=closing,
-                           close_when_flushed=False)
+                           requests=["task"] if serving else [], total_outbufs_len=sending,
+                           will_close=closing, close_when_flushed=False)
 
 
 def test_the_connection_making_room_is_the_one_waiting_longest_for_nothing():
     now = 1000.0
-    dribbling = waiting_channel(last_activity=now - 0.1, arriving_since=now - 50)
+    dribbling = waiting_channel(last_activity=now - 0.1, arriving_since=now - 50, arrived=60)
     idle = waiting_channel(last_activity=now - 30)
     served = waiting_channel(last_activity=now - 90, serving=True)  # a long request runs
     closing = waiting_channel(last_activity=now - 80, closing=True)
@@ -214,6 +253,22 @@ def test_the_connection_making_room_is_the_one_waiting_longest_for_nothing():
     assert longest_waiting([idle, served, closing, dribbling, fresh], now, 1.0) is dribbling
     assert longest_waiting([idle, served, fresh], now, 1.0) is idle
     assert longest_waiting([served, closing, fresh], now, 1.0) is None
+
+
+def test_an_answer_still_being_sent_or_an_upload_keeping_pace_keeps_its_slot():
+    """A large answer that a client reads slowly was cut off mid-body (its task done, the
+    rest still in the buffer, the client quiet for a second); a request arriving at 20 KiB
+    a second was closed before sockets that had sent nothing, because it began earlier."""
+    now = 1000.0
+    reading_slowly = waiting_channel(last_activity=now - 5, sending=4_000_000)
+    uploading = waiting_channel(last_activity=now - 0.1, arriving_since=now - 3,
+                                arrived=60_000)
+    silent = waiting_channel(last_activity=now - 2)
+    assert longest_waiting([reading_slowly, uploading, silent], now, 1.0) is silent
+    assert longest_waiting([reading_slowly, uploading], now, 1.0) is None
+    # slower than a KiB a second, it is waiting more than sending
+    creeping = waiting_channel(last_activity=now - 0.1, arriving_since=now - 10, arrived=2048)
+    assert longest_waiting([creeping, silent], now, 1.0) is creeping
 
 
 def test_behind_a_trusted_proxy_one_address_may_hold_many_connections(tmp_path):
