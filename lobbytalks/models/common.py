@@ -1,8 +1,7 @@
 """Building blocks shared by every request model.
 
-String limits are checked by our own validator (``Text``) and published as
-``minLength``/``maxLength``: in characters, as the contract counts them, except an answer's
-fields, which the protocol measures as JavaScript strings (UTF-16 code units).
+String limits are checked by our own validator (``Text``, which says how it counts) and
+published as ``minLength``/``maxLength``.
 """
 from __future__ import annotations
 
@@ -55,9 +54,7 @@ def Text(
     utf16: bool = False,
 ) -> Any:
     """A string limited in characters (code points), as the contract's ``maxLength`` counts
-    them, or with ``utf16`` in UTF-16 code units as JavaScript does: what the protocol says
-    of an answer's fields (§5), and of them only. (Counted in UTF-16 everywhere, a title of
-    91 emoji, 91 characters of the contract's 180, was refused as too long.)
+    them, or with ``utf16`` in UTF-16 code units, as the protocol measures an answer (§5).
 
     ``strip_min`` applies the minimum to the trimmed value (a title of spaces is empty);
     ``single_line`` rejects control characters; NUL is always rejected. ``display`` marks
