@@ -110,6 +110,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "people.open": ("进行中的问题", "Open questions"),
     "people.closed": ("已结束的问题", "Closed questions"),
     "people.none": ("没有。", "None."),
+    "people.none_here": ("这一页没有更多了。", "No more on this page."),
     "people.newest_shown": ("这里列出最新的 {shown} 个，共 {total} 个。",
                             "The newest {shown} of {total} are listed here."),
     "people.cards": ("已发布的答案卡", "Published answer cards"),

@@ -244,8 +244,8 @@ class _HardenedServer(TcpWSGIServer):
         "without a request closed for new clients since the last such line")
     full = OccasionalWarning(
         "all %d connections are open and none has waited a second without a request "
-        "(LOBBYTALKS_CONNECTION_LIMIT): new clients wait for a slot (%d times since the "
-        "last such line)")
+        "(LOBBYTALKS_CONNECTION_LIMIT): new clients wait for a slot (%d turns of the loop "
+        "since the last such line)")
 
     def handle_accept(self) -> None:
         # waitress accepts one connection per turn of the event loop, and a turn costs time

@@ -67,12 +67,16 @@ def test_the_rest_of_a_long_profile_is_on_its_next_pages(app, client, asker, mon
     could only be found by guessing words to search for."""
     from lobbytalks.services import people
     monkeypatch.setattr(people, "PROFILE_QUESTIONS", 3)
+    asker.web_post("close", topic=asker.ask("最早的问题，已经结束"))
     titles = [f"进行中的第 {n} 个问题" for n in range(7)]
     for title in titles:
         asker.ask(title)
     first = client.get(f"/u/{asker.username}").get_data(as_text=True)
     assert f'href="/u/{asker.username}?page=2"' in first and 'rel="prev"' not in first
+    assert "最早的问题，已经结束" in first.split('id="closed-title"')[1]
     second = client.get(f"/u/{asker.username}?page=2").get_data(as_text=True)
+    # the closed list ended on page 1: "no more", not "none" under its count of 1
+    assert "这一页没有更多了。" in second.split('id="closed-title"')[1]
     assert [title in second for title in titles] == [False, True, True, True, False, False, False]
     assert "这里列出最新的" not in second  # true of the first page only
     assert f'href="/u/{asker.username}?page=3"' in second and 'rel="prev"' in second
@@ -80,6 +84,7 @@ def test_the_rest_of_a_long_profile_is_on_its_next_pages(app, client, asker, mon
     assert titles[0] in last and 'rel="next"' not in last
     past = client.get(f"/u/{asker.username}?page=9").get_data(as_text=True)
     assert not any(title in past for title in titles) and 'class="notice past-end"' in past
+    assert 'rel="prev"' not in past  # to page 8, past the end too: the notice links page 1
     assert '<span class="count">7</span>' in past  # the counts are of every page
     assert client.get(f"/u/{asker.username}?page=0").status_code == 400
 
