@@ -236,19 +236,8 @@ class RateGate:
         return _parsed(limit).amount
 
     def check(self, limit: str, scope: str, key: object) -> None:
-        """Raise 429 if the budget is spent, without counting (for failed-login throttles,
-        and for what counts only once it is done: see ``count``)."""
+        """Raise 429 if the budget is spent, without counting (for failed-login throttles)."""
         self._raise_if(self._window.test(_parsed(limit), f"lobbytalks:{scope}", str(key)))
-
-    def count(self, limit: str, scope: str, key: object) -> None:
-        """Count what was just done, after ``check`` let it through. Never raises: the work
-        is done (two requests of one key at the same moment may both pass ``check`` and
-        take the window one past its budget), and a shared storage gone away meanwhile
-        loses the count, not the answer (the storage's failure is logged)."""
-        try:
-            self._window.hit(_parsed(limit), f"lobbytalks:{scope}", str(key), 1)
-        except ApiError:
-            pass
 
     @staticmethod
     def _raise_if(wait: float | None) -> None:

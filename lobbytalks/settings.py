@@ -132,6 +132,14 @@ class Settings:
         return Argon2Cost(self.argon2_memory_kib, self.argon2_iterations)
 
     @property
+    def questions_per_window(self) -> tuple[int, int]:
+        """RATE_TOPIC as (questions, seconds): counted from the questions a person asked,
+        not by the rate-limit storage (``topics.create``)."""
+        from limits import parse
+        item = parse(self.rate_topic)
+        return item.amount, item.get_expiry()
+
+    @property
     def secret_key_path(self) -> Path:
         return self.db_path.parent / "secret.key"
 

@@ -235,6 +235,7 @@ HOT_QUERIES = [
     ("get_message_of_user_in_topic", {"topic_id": "t_x", "user_id": 1}, "messages_topic_user"),
     ("get_membership", {"community_id": "lobby", "user_id": 1}, "PRIMARY KEY"),
     ("list_last_task_per_profile", {"user_id": 1}, "tasks_profile_created"),
+    ("recent_questions_by", {"author": 1, "since": 0, "amount": 10}, "topics_author_created"),
     ("list_browse_newest", {"before_created": 2**62, "before_id": "", "community": None,
                             "status": None, "intent": None, "answered": None, "card": None,
                             "match": None, "limit": 21}, "topics_"),

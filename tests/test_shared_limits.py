@@ -143,11 +143,12 @@ def test_redis_failing_mid_request_fails_closed_then_recovers(settings, own_redi
     assert external.get_json()["code"] == "service_unavailable"
     over_mcp = McpClient(app, agent.token).rpc("tools/list", id=4)
     assert_rpc_error(over_mcp, 503, -32000, id=4, data_code="service_unavailable")
+    # the day's questions are counted in the database, where the questions are: no Redis
     question = asker.web_post("topic", title="Redis 挂了之后还能提问吗？")
-    assert question.status_code == 503
+    assert question.status_code == 200
     db = app.config["LOBBYTALKS"].db
     assert count(db, "users", "username = :name", {"name": "dan"}) == 0
-    assert count(db, "topics") == 0
+    assert count(db, "topics") == 1
     logged = caplog.text
     assert "rate-limit storage redis://:****@127.0.0.1" in logged
     assert PASSWORD not in logged

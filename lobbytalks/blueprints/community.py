@@ -101,17 +101,11 @@ def ask(body: dict[str, Any]) -> Response:
     user = require_user(request)
     data = parse_model(WebTopicCreate, body)
     rt = runtime()
-    # A send again of a question already asked asks nothing: it spends none of the day's
-    # questions, and is answered after the last of them too (its first answer was lost).
-    asked = topics.asked_before(rt.db.conn, user.id, data)
-    if asked is not None:
-        return ok(asked)
-    # The day's questions are questions asked: one refused (not a member yet, an unknown
-    # category, a secret in the text) spends none of them.
-    rt.gate.check(rt.settings.rate_topic, "topic", user.id)
-    created = topics.create(rt.db, rt.keyring, user.id, data, now=clock.now())
-    rt.gate.count(rt.settings.rate_topic, "topic", user.id)
-    return ok(created)
+    # The day's questions are counted by the service from those asked: a send again of one
+    # already asked (its first answer lost) is answered after the last of them too, and one
+    # refused (not a member yet, an unknown category, a secret in it) spends nothing.
+    return ok(topics.create(rt.db, rt.keyring, user.id, data, now=clock.now(),
+                            per_window=rt.settings.questions_per_window))
 
 
 @actions.post("close")

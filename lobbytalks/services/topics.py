@@ -32,23 +32,26 @@ SORTS = tuple(_COMMUNITY_LISTINGS)
 STATUSES = ("all", "open", "closed")
 
 
-def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
-           now: int) -> dict[str, Any]:
+def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *, now: int,
+           per_window: tuple[int, int] | None = None) -> dict[str, Any]:
     """Ask a question in a community the user has joined: ``{id}``, or ``{id, replayed}``
-    when its ``requestId`` already made it.
+    when its ``requestId`` already made it. ``per_window``: (questions, seconds) one person
+    may ask (RATE_TOPIC).
 
     :raise 404: unknown community; :raise 403: not a member; :raise 400: unknown island,
         or sensitive_content when the question's text holds a secret; :raise 409
-        idempotency_conflict: the ``requestId`` made another question.
+        idempotency_conflict: the ``requestId`` made another question; :raise 429
+        rate_limited: ``per_window`` questions asked already.
     """
     refuse_secrets({"title": data.title, "originalTitle": data.originalTitle,
                     "description": data.description, "privateContext": data.privateContext})
     topic_id = new_id("t")
     request = _request_of(data)
     with db.transaction() as conn:
+        # Under the asker's row lock, in every process: two copies of one request make one
+        # question, and questions sent at once are counted one after another.
+        hold_user(conn, user_id)
         if request["request_id"] is not None:
-            # again under the asker's row lock: two copies sent at once make one question
-            hold_user(conn, user_id)
             replayed = _replayed_request(conn, user_id, request)
             if replayed is not None:
                 return replayed
@@ -58,6 +61,8 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
             raise ApiError("forbidden", "请先加入社区再提问")
         if conn.execute(Q.get_island, {"id": data.island}).fetchone() is None:
             raise ApiError("invalid_request", "讨论分类不存在")
+        if per_window is not None:
+            _refuse_past_window(conn, user_id, per_window, now)
         conn.execute(Q.insert_topic, {
             "id": topic_id, "community": data.community, "island": data.island,
             "author": user_id, "intent": data.intent,
@@ -72,21 +77,26 @@ def create(db: Database, keyring: "Keyring", user_id: int, data: Any, *,
     return {"id": topic_id}
 
 
+def _refuse_past_window(conn: Connection, user_id: int, per_window: tuple[int, int],
+                        now: int) -> None:
+    """The questions a person asked are counted where they are kept, so a refused one
+    spends nothing and questions sent at once cannot pass the count together (a rate
+    limit's counter, checked and then counted, let 15 of 10 through across two processes).
+
+    :raise 429 rate_limited: with the seconds until the oldest of them leaves the window."""
+    amount, seconds = per_window
+    asked = conn.execute(Q.recent_questions_by, {"author": user_id, "since": now - seconds,
+                                                 "amount": amount}).fetchall()
+    if len(asked) >= amount:
+        raise ApiError("rate_limited", retry_after=max(1, asked[-1]["created"] + seconds - now))
+
+
 def _request_of(data: Any) -> dict[str, str | None]:
     """The question's ``requestId`` and its public fields as they are stored (a title's
     spaces trimmed, the original title the title unless given)."""
     return replays.request_key(data.requestId, [
         data.community, data.island, data.intent, data.title.strip(),
         (data.originalTitle or data.title).strip(), data.description])
-
-
-def asked_before(conn: Connection, user_id: int, data: Any) -> dict[str, Any] | None:
-    """``{id, replayed}`` when this ``topic`` request was sent before and made its question,
-    None when it is new (or has no ``requestId``).
-
-    :raise 409 idempotency_conflict: the ``requestId`` made another question."""
-    request = _request_of(data)
-    return None if request["request_id"] is None else _replayed_request(conn, user_id, request)
 
 
 def _replayed_request(conn: Connection, user_id: int,

@@ -26,6 +26,12 @@ INSERT INTO topics (id, community_id, island_id, author_id, kind, intent, origin
 VALUES (:id, :community, :island, :author, 'discussion', :intent, :original_title,
         :title, :description, 'open', 1, :now, :now, :request_id, :request_hash);
 
+-- The times of an asker's newest questions since :since, at most :amount of them
+-- (topics_author_created): the day's questions, counted where they are kept.
+-- name: recent_questions_by
+SELECT created FROM topics WHERE author_id = :author AND created > :since
+ORDER BY created DESC LIMIT :amount;
+
 -- The question an asker's requestId made (topics_request).
 -- name: get_topic_by_request
 SELECT id, request_hash FROM topics WHERE author_id = :author AND request_id = :request_id;
