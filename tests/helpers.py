@@ -34,8 +34,12 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0021 added an index of a person's questions by state.
+UNDO_0021 = """
+    DROP INDEX topics_author_questions;
+"""
 # 0020 added the requestId a community was created with.
-UNDO_0020 = """
+UNDO_0020 = UNDO_0021 + """
     DROP INDEX communities_request;
     ALTER TABLE communities DROP COLUMN request_id;
     ALTER TABLE communities DROP COLUMN request_hash;

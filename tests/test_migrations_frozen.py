@@ -34,6 +34,7 @@ FROZEN = {
         "0018_question_requests": "84e0e872e84cbb71",
         "0019_earlier_agent_failures": "c045b68baddb6079",
         "0020_community_requests": "501627963e0fe4d6",
+        "0021_author_questions": "cee24601e33dc57f",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -54,6 +55,7 @@ FROZEN = {
         "0018_question_requests": "84e0e872e84cbb71",
         "0019_earlier_agent_failures": "c045b68baddb6079",
         "0020_community_requests": "501627963e0fe4d6",
+        "0021_author_questions": "cee24601e33dc57f",
     },
 }
 

@@ -236,6 +236,8 @@ HOT_QUERIES = [
     ("get_membership", {"community_id": "lobby", "user_id": 1}, "PRIMARY KEY"),
     ("list_last_task_per_profile", {"user_id": 1}, "tasks_profile_created"),
     ("recent_questions_by", {"author": 1, "since": 0, "amount": 10}, "topics_author_created"),
+    ("list_questions_by_author", {"author": 1, "status": "open", "limit": 51, "offset": 50},
+     "topics_author_questions"),
     ("list_browse_newest", {"before_created": 2**62, "before_id": "", "community": None,
                             "status": None, "intent": None, "answered": None, "card": None,
                             "match": None, "limit": 21}, "topics_"),
