@@ -252,6 +252,17 @@ def test_a_hot_query_walks_its_index(conn, name, params, index):
 
 
 @sqlite_only
+@pytest.mark.parametrize("name", ["list_published_cards_by_author",
+                                  "count_published_cards_by_author"])
+def test_a_profiles_cards_are_found_from_the_persons_questions(conn, name):
+    """Joined the other way, a profile walked every published card of the site and kept
+    those of the person's questions."""
+    plan = query_plan(conn, name, {"author": 1, "limit": 51})
+    assert plan.startswith("SEARCH t USING INDEX topics_author_created"), plan
+    assert "SCAN" not in plan, plan
+
+
+@sqlite_only
 @pytest.mark.parametrize("name", ["list_communities", "get_community"])
 def test_the_community_listings_count_nothing(conn, name):
     plan = query_plan(conn, name, {"viewer": 1, "joined_only": 0, "limit": 61, "offset": 0,

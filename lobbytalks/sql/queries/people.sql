@@ -26,15 +26,17 @@ WHERE author_id = :author AND kind = 'discussion' AND hidden_at IS NULL;
 
 -- name: list_published_cards_by_author
 SELECT a.id, a.topic_id, a.published, t.title
-FROM answer_cards a JOIN topics t ON t.id = a.topic_id
-WHERE t.author_id = :author AND a.state = 'published' AND t.hidden_at IS NULL
+FROM topics t CROSS JOIN answer_cards a
+WHERE a.topic_id = t.id AND t.author_id = :author AND a.state = 'published'
+  AND t.hidden_at IS NULL
 ORDER BY a.published DESC, a.id DESC
 LIMIT :limit;
 
 -- How many answer cards a person has published (a profile lists the newest few).
 -- name: count_published_cards_by_author
-SELECT COUNT(*) FROM answer_cards a JOIN topics t ON t.id = a.topic_id
-WHERE t.author_id = :author AND a.state = 'published' AND t.hidden_at IS NULL;
+SELECT COUNT(*) FROM topics t CROSS JOIN answer_cards a
+WHERE a.topic_id = t.id AND t.author_id = :author AND a.state = 'published'
+  AND t.hidden_at IS NULL;
 
 -- name: list_questions_for_export
 SELECT t.id, t.community_id, t.intent, t.original_title, t.title, t.description, t.status,
