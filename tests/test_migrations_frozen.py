@@ -35,6 +35,7 @@ FROZEN = {
         "0019_earlier_agent_failures": "c045b68baddb6079",
         "0020_community_requests": "501627963e0fe4d6",
         "0021_author_questions": "cee24601e33dc57f",
+        "0022_search_words_alike": "8ac64b4e04e49f12",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -56,6 +57,7 @@ FROZEN = {
         "0019_earlier_agent_failures": "c045b68baddb6079",
         "0020_community_requests": "501627963e0fe4d6",
         "0021_author_questions": "cee24601e33dc57f",
+        "0022_search_words_alike": "8ac64b4e04e49f12",
     },
 }
 

@@ -72,6 +72,24 @@ def test_a_one_letter_word_finds_itself_not_every_word_it_starts(site, asker):
     assert f"/q/{cpp}" in page and "手冲咖啡" not in page
 
 
+def test_accents_and_punctuation_are_searched_alike_on_either_database(site, asker):
+    """SQLite's index dropped accents and split at punctuation by itself; PostgreSQL's kept
+    "café", "3.14" and "example.org" whole, so those searches found nothing there."""
+    cafe = asker.ask("Café culture and résumé writing",
+                     description="naïve approach; e-mail alice@example.com; see "
+                                 "https://example.org/path?x=1")
+    cpp = asker.ask("C++ vs Go for servers", description="version 3.14 and snake_case_words")
+    dotted = asker.ask("Numbers 2024-10-01", description="foo-bar dotted.name")
+    client = site.test_client()
+    for q in ("cafe", "café", "resume", "RÉSUMÉ", "naive", "example.com", "example.org",
+              "alice", "e-mail"):
+        assert found(client, q=q) == [cafe], q
+    for q in ("3.14", "snake_case", "case", "c++", "go"):
+        assert found(client, q=q) == [cpp], q
+    for q in ("name", "dotted.name", "foo-bar", "2024-10-01"):
+        assert found(client, q=q) == [dotted], q
+
+
 def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):
     topic = asker.ask("旧标题：磁盘满了怎么办")
     assert asker.web_post("revise", topic=topic, title="新标题：内存不够怎么办").status_code == 200

@@ -15,6 +15,7 @@ the same transaction as the question it describes.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..db import Connection, Q, Row, dialect_of
 from ..security import ID_CHARS
@@ -24,6 +25,19 @@ from ..textrules import CJK_CHARS, as_read
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(r"\w+")
 MAX_QUERY_TERMS = 8
+
+
+_SEPARATORS = re.compile(r"[\W_]+")
+
+
+def _folded(text: str) -> str:
+    """Text outside a CJK run as both indexes split it: diacritics gone ("café" -> "cafe")
+    and each run of what is no letter or digit a space ("example.org" -> "example org",
+    "3.14" -> "3 14"). FTS5's unicode61 does both itself; PostgreSQL's 'simple' parser keeps
+    accents, and hosts, e-mail addresses and decimals whole, so that "cafe", "3.14" or
+    "example.org" found a question on SQLite and not on PostgreSQL."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return _SEPARATORS.sub(" ", bare)
 
 
 def _cjk_tokens(run: str) -> list[str]:
@@ -37,10 +51,10 @@ def index_terms(*texts: str) -> str:
         normal = as_read(text)
         last = 0
         for match in _CJK_RUN.finditer(normal):
-            parts.append(normal[last:match.start()])
+            parts.append(_folded(normal[last:match.start()]))
             parts.extend(_cjk_tokens(match.group()))
             last = match.end()
-        parts.append(normal[last:])
+        parts.append(_folded(normal[last:]))
     return " ".join(p for p in parts if p.strip())
 
 
@@ -75,7 +89,8 @@ def _query_terms(q: str) -> list[tuple[list[str], bool]]:
         else:
             # a word of one or two letters ("C" of "C++", "Go") is a whole word: as a prefix
             # it would match every word that starts with it ("coffee", "good")
-            terms.extend(([word], len(word) >= PREFIX_FROM) for word in _WORD.findall(text))
+            terms.extend(([word], len(word) >= PREFIX_FROM)
+                         for word in _WORD.findall(_folded(text)))
     return terms[:MAX_QUERY_TERMS]
 
 
