@@ -11,8 +11,8 @@ from typing import Any, Iterable
 
 log = logging.getLogger("lobbytalks.serving")
 
-# At most one "a client holds too many connections" line in this many seconds.
-REFUSAL_WARNING_SECONDS = 60
+# At most one line of each kind of connection warning in this many seconds.
+WARNING_SECONDS = 60
 
 
 def client_address_key(addr: Any) -> str:
@@ -36,12 +36,12 @@ class OccasionalWarning:
     def __init__(self, message: str) -> None:
         self.message = message  # formatted with the count since the last line, then args
         self._count = 0
-        self._warned_at = -float(REFUSAL_WARNING_SECONDS)
+        self._warned_at = -float(WARNING_SECONDS)
 
     def note(self, *args: Any) -> None:
         self._count += 1
         now = time.monotonic()
-        if now - self._warned_at >= REFUSAL_WARNING_SECONDS:
+        if now - self._warned_at >= WARNING_SECONDS:
             log.warning(self.message, *args, self._count)
             self._warned_at, self._count = now, 0
 

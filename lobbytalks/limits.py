@@ -61,6 +61,13 @@ def _parsed(limit: str) -> RateLimitItem:
     return parse(limit)
 
 
+def window(limit: str) -> tuple[int, int]:
+    """A limit setting as (requests, seconds): for a budget counted elsewhere than here
+    (the day's questions, counted in the database)."""
+    item = _parsed(limit)
+    return item.amount, item.get_expiry()
+
+
 class LocalWindow:
     """An exact moving window per (scope, key): the times of the last ``amount`` hits.
 

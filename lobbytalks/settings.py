@@ -135,9 +135,8 @@ class Settings:
     def questions_per_window(self) -> tuple[int, int]:
         """RATE_TOPIC as (questions, seconds): counted from the questions a person asked,
         not by the rate-limit storage (``topics.create``)."""
-        from limits import parse
-        item = parse(self.rate_topic)
-        return item.amount, item.get_expiry()
+        from .limits import window
+        return window(self.rate_topic)
 
     @property
     def secret_key_path(self) -> Path:
