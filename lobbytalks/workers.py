@@ -102,16 +102,20 @@ class _Child:
 class Supervisor:
     """Runs ``count`` children of ``child_main`` until SIGTERM/SIGINT.
 
+    ``sockets`` are the listening sockets the children inherit: the supervisor closes its
+    own copies first when it stops, or the kernel would go on accepting connections into
+    them that no draining child takes, to reset them when the supervisor exits.
     A child that exits is started again after ``first_delay`` seconds, doubling with each
     further failure up to ``max_delay``; a child that stayed up ``stable_after`` seconds
     starts the count afresh. If a child cannot start at all on the first round, the others
     are stopped and ``run`` returns 1 (the child printed why).
     """
 
-    def __init__(self, child_main: ChildMain, count: int, *, first_delay: float = 0.5,
-                 max_delay: float = 30.0, stable_after: float = 30.0,
+    def __init__(self, child_main: ChildMain, count: int, sockets: list[socket.socket], *,
+                 first_delay: float = 0.5, max_delay: float = 30.0, stable_after: float = 30.0,
                  on_serving: Callable[[], None] = lambda: None) -> None:
         self._child_main, self._on_serving = child_main, on_serving
+        self._sockets = sockets
         self._count = count
         self._first_delay, self._max_delay, self._stable_after = first_delay, max_delay, stable_after
         self._children: dict[int, _Child] = {}      # pid -> child
@@ -202,8 +206,11 @@ class Supervisor:
                 self._start(slot, restart=True)  # a failed start is reaped and scheduled again
 
     def _stop_all(self) -> None:
-        """SIGTERM every child, wait for them, SIGKILL whoever outlasts the grace."""
+        """Stop listening, SIGTERM every child, wait for them, SIGKILL whoever outlasts
+        the grace."""
         self._stopping = True
+        for sock in self._sockets:
+            sock.close()
         for pid in self._children:
             _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -287,10 +294,8 @@ def serve_several(settings: Settings, make_app: Callable[[Settings], object]) ->
         print(f"LobbyTalks serving at {listening_at(settings, sockets)} with "
               f"{settings.workers} worker processes", flush=True)
 
-    supervisor = Supervisor(child_main, settings.workers, on_serving=announce)
+    supervisor = Supervisor(child_main, settings.workers, sockets, on_serving=announce)
     code = supervisor.run()
-    for sock in sockets:
-        sock.close()
     if served:
         print("LobbyTalks stopped", flush=True)
     return code

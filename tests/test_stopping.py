@@ -97,6 +97,27 @@ def test_the_workers_of_a_stopped_supervisor_answer_what_they_had_queued(tmp_pat
         supervised.stop(signal.SIGKILL)
 
 
+def test_a_stopped_supervisor_refuses_new_connections_while_its_workers_drain(tmp_path):
+    """Its own copy of the listening socket closed with the workers': a connection opened
+    during the drain is refused at once, never accepted into a queue no one reads (and
+    reset, unanswered, when the supervisor exits)."""
+    supervised = Supervised(tmp_path, mode="one-thread")
+    try:
+        connections = _slow_requests_to(supervised)  # keep both workers draining ~1.5 s
+        time.sleep(0.2)
+        supervised.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", supervised.port), timeout=5).close()
+        assert supervised.proc.poll() is None  # still draining: the refusal was not its exit
+        code, err = supervised.stop(signal.SIGTERM)
+        assert code == 0, err
+        for conn in connections:
+            conn.close()
+    finally:
+        supervised.stop(signal.SIGKILL)
+
+
 def test_a_second_signal_to_the_supervisor_stops_its_workers_at_once(tmp_path):
     """The supervisor took a second SIGTERM as the first: every worker drained on."""
     supervised = Supervised(tmp_path, mode="one-thread")

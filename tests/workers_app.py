@@ -51,7 +51,7 @@ def main(port: int, mode: str, folder: Path) -> int:
         serving.serve(answer_with_pid, settings, sockets=sockets)
 
     print("supervising", flush=True)
-    return Supervisor(child_main, 2, first_delay=0.1, max_delay=0.8, stable_after=30).run()
+    return Supervisor(child_main, 2, sockets, first_delay=0.1, max_delay=0.8, stable_after=30).run()
 
 
 if __name__ == "__main__":
