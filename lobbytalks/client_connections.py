@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import threading
 import time
 from typing import Any, Iterable
@@ -46,8 +47,8 @@ class OccasionalWarning:
             self._warned_at, self._count = now, 0
 
 
-# A request still arriving at this pace or faster keeps its place: an upload on a slow
-# phone link is no socket that only waits (a slowloris dribble gains next to nothing).
+# A request still arriving at this pace or faster keeps its place while sockets only wait:
+# an upload on a slow phone link is no socket that only waits.
 KEEPS_PACE_BYTES_PER_SECOND = 1024
 
 
@@ -55,22 +56,35 @@ def longest_waiting(channels: Iterable[Any], now: float, at_least: float) -> Any
     """The connection that has held its slot longest without giving the server anything to
     do: an idle one (since its last activity) or one whose request is still arriving (since
     that request began, less a second for each KiB of it read: a dribble of bytes is
-    activity, yet no request). None when each of them is younger than ``at_least`` seconds.
-    Never one whose request is being served, whose answer is still being sent, or that is
-    already closing."""
-    victim, since = None, now - at_least
+    activity, yet no request), once that is ``at_least`` seconds ago.
+
+    When none has waited that long and none is idle (an idle one soon will have), the
+    request arriving slowest for its age (begun at least ``at_least`` seconds ago) gives
+    way: sockets each sending a little faster than the pace, or a burst and then nothing,
+    must not keep every newcomer out for as long as the attacker pays for them; a faster
+    upload goes after them. None when no connection qualifies. Never one whose request is
+    being served, whose answer is still being sent, or that is already closing."""
+    cutoff = now - at_least
+    waiting = slowest = None
+    waiting_since = slowest_since = math.inf
+    idle_for_now = False
     for channel in channels:
         if (channel.requests or channel.total_outbufs_len or channel.will_close
                 or channel.close_when_flushed):
             continue
         arriving = channel.request
         if arriving is None:
-            waiting_since = channel.last_activity
+            since = channel.last_activity
+            idle_for_now = idle_for_now or since > cutoff
         else:
-            waiting_since = arriving.started + arriving.arrived / KEEPS_PACE_BYTES_PER_SECOND
-        if waiting_since <= since:
-            victim, since = channel, waiting_since
-    return victim
+            since = arriving.started + arriving.arrived / KEEPS_PACE_BYTES_PER_SECOND
+            if arriving.started <= cutoff and since < slowest_since:
+                slowest, slowest_since = channel, since
+        if since <= cutoff and since < waiting_since:
+            waiting, waiting_since = channel, since
+    if waiting is not None or idle_for_now:
+        return waiting
+    return slowest
 
 
 class ClientConnections:

@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
@@ -265,10 +266,69 @@ def test_an_answer_still_being_sent_or_an_upload_keeping_pace_keeps_its_slot():
                                 arrived=60_000)
     silent = waiting_channel(last_activity=now - 2)
     assert longest_waiting([reading_slowly, uploading, silent], now, 1.0) is silent
-    assert longest_waiting([reading_slowly, uploading], now, 1.0) is None
+    assert longest_waiting([reading_slowly], now, 1.0) is None
     # slower than a KiB a second, it is waiting more than sending
     creeping = waiting_channel(last_activity=now - 0.1, arriving_since=now - 10, arrived=2048)
     assert longest_waiting([creeping, silent], now, 1.0) is creeping
+
+
+def test_when_no_socket_waits_the_request_arriving_slowest_for_its_age_gives_way():
+    """Sockets each trickling a little over a KiB a second, or a burst and then nothing,
+    never counted as waiting, so they kept every newcomer out until they timed out."""
+    now = 1000.0
+    trickling = waiting_channel(last_activity=now - 0.1, arriving_since=now - 10,
+                                arrived=11_000)
+    burst = waiting_channel(last_activity=now - 9, arriving_since=now - 9, arrived=21_000)
+    uploading = waiting_channel(last_activity=now - 0.1, arriving_since=now - 3,
+                                arrived=60_000)
+    just_begun = waiting_channel(last_activity=now - 0.1, arriving_since=now - 0.5, arrived=10)
+    served = waiting_channel(last_activity=now - 90, serving=True)
+    assert longest_waiting([uploading, burst, trickling, just_begun, served], now, 1.0) \
+        is trickling
+    assert longest_waiting([uploading, burst, just_begun], now, 1.0) is burst
+    assert longest_waiting([uploading, just_begun, served], now, 1.0) is uploading
+    assert longest_waiting([just_begun, served], now, 1.0) is None
+    # an idle socket, not yet a second old, goes first once it is: an upload is not closed
+    # for it meanwhile
+    just_connected = waiting_channel(last_activity=now - 0.5)
+    assert longest_waiting([uploading, burst, just_connected], now, 1.0) is None
+
+
+def test_at_the_limit_sockets_trickling_just_over_the_pace_do_not_keep_a_newcomer_out(tmp_path):
+    """Every slot held by a request arriving a little faster than a KiB a second: a new
+    client is served at once, not after the request timeout (a minute here)."""
+    limit = 20
+    server = LiveServer(tmp_path / "live", env={
+        "LOBBYTALKS_CONNECTION_LIMIT": str(limit), "LOBBYTALKS_CONNECTIONS_PER_CLIENT": "10",
+        "LOBBYTALKS_IDLE_TIMEOUT": "60", "LOBBYTALKS_REQUEST_TIMEOUT": "60"})
+    trickling = [open_socket(server, f"127.0.7.{index // 10 + 1}") for index in range(limit)]
+    stop = threading.Event()
+
+    def trickle() -> None:  # 300 bytes every 0.2 s: 1.5 KiB a second each
+        for sock in trickling:
+            sock.sendall(b"POST /api/community HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n")
+        while not stop.wait(0.2):
+            for sock in trickling:
+                try:
+                    sock.sendall(b" " * 300)
+                except OSError:
+                    pass  # closed to make room
+
+    sender = threading.Thread(target=trickle, daemon=True)
+    sender.start()
+    try:
+        time.sleep(2)  # every one begun more than a second ago, each ahead of the pace
+        r = requests.get(server.url + "/healthz", timeout=10)
+        assert r.status_code == 200 and r.json() == {"ok": True}
+        assert sum(closed_by_server(sock, 0.5) is not None for sock in trickling) >= 1
+    finally:
+        stop.set()
+        sender.join(5)
+        for sock in trickling:
+            sock.close()
+        log = server.stop()
+    assert "sent theirs slowest, closed for new clients" in log, log
 
 
 def test_behind_a_trusted_proxy_one_address_may_hold_many_connections(tmp_path):
