@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any, Callable
 from html import unescape
 from urllib.parse import unquote, urlsplit
 
@@ -32,7 +33,7 @@ ALLOWED_TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquot
 ALLOWED_ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}
 # blocks that may hold right-to-left words, each laid out by its own first letter
 _OWN_DIRECTION_BLOCKS = ("paragraph_open", "list_item_open", "blockquote_open")
-_ATTRIBUTE_VALUES = {"a": {"class": {"cite"}},
+_ATTRIBUTE_VALUES = {"a": {"class": {"cite"}}, "pre": {"tabindex": {"0"}},
                      **{tag: {"dir": {"auto"}} for tag in ("p", "li", "blockquote")}}
 # Words that a reader takes for an address: a scheme, "www." or a dotted name.
 _LOOKS_LIKE_AN_ADDRESS = re.compile(
@@ -201,6 +202,14 @@ def _blocks_take_their_own_direction(state: StateCore) -> None:
             token.attrSet("dir", "auto")
 
 
+def _scrolls_by_keyboard(rule: Callable[..., str]) -> Callable[..., str]:
+    """A code block wider than its column scrolls sideways; in the tab order, a keyboard
+    can scroll it too (WCAG 2.1.1; Safari does not focus scrolling boxes on its own)."""
+    def render(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+        return rule(tokens, idx, options, env).replace("<pre>", '<pre tabindex="0">', 1)
+    return render
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
@@ -210,6 +219,8 @@ def _parser() -> MarkdownIt:
     md.core.ruler.push("vet_links", _vet_links)
     md.core.ruler.push("link_citations", _link_citations)
     md.core.ruler.push("blocks_take_their_own_direction", _blocks_take_their_own_direction)
+    for block in ("fence", "code_block"):
+        md.add_render_rule(block, _scrolls_by_keyboard(md.renderer.rules[block]))
     return md
 
 

@@ -25,6 +25,10 @@ REL = 'rel="nofollow ugc noopener"'
     ('<a onclick="y">z</a>', '<p>&lt;a onclick="y"&gt;z&lt;/a&gt;</p>'),
     ("[点我](javascript:alert(1))", "<p>[点我](javascript:alert(1))</p>"),
     ("[点我](data:text/html,x)", "<p>[点我](data:text/html,x)</p>"),
+    # a code block, which may scroll sideways, is in the tab order; nobody else's tabindex is
+    ("```python\nx = 1\n```", '<pre tabindex="0"><code>x = 1\n</code></pre>'),
+    ("    indented = 1", '<pre tabindex="0"><code>indented = 1\n</code></pre>'),
+    ('<pre tabindex="5">x</pre>', '<p>&lt;pre tabindex="5"&gt;x&lt;/pre&gt;</p>'),
 ])
 def test_markdown_renders_the_safe_subset(text, expected):
     assert str(markdown(text)).strip() == expected
