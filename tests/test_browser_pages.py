@@ -489,6 +489,8 @@ def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, w
     page.goto(site["base"] + "/ask")
     assert page.locator("#topic-limit").inner_text().startswith(
         "Each person can ask up to 3 questions" if lang == "en" else "每人最多提 3 个问题")
+    # said before anything is typed, at a time in the reader's own way of writing it
+    expect(page.locator("#topic-limit-reached time")).not_to_contain_text("UTC")
     page.fill("#f-title", "     ")
     page.click("form.api-form button[type=submit]")
     field_error = page.locator("#f-title-error")

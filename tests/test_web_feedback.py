@@ -161,6 +161,28 @@ def test_ask_page_states_the_configured_daily_limit(settings):
     assert "up to 3 questions (a day, counted over the last 24 hours)" in body
 
 
+def test_the_ask_page_says_when_one_may_ask_again_before_anything_is_typed(settings, clock_file):
+    """The limit reached, the page said only what it was; the person learnt it after writing
+    a question and sending it."""
+    from lobbytalks import clock, create_app
+    app = create_app(settings, rate_topic="3/day")
+    person = joined_person(app)
+    asked_at = clock.now()
+    for n in range(2):
+        person.ask(f"第 {n} 个问题")
+    assert 'id="topic-limit-reached"' not in html(person.http.get("/ask?lang=en"))
+    advance(clock_file, 60)
+    person.ask("第三个问题")
+    body = html(person.http.get("/ask?lang=en"))
+    notice = body[body.index('id="topic-limit-reached"'):].split("</div>")[0]
+    assert "you can ask again at" in notice
+    again = int(re.search(r'data-ts="(\d+)"', notice).group(1))
+    assert asked_at + 86400 <= again <= asked_at + 86400 + 2  # when the first leaves the window
+    assert 'data-endpoint="/api/community"' in body  # the form stays, to write in meanwhile
+    advance(clock_file, 86400 - 60)
+    assert 'id="topic-limit-reached"' not in html(person.http.get("/ask?lang=en"))
+
+
 # --- item 4: pages past the end --------------------------------------------------------------
 
 @pytest.mark.parametrize("path", ["/communities?page=999", "/c/lobby?page=999", "/tasks?page=999"])

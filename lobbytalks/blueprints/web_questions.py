@@ -50,8 +50,12 @@ def ask():
         [lambda c: c["owner"] or t("common.site_owned"),
          lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
     limit = topic_limit(rt.settings.rate_topic)
+    # told before anything is typed, not only when the question is sent
+    ask_again_at = topics.next_question_at(read_conn(), user.id,
+                                           rt.settings.questions_per_window, clock.now())
     return render("ask.html", joined=joined, chosen=chosen, not_joined=not_joined,
-                  islands=topics.islands(read_conn()), intents=INTENTS, labels=labels, limit=limit)
+                  islands=topics.islands(read_conn()), intents=INTENTS, labels=labels, limit=limit,
+                  ask_again_at=ask_again_at)
 
 
 def topic_limit(setting: str) -> str:

@@ -84,11 +84,19 @@ def _refuse_past_window(conn: Connection, user_id: int, per_window: tuple[int, i
     limit's counter, checked and then counted, let 15 of 10 through across two processes).
 
     :raise 429 rate_limited: with the seconds until the oldest of them leaves the window."""
+    again = next_question_at(conn, user_id, per_window, now)
+    if again is not None:
+        raise ApiError("rate_limited", retry_after=max(1, again - now))
+
+
+def next_question_at(conn: Connection, user_id: int, per_window: tuple[int, int],
+                     now: int) -> int | None:
+    """When the person may ask again (the oldest of their questions in the window leaves
+    it), or None while they may ask now."""
     amount, seconds = per_window
     asked = conn.execute(Q.recent_questions_by, {"author": user_id, "since": now - seconds,
                                                  "amount": amount}).fetchall()
-    if len(asked) >= amount:
-        raise ApiError("rate_limited", retry_after=max(1, asked[-1]["created"] + seconds - now))
+    return asked[-1]["created"] + seconds if len(asked) >= amount else None
 
 
 def _request_of(data: Any) -> dict[str, str | None]:
