@@ -40,6 +40,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SERVER_ERROR = -32000  # auth/transport failures, bad JSON too (the contract has no -32700)
+PARAMS_NOT_AN_OBJECT = "params 必须是 JSON 对象"
 
 INSTRUCTIONS = fill(
     "LobbyTalks (虾扯淡) community tools. Flow: list_communities → join_community (only with the "
@@ -276,8 +277,11 @@ def answer(payload: Any, *, version_header: str | None, run: RunTool, settings: 
     except RpcError as error:
         return error.http_status, error_body(request_id(payload), error.code, error.message)
     method = payload["method"]
+    params = {} if payload.get("params") is None else payload["params"]
     if "id" not in payload:
         check_version_header(version_header)
+        if not isinstance(params, dict):  # the transport wants an HTTP error for it
+            return 400, error_body(None, INVALID_PARAMS, PARAMS_NOT_AN_OBJECT)
         return 202, None  # a notification: nothing to say back
     ident = payload["id"]
     # initialize negotiates in its body; any other method with a version not spoken here
@@ -286,9 +290,8 @@ def answer(payload: Any, *, version_header: str | None, run: RunTool, settings: 
     handler = METHODS.get(method)
     if handler is None:
         return 200, error_body(ident, METHOD_NOT_FOUND, f"不支持的方法：{method[:80]}")
-    params = {} if payload.get("params") is None else payload["params"]
     if not isinstance(params, dict):
-        return 200, error_body(ident, INVALID_PARAMS, "params 必须是 JSON 对象")
+        return 200, error_body(ident, INVALID_PARAMS, PARAMS_NOT_AN_OBJECT)
     try:
         result = handler(params, run, version, settings)
     except RpcError as error:

@@ -169,6 +169,17 @@ def test_notifications_are_202_with_an_empty_body(mcp, message):
     assert r.data == b"" and "Content-Type" not in r.headers
 
 
+@pytest.mark.parametrize("params", ["x", [1, 2], 5, True])
+def test_a_notification_whose_params_are_no_object_is_an_http_error(mcp, params):
+    """It was taken with 202 while the same message with an id was refused; the transport
+    asks for an HTTP error status for a message the server cannot accept."""
+    r = mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized", "params": params},
+                 **{"MCP-Protocol-Version": "2025-06-18"})
+    assert r.status_code == 400
+    assert r.get_json() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32602, "message": "params 必须是 JSON 对象"}}
+
+
 @pytest.mark.parametrize("ident", [0, 7, "0", "abc-1", ""])
 def test_zero_and_string_ids_are_requests(mcp, ident):
     r = mcp.rpc("ping", id=ident)
