@@ -37,7 +37,7 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from .errors import ApiError
-from .settings import mask_uri_credentials
+from .settings import hide_uri_secrets, mask_uri_credentials
 from .turns import set_aside
 
 log = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ class SharedWindow:
             self._storage = storage_from_string(storage_uri, **options)
         except (ConfigurationError, ValueError) as exc:
             # The library's message may repeat the whole URI, password and all.
-            reason = str(exc).replace(storage_uri, self._shown)
+            reason = hide_uri_secrets(str(exc), storage_uri)
             if storage_uri.startswith(REDIS_SCHEMES) and not _redis_client_installed():
                 reason = ("the Redis client is not installed: pip install redis (the [scale] "
                           "extra of LobbyTalks installs it)")

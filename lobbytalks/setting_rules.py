@@ -11,7 +11,7 @@ from .origins import origin_of
 from .passwords import PASSWORD_MIN_LENGTH
 from .proxies import parse_networks
 from .settings import (DATABASE_URL_PREFIXES, ENV_PREFIX, SettingsError,
-                       mask_uri_credentials)
+                       mask_uri_credentials, unusable_uri)
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -36,8 +36,7 @@ def check(settings: "Settings") -> None:
     _check_text(settings)
     if settings.database_url and not settings.database_url.startswith(DATABASE_URL_PREFIXES):
         raise SettingsError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
-                            f"postgresql://, got "
-                            f"{mask_uri_credentials(settings.database_url)!r}")
+                            f"postgresql://; {unusable_uri(settings.database_url, 'postgresql://')}")
     try:
         settings.password_cost  # building the cost checks its bounds
     except ValueError as exc:
@@ -109,7 +108,7 @@ def _check_rate_storage(uri: str) -> None:
     scheme = scheme.lower()  # RFC 3986 3.1: Memory:// is memory://, as limits reads it
     if not sep or scheme not in SCHEMES or scheme.startswith("async+"):
         raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE must be memory:// or a storage "
-                            f"such as redis://host:6379/0, got {mask_uri_credentials(uri)!r}")
+                            f"such as redis://host:6379/0; {unusable_uri(uri, 'redis://')}")
 
 
 def _check_rate(name: str, value: str) -> None:

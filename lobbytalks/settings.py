@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from urllib.parse import unquote
 from typing import Any, Mapping
 
 from .passwords import Argon2Cost
@@ -190,8 +191,9 @@ class Settings:
             if not f.metadata.get("env"):
                 continue
             value = getattr(self, f.name)
-            shown = (("****" if value else "") if f.metadata.get("secret")
-                     else mask_uri_credentials(str(value)))
+            hidden = f.metadata.get("secret") or (  # a URL without a scheme may be a password
+                f.metadata.get("from_file") and "://" not in str(value))
+            shown = ("****" if value else "") if hidden else mask_uri_credentials(str(value))
             rows.append((ENV_PREFIX + f.name.upper(), shown, f.metadata["help"]))
         return rows
 
@@ -210,7 +212,40 @@ def mask_uri_credentials(value: str) -> str:
     def userinfo(match: re.Match[str]) -> str:
         user, colon, _ = match["userinfo"].partition(":")
         return f"{match['scheme']}{user}:****@" if colon else f"{match['scheme']}****@"
+    if "://" in value:
+        value = hide_uri_secrets(value, value)  # a password with "@" or "/" left unescaped
     return _SECRET_QUERY.sub(r"\1****", _URI_USERINFO.sub(userinfo, value, count=1))
+
+
+def hide_uri_secrets(text: str, uri: str) -> str:
+    """``text`` (an error about ``uri``, a driver's own words) with every copy of the URI's
+    password and secret query values masked, however malformed the URI: a driver quotes
+    what it could not parse, where ``_URI_USERINFO`` reads well-formed URIs only."""
+    _, sep, rest = uri.partition("://")
+    found = [m[0][len(m[1]):] for m in _SECRET_QUERY.finditer(uri)]
+    if not sep:
+        found.append(uri)  # no scheme: it may be a password alone, written where a URL goes
+    elif "@" in rest:  # up to the last "@": a password may hold "@" or "/" unescaped
+        userinfo = rest[:rest.rfind("@")]
+        _, colon, password = userinfo.partition(":")
+        if colon:
+            found.append(password)
+        elif "/" not in userinfo:  # a token alone (an "@" in a path is no userinfo)
+            found.append(userinfo)
+    for secret in sorted({v for s in found for v in (s, unquote(s)) if v}, key=len, reverse=True):
+        text = text.replace(secret, "****")
+    return text
+
+
+def unusable_uri(value: str, example: str) -> str:
+    """What a refusal may say of a URI-valued setting it cannot use: never the value, which
+    may hold a password (or be only one, from a file meant for the URL)."""
+    if value != value.strip():
+        return "it begins or ends with a space or a line break"
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*(?=:)", value)
+    return (f"its scheme is {scheme[0]!r}" if scheme
+            else f"it has no scheme such as {example} (the value is not shown: it may hold "
+                 "a password)")
 
 
 def _read_setting_file(name: str, path: str) -> str:

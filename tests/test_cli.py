@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 import signal
 import sqlite3
 import stat
@@ -477,9 +478,48 @@ def test_config_fails_on_what_would_stop_serve(tmp_path, monkeypatch, capsys):
     ("memory://", "memory://"),
     ("https://example.org/a@b", "https://example.org/a@b"),  # an @ in the path is no userinfo
     ("plain", "plain"),
+    # unescaped "@" and "/" in a password: the rest of it was shown after the first "@"
+    ("postgresql://lt:p@ss/w0rd@db:5432/x", "postgresql://lt:****@db:5432/x"),
 ])
 def test_mask_uri_credentials(raw, shown):
     assert mask_uri_credentials(raw) == shown
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("postgresql://lt:My%Secret%Pass@127.0.0.1:1/lt2", "Secret"),     # not percent-decodable
+    ("postgresql://lt:pwSEKRIT@[::1/lt2", "SEKRIT"),                  # a bracket left open
+    (" postgresql://lt:DbSecret4@127.0.0.1:1/lt1", "DbSecret4"),      # a space before it
+    ("JustThePassword", "JustThePassword"),                           # the password alone
+])
+def test_a_malformed_database_url_is_refused_without_its_password(tmp_path, url, secret):
+    """The refusal quoted the value, or the driver's words quoting it, password and all:
+    into a service's log, from every command that reads it."""
+    data = tmp_path / "d"
+    assert run("init", "--data-dir", str(data)) == 0  # a database for migrate-db to copy
+    secret_file = tmp_path / "url"
+    secret_file.write_text(url + "\n")
+    by_url, by_file = {"LOBBYTALKS_DATABASE_URL": url}, {"LOBBYTALKS_DATABASE_URL_FILE": str(secret_file)}
+    for env, command in ((by_url, ["check"]), (by_url, ["serve", "--port", "0"]),
+                         (by_file, ["serve", "--port", "0"]), ({}, ["migrate-db", "--to", url])):
+        done = subprocess.run([sys.executable, "-m", "lobbytalks", *command, "--data-dir", str(data)],
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, **env, "PYTHONPATH": str(Path(__file__).parent.parent)})
+        said = done.stdout + done.stderr
+        assert done.returncode != 0 and "lobbytalks: " in said, (command, said)
+        assert secret not in said and "Traceback" not in said, (command, said)
+
+
+def test_a_malformed_rate_storage_is_refused_without_its_password(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LOBBYTALKS_RATELIMIT_STORAGE", "redis//:RedisSecret8@h:6379/0")
+    assert run("config", "--data-dir", str(tmp_path / "data")) == 2
+    captured = capsys.readouterr()
+    assert "RedisSecret8" not in captured.out + captured.err
+    assert "LOBBYTALKS_RATELIMIT_STORAGE must be memory://" in captured.err
+    monkeypatch.setenv("LOBBYTALKS_RATELIMIT_STORAGE", "JustThePassword")
+    monkeypatch.setenv("LOBBYTALKS_DATABASE_URL", "AlsoThePassword")
+    run("config", "--data-dir", str(tmp_path / "data"))
+    captured = capsys.readouterr()
+    assert "ThePassword" not in captured.out + captured.err
 
 
 def test_a_direct_value_wins_over_its_file(tmp_path):

@@ -238,7 +238,7 @@ def migrate_db(args: argparse.Namespace) -> int:
 
     from .. import clock, migrate_db, serverlock
     from ..db import DatabaseError
-    from ..settings import mask_uri_credentials
+    from ..settings import hide_uri_secrets, mask_uri_credentials
 
     settings = settings_from(args)
     try:
@@ -262,7 +262,7 @@ def migrate_db(args: argparse.Namespace) -> int:
     except migrate_db.MigrationError as exc:
         return fail(str(exc))
     except DatabaseError as exc:
-        return fail(f"{shown}: {mask_uri_credentials(str(exc))}; nothing was kept")
+        return fail(f"{shown}: {hide_uri_secrets(str(exc), target)}; nothing was kept")
     width = max(len(r.name) for r in reports)
     for r in reports:
         print(f"{r.name:<{width}}  {r.rows:>9} rows  sha256-sum {r.checksum}")

@@ -36,8 +36,11 @@ class ContentionError(PgOperationalError):
 CONTENTION_SQLSTATES = ("40001", "40P01", "55P03")
 
 
-def translate_pg_error(exc: Exception) -> PgDatabaseError:
+def translate_pg_error(exc: Exception, url: str = "") -> PgDatabaseError:
+    """Ours for psycopg's ``exc``; with the database ``url``, its secrets are masked in the
+    message (psycopg quotes what it could not parse of it)."""
     import psycopg
+    from ..settings import hide_uri_secrets
 
     if getattr(exc, "sqlstate", None) in CONTENTION_SQLSTATES:
         kind: type[PgDatabaseError] = ContentionError
@@ -47,6 +50,6 @@ def translate_pg_error(exc: Exception) -> PgDatabaseError:
         kind = PgOperationalError
     else:
         kind = PgDatabaseError
-    error = kind(str(exc).strip())
+    error = kind(hide_uri_secrets(str(exc).strip(), url) if url else str(exc).strip())
     error.sqlstate = getattr(exc, "sqlstate", None)
     return error

@@ -87,7 +87,7 @@ class PostgresDatabase(TransactionalDatabase):
         except Exception as exc:
             self.pool.close()
             from .errors import translate_pg_error
-            raise translate_pg_error(exc) from None
+            raise translate_pg_error(exc, url) from None
 
     @property
     def conn(self) -> Connection:
