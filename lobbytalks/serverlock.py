@@ -16,7 +16,11 @@ class DatabaseInUse(RuntimeError):
 
 
 def lock_path(db_path: Path) -> Path:
-    return db_path.with_name(db_path.name + ".lock")
+    """Beside the file itself: a database reached through a symbolic link (``--db`` naming a
+    link, a linked folder) has the lock of the one it leads to, or a second server or a
+    rotate-key would take a lock of its own beside the link and run alongside."""
+    real = Path(os.path.realpath(db_path))
+    return real.with_name(real.name + ".lock")
 
 
 def acquire(db_path: Path) -> int:

@@ -277,6 +277,15 @@ def test_restore_and_rotate_key_refuse_while_the_database_is_served(tmp_path):
         key_before = key.read_text()
         rotation = cli("rotate-key", "--data-dir", str(server.data_dir))
         assert rotation.returncode == 1 and "stop the server before rotating" in rotation.stderr
+        # nor through a link to the served file (it took a lock of its own beside the link,
+        # re-sealed every private context under a key the server did not have)
+        linked = tmp_path / "linked"
+        linked.mkdir()
+        (linked / "lobbytalks.db").symlink_to(server.data_dir / "lobbytalks.db")
+        (linked / "secret.key").write_text(key_before)
+        rotation = cli("rotate-key", "--db", str(linked / "lobbytalks.db"))
+        assert rotation.returncode == 1 and "stop the server before rotating" in rotation.stderr
+        assert (linked / "secret.key").read_text() == key_before
         assert key.read_text() == key_before
         assert requests.get(server.url + "/healthz", timeout=5).json() == {"ok": True}
     finally:
