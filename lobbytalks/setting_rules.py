@@ -17,13 +17,20 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 # The least and the most each counted setting may be (workers: ``workers.refusal`` says
-# it, for --workers too). The most: a session ends within ten years (a cookie's date must
-# stay within the calendar), and waitress starts every thread at once.
+# its least, for --workers too). The most: a session ends within ten years (a cookie's date
+# must stay within the calendar), waitress starts every thread at once, and a count the
+# database compares or limits by must fit its 64-bit integers (a larger one failed every
+# login 503); the rest are far past any use, to catch a mistyped value.
+_A_YEAR = 366 * 86400
+_PLENTY = 1_000_000_000
 _AT_LEAST = {"port": 0, "threads": 1, "connection_limit": 1,
              "connections_per_client": 0, "idle_timeout": 1, "request_timeout": 1,
              "session_days": 1, "trusted_proxies": 0, "sessions_per_user": 1, "smtp_port": 1}
-_AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535}
-_LONGEST_RATE_WINDOW = 366 * 86400
+_AT_MOST = {"port": 65535, "threads": 256, "session_days": 3650, "smtp_port": 65535,
+            "workers": 256, "connection_limit": _PLENTY, "connections_per_client": _PLENTY,
+            "idle_timeout": _A_YEAR, "request_timeout": _A_YEAR, "trusted_proxies": 100,
+            "sessions_per_user": _PLENTY}
+_LONGEST_RATE_WINDOW = _A_YEAR
 _ZERO_MULTIPLE = re.compile(r"(?:/|per)\s*0+\s*[A-Za-z]", re.IGNORECASE)
 _CHOICES = {"log_format": ("plain", "json"), "smtp_security": ("starttls", "ssl", "none")}
 # C0, DEL, C1 (NEL, U+0085, among them) and the Unicode line and paragraph separators:
@@ -125,10 +132,11 @@ def _check_rate(name: str, value: str) -> None:
     except (ValueError, OverflowError):
         allowed, window = 0, 0
     # 0/minute refused the first request, then failed every next one 503; a window of
-    # eons allowed one request ever, and said to retry in 3e27 seconds
-    if allowed < 1 or not 0 < window <= _LONGEST_RATE_WINDOW:
-        raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, "
-                            f"one rate allowing at least 1 in at most a year, got {value!r}")
+    # eons allowed one request ever, and said to retry in 3e27 seconds; 1e20 a day passed
+    # the database's integers (the day's questions are counted there)
+    if not 1 <= allowed <= _PLENTY or not 0 < window <= _LONGEST_RATE_WINDOW:
+        raise SettingsError(f"{name} must be a rate such as 20/minute or 5 per hour, one "
+                            f"rate allowing 1 to {_PLENTY:,} in at most a year, got {value!r}")
 
 
 def _check_admin_username(name: str) -> None:
