@@ -1576,6 +1576,38 @@ def test_an_empty_token_file_is_no_token(scene, tmp_path):
     assert not scene.state_dir.exists()
 
 
+@pytest.mark.parametrize("written", ["{token}\nold line\n", "\ufeff{token}\r\n", "\xff\xfe"])
+def test_a_token_file_with_more_than_the_token_is_refused_without_showing_it(scene, tmp_path,
+                                                                            written):
+    """A second line made run's request fail in a traceback quoting the header, token and
+    all; a byte-order mark or bytes that are no UTF-8 crashed it too."""
+    token = scene.agent["token"]
+    path = tmp_path / "token"
+    path.write_bytes(written.format(token=token).encode("utf-8", "surrogateescape")
+                     if written != "\xff\xfe" else b"\xff\xfe")
+    path.chmod(0o600)
+    code, _ = scene.finish(scene.run_once("--token-file", str(path)))
+    said = scene.outputs[-2] + scene.outputs[-1]
+    if written.startswith("\ufeff"):  # a mark an editor put there: the token alone is read
+        assert code == EXIT_OK, said
+    else:
+        assert code == 2 and str(path) in said, said
+    assert "Traceback" not in said
+    scene.assert_token_nowhere()
+
+
+def test_a_token_variable_with_two_lines_is_refused_without_showing_it(scene):
+    token = scene.agent["token"]
+    for command in ("run", "doctor"):
+        code, _ = scene.finish(scene.connector(
+            command, *(["--once"] if command == "run" else []),
+            env={TOKEN_ENV: f"{token}\nlbt_an_older_token"}))
+        said = scene.outputs[-2] + scene.outputs[-1]
+        assert code in (2, EXIT_TASK_FAILED) and "Traceback" not in said, (command, said)
+        assert "alone on one line" in said, (command, said)
+    scene.assert_token_nowhere()
+
+
 def test_claude_saying_why_it_failed_is_what_the_owner_reads(scene, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

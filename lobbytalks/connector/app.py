@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import threading
 from dataclasses import dataclass
@@ -27,20 +28,36 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM,
                 *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
 
 
+# What an HTTP header can carry: a token with anything else (a second line, a byte-order
+# mark) made the request itself fail, in a traceback quoting the header, token and all.
+_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")
+
+
 def read_token(args: argparse.Namespace) -> str:
-    """From ``--token-file`` or the environment variable; never from the command line."""
+    """From ``--token-file`` or the environment variable; never from the command line.
+
+    :raise UsageError: naming where the token was looked for, never showing it."""
     if args.token_file:
+        where = f"--token-file {args.token_file}"
         try:
-            token = Path(args.token_file).read_text("utf-8").strip()
+            token = Path(args.token_file).read_text("utf-8-sig").strip()
         except OSError as exc:
-            raise UsageError(f"cannot read --token-file {args.token_file}: {exc.strerror}") from None
+            raise UsageError(f"cannot read {where}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{where} is not text (UTF-8); save the token shown on /agents "
+                             "in it, alone") from None
         if not token:
-            raise UsageError(f"no Agent Token: --token-file {args.token_file} is empty")
-        return token
-    token = os.environ.get(args.token_env, "").strip()
-    if not token:
-        raise UsageError(f"no Agent Token: set {args.token_env} (or use --token-file); "
-                         "the token is shown once when you create the agent on /agents")
+            raise UsageError(f"no Agent Token: {where} is empty")
+    else:
+        where = args.token_env
+        token = os.environ.get(args.token_env, "").strip()
+        if not token:
+            raise UsageError(f"no Agent Token: set {args.token_env} (or use --token-file); "
+                             "the token is shown once when you create the agent on /agents")
+    if not _ONE_TOKEN.fullmatch(token):
+        raise UsageError(f"{where} is not an Agent Token (lbt_…) alone: it holds a line "
+                         "break, a space or other characters (not shown here); keep the token "
+                         "alone on one line")
     return token
 
 
