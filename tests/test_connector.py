@@ -1118,14 +1118,31 @@ def test_a_token_split_by_line_breaks_is_not_submitted(split):
         "sensitive_content: the result holds the Agent Token, spelt out or encoded"]
 
 
+ECHOED = ["private_context: the result repeats the private context, or most of it, word for word"]
+
+
 def test_a_private_context_with_a_line_break_echoed_is_not_submitted():
     private = "我们的数据库在内网，\n每晚两点有批处理任务在写入"
     result = good_result(reasoningSummary=f"题主说：{private}。所以应在批处理之外的时间备份。")
     body, problems = submission("task_x", result, private, now=1_800_000_000)
-    assert body is None and problems == [
-        "private_context: the result repeats the private context verbatim"]
-    body, problems = submission("task_x", result, private.replace("\n", ""), now=1_800_000_000)
-    assert body is not None and problems == []  # not the context as it was given
+    assert body is None and problems == ECHOED
+
+
+@pytest.mark.parametrize("echo", [
+    "My home address is 12 Elm Street Springfield and my landlord is John Q Smith, phone 555 0100.",
+    "My home address is 12 Elm Street Springfield\nand my landlord is John Q Smith, phone 555",
+    "home address is 12 Elm Street Springfield and my landlord is John Q",
+])
+def test_a_private_context_rewrapped_or_cut_short_is_not_submitted(echo):
+    """Only the exact copy was caught: a line break made a space, or the last words
+    dropped, and the asker's private context went out to every other contributor."""
+    private = "My home address is 12 Elm Street Springfield\nand my landlord is John Q Smith, phone 555 0100."
+    result = good_result(uncertainties=[f"The asker said: {echo}"])
+    assert submission("task_x", result, private, now=1_800_000_000) == (None, ECHOED)
+    # a few of its words (a place the answer needs to name) are no copy of it
+    named = good_result(uncertainties=["Whether 12 Elm Street Springfield is in the flood zone."])
+    body, problems = submission("task_x", named, private, now=1_800_000_000)
+    assert body is not None and problems == []
 
 
 def test_once_with_the_server_down_exits_4_not_0(scene):

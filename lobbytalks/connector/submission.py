@@ -5,9 +5,11 @@ import json
 from typing import Any
 
 from ..models.result_problems import result_problems
+from ..secrets_scan import strings_in
 from ..security import holds_disguised, js_length
+from ..services.overlap import repeats_in, without_spaces
 
-MIN_PRIVATE_ECHO = 20  # a private context this long must not come back verbatim
+MIN_PRIVATE_ECHO = 20  # a private context this long must not come back, nor most of it
 
 
 def submission(task_id: str, result: dict[str, Any], private: str | None, *, now: int,
@@ -21,11 +23,10 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
               if k not in ("action", "taskId") and v is not None}
     body = {"action": "submit_result", "taskId": task_id, **fields}
     reasons = [f"{p.code}: {p.message}" for p in result_problems(body, now=now)]
-    text = json.dumps(fields, ensure_ascii=False)
-    # Looked for as JSON writes it, escapes and all (a context with a line break in it).
     if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
-            json.dumps(private.strip(), ensure_ascii=False)[1:-1] in text:
-        reasons.append("private_context: the result repeats the private context verbatim")
+            _repeats_most_of(fields, private):
+        reasons.append("private_context: the result repeats the private context, or most "
+                       "of it, word for word")
     # The fields themselves, not their JSON: an escape such as "\\n" would put a letter
     # between the two halves of a token split across lines.
     if any(holds_disguised(fields, secret) for secret in secrets):
@@ -33,3 +34,13 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
     if reasons:
         return None, reasons
     return json.dumps(body, ensure_ascii=False).encode(), []
+
+
+def _repeats_most_of(fields: dict[str, Any], private: str) -> bool:
+    """Whether one passage of a field repeats half the private context or more, compared as
+    the server's guard compares (``overlap``: whitespace left out): a model re-wraps lines
+    and drops a word at the end, and the exact copy alone was caught. A shorter run (a
+    product's name the context mentions) is left to the asker's card preview."""
+    longest = max((len(without_spaces(passage))
+                   for passage in repeats_in(strings_in(fields), private)), default=0)
+    return 2 * longest >= len(without_spaces(private))

@@ -27,6 +27,10 @@ MIN_RUN = 12
 _SPACE = re.compile(r"\s+")
 
 
+def without_spaces(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
 def _normalised(text: str) -> tuple[str, list[int]]:
     """The text without whitespace, and where in ``text`` each remaining character stands."""
     origin = [i for i, char in enumerate(text) if not char.isspace()]
@@ -37,7 +41,7 @@ def repeated_runs(text: str, private: str | None) -> list[tuple[int, int]]:
     """Spans ``[start, end)`` of ``text`` that repeat ``MIN_RUN``+ characters of ``private``."""
     if not private or not text:
         return []
-    secret = _SPACE.sub("", private)
+    secret = without_spaces(private)
     grams = {secret[i:i + MIN_RUN] for i in range(len(secret) - MIN_RUN + 1)}
     norm, origin = _normalised(text)
     covered_until, spans = -1, []
