@@ -102,9 +102,8 @@ class _Child:
 class Supervisor:
     """Runs ``count`` children of ``child_main`` until SIGTERM/SIGINT.
 
-    ``sockets`` are the listening sockets the children inherit: the supervisor closes its
-    own copies first when it stops, or the kernel would go on accepting connections into
-    them that no draining child takes, to reset them when the supervisor exits.
+    ``sockets``, which the children inherit, it closes first when it stops: the kernel
+    would accept connections into them that no draining child takes, reset at its exit.
     A child that exits is started again after ``first_delay`` seconds, doubling with each
     further failure up to ``max_delay``; a child that stayed up ``stable_after`` seconds
     starts the count afresh. If a child cannot start at all on the first round, the others
