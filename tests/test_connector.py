@@ -1245,6 +1245,27 @@ def test_a_state_folder_that_cannot_keep_the_result_fails_the_task_and_says_why(
     assert "Traceback" not in scene.outputs[-1]
 
 
+def test_a_state_folder_that_cannot_keep_results_ends_a_run_before_the_next_question(scene):
+    """The run went on to claim and research every next question, each failed the same way
+    (paid research runs lost), instead of stopping with exit 1 as the README says."""
+    other = scene.world.ask(scene.asker, title="WAL 模式下备份要注意什么？", community=scene.community)
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community)
+    wait_for(lambda: started(scene), what="research to start")
+    results = scene.state_dir / "results"
+    results.rmdir()
+    results.write_text("")  # keeping the result now fails, as on a read-only folder
+    release(scene)
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED, events
+    [error] = [e for e in events if e["event"] == "error"]
+    assert "cannot write the state folder" in error["message"] and str(results) in error["message"]
+    claimed = scene.world.query("SELECT topic_id, state FROM tasks WHERE topic_id IN (:a, :b)",
+                                {"a": scene.topic, "b": other})
+    assert [tuple(row) for row in claimed] == [(scene.topic, "failed")]  # the other untouched
+    assert not started(scene, 2)
+
+
 def test_a_heartbeat_refused_on_a_leased_task_ends_it_instead_of_asking_every_tick(scene, proxy):
     counting = proxy()
     hold(scene)

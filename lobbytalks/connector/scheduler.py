@@ -9,6 +9,7 @@ hours pause new ones.
 """
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -243,10 +244,23 @@ class Scheduler:
                 self._fatal = self._fatal or exc
             self.stop.set()  # nothing else can work either: stop the loop, keep the state
         except Exception as exc:  # a bug must not end the loop; the attempt resumes next run
+            if self._state_folder_failed(exc):  # every next question would fail the same way
+                return
             with self._lock:
                 self.errors += 1
             self.say("error", f"attempt stopped by an unexpected error: {describe(exc)}",
                      requestId=attempt["requestId"])
+
+    def _state_folder_failed(self, exc: Exception) -> bool:
+        """An attempt could not write the state folder (read-only, full, its permissions
+        changed): the run ends with exit 1, as when that happens between attempts."""
+        where, inside = getattr(exc, "filename", None), os.path.join(self.store.root, "")
+        if not isinstance(exc, OSError) or not str(where or "").startswith(inside):
+            return False
+        with self._lock:
+            self._fatal = self._fatal or LocalFault(f"cannot write the state folder: {describe(exc)}")
+        self.stop.set()  # running attempts stop their harness and fail their task
+        return True
 
     def _reap(self) -> None:
         self._threads = [t for t in self._threads if t.is_alive()]
