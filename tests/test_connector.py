@@ -31,6 +31,7 @@ from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED,
 from lobbytalks.connector.events import EVENTS
 from lobbytalks.connector.harness import HarnessConfig
 from lobbytalks.connector.prompt import limits_in_words, result_schema
+from lobbytalks.connector.state import StateStore
 from lobbytalks.connector.submission import submission
 from lobbytalks.db import Row
 from node_clients import CLIENTS
@@ -346,6 +347,23 @@ def test_whole_loop_claims_heartbeats_submits_and_the_page_shows_the_answer(scen
     assert listed["event"] == "attempt" and listed["state"] == "done"
     assert listed["taskId"] == task["id"] and listed["messageId"] == message["id"]
     assert listed["result"].endswith(f"{listed['requestId']}.json")
+
+
+def test_a_damaged_attempt_file_is_named_and_skipped_not_a_traceback(tmp_path):
+    """JSON that is no object crashed status (and run); a truncated file was left unsaid."""
+    attempts = tmp_path / "state" / "attempts"
+    attempts.mkdir(parents=True)
+    (attempts / "a.json").write_text("[]")
+    (attempts / "b.json").write_text('{"requestId": "r", "state": "le')
+    status = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "status", "--json",
+                             "--state-dir", str(tmp_path / "state")],
+                            capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    events = [json.loads(line) for line in status.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["error", "error", "idle"]
+    assert [Path(e["message"].split(" is no attempt")[0]).name for e in events[:2]] == \
+        ["a.json", "b.json"]
+    assert StateStore(tmp_path / "state").all_attempts() == []
 
 
 def test_answer_does_not_answer_again_what_it_answered_unless_told(scene):

@@ -244,6 +244,9 @@ def status(args: argparse.Namespace) -> int:
     reporter = Reporter(args.json, ())
     store = StateStore(root)
     attempts = store.all_attempts() if store.attempts.is_dir() else []
+    for path in store.unreadable_attempts() if store.attempts.is_dir() else []:
+        reporter.emit("error", f"{path} is no attempt this connector wrote (damaged?): "
+                      "skipped; remove it if it is not needed")
     if not attempts:
         reporter.emit("idle", f"no attempts in {root}")
     for a in attempts:

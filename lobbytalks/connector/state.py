@@ -144,13 +144,26 @@ class StateStore:
         self.save(attempt)
 
     def all_attempts(self) -> list[dict[str, Any]]:
-        found = []
+        return sorted(self._read_attempts()[0],
+                      key=lambda a: (a.get("created", 0), a["requestId"]))
+
+    def unreadable_attempts(self) -> list[Path]:
+        """Files in attempts/ that are no attempt (damaged by hand or by a disk): skipped."""
+        return self._read_attempts()[1]
+
+    def _read_attempts(self) -> tuple[list[dict[str, Any]], list[Path]]:
+        found, unreadable = [], []
         for path in sorted(self.attempts.glob("*.json")):
             try:
-                found.append(json.loads(path.read_text("utf-8")))
+                attempt = json.loads(path.read_text("utf-8"))
             except (OSError, ValueError):
-                continue  # never ours half-written (atomic); a stray file is ignored
-        return sorted(found, key=lambda a: (a.get("created", 0), a["requestId"]))
+                attempt = None  # never ours half-written (atomic)
+            if isinstance(attempt, dict) and all(
+                    isinstance(attempt.get(key), str) for key in ("requestId", "state", "topic")):
+                found.append(attempt)
+            else:
+                unreadable.append(path)
+        return found, unreadable
 
     def open_attempts(self) -> list[dict[str, Any]]:
         return [a for a in self.all_attempts() if a["state"] in OPEN_STATES]
