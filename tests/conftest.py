@@ -330,7 +330,8 @@ class LiveServer:
     def __init__(self, data_dir: Path, env: dict[str, str] | None = None,
                  command: list[str] | None = None, port: int | None = None):
         self.port = port or free_port()  # a restart passes the old port
-        self.url = f"http://127.0.0.1:{self.port}"
+        host = (env or {}).get("LOBBYTALKS_HOST", "127.0.0.1")
+        self.url = f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
         self.data_dir = data_dir
         # Access log off unless asked: nobody reads the pipe until stop(), and a full pipe
         # would block the server.

@@ -164,6 +164,17 @@ def test_real_server_flow_and_healthcheck_command(live_server):
                            capture_output=True, text=True,
                            env={**os.environ, "LOBBYTALKS_PORT": str(live_server.port)})
     assert check.returncode == 0, check.stderr
+    # ... at the address LOBBYTALKS_HOST names: a server on IPv6 was asked on 127.0.0.1
+    v6 = LiveServer(live_server.data_dir.parent / "v6", env={"LOBBYTALKS_HOST": "::1"})
+    try:
+        for host in ("::1", "::"):
+            check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck"],
+                                   capture_output=True, text=True, env={
+                                       **os.environ, "LOBBYTALKS_HOST": host,
+                                       "LOBBYTALKS_PORT": str(v6.port)})
+            assert check.returncode == 0, (host, check.stderr)
+    finally:
+        v6.stop()
     # an address without its scheme, as a container's check is often written (spaces
     # around it, from YAML), or its port alone
     for address in (f" 127.0.0.1:{live_server.port} ", str(live_server.port)):

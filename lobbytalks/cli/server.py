@@ -8,6 +8,7 @@ import logging
 import sys
 import urllib.error
 import urllib.request
+from typing import Any
 from urllib.parse import urlsplit
 
 from .. import __version__
@@ -153,16 +154,24 @@ def _address(text: str) -> str:
 
 def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("url", nargs="?", default=None, type=_address,
-                   help="server address (default http://127.0.0.1:PORT, the port "
-                        "LOBBYTALKS_PORT says, 8000 unless set)")
+                   help="server address (default: LOBBYTALKS_HOST and LOBBYTALKS_PORT, "
+                        "http://127.0.0.1:8000 unless set; the loopback for 0.0.0.0 or ::)")
     p.add_argument("--timeout", type=_seconds, default=5.0, metavar="SECONDS",
                    help="how long to wait for the answer (default 5)")
+
+
+def _local_url(settings: Any) -> str:
+    """Where this machine's own server answers: the address it listens on, the loopback of
+    its family when that is every address (a server on :: or ::1 was asked on 127.0.0.1)."""
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host,
+                                                                      settings.host)
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.port}"
 
 
 @command("healthcheck", "exit 0 when the server at URL answers /healthz with ok",
          setup=_healthcheck_setup, db_options=False)
 def healthcheck(args: argparse.Namespace) -> int:
-    url = (args.url or f"http://127.0.0.1:{settings_from(args).port}").rstrip("/")
+    url = (args.url or _local_url(settings_from(args))).rstrip("/")
     if not url.endswith("/healthz"):
         url += "/healthz"
     # This machine's own server is asked directly: through the proxy that http_proxy
