@@ -64,8 +64,13 @@ def after_steps(settings: Any) -> tuple[Callable[[Response], Response], ...]:
 def install(app: Flask, settings: Any) -> None:
     """Mount every surface on ``app`` and add its request steps and error handlers."""
     community.mount_actions(COMMUNITY_ACTIONS)
+    # The protocol's surfaces match their paths as written: "/api//external" was werkzeug's
+    # empty text/html 308 to the merged path, before authentication, where every /api path
+    # answers JSON. Pages keep the redirect (a link mistyped by a person).
+    app.url_map.merge_slashes = False
     for module in BLUEPRINTS:
         app.register_blueprint(module.bp)
+    app.url_map.merge_slashes = True
     app.register_blueprint(web_base.blueprint(WEB_PAGES))
     for processor in TEMPLATE_GLOBALS:
         app.context_processor(processor)

@@ -134,8 +134,13 @@ def test_health_is_503_when_the_schema_is_not_current(app, damage, error):
     assert r.status_code == 503 and r.get_json() == {"ok": False, "error": error}
 
 
-def test_unknown_api_path_uses_the_surface_envelope(client):
-    r = client.get("/api/external/nothing-here")
+@pytest.mark.parametrize("method, path", [
+    ("get", "/api/external/nothing-here"),
+    # a doubled slash was an empty text/html 308 to the merged path, before authentication
+    ("post", "/api//external/mcp"), ("get", "/api//external?action=list_communities"),
+])
+def test_unknown_api_path_uses_the_surface_envelope(client, method, path):
+    r = getattr(client, method)(path)
     assert r.status_code == 404 and r.get_json()["code"] == "not_found"
 
 
