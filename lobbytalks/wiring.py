@@ -23,6 +23,9 @@ from .blueprints import (communities, community, community_account, community_ad
                          web_admin, web_agents, web_base, web_browse, web_developers,
                          web_inbox, web_people, web_questions, kept_pages)
 from .db import ContentionError
+from .db.errors import PgOperationalError
+from .runtime import runtime
+from .settings import hide_uri_secrets
 from .errors import ApiError
 from .services.locks import CONTENTION_RETRY_AFTER_SECONDS
 
@@ -39,6 +42,7 @@ WEB_PAGES = (web, web_admin, web_agents, web_browse, web_developers, web_inbox, 
 # What every template sees (any surface's page extends base.html).
 TEMPLATE_GLOBALS = (web_base.page_globals, web_inbox.unread_notifications)
 
+UNAVAILABLE_RETRY_AFTER = 5  # seconds: the pool reconnects by itself once it is back
 # HTTP statuses that werkzeug raises itself, mapped onto the protocol's machine codes.
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
                415: "unsupported_media_type"}
@@ -127,6 +131,17 @@ def _register_error_handlers(app: Flask) -> None:
                     request.method, request.path, error.sqlstate)
         return renderers.render_error(request, ApiError(
             "service_unavailable", retry_after=CONTENTION_RETRY_AFTER_SECONDS))
+
+    @app.errorhandler(PgOperationalError)
+    def database_unavailable(error: PgOperationalError):
+        # PostgreSQL down, restarting or out of connections: an outage, said in a line a
+        # request (a traceback each was what the log showed of it), its password masked.
+        said = hide_uri_secrets(str(error).splitlines()[0] if str(error) else "",
+                                runtime().settings.database_url)
+        log.warning("%s %s: the database is unavailable (%s); answered 503",
+                    request.method, request.path, said[:300])
+        return renderers.render_error(request, ApiError("service_unavailable",
+                                                        retry_after=UNAVAILABLE_RETRY_AFTER))
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):

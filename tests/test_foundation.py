@@ -144,6 +144,24 @@ def test_unknown_api_path_uses_the_surface_envelope(client, method, path):
     assert r.status_code == 404 and r.get_json()["code"] == "not_found"
 
 
+def test_a_database_outage_is_a_503_and_one_log_line_a_request(client, monkeypatch, caplog):
+    """PostgreSQL stopped under a running server: each request logged "unhandled error" and
+    a traceback, as for a bug."""
+    from lobbytalks.blueprints import communities
+    from lobbytalks.db.errors import PgOperationalError
+
+    def unavailable(*args, **kwargs):
+        raise PgOperationalError("couldn't get a connection after 10.00 sec\nmore detail")
+    monkeypatch.setattr(communities.communities, "list_page", unavailable)
+    r = client.get("/api/communities")
+    assert r.status_code == 503 and r.get_json()["code"] == "service_unavailable"
+    assert r.headers["Retry-After"] == "5"
+    [record] = [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert record.getMessage() == ("GET /api/communities: the database is unavailable "
+                                   "(couldn't get a connection after 10.00 sec); answered 503")
+
+
 @pytest.mark.sqlite_only
 def test_cli_help_and_init(tmp_path):
     out = subprocess.run([sys.executable, "-m", "lobbytalks", "--help"], capture_output=True, text=True)
