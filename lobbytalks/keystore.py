@@ -81,7 +81,8 @@ def _read_keyring_file(key_path: Path) -> Keyring:
         text = key_path.read_text("utf-8")
         mode = key_path.stat().st_mode
     except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        reason = ("it is not text (a key file holds lines such as k1:<base64>)"
+                  if isinstance(exc, UnicodeDecodeError) else exc.strerror or str(exc))
         raise SecretKeyProblem(f"cannot read secret key file {key_path}: {reason}") from None
     try:
         keyring = Keyring.parse(text)

@@ -256,6 +256,16 @@ def test_group_readable_key_file_warns(tmp_path, caplog):
     assert any("chmod 600" in r.getMessage() for r in caplog.records)
 
 
+def test_a_key_file_that_is_no_text_is_said_so(tmp_path):
+    """The message named an exception, UnicodeDecodeError, not the problem."""
+    path = tmp_path / "secret.key"
+    path.write_bytes(b"\xff\xfe\x00k1")
+    with pytest.raises(SecretKeyProblem) as refused:
+        keystore.load_keyring(env_value="", key_path=path, create=False)
+    assert str(refused.value) == (f"cannot read secret key file {path}: it is not text (a key "
+                                  "file holds lines such as k1:<base64>)")
+
+
 def test_env_value_overrides_file(tmp_path):
     path = tmp_path / "secret.key"
     file_kr, env_kr = Keyring.generate(), Keyring.generate()
