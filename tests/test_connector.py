@@ -1163,6 +1163,16 @@ def test_a_private_context_rewrapped_or_cut_short_is_not_submitted(echo):
     assert body is not None and problems == []
 
 
+def test_a_short_private_context_is_refused_whole_but_not_for_the_name_it_mentions():
+    """Half of a short context is a name the answer must use too ("PostgreSQL 14")."""
+    private = "服务器用的是 PostgreSQL 14"  # 20 characters, the shortest that is looked for
+    named = good_result(uncertainties=["PostgreSQL 14 的 pg_dump 是否支持并行导出需要确认。"])
+    body, problems = submission("task_x", named, private, now=1_800_000_000)
+    assert body is not None and problems == []
+    whole = good_result(uncertainties=[f"题主说 {private.replace(' ', '')}。"])
+    assert submission("task_x", whole, private, now=1_800_000_000) == (None, ECHOED)
+
+
 def test_once_with_the_server_down_exits_4_not_0(scene):
     """A cron job running `run --once` must see a dead server as a failure."""
     dead = f"http://127.0.0.1:{free_port()}"

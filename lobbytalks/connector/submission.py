@@ -10,6 +10,7 @@ from ..security import holds_disguised, js_length
 from ..services.overlap import repeats_in, without_spaces
 
 MIN_PRIVATE_ECHO = 20  # a private context this long must not come back, nor most of it
+MIN_PARTIAL_ECHO = 24  # ... "most of it" being this many characters at least
 
 
 def submission(task_id: str, result: dict[str, Any], private: str | None, *, now: int,
@@ -37,10 +38,12 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
 
 
 def _repeats_most_of(fields: dict[str, Any], private: str) -> bool:
-    """Whether one passage of a field repeats half the private context or more, compared as
-    the server's guard compares (``overlap``: whitespace left out): a model re-wraps lines
-    and drops a word at the end, and the exact copy alone was caught. A shorter run (a
-    product's name the context mentions) is left to the asker's card preview."""
+    """Whether one passage of a field repeats the private context, or half of it and at
+    least ``MIN_PARTIAL_ECHO`` characters, compared as the server's guard compares
+    (``overlap``: whitespace left out): a model re-wraps lines and drops a word at the end,
+    and the exact copy alone was caught. A shorter run (a product's name a short context
+    mentions, which the answer must name too) is left to the asker's card preview."""
+    whole = len(without_spaces(private))
     longest = max((len(without_spaces(passage))
                    for passage in repeats_in(strings_in(fields), private)), default=0)
-    return 2 * longest >= len(without_spaces(private))
+    return longest >= whole or (2 * longest >= whole and longest >= MIN_PARTIAL_ECHO)
