@@ -15,7 +15,7 @@ from conftest import Person, asked_with_private, count, good_result, joined_pers
 from helpers import actions, assert_web_error
 from qa_helpers import answer, claim_ok, revise, submit_ok
 
-from lobbytalks.services.overlap import MIN_RUN, repeated_runs
+from lobbytalks.repeats import MIN_RUN, repeated_runs
 
 PRIVATE = "私密：生产库有 40 GB，每天晚上三点跑批量写入任务。"
 LEAKY = "备份要避开每天晚上三点跑批量写入任务的时段 [S1]，并用在线备份 API 做一致副本。"

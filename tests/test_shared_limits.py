@@ -105,7 +105,7 @@ def test_a_storage_the_limits_library_does_not_know_is_a_bad_setting(settings):
     with pytest.raises(SettingsError) as refused:
         settings.with_overrides(ratelimit_storage=f"nosuch://:{PASSWORD}@x/0")
     assert "LOBBYTALKS_RATELIMIT_STORAGE must be memory:// or a storage" in str(refused.value)
-    assert "nosuch://:****@x/0" in str(refused.value) and PASSWORD not in str(refused.value)
+    assert "its scheme is 'nosuch'" in str(refused.value) and PASSWORD not in str(refused.value)
 
 
 @pytest.mark.parametrize("uri", [f"redis://:{PASSWORD}@localhost:notaport/0"])

@@ -7,7 +7,7 @@ from typing import Any
 from ..models.result_problems import result_problems
 from ..secrets_scan import strings_in
 from ..security import holds_disguised, js_length
-from ..services.overlap import repeats_in, without_spaces
+from ..repeats import repeats_in, without_spaces
 
 MIN_PRIVATE_ECHO = 20  # a private context this long must not come back, nor most of it
 MIN_PARTIAL_ECHO = 24  # ... "most of it" being this many characters at least

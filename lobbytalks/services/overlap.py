@@ -1,6 +1,6 @@
 """The private-context guard: finding where an answer repeats the asker's private context.
 
-An answer that repeats a run of ``MIN_RUN`` or more consecutive characters of the private
+An answer that repeats a run of ``repeats.MIN_RUN`` or more consecutive characters of the private
 context (compared with all whitespace left out, so re-wrapped lines, doubled or dropped
 spaces do not hide a copy) would publish that text if it went into an answer card. The
 guard only finds and shows such runs; it never blocks, and only people entitled to the
@@ -14,52 +14,14 @@ private context may be shown them:
 """
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..db import Connection, Q
+from ..repeats import repeated_runs, repeats_in
 from .topics import private_context
 
 if TYPE_CHECKING:
     from ..crypto import Keyring
-
-MIN_RUN = 12
-_SPACE = re.compile(r"\s+")
-
-
-def without_spaces(text: str) -> str:
-    return _SPACE.sub("", text)
-
-
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """The text without whitespace, and where in ``text`` each remaining character stands."""
-    origin = [i for i, char in enumerate(text) if not char.isspace()]
-    return "".join(text[i] for i in origin), origin
-
-
-def repeated_runs(text: str, private: str | None) -> list[tuple[int, int]]:
-    """Spans ``[start, end)`` of ``text`` that repeat ``MIN_RUN``+ characters of ``private``."""
-    if not private or not text:
-        return []
-    secret = without_spaces(private)
-    grams = {secret[i:i + MIN_RUN] for i in range(len(secret) - MIN_RUN + 1)}
-    norm, origin = _normalised(text)
-    covered_until, spans = -1, []
-    for i in range(len(norm) - MIN_RUN + 1):
-        gram = norm[i:i + MIN_RUN]
-        if gram in grams:
-            if spans and i <= covered_until:
-                spans[-1][1] = i + MIN_RUN
-            else:
-                spans.append([i, i + MIN_RUN])
-            covered_until = i + MIN_RUN
-    return [(origin[start], origin[end - 1] + 1) for start, end in spans]
-
-
-def repeats_in(texts: Iterable[str], private: str | None) -> list[str]:
-    """The repeated passages themselves, in the order found (for warnings and the JSON API)."""
-    return [text[start:end] for text in texts for start, end in repeated_runs(text, private)]
-
 
 def message_texts(message: dict[str, Any]) -> list[str]:
     """The parts of an answer (as ``reading.message_view`` shows it) an answer card may
