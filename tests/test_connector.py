@@ -8,6 +8,7 @@ heartbeats and the 2-hour limit are driven by moving it, never by sleeping for m
 from __future__ import annotations
 
 import itertools
+import errno
 import json
 import os
 import signal
@@ -355,15 +356,37 @@ def test_a_damaged_attempt_file_is_named_and_skipped_not_a_traceback(tmp_path):
     attempts.mkdir(parents=True)
     (attempts / "a.json").write_text("[]")
     (attempts / "b.json").write_text('{"requestId": "r", "state": "le')
+    (attempts / "c.json").write_text('{"requestId": "r", "state": "leased", "topic": "t_x", '
+                                     '"task": "not a task"}')
+    (attempts / "d.json").write_text('{"requestId": "r2", "state": "done", "topic": "t_y", '
+                                     '"created": "yesterday"}')
+    os.mkfifo(attempts / "e.json")  # read, it would wait for a writer for ever
     status = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "status", "--json",
                              "--state-dir", str(tmp_path / "state")],
                             capture_output=True, text=True, timeout=60)
     assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
     events = [json.loads(line) for line in status.stdout.splitlines()]
-    assert [e["event"] for e in events] == ["error", "error", "idle"]
-    assert [Path(e["message"].split(" is no attempt")[0]).name for e in events[:2]] == \
-        ["a.json", "b.json"]
+    assert [e["event"] for e in events] == ["error"] * 5 + ["idle"]
+    assert [Path(e["message"].split(" is no attempt")[0]).name for e in events[:5]] == \
+        ["a.json", "b.json", "c.json", "d.json", "e.json"]
     assert StateStore(tmp_path / "state").all_attempts() == []
+
+
+@pytest.mark.parametrize("error, state_folder_failed", [
+    (NotADirectoryError(errno.ENOTDIR, "Not a directory", "STATE/results/r.json.tmp"), True),
+    (OSError(errno.EROFS, "Read-only file system", "STATE/work/r/cwd/out"), True),
+    (OSError(errno.ENOSPC, "No space left on device"), True),  # no file named
+    # what a harness did to its own work folder is its failure, not the folder's
+    (FileExistsError(errno.EEXIST, "File exists", "STATE/work/r/cwd"), False),
+    (PermissionError(errno.EACCES, "Permission denied", "/elsewhere/file"), False),
+    (ValueError("no OSError"), False),
+])
+def test_what_counts_as_the_state_folder_failing(tmp_path, error, state_folder_failed):
+    """A harness that replaced its own working folder with a file ended the whole run."""
+    store = StateStore(tmp_path / "state")
+    if isinstance(error, OSError) and error.filename:
+        error.filename = error.filename.replace("STATE", str(store.root))
+    assert store.failed_by(error) is state_folder_failed
 
 
 def test_answer_does_not_answer_again_what_it_answered_unless_told(scene):
@@ -1136,41 +1159,59 @@ def test_a_token_split_by_line_breaks_is_not_submitted(split):
         "sensitive_content: the result holds the Agent Token, spelt out or encoded"]
 
 
-ECHOED = ["private_context: the result repeats the private context, or most of it, word for word"]
+def echoed(*fields: str) -> list[str]:
+    return [f"private_context: {', '.join(fields)} repeat(s) the asker's private context word "
+            "for word; say it in your own words or leave it out"]
 
 
 def test_a_private_context_with_a_line_break_echoed_is_not_submitted():
     private = "我们的数据库在内网，\n每晚两点有批处理任务在写入"
     result = good_result(reasoningSummary=f"题主说：{private}。所以应在批处理之外的时间备份。")
     body, problems = submission("task_x", result, private, now=1_800_000_000)
-    assert body is None and problems == ECHOED
+    assert body is None and problems == echoed("reasoningSummary")
+
+
+PRIVATE = "My home address is 12 Elm Street Springfield\nand my landlord is John Q Smith, phone 555 0100."
 
 
 @pytest.mark.parametrize("echo", [
     "My home address is 12 Elm Street Springfield and my landlord is John Q Smith, phone 555 0100.",
     "My home address is 12 Elm Street Springfield\nand my landlord is John Q Smith, phone 555",
-    "home address is 12 Elm Street Springfield and my landlord is John Q",
+    "home address is 12 Elm Street Springfield and my landlord is John Q Smith, phone 555 0100",
 ])
 def test_a_private_context_rewrapped_or_cut_short_is_not_submitted(echo):
     """Only the exact copy was caught: a line break made a space, or the last words
     dropped, and the asker's private context went out to every other contributor."""
-    private = "My home address is 12 Elm Street Springfield\nand my landlord is John Q Smith, phone 555 0100."
     result = good_result(uncertainties=[f"The asker said: {echo}"])
-    assert submission("task_x", result, private, now=1_800_000_000) == (None, ECHOED)
-    # a few of its words (a place the answer needs to name) are no copy of it
-    named = good_result(uncertainties=["Whether 12 Elm Street Springfield is in the flood zone."])
-    body, problems = submission("task_x", named, private, now=1_800_000_000)
+    assert submission("task_x", result, PRIVATE, now=1_800_000_000) == (
+        None, echoed("uncertainties"))
+
+
+@pytest.mark.parametrize("private, answer", [
+    # what the question is about, which the answer must name: a product, an address, code
+    (PRIVATE, "Whether 12 Elm Street Springfield is in the flood zone is not known."),
+    ("Our DB: PostgreSQL 16.1 with TimescaleDB", "PostgreSQL 16.1 with TimescaleDB supports it."),
+    ("I am reading https://www.sqlite.org/backup.html and wonder about WAL mode",
+     "The page https://www.sqlite.org/backup.html says the backup restarts on a write."),
+    ("My code: conn.backup(dest, pages=1)", "Call conn.backup(dest, pages=1) in a loop; it "
+     "copies one page a step."),
+    ("服务器用的是 PostgreSQL 14", "PostgreSQL 14 的 pg_dump 是否支持并行导出需要确认。"),
+])
+def test_an_answer_naming_what_a_private_context_mentions_is_submitted(private, answer):
+    """Half of a context counted as a copy: an honest answer naming the product, the page
+    or the line of code the asker gave failed its task."""
+    body, problems = submission("task_x", good_result(uncertainties=[answer]), private,
+                                now=1_800_000_000)
     assert body is not None and problems == []
 
 
-def test_a_short_private_context_is_refused_whole_but_not_for_the_name_it_mentions():
-    """Half of a short context is a name the answer must use too ("PostgreSQL 14")."""
-    private = "服务器用的是 PostgreSQL 14"  # 20 characters, the shortest that is looked for
-    named = good_result(uncertainties=["PostgreSQL 14 的 pg_dump 是否支持并行导出需要确认。"])
-    body, problems = submission("task_x", named, private, now=1_800_000_000)
+def test_a_private_context_the_public_question_holds_too_is_no_secret():
+    said = "We run PostgreSQL 15 on three nodes in Frankfurt"
+    result = good_result(uncertainties=[f"The asker says: {said}."])
+    assert submission("task_x", result, said, now=1_800_000_000)[0] is None
+    body, problems = submission("task_x", result, said, now=1_800_000_000,
+                                public=f"How do I back up?\n{said}")
     assert body is not None and problems == []
-    whole = good_result(uncertainties=[f"题主说 {private.replace(' ', '')}。"])
-    assert submission("task_x", whole, private, now=1_800_000_000) == (None, ECHOED)
 
 
 def test_once_with_the_server_down_exits_4_not_0(scene):

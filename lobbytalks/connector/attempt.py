@@ -130,7 +130,10 @@ class AttemptRunner(Endings):
         task = attempt["task"]
         deadline = research_deadline(attempt, self.timing)
         schema = result_schema()
-        private = ((claim.get("context") or {}).get("question") or {}).get("privateContext")
+        question = (claim.get("context") or {}).get("question") or {}
+        private = question.get("privateContext")
+        public = "\n".join(str(question.get(part) or "")
+                           for part in ("originalTitle", "publicContext"))
         errors: list[str] = []
         for round_ in (1, 2):  # an invalid result goes back to the harness once
             # The harness is told the moment it is really stopped at: its own time limit,
@@ -155,7 +158,7 @@ class AttemptRunner(Endings):
             body = None
             if result is not None:
                 body, errors = submission(attempt["task"]["id"], result, private,
-                                          now=self.now(), secrets=self.secrets)
+                                          now=self.now(), secrets=self.secrets, public=public)
             if body is not None:
                 self.store.keep_result(attempt, body)
                 self._set(attempt, "submitting")

@@ -9,7 +9,6 @@ hours pause new ones.
 """
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
@@ -252,10 +251,9 @@ class Scheduler:
                      requestId=attempt["requestId"])
 
     def _state_folder_failed(self, exc: Exception) -> bool:
-        """An attempt could not write the state folder (read-only, full, its permissions
-        changed): the run ends with exit 1, as when that happens between attempts."""
-        where, inside = getattr(exc, "filename", None), os.path.join(self.store.root, "")
-        if not isinstance(exc, OSError) or not str(where or "").startswith(inside):
+        """An attempt could not write the state folder (``StateStore.failed_by``): the run
+        ends with exit 1, as when that happens between attempts."""
+        if not self.store.failed_by(exc):
             return False
         with self._lock:
             self._fatal = self._fatal or LocalFault(f"cannot write the state folder: {describe(exc)}")

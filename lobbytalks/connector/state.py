@@ -17,6 +17,7 @@ Layout (folder 0700, files 0600; the token is never kept here: what a harness wr
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -89,6 +90,18 @@ def _unlink_links(*folders: Path) -> None:
             folder.unlink()
 
 
+# The disk itself failing: wherever in the state folder, or with no file named (full).
+_DISK_FAULTS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def _an_attempt(value: Any) -> bool:
+    """Whether ``value`` has the shape of an attempt this connector writes."""
+    return (isinstance(value, dict)
+            and all(isinstance(value.get(key), str) for key in ("requestId", "state", "topic"))
+            and isinstance(value.get("task"), (dict, type(None)))
+            and isinstance(value.get("created", 0), (int, float)))
+
+
 class StateStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -97,6 +110,17 @@ class StateStore:
         self.work = self.root / "work"
         self._lock_fd: int | None = None
         self._budget = threading.Lock()  # the scheduler counts, attempt threads refund
+
+    def failed_by(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is this folder failing (read-only, full, its permissions changed),
+        not what a harness did to its own work folder (work/)."""
+        if not isinstance(exc, OSError):
+            return False
+        where = str(exc.filename or "")
+        inside = where.startswith(os.path.join(self.root, ""))
+        if inside and not where.startswith(os.path.join(self.work, "")):
+            return True
+        return exc.errno in _DISK_FAULTS and (inside or not where)
 
     def open(self) -> "StateStore":
         for folder in (self.root, self.attempts, self.results, self.work):
@@ -154,12 +178,13 @@ class StateStore:
     def _read_attempts(self) -> tuple[list[dict[str, Any]], list[Path]]:
         found, unreadable = [], []
         for path in sorted(self.attempts.glob("*.json")):
-            try:
-                attempt = json.loads(path.read_text("utf-8"))
-            except (OSError, ValueError):
-                attempt = None  # never ours half-written (atomic)
-            if isinstance(attempt, dict) and all(
-                    isinstance(attempt.get(key), str) for key in ("requestId", "state", "topic")):
+            attempt = None  # never ours half-written (atomic), nor a link, a pipe or a folder
+            if path.is_file() and not path.is_symlink():
+                try:
+                    attempt = json.loads(path.read_text("utf-8"))
+                except (OSError, ValueError):
+                    pass
+            if _an_attempt(attempt):
                 found.append(attempt)
             else:
                 unreadable.append(path)

@@ -9,12 +9,11 @@ from ..secrets_scan import strings_in
 from ..security import holds_disguised, js_length
 from ..repeats import repeats_in, without_spaces
 
-MIN_PRIVATE_ECHO = 20  # a private context this long must not come back, nor most of it
-MIN_PARTIAL_ECHO = 24  # ... "most of it" being this many characters at least
+MIN_PRIVATE_ECHO = 20  # a private context this long must not come back, nor nearly all of it
 
 
 def submission(task_id: str, result: dict[str, Any], private: str | None, *, now: int,
-               secrets: tuple[str, ...] = ()) -> tuple[bytes | None, list[str]]:
+               secrets: tuple[str, ...] = (), public: str = "") -> tuple[bytes | None, list[str]]:
     """The submission bytes, or every reason they may not be sent (the server's refusals,
     all of them, so that the one retry can mend them all; and what only the connector
     knows: the private context, the token in disguise)."""
@@ -24,10 +23,11 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
               if k not in ("action", "taskId") and v is not None}
     body = {"action": "submit_result", "taskId": task_id, **fields}
     reasons = [f"{p.code}: {p.message}" for p in result_problems(body, now=now)]
-    if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO and \
-            _repeats_most_of(fields, private):
-        reasons.append("private_context: the result repeats the private context, or most "
-                       "of it, word for word")
+    copied = (_copies_of_private(fields, private, public)
+              if private and js_length(private.strip()) >= MIN_PRIVATE_ECHO else [])
+    if copied:  # the fields named, not the words: events go to the owner's logs
+        reasons.append(f"private_context: {', '.join(copied)} repeat(s) the asker's private "
+                       "context word for word; say it in your own words or leave it out")
     # The fields themselves, not their JSON: an escape such as "\\n" would put a letter
     # between the two halves of a token split across lines.
     if any(holds_disguised(fields, secret) for secret in secrets):
@@ -37,13 +37,14 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
     return json.dumps(body, ensure_ascii=False).encode(), []
 
 
-def _repeats_most_of(fields: dict[str, Any], private: str) -> bool:
-    """Whether one passage of a field repeats the private context, or half of it and at
-    least ``MIN_PARTIAL_ECHO`` characters, compared as the server's guard compares
-    (``overlap``: whitespace left out): a model re-wraps lines and drops a word at the end,
-    and the exact copy alone was caught. A shorter run (a product's name a short context
-    mentions, which the answer must name too) is left to the asker's card preview."""
-    whole = len(without_spaces(private))
-    longest = max((len(without_spaces(passage))
-                   for passage in repeats_in(strings_in(fields), private)), default=0)
-    return longest >= whole or (2 * longest >= whole and longest >= MIN_PARTIAL_ECHO)
+def _copies_of_private(fields: dict[str, Any], private: str, public: str) -> list[str]:
+    """The fields in which one passage repeats the private context whole or nearly (all but
+    a tenth of it, at least three characters), compared as the server's guard compares
+    (``repeats``: whitespace left out, so a re-wrapped or cut-short copy counts). Words the
+    public question holds too are no secret; a shorter run (the product or address the
+    question is about, which the answer must name) is left to the asker's card preview."""
+    whole, known = len(without_spaces(private)), without_spaces(public)
+    needed = whole - max(3, whole // 10)
+    return [name for name, value in fields.items()
+            if any(len(without_spaces(passage)) >= needed and without_spaces(passage) not in known
+                   for passage in repeats_in(strings_in(value), private))]
