@@ -6,9 +6,10 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
+import select
 import threading
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 log = logging.getLogger("lobbytalks.serving")
 
@@ -47,44 +48,62 @@ class OccasionalWarning:
             self._warned_at, self._count = now, 0
 
 
-# A request still arriving at this pace or faster keeps its place while sockets only wait:
-# an upload on a slow phone link is no socket that only waits.
+# A request still arriving at this pace or faster is not counted as waiting: an upload on a
+# slow phone link is no socket that only waits.
 KEEPS_PACE_BYTES_PER_SECOND = 1024
 
 
-def longest_waiting(channels: Iterable[Any], now: float, at_least: float) -> Any | None:
-    """The connection that has held its slot longest without giving the server anything to
-    do: an idle one (since its last activity) or one whose request is still arriving (since
-    that request began, less a second for each KiB of it read: a dribble of bytes is
-    activity, yet no request), once that is ``at_least`` seconds ago.
+def longest_waiting(channels: Iterable[Any], now: float, at_least: float,
+                    owner: Callable[[Any], Any] = lambda channel: None) -> Any | None:
+    """The connection to close for a newcomer when every slot is taken.
 
-    When none has waited that long and none is idle (an idle one soon will have), the
-    request arriving slowest for its age (begun at least ``at_least`` seconds ago) gives
-    way: sockets each sending a little faster than the pace, or a burst and then nothing,
-    must not keep every newcomer out for as long as the attacker pays for them; a faster
-    upload goes after them. None when no connection qualifies. Never one whose request is
-    being served, whose answer is still being sent, or that is already closing."""
+    First the one that has held its slot longest without giving the server anything to do,
+    once that is ``at_least`` seconds ago: an idle one (since its last activity) or one
+    whose request is still arriving (since that request began, less a second for each KiB
+    of it read: a dribble of bytes is activity, yet no request).
+
+    When none has waited that long (every slot busy sending, or young), one of the client
+    that holds the most connections (``owner`` names a connection's client) gives way: its
+    oldest, then the one that has sent least for its age; a client's only connection not
+    ``at_least`` seconds old is left to send its first request. Sockets trickling just over the
+    pace, bursts then silence, or keep-alive sockets kept young, spread over a few
+    addresses, would otherwise keep every newcomer out, and a pace alone cannot tell them
+    from a phone's upload: an attacker can always send faster. Closing the heaviest
+    client's makes it need as many addresses as there are slots.
+
+    Never one whose request is being served, whose answer is still being sent, or that is
+    already closing; None when every connection is such."""
     cutoff = now - at_least
-    waiting = slowest = None
-    waiting_since = slowest_since = math.inf
-    idle_for_now = False
+    waiting, waiting_since = None, math.inf
+    held: dict[Any, int] = {}
+    others: list[tuple[Any, Any, bool, float]] = []
     for channel in channels:
+        who = owner(channel)
+        held[who] = held.get(who, 0) + 1
         if (channel.requests or channel.total_outbufs_len or channel.will_close
                 or channel.close_when_flushed):
             continue
         arriving = channel.request
         if arriving is None:
-            since = channel.last_activity
-            idle_for_now = idle_for_now or since > cutoff
+            since, began = channel.last_activity, channel.creation_time
         else:
             since = arriving.started + arriving.arrived / KEEPS_PACE_BYTES_PER_SECOND
-            if arriving.started <= cutoff and since < slowest_since:
-                slowest, slowest_since = channel, since
+            began = arriving.started
         if since <= cutoff and since < waiting_since:
             waiting, waiting_since = channel, since
-    if waiting is not None or idle_for_now:
+        others.append((channel, who, began > cutoff, since))
+    others = [o for o in others if held[o[1]] > 1 or not o[2]]
+    if waiting is not None or not others:
         return waiting
-    return slowest
+    return min(others, key=lambda o: (-held[o[1]], o[2], o[3]))[0]
+
+
+def someone_waits(listener: Any) -> bool:
+    """Whether a client waits in ``listener``'s backlog: closing a connection only because
+    the count reached the limit would cut one off for nobody."""
+    poller = select.poll()
+    poller.register(listener.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class ClientConnections:

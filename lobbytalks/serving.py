@@ -9,9 +9,9 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
   one closes after ``idle_timeout``, and a request that is still arriving after
   ``request_timeout`` (a slowloris dribble of header lines or body bytes) is cut off, however
   steadily it trickles; and when every slot is taken, the connection that has waited longest
-  without a request to serve gives its slot up to the next client, or else the request
-  arriving slowest for its age (so sockets that only wait or trickle, spread over many
-  addresses, cannot keep everyone out until they time out);
+  without a request to serve gives its slot up to the next client, or else one of the
+  client holding the most connections (so sockets that only wait or trickle, spread over
+  many addresses, cannot keep everyone out until they time out);
 - bodies (parsed by ``http_framing``): no more than the largest body any surface accepts
   is ever buffered. A
   ``Content-Length`` over it is refused as soon as the headers are in, and a chunked body
@@ -45,7 +45,7 @@ from waitress.task import WSGITask
 
 from . import turns
 from .client_connections import (ClientConnections, OccasionalWarning, client_address_key,
-                                 longest_waiting)
+                                 longest_waiting, someone_waits)
 from .dispatchers import Dispatcher, TurnTakingDispatcher
 from .draining import DrainingServer, LastAnswerBeforeStop
 from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
@@ -209,7 +209,7 @@ class _BoundedChannel(LastAnswerBeforeStop, HTTPChannel):
 
     def __init__(self, server, sock, addr, adj, map=None) -> None:
         super().__init__(server, sock, addr, adj, map)
-        key = client_address_key(addr)
+        self.client_key = key = client_address_key(addr)
         if server.per_client.opened(key):
             self.counted_as = key
         else:
@@ -242,12 +242,12 @@ class _HardenedServer(TcpWSGIServer):
     per_client = ClientConnections(0)  # shared by the listeners; set by serve()
     made_room = OccasionalWarning(
         "all %d connections are open (LOBBYTALKS_CONNECTION_LIMIT): %d that waited longest "
-        "without a request, or sent theirs slowest, closed for new clients since the last "
-        "such line")
+        "without a request, or of the clients holding the most, closed for new clients "
+        "since the last such line")
     full = OccasionalWarning(
         "all %d connections are open and each is busy with a request being served or "
-        "answered, or is younger than a second (LOBBYTALKS_CONNECTION_LIMIT): new clients "
-        "wait for a slot (%d turns of the loop since the last such line)")
+        "answered (LOBBYTALKS_CONNECTION_LIMIT): new clients wait for a slot (%d turns of "
+        "the loop since the last such line)")
 
     def handle_accept(self) -> None:
         # waitress accepts one connection per turn of the event loop, and a turn costs time
@@ -274,12 +274,14 @@ class _HardenedServer(TcpWSGIServer):
         return False
 
     def _make_room(self, now: float) -> None:
-        """Every slot is taken: close the connection that has waited longest without a
-        request to serve, or the request arriving slowest (``longest_waiting``), so that the client waiting in the backlog gets in on the next turn
-        (waitress would stop accepting until a slot came free, by a timeout 20-30 s later).
-        A slot freed brings the count under the limit, so no more than one goes a turn,
-        and only while clients keep coming."""
-        victim = longest_waiting(self.active_channels.values(), now, MAKE_ROOM_AFTER_SECONDS)
+        """Every slot is taken and a client waits in the backlog: close one connection
+        (``longest_waiting``) so that it gets in on the next turn (waitress would stop
+        accepting until a timeout freed a slot, 20-30 s later). A slot freed brings the
+        count under the limit: no more than one goes a turn, and only while clients wait."""
+        if not someone_waits(self.socket):
+            return
+        victim = longest_waiting(self.active_channels.values(), now, MAKE_ROOM_AFTER_SECONDS,
+                                 owner=lambda channel: channel.client_key)
         if victim is None:
             self.full.note(self.adj.connection_limit)
             return

@@ -66,7 +66,7 @@ class Settings:
     connection_limit: int = _setting(
         1000, "Open client connections at most; idle and slow ones only hold a socket, "
         "never a worker thread, and when all are open the one waiting longest without a "
-        "request (or else the slowest upload) makes room for a new client")
+        "request (or else one of the client holding the most) makes room for a new client")
     connections_per_client: int = _setting(
         100, "Open connections one client address may hold (an IPv6 /64 counts as one); "
         "0: no limit. Not applied behind a trusted proxy, whose address every connection has")

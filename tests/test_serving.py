@@ -234,26 +234,33 @@ def test_at_the_limit_an_upload_keeping_pace_is_not_the_one_making_room(tmp_path
 
 def waiting_channel(last_activity: float, arriving_since: float | None = None,
                     arrived: int = 0, serving: bool = False, sending: int = 0,
-                    closing: bool = False) -> SimpleNamespace:
-    """What ``longest_waiting`` reads of a waitress channel."""
+                    closing: bool = False, client: str = "",
+                    connected: float | None = None) -> SimpleNamespace:
+    """What ``longest_waiting`` reads of a waitress channel (and its client's key)."""
     request = (None if arriving_since is None
                else SimpleNamespace(started=arriving_since, arrived=arrived))
     return SimpleNamespace(last_activity=last_activity, request=request,
                            requests=["task"] if serving else [], total_outbufs_len=sending,
-                           will_close=closing, close_when_flushed=False)
+                           will_close=closing, close_when_flushed=False, client_key=client,
+                           creation_time=last_activity if connected is None else connected)
+
+
+def making_room(channels: list[SimpleNamespace], now: float) -> SimpleNamespace | None:
+    return longest_waiting(channels, now, 1.0, owner=lambda channel: channel.client_key)
 
 
 def test_the_connection_making_room_is_the_one_waiting_longest_for_nothing():
     now = 1000.0
     dribbling = waiting_channel(last_activity=now - 0.1, arriving_since=now - 50, arrived=60)
     idle = waiting_channel(last_activity=now - 30)
-    served = waiting_channel(last_activity=now - 90, serving=True)  # a long request runs
-    closing = waiting_channel(last_activity=now - 80, closing=True)
-    fresh = waiting_channel(last_activity=now - 0.5)
+    served = waiting_channel(last_activity=now - 90, serving=True, client="a")  # a long one
+    closing = waiting_channel(last_activity=now - 80, closing=True, client="b")
+    fresh = waiting_channel(last_activity=now - 0.5, client="c")
     # a byte now and then is activity, yet the request it belongs to began long ago
-    assert longest_waiting([idle, served, closing, dribbling, fresh], now, 1.0) is dribbling
-    assert longest_waiting([idle, served, fresh], now, 1.0) is idle
-    assert longest_waiting([served, closing, fresh], now, 1.0) is None
+    assert making_room([idle, served, closing, dribbling, fresh], now) is dribbling
+    assert making_room([idle, served, fresh], now) is idle
+    # a client's only connection, not a second old, is still sending its first request
+    assert making_room([served, closing, fresh], now) is None
 
 
 def test_an_answer_still_being_sent_or_an_upload_keeping_pace_keeps_its_slot():
@@ -272,26 +279,36 @@ def test_an_answer_still_being_sent_or_an_upload_keeping_pace_keeps_its_slot():
     assert longest_waiting([creeping, silent], now, 1.0) is creeping
 
 
-def test_when_no_socket_waits_the_request_arriving_slowest_for_its_age_gives_way():
+def test_when_no_socket_waits_a_connection_of_the_client_holding_most_gives_way():
     """Sockets each trickling a little over a KiB a second, or a burst and then nothing,
-    never counted as waiting, so they kept every newcomer out until they timed out."""
+    never counted as waiting, so they kept every newcomer out until they timed out. The
+    next fix closed the request that had sent least for its age, older than a second: an
+    attacker reconnecting kept its own sockets younger, and sending faster is always
+    possible, so a phone's upload was the one closed."""
     now = 1000.0
-    trickling = waiting_channel(last_activity=now - 0.1, arriving_since=now - 10,
-                                arrived=11_000)
-    burst = waiting_channel(last_activity=now - 9, arriving_since=now - 9, arrived=21_000)
-    uploading = waiting_channel(last_activity=now - 0.1, arriving_since=now - 3,
-                                arrived=60_000)
-    just_begun = waiting_channel(last_activity=now - 0.1, arriving_since=now - 0.5, arrived=10)
-    served = waiting_channel(last_activity=now - 90, serving=True)
-    assert longest_waiting([uploading, burst, trickling, just_begun, served], now, 1.0) \
-        is trickling
-    assert longest_waiting([uploading, burst, just_begun], now, 1.0) is burst
-    assert longest_waiting([uploading, just_begun, served], now, 1.0) is uploading
-    assert longest_waiting([just_begun, served], now, 1.0) is None
-    # an idle socket, not yet a second old, goes first once it is: an upload is not closed
-    # for it meanwhile
-    just_connected = waiting_channel(last_activity=now - 0.5)
-    assert longest_waiting([uploading, burst, just_connected], now, 1.0) is None
+    phone = waiting_channel(last_activity=now - 0.1, arriving_since=now - 3, arrived=15_000,
+                            client="198.51.100.7")
+    attacker = [waiting_channel(last_activity=now - 0.05, arriving_since=now - 0.5,
+                                arrived=20_000, client="203.0.113.1") for _ in range(3)]
+    fresh = waiting_channel(last_activity=now - 0.2, arriving_since=now - 0.2, arrived=10,
+                            client="203.0.113.1")
+    served = waiting_channel(last_activity=now - 90, serving=True, client="198.51.100.7")
+    assert making_room([phone, *attacker, served], now) in attacker
+    # within the heaviest client: its oldest first, then the one that sent least for its age
+    older = waiting_channel(last_activity=now - 0.1, arriving_since=now - 4, arrived=900_000,
+                            client="203.0.113.1")
+    assert making_room([phone, fresh, *attacker, older], now) is older
+    assert making_room([phone, fresh, *attacker], now) is fresh
+    # keep-alive sockets kept young (idle, under a second) no longer hold the rule back
+    keep_alive = [waiting_channel(last_activity=now - 0.3, client="203.0.113.2")
+                  for _ in range(2)]
+    assert making_room([phone, *keep_alive], now) in keep_alive
+    # one connection a client (behind a proxy, or an attack from as many addresses as
+    # slots): the longest dribbling of the old ones
+    slow = waiting_channel(last_activity=now - 0.1, arriving_since=now - 10, arrived=11_000,
+                           client="192.0.2.9")
+    assert making_room([phone, slow], now) is slow
+    assert making_room([served], now) is None
 
 
 def test_at_the_limit_sockets_trickling_just_over_the_pace_do_not_keep_a_newcomer_out(tmp_path):
@@ -328,7 +345,7 @@ def test_at_the_limit_sockets_trickling_just_over_the_pace_do_not_keep_a_newcome
         for sock in trickling:
             sock.close()
         log = server.stop()
-    assert "sent theirs slowest, closed for new clients" in log, log
+    assert "or of the clients holding the most, closed for new clients" in log, log
 
 
 def test_behind_a_trusted_proxy_one_address_may_hold_many_connections(tmp_path):
