@@ -199,7 +199,11 @@ class Settings:
 
 
 _URI_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#]*)@")
-_SECRET_QUERY = re.compile(r"(?i)([?&;](?:password|passwd|pass|pwd|secret|token|key)=)[^&;#]*")
+# Query keys whose values are secrets: libpq's password and sslpassword, a storage's token...
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&;](?:\w*(?:password|passwd|secret|token)\w*|pass|pwd|key)=)[^&;#]*")
+# Userinfo without a colon is a username there, not a token as it may be elsewhere.
+_USERNAME_SCHEMES = ("postgresql", "postgres")
 
 
 def mask_uri_credentials(value: str) -> str:
@@ -221,7 +225,7 @@ def hide_uri_secrets(text: str, uri: str) -> str:
     """``text`` (an error about ``uri``, a driver's own words) with every copy of the URI's
     password and secret query values masked, however malformed the URI: a driver quotes
     what it could not parse, where ``_URI_USERINFO`` reads well-formed URIs only."""
-    _, sep, rest = uri.partition("://")
+    scheme, sep, rest = uri.partition("://")
     found = [m[0][len(m[1]):] for m in _SECRET_QUERY.finditer(uri)]
     if not sep:
         found.append(uri)  # no scheme: it may be a password alone, written where a URL goes
@@ -230,9 +234,17 @@ def hide_uri_secrets(text: str, uri: str) -> str:
         _, colon, password = userinfo.partition(":")
         if colon:
             found.append(password)
-        elif "/" not in userinfo:  # a token alone (an "@" in a path is no userinfo)
-            found.append(userinfo)
-    for secret in sorted({v for s in found for v in (s, unquote(s)) if v}, key=len, reverse=True):
+        elif "/" not in userinfo and scheme.lower() not in _USERNAME_SCHEMES:
+            found.append(userinfo)  # a token alone (an "@" in a path is no userinfo)
+    else:  # "user:password" with the "@host" forgotten, unless what follows ":" is a port
+        authority = rest.split("/", 1)[0].split("?", 1)[0]
+        after = authority.partition(":")[2]
+        if after and not after.isdigit() and not authority.startswith("["):
+            found.append(after)
+    # A secret of one to three characters is not looked for everywhere: masking every "p"
+    # would garble the message and hide next to nothing.
+    for secret in sorted({v for s in found for v in (s, unquote(s)) if len(v) >= 4},
+                         key=len, reverse=True):
         text = text.replace(secret, "****")
     return text
 
@@ -242,7 +254,7 @@ def unusable_uri(value: str, example: str) -> str:
     may hold a password (or be only one, from a file meant for the URL)."""
     if value != value.strip():
         return "it begins or ends with a space or a line break"
-    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*(?=:)", value)
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*(?=://)", value)  # "pass:word" has none
     return (f"its scheme is {scheme[0]!r}" if scheme
             else f"it has no scheme such as {example} (the value is not shown: it may hold "
                  "a password)")

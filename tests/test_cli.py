@@ -487,6 +487,12 @@ def test_config_fails_on_what_would_stop_serve(tmp_path, monkeypatch, capsys):
     ("memory://", "memory://"),
     ("https://example.org/a@b", "https://example.org/a@b"),  # an @ in the path is no userinfo
     ("plain", "plain"),
+    ("postgresql://lt:Zq7pw/lt", "postgresql://lt:****/lt"),  # "@host" forgotten
+    ("postgresql://db:5432/x", "postgresql://db:5432/x"),  # a port is no password
+    # a username alone is no secret on PostgreSQL: the name was masked wherever it stood
+    ("postgresql://postgres@db/postgres", "postgresql://****@db/postgres"),
+    ("postgresql://u:p@h/db?sslpassword=s3cret&sslmode=require",
+     "postgresql://u:****@h/db?sslpassword=****&sslmode=require"),
     # unescaped "@" and "/" in a password: the rest of it was shown after the first "@"
     ("postgresql://lt:p@ss/w0rd@db:5432/x", "postgresql://lt:****@db:5432/x"),
 ])
@@ -499,6 +505,10 @@ def test_mask_uri_credentials(raw, shown):
     ("postgresql://lt:pwSEKRIT@[::1/lt2", "SEKRIT"),                  # a bracket left open
     (" postgresql://lt:DbSecret4@127.0.0.1:1/lt1", "DbSecret4"),      # a space before it
     ("JustThePassword", "JustThePassword"),                           # the password alone
+    ("Zq7pass:word", "Zq7pass"),                          # ... with a colon, read as a scheme
+    ("postgresql://lt:Zq7%2", "Zq7"),                                 # no "@host" at all
+    ("postgresql://lt:Zq7pw/lt", "Zq7pw"),
+    ("postgresql://lt@127.0.0.1:1/x?sslpassword=Zq7ssl&sslmode=bogus", "Zq7ssl"),
 ])
 def test_a_malformed_database_url_is_refused_without_its_password(tmp_path, url, secret):
     """The refusal quoted the value, or the driver's words quoting it, password and all:
