@@ -190,7 +190,7 @@ def test_real_server_flow_and_healthcheck_command(live_server):
     # ... at the address LOBBYTALKS_HOST names: a server on IPv6 was asked on 127.0.0.1
     v6 = LiveServer(live_server.data_dir.parent / "v6", env={"LOBBYTALKS_HOST": "::1"})
     try:
-        for host in ("::1", "::"):
+        for host in ("::1", "::", "[::1]"):
             check = subprocess.run([sys.executable, "-m", "lobbytalks", "healthcheck"],
                                    capture_output=True, text=True, env={
                                        **os.environ, "LOBBYTALKS_HOST": host,

@@ -163,8 +163,8 @@ def _healthcheck_setup(p: argparse.ArgumentParser) -> None:
 def _local_url(settings: Any) -> str:
     """Where this machine's own server answers: the address it listens on, the loopback of
     its family when that is every address (a server on :: or ::1 was asked on 127.0.0.1)."""
-    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host,
-                                                                      settings.host)
+    host = settings.host.strip("[]")  # "[::1]" serves as "::1" does
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     return f"http://{f'[{host}]' if ':' in host else host}:{settings.port}"
 
 
