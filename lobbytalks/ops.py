@@ -235,7 +235,9 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
     so the restored file starts without stale sidecars. Web sessions of the restored
     database are ended before it is put in place.
     """
-    db_path, source = Path(db_path), Path(source)
+    # Through a symbolic link, the file it leads to (the link itself was set aside and a
+    # new file put in its place, which the server, naming the real file, never read).
+    db_path, source = Path(os.path.realpath(db_path)), Path(source)
     if source.resolve() == db_path.resolve():
         raise OpsError("the backup file is the database itself")
     if db_path.is_dir():  # it would be set aside and a file put in its place

@@ -438,6 +438,23 @@ def test_restore_replaces_the_database_keeps_the_old_one_and_ends_sessions(app, 
                           password=alice.password).status_code == 200
 
 
+def test_restore_through_a_symbolic_link_replaces_the_file_it_leads_to(app, tmp_path):
+    """The link was set aside and a new file put in its place: the server, naming the real
+    file, went on with the old data, restore said it had succeeded."""
+    rt = app.config["LOBBYTALKS"]
+    path = Path(rt.db.path)
+    backup = tmp_path / "b.db"
+    ops.backup(path, backup)
+    Person(app, username="after_backup").register()
+    rt.db.close_thread_connection()
+    link = tmp_path / "link.db"
+    link.symlink_to(path)
+    result = ops.restore(link, backup, now=1_800_000_000)
+    assert link.is_symlink() and link.resolve() == path.resolve()
+    assert "after_backup" not in usernames(path)
+    assert result.previous.parent == path.parent
+
+
 def test_restore_refuses_a_database_being_served(app, tmp_path):
     path = Path(app.config["LOBBYTALKS"].db.path)
     backup = tmp_path / "b.db"
