@@ -245,9 +245,9 @@ class _HardenedServer(TcpWSGIServer):
         "without a request, or of the clients holding the most, closed for new clients "
         "since the last such line")
     full = OccasionalWarning(
-        "all %d connections are open and each is busy with a request being served or "
-        "answered (LOBBYTALKS_CONNECTION_LIMIT): new clients wait for a slot (%d turns of "
-        "the loop since the last such line)")
+        "all %d connections are open, each busy with a request or a client's only one and "
+        "under a second old (LOBBYTALKS_CONNECTION_LIMIT): new clients wait for a slot (%d "
+        "turns of the loop since the last such line)")
 
     def handle_accept(self) -> None:
         # waitress accepts one connection per turn of the event loop, and a turn costs time

@@ -256,7 +256,8 @@ class Scheduler:
         if not self.store.failed_by(exc):
             return False
         with self._lock:
-            self._fatal = self._fatal or LocalFault(f"cannot write the state folder: {describe(exc)}")
+            self._fatal = self._fatal or LocalFault(
+                f"cannot write the state folder: {describe(exc)}")
         self.stop.set()  # running attempts stop their harness and fail their task
         return True
 
