@@ -243,8 +243,8 @@ def status(args: argparse.Namespace) -> int:
         root = default_state_dir(need_server(args), read_token(args))
     reporter = Reporter(args.json, ())
     store = StateStore(root)
-    attempts = store.all_attempts() if store.attempts.is_dir() else []
-    for path in store.unreadable_attempts() if store.attempts.is_dir() else []:
+    attempts, unreadable = store.read_attempts() if store.attempts.is_dir() else ([], [])
+    for path in unreadable:  # each file read once
         reporter.emit("error", f"{path} is no attempt this connector wrote (damaged?): "
                       "skipped; remove it if it is not needed")
     if not attempts:

@@ -168,15 +168,13 @@ class StateStore:
         self.save(attempt)
 
     def all_attempts(self) -> list[dict[str, Any]]:
-        return sorted(self._read_attempts()[0],
-                      key=lambda a: (a.get("created", 0), a["requestId"]))
+        return self.read_attempts()[0]
 
-    def unreadable_attempts(self) -> list[Path]:
-        """Files in attempts/ that are no attempt (damaged by hand or by a disk): skipped."""
-        return self._read_attempts()[1]
-
-    def _read_attempts(self) -> tuple[list[dict[str, Any]], list[Path]]:
-        found, unreadable = [], []
+    def read_attempts(self) -> tuple[list[dict[str, Any]], list[Path]]:
+        """The attempts, oldest first, and the files in attempts/ that are no attempt
+        (damaged by hand or by a disk: skipped)."""
+        found: list[dict[str, Any]] = []
+        unreadable: list[Path] = []
         for path in sorted(self.attempts.glob("*.json")):
             attempt = None  # never ours half-written (atomic), nor a link, a pipe or a folder
             if path.is_file() and not path.is_symlink():
@@ -188,7 +186,7 @@ class StateStore:
                 found.append(attempt)
             else:
                 unreadable.append(path)
-        return found, unreadable
+        return sorted(found, key=lambda a: (a.get("created", 0), a["requestId"])), unreadable
 
     def open_attempts(self) -> list[dict[str, Any]]:
         return [a for a in self.all_attempts() if a["state"] in OPEN_STATES]
