@@ -93,6 +93,12 @@ class PgServer:
         (self.folder / PORT_FILE).write_text(str(port))
         self._run(find_binary("initdb"), "-D", str(self.data), "-A", "trust", "-U", SUPERUSER,
                   "-E", "UTF8", "--no-locale")
+        self.resume()
+        return self.url
+
+    def resume(self) -> None:
+        """Start the cluster made by ``start`` again (after ``stop``), on the same port."""
+        port = self.port
         # No autovacuum: the suite's databases live for one test each, and an ANALYZE in any
         # of them is a commit, which moves every database's snapshot and so what the app
         # under test keeps (lobbytalks.kept.SnapshotGeneration) in the middle of a test.
@@ -101,7 +107,6 @@ class PgServer:
                    "-c autovacuum=off")
         self._run(find_binary("pg_ctl"), "-s", "-D", str(self.data), "-o", options,
                   "-l", str(self.folder / "log"), "-w", "start")
-        return self.url
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():

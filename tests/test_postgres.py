@@ -439,3 +439,47 @@ def test_an_unreachable_database_stops_serve_at_once_with_one_reason(tmp_path):
     assert done.stderr.startswith(f'lobbytalks: connection failed: connection to server at '
                                   f'"127.0.0.1", port {port} failed: Connection refused'), done.stderr
     assert "WARNING" not in done.stderr and "pa55word" not in done.stderr
+
+
+@pytest.mark.once  # a cluster of its own, stopped and started again
+def test_an_outage_is_answered_promptly_and_service_returns_within_seconds():
+    """Once a checkout has timed out, the next ones wait about a second, not the pool's
+    whole timeout; and the pool's reconnection back-off (1, 2, 4, 8, 16 s...) is cut
+    short, so connections come back within seconds of the database, where they had
+    waited for the back-off's next try (15 s here, a minute after a longer outage)."""
+    import time
+    from lobbytalks.db.errors import PgOperationalError
+    from pgserver import PgServer
+
+    folder = Path(tempfile.mkdtemp(prefix="lt-pg-outage-"))
+    folder.chmod(0o755)
+    server = PgServer(folder / "pg")
+    database = PostgresDatabase(server.start(), max_size=1, timeout=4)
+    try:
+        assert database.conn.execute("SELECT 1").fetchone()[0] == 1
+        database.release_connection()
+        server.stop()
+        down = time.monotonic()
+        with pytest.raises(PgOperationalError):  # the pooled connection died with the server
+            database.conn.execute("SELECT 1")
+        database.release_connection()
+        with pytest.raises(PgOperationalError):  # the pool's own timeout
+            database.conn
+        started = time.monotonic()
+        with pytest.raises(PgOperationalError):
+            database.conn
+        assert time.monotonic() - started < 2.5
+        time.sleep(max(0.0, down + 16.5 - time.monotonic()))  # past the back-off's 15 s try
+        server.resume()
+        back = time.monotonic()
+        while True:
+            try:
+                assert database.conn.execute("SELECT 1").fetchone()[0] == 1
+                break
+            except PgOperationalError:
+                assert time.monotonic() - back < 8, "still no connection 8 s after the database"
+        database.release_connection()
+    finally:
+        database.close()
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -60,6 +60,15 @@ class NoCheckpointer:
         pass
 
 
+# While PostgreSQL cannot be reached. The pool's reconnection back-off doubles from 1 s
+# until it gives up; given up after a few seconds, the next checkout starts a fresh attempt,
+# so service comes back within seconds of the database and not after a minute's back-off.
+RECONNECT_WINDOW = 5.0
+# A checkout after one that timed out waits this long: each request of an outage is a
+# prompt 503 instead of holding a worker thread for the pool's full timeout.
+UNREACHABLE_WAIT = 1.0
+
+
 class PostgresDatabase(TransactionalDatabase):
     """Pooled connections, one per thread while in use; READ COMMITTED transactions."""
 
@@ -75,7 +84,9 @@ class PostgresDatabase(TransactionalDatabase):
         self.checkpointer = NoCheckpointer()
         self.after_commit: list[Callable[[], None]] = []
         self._local = threading.local()
+        self.unreachable = False  # the last checkout timed out; cleared by the next success
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout,
+                                   reconnect_timeout=RECONNECT_WINDOW,
                                    kwargs={"autocommit": True}, configure=configure_connection,
                                    open=False, name="lobbytalks")
         try:
@@ -99,10 +110,14 @@ class PostgresDatabase(TransactionalDatabase):
 
     def _checkout(self) -> Any:
         try:
-            return self.pool.getconn()
-        except Exception as exc:  # PoolTimeout: every connection is busy or the server is down
+            raw = self.pool.getconn(timeout=UNREACHABLE_WAIT if self.unreachable else None)
+        except Exception as exc:  # PoolTimeout: the server is down (the pool has a
+            # connection for every thread, so a healthy one never makes a thread wait long)
+            self.unreachable = True
             from .errors import translate_pg_error
             raise translate_pg_error(exc) from None
+        self.unreachable = False
+        return raw
 
     def release_connection(self) -> None:
         """Give this thread's connection back to the pool (end of a request or a job). An
