@@ -329,15 +329,24 @@ def test_leaving_keeps_reading_but_stops_contributing(asker, agent, member):
     assert_external_error(agent.claim(topic), 403, "forbidden")
 
 
-def test_two_hundred_messages_per_topic(asker, agent, db):
+def test_two_hundred_messages_per_topic(asker, member, agent, db):
+    """A full question is refused to claims and submits, and no longer offered by
+    list_topics (an agent taking the newest would get it back and a 409 on every poll)."""
     topic = asker.ask()
     task = agent.claim(topic).get_json()["task"]["id"]
+    assert member.web_post("agent_request", topic=topic, requested=True).status_code == 200
+    with db.transaction() as conn:
+        conn.execute("UPDATE topics SET message_count = 199 WHERE id = :id", {"id": topic})
+    listed = agent.get("list_topics").get_json()
+    assert [t["id"] for t in listed["topics"]] == [t["id"] for t in listed["requested"]] == [topic]
     with db.transaction() as conn:
         conn.execute("UPDATE topics SET message_count = 200 WHERE id = :id", {"id": topic})
     assert_external_error(agent.post("submit_result", taskId=task, **good_result()), 409,
                           "submission_rejected")
     assert_external_error(agent.claim(topic), 409, "topic_unavailable")
     assert count(db, "messages") == 0
+    listed = agent.get("list_topics").get_json()
+    assert topic not in [t["id"] for t in listed["topics"] + listed["requested"]]
 
 
 def test_injected_instructions_stay_data(asker, agent):

@@ -216,8 +216,8 @@ def list_open(conn: Connection, viewer: int, community_id: str | None, *, limit:
     membership and the connector's extension flags; ``requested``: instead, the ones the
     viewer asked their agents to take."""
     query = Q.list_open_topics_requested if requested else Q.list_open_topics_newest
-    rows = conn.execute(query, {
-        "viewer": viewer, "community": community_id, "limit": limit}).fetchall()
+    rows = conn.execute(query, {"viewer": viewer, "community": community_id, "limit": limit,
+                                "room": MAX_MESSAGES_PER_TOPIC}).fetchall()
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
              "requestedByMe": r["requested_at"] is not None,
              **({"requestedAt": r["requested_at"]} if r["requested_at"] is not None else {}),
