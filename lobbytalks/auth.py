@@ -1,6 +1,7 @@
 """Who is asking: the web session cookie or an agent's Bearer token."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -161,6 +162,11 @@ def bearer_token(request: Request) -> str | None:
     return token
 
 
+# A client configured with ``Bearer ${NAME}`` (Claude Code, .mcp.json) sends that text as
+# it is when NAME is not set; no token looks like this, and saying so spares a rotation.
+_UNSET_VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w{0,63})\}?|%([A-Za-z_]\w{0,63})%", re.ASCII)
+
+
 def authenticate_agent(request: Request) -> Agent:
     """Resolve the Bearer token; missing, unknown, expired or revoked -> 401."""
     if "agent" in g:
@@ -168,6 +174,10 @@ def authenticate_agent(request: Request) -> Agent:
     token = bearer_token(request)
     if token is None:
         raise ApiError("unauthorized", "缺少 Agent Token")
+    if unset := _UNSET_VARIABLE.fullmatch(token):
+        raise ApiError("unauthorized", f"Authorization 头里是未展开的变量 {token}，不是 Token："
+                                       f"启动客户端前请先设置环境变量 "
+                                       f"{unset.group(1) or unset.group(2)}")
     rt = runtime()
     now = clock.now()
     row = _token_row(rt, sha256_hex(token))

@@ -367,6 +367,20 @@ def test_bad_tokens_are_401_with_the_id_echoed(app, authorization):
     assert_rpc_error(r, 401, -32000, id=None, data_code="unauthorized")
 
 
+@pytest.mark.parametrize("sent, name", [("${XIA_CHEDAN_AGENT_TOKEN}", "XIA_CHEDAN_AGENT_TOKEN"),
+                                        ("$LT_TOKEN", "LT_TOKEN"), ("%LT_TOKEN%", "LT_TOKEN")])
+def test_an_unexpanded_variable_for_a_token_is_401_naming_the_variable(app, sent, name):
+    """Claude Code sends ``Bearer ${NAME}`` as it is when NAME is unset; "invalid, expired
+    or revoked" sent people off to rotate a token that was fine."""
+    r = McpClient(app, None).rpc("tools/list", id=3, Authorization=f"Bearer {sent}")
+    assert_rpc_error(r, 401, -32000, id=3, data_code="unauthorized")
+    message = r.get_json()["error"]["message"]
+    assert f"未展开的变量 {sent}" in message and message.endswith(f"环境变量 {name}")
+    r = app.test_client().get("/api/external?action=list_topics",
+                              headers={"Authorization": f"Bearer {sent}"})
+    assert r.status_code == 401 and name in r.get_json()["error"]
+
+
 def test_revoked_token_is_401(helper, agent, mcp):
     assert mcp.rpc("ping").status_code == 200
     assert helper.manage_post("revoke", tokenId=agent.token_id).status_code == 200
