@@ -13,19 +13,18 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
   client holding the most connections (so sockets that only wait or trickle, spread over
   many addresses, cannot keep everyone out until they time out);
 - bodies (parsed by ``http_framing``): no more than the largest body any surface accepts
-  is ever buffered. A
-  ``Content-Length`` over it is refused as soon as the headers are in, and a chunked body
-  as soon as it outgrows it; the request then reaches the app without its body, flagged
-  (``guards.BODY_REFUSED``), so each surface answers 413 ``payload_too_large`` in its own
-  envelope, and the connection closes (the unread rest of the body is never parsed);
+  is ever buffered. A ``Content-Length`` over it is refused as soon as the headers are in,
+  and a chunked body as soon as it outgrows it; the request then reaches the app without its
+  body, flagged (``guards.BODY_REFUSED``), so each surface answers 413 ``payload_too_large``
+  in its own envelope, and the connection closes (the rest of the body is never parsed);
 - proxies: ``X-Forwarded-*`` reach the app only when ``trusted_proxies`` is set; the app's
   ``ProxyFix`` (``create_app``) is the one place that interprets them;
 - threads: on SQLite the worker threads take turns (``lobbytalks.turns``, the queue in
   ``lobbytalks.dispatchers``), one serving at a time, the others going on only while it
   waits for something else than the interpreter;
-- responses: a response's header leaves in one send with its body, and what waitress
-  refuses before the app sees it (a malformed request line or header) is answered in the
-  API's JSON envelope (``http_framing``);
+- responses: a response's header leaves in one send with its body, what waitress refuses
+  before the app sees it (a malformed request line or header) is answered in the API's JSON
+  envelope (``http_framing``), and no worker waits for a client to read (``unread_answers``);
 - memory: glibc's allocator keeps at most ``MALLOC_ARENAS`` arenas and hands blocks of
   ``MMAP_THRESHOLD`` and more straight back to the system (``MALLOC_TUNING``).
 """
@@ -50,12 +49,12 @@ from .dispatchers import Dispatcher, TurnTakingDispatcher
 from .draining import DrainingServer, LastAnswerBeforeStop
 from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
 from .http_framing import MAX_REQUEST_HEADER_BYTES, BoundedRequest, JsonErrorTask
+from .unread_answers import UnreadAnswers, unread_too_long
 
 log = logging.getLogger(__name__)
 
-# waitress counts a chunked body on the wire, size lines and extensions included, while the
-# limit is on the decoded body (``http_framing``); this bounds the framing around it: a body
-# within the limit sent in one-byte chunks takes six bytes a byte on the wire.
+# waitress counts a chunked body on the wire, framing included, while the limit is on the
+# decoded body (``http_framing``): in one-byte chunks, six bytes a byte on the wire.
 CHUNKED_WIRE_FACTOR = 8
 ACCEPTS_PER_TURN = 64
 # At the connection limit, a connection that has waited this long without a request to serve
@@ -201,7 +200,7 @@ class _BoundedTask(WSGITask):
         super().write(data)
 
 
-class _BoundedChannel(LastAnswerBeforeStop, HTTPChannel):
+class _BoundedChannel(UnreadAnswers, LastAnswerBeforeStop, HTTPChannel):
     parser_class = BoundedRequest
     task_class = _BoundedTask
     error_task_class = JsonErrorTask
@@ -289,11 +288,13 @@ class _HardenedServer(TcpWSGIServer):
         self.made_room.note(self.adj.connection_limit)
 
     def maintenance(self, now: float) -> None:
-        """Close idle channels (waitress), and those whose request is still arriving after
-        ``request_timeout``: a steady dribble is never idle, so only this ends it."""
+        """Close idle channels, and those whose request is still arriving or answers unread
+        (``unread_answers``) after ``request_timeout``: a dribble is never idle."""
         super().maintenance(now)
         cutoff = now - self.request_timeout
-        for channel in self.active_channels.values():
+        for channel in list(self.active_channels.values()):
             arriving = channel.request
             if arriving is not None and not arriving.completed and arriving.started < cutoff:
                 channel.will_close = True
+            elif unread_too_long(channel, cutoff, now - self.adj.channel_timeout):
+                channel.handle_close()

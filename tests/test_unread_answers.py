@@ -1,0 +1,129 @@
+"""A client that pipelines requests for large answers and never reads them, against a real
+`lobbytalks serve`: no worker waits for it, so the server goes on answering everyone else."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import time
+
+import pytest
+import requests
+
+from conftest import LiveServer
+
+# waitress' outbuf_high_watermark is 16 MiB; lowered so that a few megabytes make the test.
+WATERMARK = 256 * 1024
+PIPELINED = 100  # requests for the 60 KB OpenAPI document, sent in one packet: ~6 MB answered
+
+
+def served_with_a_low_watermark() -> list[str]:
+    return [sys.executable, "-c",
+            "import runpy, sys, waitress.adjustments as a; "
+            f"a.Adjustments.outbuf_high_watermark = {WATERMARK}; "
+            "sys.argv[0] = 'lobbytalks'; runpy.run_module('lobbytalks', run_name='__main__')"]
+
+
+@pytest.fixture
+def server(tmp_path):
+    live = LiveServer(tmp_path / "live", command=served_with_a_low_watermark(),
+                      env={"LOBBYTALKS_REQUEST_TIMEOUT": "3", "LOBBYTALKS_IDLE_TIMEOUT": "60"})
+    yield live
+    live.stop()
+
+
+def stalled_pipeline(server: LiveServer) -> socket.socket:
+    """A socket that asks for ``PIPELINED`` documents at once and reads nothing."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    one = f"GET /docs/external-agents-openapi.json HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    sock.sendall(one * PIPELINED)
+    return sock
+
+
+def healthz_seconds(server: LiveServer) -> float | None:
+    started = time.monotonic()
+    try:
+        ok = requests.get(server.url + "/healthz", timeout=5).status_code == 200
+    except requests.RequestException:
+        return None
+    return time.monotonic() - started if ok else None
+
+
+def test_a_client_that_does_not_read_holds_no_worker_and_loses_its_other_requests(server):
+    document = requests.get(server.url + "/docs/external-agents-openapi.json", timeout=5)
+    assert len(document.content) * PIPELINED > 8 * WATERMARK
+    sock = stalled_pipeline(server)
+    try:
+        time.sleep(1)  # the answers pile up past the watermark
+        answered = [healthz_seconds(server) for _ in range(3)]
+        assert None not in answered, answered  # the server is not stuck behind the socket
+        sock.settimeout(5)
+        received, deadline = b"", time.monotonic() + 20
+        while time.monotonic() < deadline:
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            received += chunk
+        else:
+            pytest.fail("the connection stayed open")
+    finally:
+        sock.close()
+    answers = received.count(b"HTTP/1.1 200 OK")
+    # what was answered arrives whole; the rest is dropped and the connection closed
+    assert 1 <= answers < PIPELINED
+    assert received.endswith(document.content)
+
+
+def server_holds(server: LiveServer, sock: socket.socket) -> bool:
+    """Whether the server process still has its end of ``sock`` open (a socket it closed
+    may still be sending what its kernel buffer holds, but belongs to no process)."""
+    client_port = sock.getsockname()[1]
+    inodes = set()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            local, remote, inode = fields[1], fields[2], fields[9]
+            if (int(local.rsplit(":", 1)[1], 16) == server.port
+                    and int(remote.rsplit(":", 1)[1], 16) == client_port):
+                inodes.add(f"socket:[{inode}]")
+    fds = f"/proc/{server.proc.pid}/fd"
+    return any(os.readlink(f"{fds}/{fd}") in inodes for fd in os.listdir(fds))
+
+
+def test_a_client_reading_a_byte_now_and_then_is_let_go_after_the_request_timeout(server):
+    sock = stalled_pipeline(server)
+    try:
+        time.sleep(1)
+        assert server_holds(server, sock)
+        sock.settimeout(0.2)
+        deadline = time.monotonic() + 20
+        while server_holds(server, sock) and time.monotonic() < deadline:
+            with contextlib.suppress(socket.timeout):
+                sock.recv(1)  # enough to keep the connection from ever looking idle
+            time.sleep(0.3)
+        assert not server_holds(server, sock)  # LOBBYTALKS_REQUEST_TIMEOUT is 3 s here
+    finally:
+        sock.close()
+    assert healthz_seconds(server) is not None
+
+
+def test_a_client_that_reads_nothing_is_let_go_after_the_idle_timeout(tmp_path):
+    """Under the watermark nothing is dropped, but waitress' idle rule only marked such a
+    connection to close when its socket next polled writable, which it never did."""
+    live = LiveServer(tmp_path / "live", env={"LOBBYTALKS_IDLE_TIMEOUT": "2"})
+    try:
+        sock = stalled_pipeline(live)
+        try:
+            time.sleep(1)
+            assert server_holds(live, sock)
+            deadline = time.monotonic() + 15
+            while server_holds(live, sock) and time.monotonic() < deadline:
+                time.sleep(0.3)
+            assert not server_holds(live, sock)
+        finally:
+            sock.close()
+    finally:
+        live.stop()
