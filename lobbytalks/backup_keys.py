@@ -21,12 +21,21 @@ def key_file_for(backup_file: str | Path) -> Path:
     return backup_file.with_name(backup_file.name + ".key")
 
 
+def refuse_a_data_folders_key(dest: Path) -> None:
+    """:raise OpsError: ``dest`` is a data folder's key (a backup named ``secret`` would
+    write its key over one), whatever --force says."""
+    if dest.name == "secret.key" and dest.exists():
+        raise OpsError(f"refusing to overwrite {dest}: it is the name a data folder keeps its "
+                       f"secret key under; choose another name for the backup")
+
+
 def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:
     """Write the keyring in use (env value or key file) to ``dest`` (0600); return fingerprint."""
     keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
     if dest.exists():
         if not force:
             raise OpsError(f"{dest} already exists; pass --force to overwrite it")
+        refuse_a_data_folders_key(dest)
         dest.unlink()
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -155,6 +155,23 @@ def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
     return (db_path, *sidecars, *((key_path,) if key_path else ()))
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
+
+
+def refuse_what_is_no_database(dest: Path) -> None:
+    """:raise OpsError: ``dest`` holds something else than a SQLite database: --force
+    replaces an older backup, never a key file (``LOBBYTALKS_SECRET_KEY_FILE`` names it
+    anywhere), a setting's file or a document."""
+    try:
+        with open(dest, "rb") as existing:
+            head = existing.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise OpsError(f"cannot read {dest}: {exc.strerror or exc}") from None
+    if head and head != SQLITE_HEADER:
+        raise OpsError(f"refusing to overwrite {dest}: it is not a SQLite database (--force "
+                       f"replaces an older backup, nothing else)")
+
+
 def refuse_own_file(dest: Path, db_path: Path, key_path: Path | None) -> None:
     """:raise OpsError: ``dest`` is one of ``own_files``, which no --force overwrites."""
     if dest.resolve() in {path.resolve() for path in own_files(Path(db_path), key_path)}:

@@ -24,17 +24,19 @@ from pathlib import Path
 from typing import Callable
 
 from . import serverlock
-from .backup_keys import KeyCheck, check_key, export_key, install_key, key_file_for
+from .backup_keys import (KeyCheck, check_key, export_key, install_key, key_file_for,
+                          refuse_a_data_folders_key)
 from .db import Q, make_private_dir, pending_migrations, schema_version
 from .dbfile import (SIDECARS, CheckReport, OpsError, check, inspect, list_sealed_key_ids,
-                     open_existing, own_files, refuse_own_file, sidecar, stamp)
+                     open_existing, own_files, refuse_own_file, refuse_what_is_no_database,
+                     sidecar, stamp)
 
 __all__ = ["backup", "backup_before_migrate", "restore", "BackupResult", "RestoreResult",
            "check_backup_file", "STEP_PAGES", "Progress",
            # re-exported
            "CheckReport", "OpsError", "check", "inspect", "open_existing", "list_sealed_key_ids",
            "stamp", "KeyCheck", "check_key", "export_key", "install_key", "key_file_for",
-           "own_files", "refuse_own_file"]
+           "own_files", "refuse_own_file", "refuse_a_data_folders_key"]
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +165,7 @@ def _refuse_a_live_database(dest: Path) -> None:
         if dest.name.endswith(suffix) and dest.with_name(dest.name[:-len(suffix)]).exists():
             raise OpsError(f"refusing to overwrite {dest}: it is the {suffix} of the database "
                            f"beside it")
+    refuse_what_is_no_database(dest)
     if serverlock.in_use(dest):
         raise OpsError(f"refusing to overwrite {dest}: a LobbyTalks process is serving it; "
                        f"stop it first, or restore into it with `lobbytalks restore`")

@@ -263,8 +263,10 @@ def unusable_uri(value: str, example: str) -> str:
 def _read_setting_file(name: str, path: str) -> str:
     try:
         return Path(path).read_text("utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise SettingsError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{name}: cannot read {path}: it is not UTF-8 text") from None
 
 
 def _convert(kind: Any, raw: str, name: str) -> Any:

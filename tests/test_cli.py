@@ -124,6 +124,30 @@ def test_no_force_lets_a_backup_overwrite_the_installations_own_files(app, data_
 
 
 @pytest.mark.sqlite_only
+def test_no_force_writes_over_a_key_file_named_elsewhere(app, data_dir, tmp_path, capsys,
+                                                          monkeypatch):
+    """LOBBYTALKS_SECRET_KEY_FILE (a Docker or Kubernetes secret), or the key of another
+    data folder written as a backup's key: both were overwritten, the key lost with them."""
+    add_private_question(app)
+    key = (Path(data_dir) / "secret.key").read_text()
+    elsewhere = tmp_path / "keys" / "lobbytalks.key"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(key)
+    monkeypatch.setenv("LOBBYTALKS_SECRET_KEY_FILE", str(elsewhere))
+    assert run("backup", "--force", "--data-dir", data_dir, str(elsewhere)) == 1
+    assert "it is not a SQLite database" in capsys.readouterr().err
+    assert elsewhere.read_text() == key
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "secret.key").write_text("k1:" + "B" * 43 + "=\n")
+    assert run("backup", "--force", "--with-key", "--data-dir", data_dir,
+               str(other / "secret")) == 1
+    assert "it is the name a data folder keeps its secret key under" in capsys.readouterr().err
+    assert (other / "secret.key").read_text() == "k1:" + "B" * 43 + "=\n"
+    assert not (other / "secret").exists()  # refused before the backup was made
+
+
+@pytest.mark.sqlite_only
 def test_a_backup_where_no_file_can_be_is_one_line(app, data_dir, tmp_path):
     (tmp_path / "a-file").write_text("")
     done = cli("backup", "--data-dir", str(data_dir), str(tmp_path / "a-file" / "b.db"))

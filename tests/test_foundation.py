@@ -53,6 +53,17 @@ def test_secret_settings_accept_files(tmp_path):
     assert shown["LOBBYTALKS_ADMIN_PASSWORD"] == "****"
 
 
+def test_a_setting_file_that_is_no_utf8_text_is_one_line_naming_it(tmp_path):
+    """Its refusal failed on itself: a traceback (AttributeError: no strerror)."""
+    saved = tmp_path / "utf16-password"
+    saved.write_bytes("longenough123".encode("utf-16"))
+    with pytest.raises(SettingsError) as refused:
+        Settings.load({"LOBBYTALKS_ADMIN_USERNAME": "boss",
+                       "LOBBYTALKS_ADMIN_PASSWORD_FILE": str(saved)})
+    assert str(refused.value) == (f"LOBBYTALKS_ADMIN_PASSWORD_FILE: cannot read {saved}: it "
+                                  f"is not UTF-8 text")
+
+
 def test_every_setting_is_documented_in_the_readme():
     readme = open("README.md", encoding="utf-8").read()
     for name, _, _ in Settings().describe():

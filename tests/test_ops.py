@@ -57,10 +57,31 @@ def test_backup_is_a_verified_single_file_owned_by_its_owner(app, tmp_path):
 def test_backup_refuses_to_overwrite_unless_forced(app, tmp_path):
     src = app.config["LOBBYTALKS"].db.path
     dest = tmp_path / "b.db"
-    dest.write_bytes(b"precious")
+    new_db(dest)  # an older backup
+    before = dest.read_bytes()
     with pytest.raises(ops.OpsError, match="already exists"):
         ops.backup(src, dest)
-    assert dest.read_bytes() == b"precious"
+    assert dest.read_bytes() == before
+    Person(app, username="alice").register()
+    ops.backup(src, dest, force=True)
+    assert ops.check(dest).ok and usernames(dest) == {"alice"}
+
+
+@pytest.mark.parametrize("content", [b"k1:" + b"A" * 43 + b"=\n", b"postgresql://u:pw@db/x",
+                                     b"\xff\xfe not text"])
+def test_force_replaces_an_older_backup_and_nothing_else(app, tmp_path, content):
+    """A key file named by LOBBYTALKS_SECRET_KEY_FILE, another installation's secret.key, a
+    setting's file: none is the installation's default key path, and --force wrote the
+    backup over them (the key lost with it)."""
+    src = app.config["LOBBYTALKS"].db.path
+    dest = tmp_path / "keys" / "lobbytalks.key"
+    dest.parent.mkdir()
+    dest.write_bytes(content)
+    with pytest.raises(ops.OpsError, match=f"^refusing to overwrite {dest}: it is not a SQLite"):
+        ops.backup(src, dest, force=True)
+    assert dest.read_bytes() == content
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["lobbytalks.key"]
+    dest.write_bytes(b"")  # an empty file is nothing to lose
     ops.backup(src, dest, force=True)
     assert ops.check(dest).ok
 
