@@ -93,6 +93,24 @@ def test_three_live_leases_per_user(world, clock_file, db):
     assert agent.claim(topics[0]).status_code == 200
 
 
+def test_a_lease_on_a_question_since_closed_or_taken_down_frees_its_slot(app, world):
+    """It can be neither renewed nor submitted; counted until it expired, someone else's
+    close kept its holder's agents from claiming anything for up to half an hour."""
+    from test_moderation import make_admin
+    admin = make_admin(app)
+    asker, helper, agent = world
+    topics = [asker.ask(f"问题 {i}") for i in range(5)]
+    second_agent = helper.new_agent(name="第二只")
+    assert agent.claim(topics[0]).status_code == agent.claim(topics[1]).status_code == 200
+    assert second_agent.claim(topics[2]).status_code == 200
+    assert_external_error(second_agent.claim(topics[3]), 429, "task_limit")
+    assert asker.web_post("close", topic=topics[0]).status_code == 200
+    assert second_agent.claim(topics[3]).status_code == 200
+    assert_external_error(agent.claim(topics[4]), 429, "task_limit")
+    assert admin.web_post("hide_question", topic=topics[1], reason="测试").status_code == 200
+    assert agent.claim(topics[4]).status_code == 200
+
+
 def test_expired_task_rejects_submission(world, clock_file, db):
     asker, _, agent = world
     task = agent.claim(asker.ask()).get_json()["task"]["id"]

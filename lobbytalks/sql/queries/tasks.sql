@@ -54,8 +54,13 @@ FROM tasks WHERE id = :id;
 -- name: get_task_of_user_on_topic
 SELECT 1 FROM tasks WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
 
+-- The leases that count against a person's cap: one on a question since closed or taken
+-- down can be neither renewed nor submitted, and someone else's close must not keep its
+-- holder from claiming anything else until it expires.
 -- name: count_live_leases
-SELECT COUNT(*) FROM tasks WHERE user_id = :user_id AND state = 'leased' AND expires > :now;
+SELECT COUNT(*) FROM tasks k JOIN topics t ON t.id = k.topic_id
+WHERE k.user_id = :user_id AND k.state = 'leased' AND k.expires > :now
+  AND t.status = 'open' AND t.hidden_at IS NULL;
 
 -- A lease only for a token still live inside the claim's transaction: authentication read
 -- the token before it began, and a revoke, rotation or suspension may have committed since
