@@ -214,7 +214,9 @@ def _scrolls_by_keyboard(rule: Callable[..., str]) -> Callable[..., str]:
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
     md.enable(["linkify", "strikethrough"])
-    md.disable(["heading", "lheading"])
+    # no link reference definitions either: a line "[注意]: 不要直接运行" is one, and
+    # vanished from the page (a footnote "[^1]: ..." too); written, it shows as written
+    md.disable(["heading", "lheading", "reference"])
     md.core.ruler.push("images_as_links", _images_as_links)
     md.core.ruler.push("vet_links", _vet_links)
     md.core.ruler.push("link_citations", _link_citations)

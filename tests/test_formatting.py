@@ -20,6 +20,9 @@ REL = 'rel="nofollow ugc noopener"'
     ("[文档](https://sqlite.org)", f'<p><a href="https://sqlite.org" {REL}>文档</a> (sqlite.org)</p>'),
     # what stays out: headings, images, raw HTML, script URLs
     ("# 标题", "<p># 标题</p>"),
+    # a line that CommonMark takes for a link reference definition stays, as written
+    ("[注意]: 生产库有200GB，不能停机", "<p>[注意]: 生产库有200GB，不能停机</p>"),
+    ("脚注[^1]\n\n[^1]: 这是脚注。", "<p>脚注[^1]</p>\n<p>[^1]: 这是脚注。</p>"),
     ("标题\n===", "<p>标题<br>\n===</p>"),
     ("<script>alert(1)</script>", "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>"),
     ('<a onclick="y">z</a>', '<p>&lt;a onclick="y"&gt;z&lt;/a&gt;</p>'),
@@ -42,8 +45,10 @@ def test_markdown_renders_the_safe_subset(text, expected):
     # inside a link's words an image is its words only, and the outer link is vetted as any
     ("[SQLite 文档 https://www.sqlite.org/backup.html ![.](http://a.b)](http://evil.example/x)",
      "<p>SQLite 文档 https://www.sqlite.org/backup.html .</p>"),
+    # no reference links: the definition is text, and nothing links to the address
     ("[官方说明 ![a](https://q.org/a.png)][r]\n\n[r]: http://192.168.1.1:8080/admin/reboot",
-     "<p>官方说明 a</p>"),
+     f'<p>[官方说明 <a href="https://q.org/a.png" {REL}>a</a> (q.org)][r]</p>\n'
+     "<p>[r]: http://192.168.1.1:8080/admin/reboot</p>"),
     ("[SQLite 文档 ![](https://www.sqlite.org/a.png)](https://evil.example/)",
      "<p>SQLite 文档 https://www.sqlite.org/a.png</p>"),
     ("[文档 ![图标](https://www.sqlite.org/i.png)](https://www.sqlite.org/docs.html)",
