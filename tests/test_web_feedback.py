@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 
 import pytest
 
@@ -541,6 +542,31 @@ def test_same_named_agents_and_communities_can_be_told_apart(app, db):
     assert shown[first.profile_id].startswith("查证虾 (Codex) · created ")
     assert shown[first.profile_id] != shown[third.profile_id]
     assert count(db, "profiles", "name = :name", {"name": "查证虾"}) == 3  # nothing was refused
+
+
+def test_communities_whose_names_read_alike_are_listed_with_who_made_them(app):
+    """Spacing, a no-break space, case or punctuation made a look-alike that no list told
+    apart from the original (/communities showed no owner at all)."""
+    bob = Person(app, username="bob_owner").register()
+    eve = Person(app, username="eve_mimic").register()
+    original = bob.communities_post("create", name="Rust Fans").get_json()["id"]
+    mimics = [eve.communities_post("create", name=name).get_json()["id"]
+              for name in ("  rust   fans ", "Rust\u00a0Fans", "Rust.Fans")]
+    unique = eve.communities_post("create", name="Go 语言").get_json()["id"]
+    for page in ("/communities?lang=en", "/?lang=en"):
+        labels = dict(re.findall(r'<a class="item-title" href="/c/(c_[^"]+)"[^>]*>([^<]+)</a>',
+                                 html(eve.http.get(page))))
+        # the maker, and (as eve made three) the id
+        assert labels[original] == f"Rust Fans · bob_owner · {original}", page
+        assert labels[unique] == "Go 语言", page
+        shown = [unescape(labels[m]) for m in mimics]
+        assert all(label.endswith(" · eve_mimic · " + m) for label, m in zip(shown, mimics))
+    eve.join(original)
+    options = dict(re.findall(r'<option value="(c_[^"]+)"[^>]*>([^<]+)</option>',
+                              html(eve.http.get("/ask?lang=en"))))
+    assert options[original].startswith("Rust Fans · bob_owner · ")
+    assert unescape(options[mimics[1]]).startswith("Rust\u00a0Fans · eve_mimic · ")
+    assert options[unique] == "Go 语言"
 
 
 def test_distinct_labels_add_only_what_is_needed():

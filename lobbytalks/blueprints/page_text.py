@@ -13,6 +13,7 @@ from flask import current_app, g, request
 from markupsafe import Markup, escape
 
 from .. import i18n, prose
+from ..services.communities import name_key
 from ..textrules import CJK_CHARS, RIGHT_TO_LEFT
 from ..kept import Kept
 from ..runtime import runtime
@@ -233,11 +234,12 @@ def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str
     """``{id: label}``; items sharing a name get as many extras as it takes to differ.
 
     Names need not be unique (the protocol allows two communities, or two of one person's
-    agents, to share one), so a list that shows only names could not be told apart."""
+    agents, to share one), so a list that shows only names could not be told apart; nor
+    could names that differ only in case, spacing, punctuation or look-alike letters."""
     labels = {item["id"]: item["name"] for item in items}
     groups: dict[str, list[dict[str, Any]]] = {}
-    for item in items:
-        groups.setdefault(item["name"], []).append(item)
+    for item in items:  # names that read alike too: "Rust Fans", "rust  fans", "Rust.Fans"
+        groups.setdefault(name_key(item["name"]) or item["name"], []).append(item)
     for same in (g for g in groups.values() if len(g) > 1):
         # As few extras as it takes for every label in the group to differ (all if none do).
         shown = next((k for k in range(1, len(extras) + 1)

@@ -13,6 +13,7 @@ from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from ..runtime import runtime
 from .common import read_conn
+from .web_browse import community_labels
 from .web_base import (Pages, choice_arg, int_arg, login_required, redirect, render, safe_next,
                        viewer, viewer_id)
 from .kept_pages import kept_page
@@ -32,8 +33,9 @@ def home():
     names = {c["id"]: c["name"] for c in listing["communities"]}
     # Past the cap, /communities explains why there is no form: no link promises one here.
     may_create = reader is None or communities.may_create(read_conn(), reader)
-    return render("home.html", newest=newest, names=names,
-                  communities=listing["communities"][:HOME_COMMUNITIES],
+    shown = listing["communities"][:HOME_COMMUNITIES]
+    return render("home.html", newest=newest, names=names, communities=shown,
+                  labels=community_labels(shown),
                   more_communities=len(listing["communities"]) > HOME_COMMUNITIES,
                   may_create=may_create)
 
@@ -52,6 +54,7 @@ def communities_page():
     page = int_arg("page")
     listing = communities.list_page(read_conn(), user.id if user else None, scope, page)
     return render("communities.html", listing=listing, scope=scope,
+                  labels=community_labels(listing["communities"]),
                   may_create=bool(user) and communities.may_create(read_conn(), user.id))
 
 

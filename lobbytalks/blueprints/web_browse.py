@@ -1,6 +1,8 @@
 """The all-questions page: every community's questions, searched, filtered and sorted."""
 from __future__ import annotations
 
+from typing import Any
+
 from flask import request
 
 from ..models.common import COMMUNITY_ID
@@ -47,12 +49,18 @@ def questions():
                   community_names=community_choices(filters["community"]), intents=INTENTS)
 
 
+def community_labels(listed: list[dict[str, Any]]) -> dict[str, str]:
+    """``{id: label}``: the name, and for communities whose names read alike, who made
+    each (then the id), so that a look-alike cannot pass for another."""
+    owners = communities.owners_of(read_conn(), [c["id"] for c in listed])
+    return distinct_labels([{**c, "name": community_label(c["id"], c["name"])} for c in listed],
+                           [lambda c: owners.get(c["id"]) or t("common.site_owned"),
+                            lambda c: c["id"]])
+
+
 def community_choices(chosen: str) -> dict[str, str]:
     """The communities offered as a filter: the first page of all, and the chosen one."""
-    listed = communities.list_page(read_conn(), viewer_id(), "all", 1)["communities"]
-    # names need not be unique: same-named ones get their member count, then their id
-    names = distinct_labels([{**c, "name": community_label(c["id"], c["name"])} for c in listed],
-                            [lambda c: t("common.members", n=c["memberCount"]), lambda c: c["id"]])
+    names = community_labels(communities.list_page(read_conn(), viewer_id(), "all", 1)["communities"])
     if chosen and chosen not in names:
         try:
             names[chosen] = community_label(

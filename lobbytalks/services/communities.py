@@ -7,6 +7,7 @@ from typing import Any
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..jsonfast import dumps
 from ..quotas import MAX_OWNED_COMMUNITIES as MAX_OWNED
 from ..screening import refuse_secrets
 from ..security import new_id
@@ -50,6 +51,12 @@ def joined_origins(conn: Connection, viewer: int) -> dict[str, dict[str, Any]]:
             for r in conn.execute(Q.list_joined_community_origins, {"viewer": viewer}).fetchall()}
 
 
+def owners_of(conn: Connection, community_ids: list[str]) -> dict[str, str | None]:
+    """``{id: username}`` of who made each community (None for the site's own)."""
+    return {r["id"]: r["owner"] for r in conn.execute(
+        Q.list_community_owners, {"ids": dumps(community_ids)}).fetchall()}
+
+
 def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str, Any]:
     """:raise 404: for an unknown community."""
     row = conn.execute(Q.get_community, {"viewer": viewer or 0, "id": community_id}).fetchone()
@@ -64,7 +71,7 @@ def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str
 _SAME_CHARACTERS = str.maketrans("蝦鰕撦廣広場塲埸01iłƴ", "虾虾扯广广场场场ollly")
 
 
-def _name_key(name: str) -> str:
+def name_key(name: str) -> str:
     """A community name as people read it: only its letters and digits ("虾扯淡·广场",
     "TheLobby", "The Lobby."), width, case, what draws nothing, accents and Cyrillic or
     Greek look-alikes of Latin letters aside."""
@@ -74,7 +81,7 @@ def _name_key(name: str) -> str:
 
 # The default community's names, in every language the pages speak: a community of
 # someone's own under one of them would pass for the official lobby in every listing.
-RESERVED_NAMES = frozenset(_name_key(i18n.translate(lang, "lobby.name")) for lang in i18n.LANGUAGES)
+RESERVED_NAMES = frozenset(name_key(i18n.translate(lang, "lobby.name")) for lang in i18n.LANGUAGES)
 
 
 def create(db: Database, user_id: int, name: str, description: str, *, now: int,
@@ -83,7 +90,7 @@ def create(db: Database, user_id: int, name: str, description: str, *, now: int,
     ``request_id`` made (``replayed``); :raise 409: past five owned, the default community's
     name, or a ``request_id`` that made another; 400 sensitive_content: a secret in the name
     or description."""
-    if _name_key(name) in RESERVED_NAMES:
+    if name_key(name) in RESERVED_NAMES:
         raise ApiError("invalid_request", "name: 这是默认社区的名称，请换一个", status=409)
     refuse_secrets({"name": name, "description": description})
     request = _request_of(request_id, name, description)

@@ -206,18 +206,19 @@ def list_for_agent(conn: Connection, viewer: int, community_id: str | None) -> d
     if community_id is not None and \
             conn.execute(Q.get_community_owner, {"id": community_id}).fetchone() is None:
         raise ApiError("not_found", "社区不存在")
-    return {"topics": list_open(conn, viewer, community_id),
-            "requested": list_open(conn, viewer, community_id, requested=True)}
+    return {"topics": list_open(conn, viewer, community_id, room=MAX_MESSAGES_PER_TOPIC),
+            "requested": list_open(conn, viewer, community_id, requested=True,
+                                   room=MAX_MESSAGES_PER_TOPIC)}
 
 
 def list_open(conn: Connection, viewer: int, community_id: str | None, *, limit: int = 20,
-              requested: bool = False) -> list[dict[str, Any]]:
-    """The newest open discussions (optionally of one community), with the viewer's
-    membership and the connector's extension flags; ``requested``: instead, the ones the
-    viewer asked their agents to take."""
+              requested: bool = False, room: int | None = None) -> list[dict[str, Any]]:
+    """The newest open discussions (optionally of one community, with fewer than ``room``
+    answers), with the viewer's membership and the connector's extension flags;
+    ``requested``: instead, the ones the viewer asked their agents to take."""
     query = Q.list_open_topics_requested if requested else Q.list_open_topics_newest
     rows = conn.execute(query, {"viewer": viewer, "community": community_id, "limit": limit,
-                                "room": MAX_MESSAGES_PER_TOPIC}).fetchall()
+                                "room": room}).fetchall()
     return [{**public_summary(r), "joined": bool(r["joined"]), "askedByMe": bool(r["asked_by_me"]),
              "requestedByMe": r["requested_at"] is not None,
              **({"requestedAt": r["requested_at"]} if r["requested_at"] is not None else {}),

@@ -1,3 +1,9 @@
+-- Who made each of the communities listed (a JSON array of ids), to tell look-alikes apart.
+-- name: list_community_owners
+SELECT c.id, u.username AS owner
+FROM communities c LEFT JOIN users u ON u.id = c.owner_id
+WHERE c.id IN (SELECT value FROM json_each(:ids));
+
 -- One page of communities with their counts (kept by the statements below) and the
 -- viewer's relation (viewer 0 = anonymous).
 -- name: list_communities

@@ -57,8 +57,9 @@ UPDATE topics SET title = :title, description = :description, version = :version
 UPDATE topics SET status = 'closed', closed_at = :now, closed_by = :closed_by, updated = :now
 WHERE id = :id AND status = 'open';
 
--- Newest open discussions with room for an answer (:room, the cap on a question's answers:
--- a full one could only be refused to the agent that claims it), optionally in one
+-- Newest open discussions (for agents, with room for an answer: :room, the cap on a
+-- question's answers; a full one could only be refused to the agent that claims it; NULL
+-- for the pages, which show it), optionally in one
 -- community, with the viewer's membership and the connector's extension fields (asked by
 -- the viewer, when the viewer asked their own agents to take it, already answered by one of
 -- the viewer's agents, in the question's current version).
@@ -75,7 +76,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
                                                    AND g.question_version = t.version)
             THEN 1 ELSE 0 END AS answered_by_mine
 FROM topics t
-WHERE t.status = 'open' AND t.kind = 'discussion' AND t.message_count < :room
+WHERE t.status = 'open' AND t.kind = 'discussion' AND (:room IS NULL OR t.message_count < :room)
   AND (:community IS NULL OR t.community_id = :community)
 ORDER BY t.created DESC, t.id DESC
 LIMIT :limit;
@@ -97,7 +98,7 @@ SELECT t.id, t.title, t.description, t.community_id, t.created, t.message_count,
             THEN 1 ELSE 0 END AS answered_by_mine
 FROM agent_requests r CROSS JOIN topics t
 WHERE t.id = r.topic_id AND r.user_id = :viewer AND t.status = 'open' AND t.kind = 'discussion'
-  AND t.message_count < :room AND (:community IS NULL OR t.community_id = :community)
+  AND (:room IS NULL OR t.message_count < :room) AND (:community IS NULL OR t.community_id = :community)
 ORDER BY r.created, r.topic_id
 LIMIT :limit;
 
