@@ -3,6 +3,7 @@ parser with the body limit applied as soon as a length is announced and the fram
 refuses refused, and what waitress refuses answered in the API's JSON envelope."""
 from __future__ import annotations
 
+import re
 import time
 
 import orjson
@@ -15,6 +16,7 @@ from .errors import ApiError
 from .guards import LARGEST_BODY_LIMIT, SECURITY_HEADERS
 
 START_BYTES = 512
+_TRANSFER_ENCODING = re.compile(rb"(?im)^transfer-encoding:")
 # The request line and headers together (waitress allows 256 KiB): every query parameter
 # and cookie costs the app time to parse, so a 256 KiB query string of 30,000 parameters
 # took ~275 ms to refuse. 64 KiB is eight times what common proxies pass in front of it.
@@ -36,7 +38,8 @@ class BoundedRequest(HTTPRequestParser):
     def parse_header(self, header_plus: bytes) -> None:
         """waitress' parsing, refusing framings it would otherwise accept (RFC 9112):
         Content-Length beside a chunked body, which a proxy framing by the length would
-        split elsewhere (the root of request smuggling), more than one Host, an HTTP/1.1
+        split elsewhere (the root of request smuggling), a Transfer-Encoding that does not
+        end in chunked (an empty one too), more than one Host, an HTTP/1.1
         request without one, a version other than 1.x, and any Transfer-Encoding on
         HTTP/1.0, where waitress ignores it and frames by Content-Length (RFC 9112 6.1 calls
         that framing faulty: a proxy framing by the coding would split the stream elsewhere).
@@ -58,6 +61,10 @@ class BoundedRequest(HTTPRequestParser):
             raise ParsingError(f"HTTP/{self.version[:8]} is not spoken here")
         if "TRANSFER_ENCODING" in self.headers:  # waitress takes it out of 1.1 requests only
             raise ParsingError("Transfer-Encoding in an HTTP/1.0 request")
+        if not self.chunked and _TRANSFER_ENCODING.search(header_plus):
+            # empty, or only commas: waitress dropped it and framed by Content-Length, where
+            # RFC 9112 6.3 has a coding that does not end in chunked refused
+            raise ParsingError("Transfer-Encoding without chunked as its last coding")
         if self.proxy_netloc:
             self.headers["HOST"] = self.proxy_netloc
 

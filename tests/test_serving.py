@@ -479,6 +479,12 @@ def test_an_oversized_content_length_is_refused_before_the_body_is_sent(server):
      413),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
     (b"POST /api/external HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 400),
+    # a coding that is empty or only commas: waitress dropped it and read the body by its
+    # Content-Length (RFC 9112 6.3: refused, as any coding not ending in chunked)
+    (b"POST /api/community HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\nContent-Length: 14\r\n"
+     b"Content-Type: application/json\r\n\r\n{\"action\":\"x\"}", 400),
+    (b"POST /api/community HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\nContent-Length: 14\r\n"
+     b"Content-Type: application/json\r\n\r\n{\"action\":\"x\"}", 400),
     # two framings: refused, and the connection closed before what follows is read
     (b"POST /api/community HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
      b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
