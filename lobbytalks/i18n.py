@@ -249,7 +249,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                           "You have asked as many questions as the limit allows (below the form): "
                           "you can ask again at {when}. You may write your question now and send "
                           "it then."),
-    "ask.limit_hint": ("每人最多提 {n} 个问题（{period}）。", "Each person can ask up to {n} questions ({period})."),
+    "ask.limit_hint": ("每人最多提 {n} 个问题（{period}）。", "Questions each person may ask: up to {n} ({period})."),
     "period.second": ("每秒", "per second"),
     "period.minute": ("每分钟", "per minute"),
     "period.hour": ("每小时", "per hour"),

@@ -73,9 +73,10 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                       "An administrator has suspended this account, so it "
                                       "cannot log in. The reason they gave: {reason}. Ask "
                                       "this site's administrators if you have questions."),
-    "err.community.topic.rate_limited": ("你已达到每日提问上限（按最近 24 小时计算）。{when} 之后可以再提问。",
-                                         "You have reached the daily question limit (counted "
-                                         "over the last 24 hours). You can ask again at {when}."),
+    # the limit's period is the site's setting, stated under the question form
+    "err.community.topic.rate_limited": ("你已达到提问上限（见提问表单下方）。{when} 之后可以再提问。",
+                                         "You have reached the question limit (stated below the "
+                                         "question form). You can ask again at {when}."),
     "err.community.topic.forbidden": ("请先加入这个社区再提问。", "Join this community before asking in it."),
     "err.community.topic.not_found": ("这个社区不存在。", "This community does not exist."),
     "err.community.topic.invalid_request": ("这个讨论分类不存在，请重新选择。",

@@ -430,7 +430,7 @@ TEXT = {
     "registered": {"en": "You are registered and logged in. Welcome!", "zh": "注册成功，你已登录。欢迎！"},
     "logged_out": {"en": "You are logged out.", "zh": "你已退出登录。"},
     "blank": {"en": "The question cannot be blank", "zh": "问题不能为空"},
-    "daily": {"en": "You have reached the daily question limit", "zh": "你已达到每日提问上限"},
+    "daily": {"en": "You have reached the question limit", "zh": "你已达到提问上限"},
     "no_card": {"en": "No answer to the current version yet, so there is nothing to build",
                 "zh": "当前版本还没有回答，暂时无法生成答案卡"},
     "unchanged": {"en": "Nothing changed", "zh": "没有改动"},
@@ -488,7 +488,7 @@ def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, w
     # A title of spaces says it cannot be blank, at the field.
     page.goto(site["base"] + "/ask")
     assert page.locator("#topic-limit").inner_text().startswith(
-        "Each person can ask up to 3 questions" if lang == "en" else "每人最多提 3 个问题")
+        "Questions each person may ask: up to 3" if lang == "en" else "每人最多提 3 个问题")
     # said before anything is typed, at a time in the reader's own way of writing it
     expect(page.locator("#topic-limit-reached time")).not_to_contain_text("UTC")
     page.fill("#f-title", "     ")

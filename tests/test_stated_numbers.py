@@ -74,7 +74,7 @@ def test_pages_state_the_settings_and_caps_in_force(changed_app, monkeypatch):
     person = Person(changed_app).register()
     person.join()
     ask = person.http.get("/ask?lang=en").get_data(as_text=True)
-    assert "up to 4 questions" in ask
+    assert "ask: up to 4 (a day, counted over the last 24 hours)" in ask
     # a cap changed at its one definition reaches the page that states it
     monkeypatch.setitem(prose.FIXED, "max_agents", 5)
     prose.forget()
