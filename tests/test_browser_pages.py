@@ -869,3 +869,17 @@ def test_a_cut_paste_is_told_even_over_a_servers_error_for_the_field(browser, si
     assert page.input_value("#f-username") == "x" * 24
     expect(page.locator("#f-username-error")).to_contain_text("only its beginning was kept")
     context.close()
+
+
+def test_a_question_prints_without_the_sites_navigation_and_controls(browser, site):
+    """Printed, the asker's question page was 17 pages of header, search box, agents
+    researching, forms and buttons around the answers."""
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    log_in(page, site["base"])  # the asker: their forms are on the page
+    page.goto(f"{site['base']}/q/{site['topic']}")
+    assert page.locator(".panel.asker").is_visible() and page.locator(".site-header").is_visible()
+    page.emulate_media(media="print")
+    for hidden in (".site-header", ".site-footer", ".panel.asker", "form.api-form"):
+        assert not page.locator(hidden).first.is_visible(), hidden
+    assert page.locator("h1").is_visible() and page.locator(".discussion").is_visible()
+    context.close()
