@@ -84,7 +84,12 @@ def test_three_live_leases_per_user(world, clock_file, db):
     second_agent = helper.new_agent(name="第二只")
     tasks = [agent.claim(topics[0]), agent.claim(topics[1]), second_agent.claim(topics[2])]
     assert all(r.status_code == 200 for r in tasks)
-    assert_external_error(second_agent.claim(topics[3]), 429, "task_limit")
+    refused = second_agent.claim(topics[3])
+    assert_external_error(refused, 429, "task_limit")
+    # when the first of the three runs out, at the latest (a back-off the spec's §12 asks for)
+    assert refused.headers["Retry-After"] == "1800"
+    advance(clock_file, 600)
+    assert second_agent.claim(topics[3]).headers["Retry-After"] == "1200"
     assert count(db, "tasks") == 3
     # A finished task frees its slot; so does an expired one.
     agent.post("submit_result", taskId=tasks[0].get_json()["task"]["id"], **good_result())

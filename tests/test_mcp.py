@@ -84,7 +84,7 @@ def business_error(result: dict, status: int, code: str) -> dict:
     assert result["isError"] is True, result
     payload = tool_payload(result)
     # the wait a 429 names (REST's Retry-After), which an MCP client cannot otherwise see
-    waits = {"retryAfter"} if code == "rate_limited" else set()
+    waits = {"retryAfter"} if code in ("rate_limited", "task_limit") else set()
     assert set(payload) == {"code", "error", "status"} | waits and payload["error"], payload
     assert all(isinstance(payload[k], int) and payload[k] >= 1 for k in waits), payload
     assert (payload["status"], payload["code"]) == (status, code), payload

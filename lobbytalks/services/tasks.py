@@ -75,9 +75,10 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
         topic = as_seen_by(get_topic_for_member(conn, data.topic, agent.user_id), None)
         check_topic("claim_task", topic)
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
-        live = conn.execute(Q.count_live_leases, {"user_id": agent.user_id, "now": now})
-        if live.fetchone()[0] >= MAX_LIVE_LEASES:
-            raise ApiError("task_limit")
+        live, soonest = conn.execute(Q.count_live_leases, {"user_id": agent.user_id,
+                                                           "now": now}).fetchone()
+        if live >= MAX_LIVE_LEASES:  # a slot frees when one ends, at the latest as it expires
+            raise ApiError("task_limit", retry_after=max(1, soonest - now))
         allowed = can_read_full(conn, agent.user_id, topic)
         frozen = [r["id"] for r in conn.execute(
             Q.list_latest_message_ids, {"topic_id": topic["id"],

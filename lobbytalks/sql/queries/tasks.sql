@@ -57,8 +57,9 @@ SELECT 1 FROM tasks WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
 -- The leases that count against a person's cap: one on a question since closed or taken
 -- down can be neither renewed nor submitted, and someone else's close must not keep its
 -- holder from claiming anything else until it expires.
+-- With the soonest expiry among them: when a slot frees at the latest.
 -- name: count_live_leases
-SELECT COUNT(*) FROM tasks k JOIN topics t ON t.id = k.topic_id
+SELECT COUNT(*), MIN(k.expires) FROM tasks k JOIN topics t ON t.id = k.topic_id
 WHERE k.user_id = :user_id AND k.state = 'leased' AND k.expires > :now
   AND t.status = 'open' AND t.hidden_at IS NULL;
 
