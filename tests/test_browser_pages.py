@@ -883,3 +883,31 @@ def test_a_question_prints_without_the_sites_navigation_and_controls(browser, si
         assert not page.locator(hidden).first.is_visible(), hidden
     assert page.locator("h1").is_visible() and page.locator(".discussion").is_visible()
     context.close()
+
+
+def test_a_flash_carried_to_a_page_in_another_language_is_marked_with_its_own(browser, site):
+    """A tab left in English posted a question after another tab switched to Chinese: the
+    English confirmation sat on a Chinese page with no lang of its own, read out in a
+    Chinese voice."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    try:
+        r = page.request.post(f"{site['base']}/api/community", data={
+            "action": "register", "username": "flash_lang", "password": PASSWORD})
+        assert r.ok, r.text()
+        page.request.post(f"{site['base']}/api/communities", data={"action": "join",
+                                                                  "community": "lobby"})
+        page.goto(site["base"] + "/ask")
+        other = context.new_page()
+        other.goto(site["base"] + "/?lang=zh")  # the language cookie is Chinese from now on
+        page.fill("#f-title", "换了语言之后提交的问题会怎样显示？")
+        page.click("form.api-form button[type=submit]")
+        page.wait_for_url("**/q/*")
+        assert page.locator("html").get_attribute("lang").startswith("zh")
+        expect(page.locator("#flash")).to_have_attribute("lang", "en")
+        # the next one, from a page in the language it leads to, has none
+        page.locator(".account button", has_text="退出").click()
+        expect(page.locator("#flash")).to_have_text("你已退出登录。")
+        assert page.locator("#flash").get_attribute("lang") is None
+    finally:
+        context.close()

@@ -182,11 +182,16 @@
     return '/';
   }
 
-  function flash(text) {
+  // lang: the language of text when it is not the page's (a page left in one language
+  // may lead to one another tab has switched), so that it is read out in its own.
+  function flash(text, lang) {
     const box = document.getElementById('flash-box');
     if (!box || !text) return;
     box.hidden = false;  // shown first: words put into a hidden live region are not read
-    document.getElementById('flash').textContent = text;
+    const line = document.getElementById('flash');
+    line.textContent = text;
+    if (lang && lang !== document.documentElement.lang) line.lang = lang;
+    else line.removeAttribute('lang');
   }
 
   function hideFlash() {
@@ -196,7 +201,9 @@
 
   function leaveWithFlash(text) {
     if (text) {
-      try { sessionStorage.setItem(FLASH_KEY, text); } catch (err) { /* private mode */ }
+      try {
+        sessionStorage.setItem(FLASH_KEY, JSON.stringify({text, lang: document.documentElement.lang}));
+      } catch (err) { /* private mode */ }
     }
   }
 
@@ -525,12 +532,13 @@
   }
 
   function showStoredFlash() {
-    let text = null;
+    let text = null, lang = '';
     try {
-      text = sessionStorage.getItem(FLASH_KEY);
+      const stored = sessionStorage.getItem(FLASH_KEY);
       sessionStorage.removeItem(FLASH_KEY);
-    } catch (err) { /* private mode */ }
-    flash(text);
+      ({text, lang} = JSON.parse(stored) || {});
+    } catch (err) { /* private mode, or not ours */ }
+    flash(text, lang);
     // The page was reloaded by an action: its outcome is where focus starts, so a keyboard
     // or screen-reader user hears it and goes on from there, not from the page's top. The
     // page stays where the browser scrolled it back to (the item acted on).
