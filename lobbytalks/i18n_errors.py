@@ -167,6 +167,8 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     # the only bad input these pages take is their page number (web_base.int_arg)
     "err.page.community_page.invalid_request": _BAD_PAGE_NUMBER,
     "err.page.communities_page.invalid_request": _BAD_PAGE_NUMBER,
+    "err.page.profile_page.invalid_request": _BAD_PAGE_NUMBER,
+    "err.page.question.invalid_request": _BAD_PAGE_NUMBER,
     # a page's form posted by the browser itself: only the site's script sends them
     "err.page.unknown_host": ("这个服务只在本机提供：请用 localhost 或 127.0.0.1 打开。要用其他地址访问，"
                               "管理员需设置 LOBBYTALKS_PUBLIC_URL。",

@@ -451,10 +451,15 @@ def test_community_page_filters_sorts_and_pages(app, client):
     assert body.index("关于备份的问题") < body.index("关于索引的问题")
     assert 'rel="next"' not in body
     assert client.get("/c/lobby?page=abc").status_code == 400  # said, not guessed
-    for path in ("/c/lobby?page=0&lang=en", "/communities?page=-1&lang=en"):
+    # every page with a page number says what is wrong with it, and leads to the first
+    # (a profile's and a question's were the bare "the request is not valid")
+    for path in ("/c/lobby?page=0&lang=en", "/communities?page=-1&lang=en",
+                 f"/u/{asker.username}?page=abc&lang=en", f"/q/{closed}?page=1e3&lang=en"):
         r = client.get(path)
         shown = html(r).split('<section class="narrow panel">')[1].split("</section>")[0]
         assert r.status_code == 400 and "The page number in the address is not valid" in shown
+        first = path.split("?")[0]
+        assert f'<a class="btn primary" href="{first}">Back to page 1</a>' in shown, path
 
 
 def test_join_and_leave_buttons_follow_membership(app, db):
