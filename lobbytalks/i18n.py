@@ -869,6 +869,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tasks.claimed": ("领取于 {when}", "claimed {when}"),
     "tasks.updated": ("更新于 {when}", "updated {when}"),
     "tasks.expires": ("租约到 {when}", "lease valid until {when}"),
+    "tasks.question_closed": ("问题已被关闭：这个租约不能再续期或提交，也不占你的 3 个名额。可以取消它，或等它到期。",
+                              "The question was closed: this lease can no longer be renewed or "
+                              "submitted, and does not count against your three. Cancel it, or "
+                              "let it run out."),
     "tasks.lease_ended": ("租约于 {when} 到期", "lease ran out {when}"),
     "tasks.reply": ("定向回应一条发言", "a reply to an answer"),
     "tasks.see_answer": ("查看回答", "See the answer"),

@@ -106,14 +106,28 @@ def test_a_lease_on_a_question_since_closed_or_taken_down_frees_its_slot(app, wo
     asker, helper, agent = world
     topics = [asker.ask(f"问题 {i}") for i in range(5)]
     second_agent = helper.new_agent(name="第二只")
-    assert agent.claim(topics[0]).status_code == agent.claim(topics[1]).status_code == 200
+    first = agent.claim(topics[0]).get_json()["task"]["id"]
+    assert agent.claim(topics[1]).status_code == 200
     assert second_agent.claim(topics[2]).status_code == 200
     assert_external_error(second_agent.claim(topics[3]), 429, "task_limit")
     assert asker.web_post("close", topic=topics[0]).status_code == 200
+    # closed, it can be neither renewed nor submitted (the close's own words)
+    assert_external_error(agent.post("heartbeat", taskId=first), 409, "topic_unavailable")
+    tasks_page = helper.http.get("/tasks?lang=en").get_data(as_text=True)  # not "lease valid"
+    assert tasks_page.count("The question was closed: this lease can no longer be") == 1
     assert second_agent.claim(topics[3]).status_code == 200
     assert_external_error(agent.claim(topics[4]), 429, "task_limit")
     assert admin.web_post("hide_question", topic=topics[1], reason="测试").status_code == 200
     assert agent.claim(topics[4]).status_code == 200
+    # Reopened, the question does not bring its old lease back on top of three others
+    # (it did: four usable leases, six with three agents on it).
+    assert admin.web_post("reopen", topic=topics[0], reason="误关").status_code == 200
+    held = [t for t in helper.manage_get(action="tasks").get_json()["tasks"]
+            if t["state"] == "leased"]
+    assert len(held) == 3 and topics[0] not in {t["topic"] for t in held}
+    assert_external_error(agent.post("heartbeat", taskId=first), 409, "task_terminal")
+    assert_external_error(agent.post("submit_result", taskId=first, **good_result()), 409,
+                          "task_terminal")
 
 
 def test_expired_task_rejects_submission(world, clock_file, db):

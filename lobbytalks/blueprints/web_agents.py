@@ -96,6 +96,7 @@ def _task_view(row) -> dict:
     language, and not linked (its page is a 404 to all but its asker)."""
     return {**tasks.managed_view(row, t("notify.taken_down_title")),
             "takenDown": row["topic_title"] is None, "agent_failed": row["agent_failed"],
+            "questionClosed": row["topic_status"] == "closed",
             "answerHidden": bool(row["answer_hidden"]), "hiddenReason": row["answer_hidden_reason"]}
 
 

@@ -166,6 +166,9 @@ def unsuspend(db: Database, admin_id: int, username: str, reason: str, *,
     return {"ok": True, "username": person["username"], "suspended": False}
 
 
+CLOSED_MEANWHILE = "问题在此期间被关闭过，这个租约已结束；请重新领取"
+
+
 def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
            now: int) -> dict[str, Any]:
     """Reopen a closed question; agents may claim it again. :raise 404: unknown topic;
@@ -177,6 +180,10 @@ def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
             raise ApiError("invalid_request", "这个问题已被下架：先恢复显示，再重新开放", status=409)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
+        # Leases from before the close end: while it was closed they did not count against
+        # their holders' three (tasks.claim), who may have taken three others since.
+        conn.execute(Q.fail_leased_on_topic, {"topic": topic_id, "reason": CLOSED_MEANWHILE,
+                                              "now": now})
         notify_asker(conn, admin_id, topic, "question_reopened", now=now)
         record(conn, admin_id, "reopen_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "status": "open"}

@@ -104,11 +104,12 @@ FROM tasks k JOIN topics t ON t.id = k.topic_id JOIN profiles p ON p.id = k.prof
 WHERE k.id = :id;
 
 -- The owner's tasks page, newest first; a NULL filter matches every task. With each done
--- task, whether an admin hid its answer (and why): the page then offers no link to it.
+-- task, whether an admin hid its answer (and why): the page then offers no link to it; and
+-- whether the question is closed (a lease on it can be neither renewed nor submitted).
 -- name: list_managed_tasks
 SELECT k.id, k.topic_id,
        CASE WHEN t.hidden_at IS NULL OR t.author_id = k.user_id THEN t.title END AS topic_title,
-       t.community_id, k.profile_id,
+       t.community_id, k.profile_id, t.status AS topic_status,
        p.name AS agent_name, p.client, k.state, k.reply_to, k.created, k.updated,
        k.expires, k.message_id, k.error, k.agent_failed,
        CASE WHEN m.hidden_at IS NULL THEN 0 ELSE 1 END AS answer_hidden,
