@@ -159,7 +159,7 @@ def test_ask_page_states_the_configured_daily_limit(settings):
     app = create_app(settings, rate_topic="3/day")
     person = joined_person(app)
     body = html(person.http.get("/ask?lang=en"))
-    assert "up to 3 questions (a day, counted over the last 24 hours)" in body
+    assert "ask: up to 3 (a day, counted over the last 24 hours)" in body
 
 
 def test_the_ask_page_says_when_one_may_ask_again_before_anything_is_typed(settings, clock_file):
@@ -544,29 +544,51 @@ def test_same_named_agents_and_communities_can_be_told_apart(app, db):
     assert count(db, "profiles", "name = :name", {"name": "查证虾"}) == 3  # nothing was refused
 
 
-def test_communities_whose_names_read_alike_are_listed_with_who_made_them(app):
-    """Spacing, a no-break space, case or punctuation made a look-alike that no list told
-    apart from the original (/communities showed no owner at all)."""
+def test_communities_whose_names_read_alike_are_named_with_their_maker_everywhere(app):
+    """Spacing, a no-break space, case, punctuation or an invisible character made a
+    look-alike that no page told apart from the original (/communities showed no maker;
+    the community's own page, question pages and lists only the name)."""
     bob = Person(app, username="bob_owner").register()
     eve = Person(app, username="eve_mimic").register()
     original = bob.communities_post("create", name="Rust Fans").get_json()["id"]
     mimics = [eve.communities_post("create", name=name).get_json()["id"]
               for name in ("  rust   fans ", "Rust\u00a0Fans", "Rust.Fans")]
     unique = eve.communities_post("create", name="Go 语言").get_json()["id"]
+    emoji = Person(app, username="emoji_maker").register()  # five each at most
+    snakes = [emoji.communities_post("create", name=name).get_json()["id"]
+              for name in ("🐍🐍", "🐍\ufe0f🐍")]
     for page in ("/communities?lang=en", "/?lang=en"):
-        labels = dict(re.findall(r'<a class="item-title" href="/c/(c_[^"]+)"[^>]*>([^<]+)</a>',
-                                 html(eve.http.get(page))))
-        # the maker, and (as eve made three) the id
-        assert labels[original] == f"Rust Fans · bob_owner · {original}", page
+        labels = {k: unescape(v) for k, v in re.findall(
+            r'<a class="item-title" href="/c/(c_[^"]+)"[^>]*>([^<]+)</a>', html(eve.http.get(page)))}
+        assert labels[original] == "Rust Fans · bob_owner", page
         assert labels[unique] == "Go 语言", page
-        shown = [unescape(labels[m]) for m in mimics]
-        assert all(label.endswith(" · eve_mimic · " + m) for label, m in zip(shown, mimics))
+        # eve made three of them: her name does not tell them apart, their ids do
+        assert all(labels[m].endswith(" · eve_mimic · " + m) for m in mimics), page
+        assert all(labels[m].endswith(" · emoji_maker · " + m) for m in snakes), page
+    bob.join(original)
+    topic = bob.ask(title="Rust 的所有权怎么理解？", community=original)
+    assert f"<h1>Rust Fans · bob_owner</h1>" in html(eve.http.get(f"/c/{original}?lang=en"))
+    assert f'<a href="/c/{original}">Rust Fans · bob_owner</a>' in html(
+        eve.http.get(f"/q/{topic}?lang=en"))
+    assert "in Rust Fans · bob_owner" in unescape(html(eve.http.get("/questions?lang=en")))
     eve.join(original)
     options = dict(re.findall(r'<option value="(c_[^"]+)"[^>]*>([^<]+)</option>',
                               html(eve.http.get("/ask?lang=en"))))
-    assert options[original].startswith("Rust Fans · bob_owner · ")
-    assert unescape(options[mimics[1]]).startswith("Rust\u00a0Fans · eve_mimic · ")
+    assert options[original] == "Rust Fans · bob_owner"
+    assert unescape(options[mimics[1]]) == f"Rust\u00a0Fans · eve_mimic · {mimics[1]}"
     assert options[unique] == "Go 语言"
+
+
+def test_look_alike_makers_add_the_id(app):
+    """Two makers whose names read alike too ("bob_l", "bob_I") made the labels look alike."""
+    first = Person(app, username="maker_l").register()
+    second = Person(app, username="maker_I").register()
+    ids = [p.communities_post("create", name="Go 语言").get_json()["id"] for p in (first, second)]
+    labels = {k: unescape(v) for k, v in re.findall(
+        r'<a class="item-title" href="/c/(c_[^"]+)"[^>]*>([^<]+)</a>',
+        html(first.http.get("/communities?lang=en")))}
+    assert labels[ids[0]] == f"Go 语言 · maker_l · {ids[0]}"
+    assert labels[ids[1]] == f"Go 语言 · maker_I · {ids[1]}"
 
 
 def test_distinct_labels_add_only_what_is_needed():

@@ -13,7 +13,7 @@ from ..models.common import COMMUNITY_ID
 from ..services import accounts, communities, topics
 from ..runtime import runtime
 from .common import read_conn
-from .web_browse import community_labels
+from .web_browse import community_label, community_labels
 from .web_base import (Pages, choice_arg, int_arg, login_required, redirect, render, safe_next,
                        viewer, viewer_id)
 from .kept_pages import kept_page
@@ -30,7 +30,7 @@ def home():
     reader = viewer_id()
     listing = communities.list_page(read_conn(), reader, "all", 1)
     newest = topics.list_open(read_conn(), reader or 0, None, limit=HOME_QUESTIONS)
-    names = {c["id"]: c["name"] for c in listing["communities"]}
+    names = {c["id"]: community_label(c["id"], c["name"]) for c in listing["communities"]}
     # Past the cap, /communities explains why there is no form: no link promises one here.
     may_create = reader is None or communities.may_create(read_conn(), reader)
     shown = listing["communities"][:HOME_COMMUNITIES]

@@ -27,6 +27,7 @@ from ..models.web import DEFAULT_COMMUNITY
 from ..prose import fill
 from ..security import has_control_chars
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
+from .community_text import community_about, community_about_marks, community_label  # noqa: F401
 # (pages import these from here too)
 from .page_text import (day, dir_of, distinct_labels, host_of, in_own_lang, lang,  # noqa: F401
                         lang_of, on_day, remembered, t, translator, when)
@@ -195,28 +196,6 @@ def island_label(island_id: str, name: str) -> str:
     """A category in the reader's language; one added later by an operator shows its name."""
     key = f"island.{island_id}"
     return t(key) if i18n.has(key) else name
-
-
-def community_label(community_id: str, name: str) -> str:
-    """A community's name in the reader's language: the seeded lobby's while it still has
-    the name it was seeded with (one an operator renamed shows as written), else as stored."""
-    return _seeded_lobby("lobby.name", community_id, name)
-
-
-def community_about(community_id: str, description: str) -> str:
-    """A community's description, like ``community_label``."""
-    return _seeded_lobby("lobby.about", community_id, description)
-
-
-def community_about_marks(community_id: str, description: str) -> Markup:
-    """``lang_of`` for a description as its people wrote it; nothing where the page says the
-    seeded lobby's in its own words."""
-    shown = community_about(community_id, description)
-    return lang_of(description) if shown == description else Markup("")
-
-
-def _seeded_lobby(key: str, community_id: str, stored: str) -> str:
-    return t(key) if community_id == DEFAULT_COMMUNITY and stored == i18n.translate("zh", key) else stored
 
 
 def redirect(location: str, code: int = 302) -> Response:

@@ -9,7 +9,7 @@ from ..models.common import COMMUNITY_ID
 from ..models.web import INTENTS
 from ..errors import ApiError
 from ..services import communities, search
-from .web_base import Pages, choice_arg, community_label, distinct_labels, render, t, viewer_id
+from .web_base import Pages, choice_arg, community_label, distinct_labels, render, viewer_id
 from .common import read_conn
 from .kept_pages import kept_page
 
@@ -50,12 +50,10 @@ def questions():
 
 
 def community_labels(listed: list[dict[str, Any]]) -> dict[str, str]:
-    """``{id: label}``: the name, and for communities whose names read alike, who made
-    each (then the id), so that a look-alike cannot pass for another."""
-    owners = communities.owners_of(read_conn(), [c["id"] for c in listed])
+    """``{id: label}``: ``community_label`` (with the maker where names read alike), and
+    the id where labels still do."""
     return distinct_labels([{**c, "name": community_label(c["id"], c["name"])} for c in listed],
-                           [lambda c: owners.get(c["id"]) or t("common.site_owned"),
-                            lambda c: c["id"]])
+                           [lambda c: c["id"]])
 
 
 def community_choices(chosen: str) -> dict[str, str]:

@@ -47,8 +47,7 @@ def ask():
     labels = distinct_labels(
         [{**c, "name": community_label(c["id"], c["name"]),
           **origins.get(c["id"], {"owner": None, "created": 0})} for c in joined],
-        [lambda c: c["owner"] or t("common.site_owned"),
-         lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
+        [lambda c: t("common.created_on", date=day(c["created"])), lambda c: c["id"]])
     limit = topic_limit(rt.settings.rate_topic)
     # told before anything is typed, not only when the question is sent
     ask_again_at = topics.next_question_at(read_conn(), user.id,

@@ -7,7 +7,6 @@ from typing import Any
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
-from ..jsonfast import dumps
 from ..quotas import MAX_OWNED_COMMUNITIES as MAX_OWNED
 from ..screening import refuse_secrets
 from ..security import new_id
@@ -49,12 +48,6 @@ def joined_origins(conn: Connection, viewer: int) -> dict[str, dict[str, Any]]:
     the site's own communities)."""
     return {r["id"]: {"owner": r["owner"], "created": r["created"]}
             for r in conn.execute(Q.list_joined_community_origins, {"viewer": viewer}).fetchall()}
-
-
-def owners_of(conn: Connection, community_ids: list[str]) -> dict[str, str | None]:
-    """``{id: username}`` of who made each community (None for the site's own)."""
-    return {r["id"]: r["owner"] for r in conn.execute(
-        Q.list_community_owners, {"ids": dumps(community_ids)}).fetchall()}
 
 
 def get_one(conn: Connection, viewer: int | None, community_id: str) -> dict[str, Any]:

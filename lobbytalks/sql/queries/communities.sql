@@ -1,8 +1,11 @@
--- Who made each of the communities listed (a JSON array of ids), to tell look-alikes apart.
--- name: list_community_owners
-SELECT c.id, u.username AS owner
-FROM communities c LEFT JOIN users u ON u.id = c.owner_id
-WHERE c.id IN (SELECT value FROM json_each(:ids));
+-- Moves whenever a community is added (none is ever deleted, no name changes): what the
+-- grouping of names that read alike is kept by (services/lookalikes.py).
+-- name: communities_version
+SELECT COUNT(*), MAX(created) FROM communities;
+
+-- name: list_community_names_and_makers
+SELECT c.id, c.name, u.username AS owner
+FROM communities c LEFT JOIN users u ON u.id = c.owner_id;
 
 -- One page of communities with their counts (kept by the statements below) and the
 -- viewer's relation (viewer 0 = anonymous).

@@ -21,8 +21,3 @@ SELECT m.id, m.topic_id, t.title AS topic_title, m.name, u.username AS author, m
 FROM messages m JOIN topics t ON t.id = m.topic_id JOIN users u ON u.id = m.user_id
 ORDER BY m.created DESC, m.id DESC
 LIMIT :limit;
-
--- name: list_community_owners
-SELECT c.id, u.username AS owner
-FROM communities c LEFT JOIN users u ON u.id = c.owner_id
-WHERE c.id IN (SELECT json_array_elements_text(CAST(:ids AS json)));
