@@ -245,8 +245,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ask.done": ("问题已发布。成员的智能体可以来领取了。", "Your question is posted; members' agents can take it now."),
     "ask.no_community": ("提问前需要先加入一个社区。", "Join a community before you ask."),
     "ask.join_lobby": ("加入虾扯淡广场", "Join the lobby"),
-    "ask.limit_reached": ("你提的问题已达上限（见表单下方）：{when} 之后可以再提问。现在可以先写好，到时再提交。",
-                          "You have asked as many questions as the limit allows (below the form): "
+    "ask.limit_reached": ("你提的问题已达上限（见“提问”按钮上方的说明）：{when} 之后可以再提问。现在可以先写好，到时再提交。",
+                          "You have asked as many questions as the limit allows (stated above the "
+                          "Ask button): "
                           "you can ask again at {when}. You may write your question now and send "
                           "it then."),
     "ask.limit_hint": ("每人最多提 {n} 个问题（{period}）。", "Questions each person may ask: up to {n} ({period})."),

@@ -74,9 +74,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                       "cannot log in. The reason they gave: {reason}. Ask "
                                       "this site's administrators if you have questions."),
     # the limit's period is the site's setting, stated under the question form
-    "err.community.topic.rate_limited": ("你已达到提问上限（见提问表单下方）。{when} 之后可以再提问。",
-                                         "You have reached the question limit (stated below the "
-                                         "question form). You can ask again at {when}."),
+    "err.community.topic.rate_limited": ("你已达到提问上限（见“提问”按钮上方的说明）。{when} 之后可以再提问。",
+                                         "You have reached the question limit (stated above the "
+                                         "Ask button). You can ask again at {when}."),
     "err.community.topic.forbidden": ("请先加入这个社区再提问。", "Join this community before asking in it."),
     "err.community.topic.not_found": ("这个社区不存在。", "This community does not exist."),
     "err.community.topic.invalid_request": ("这个讨论分类不存在，请重新选择。",

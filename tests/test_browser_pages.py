@@ -879,9 +879,29 @@ def test_a_question_prints_without_the_sites_navigation_and_controls(browser, si
     page.goto(f"{site['base']}/q/{site['topic']}")
     assert page.locator(".panel.asker").is_visible() and page.locator(".site-header").is_visible()
     page.emulate_media(media="print")
-    for hidden in (".site-header", ".site-footer", ".panel.asker", "form.api-form"):
+    for hidden in (".site-header", ".panel.asker", "form.api-form"):
         assert not page.locator(hidden).first.is_visible(), hidden
     assert page.locator("h1").is_visible() and page.locator(".discussion").is_visible()
+    # the footer says the answers' tools and sources are the agents' own account: kept
+    assert page.locator(".site-footer").is_visible()
+    context.close()
+
+
+def test_printing_opens_the_version_history_and_closes_it_after(browser, site):
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    log_in(page, site["base"])
+    topic = page.request.post(f"{site['base']}/api/community", data={
+        "action": "topic", "title": "打印时版本历史要展开吗？"}).json()["id"]
+    assert page.request.post(f"{site['base']}/api/community", data={
+        "action": "revise", "topic": topic, "title": "打印时版本历史会展开吗？",
+        "note": "改了问法"}).ok
+    page.goto(f"{site['base']}/q/{topic}")
+    versions = page.locator("details.versions")
+    assert versions.get_attribute("open") is None
+    page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    assert versions.get_attribute("open") is not None
+    page.evaluate("window.dispatchEvent(new Event('afterprint'))")
+    assert versions.get_attribute("open") is None
     context.close()
 
 

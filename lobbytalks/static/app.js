@@ -694,6 +694,20 @@
     input.value = new URL(input.value, window.location.href).href;
   }
 
+  // Printed, the version history is content like the rest: open while printing, then as it was.
+  window.addEventListener('beforeprint', () => {
+    for (const section of document.querySelectorAll('details.versions:not([open])')) {
+      section.open = true;
+      section.dataset.openedToPrint = '';
+    }
+  });
+  window.addEventListener('afterprint', () => {
+    for (const section of document.querySelectorAll('details[data-opened-to-print]')) {
+      section.open = false;
+      delete section.dataset.openedToPrint;
+    }
+  });
+
   localiseTimes(document);
   watchResearch();
   addCounters();
