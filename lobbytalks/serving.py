@@ -24,7 +24,7 @@ so an idle or slow connection costs a socket, not a thread. What is decided here
   waits for something else than the interpreter;
 - responses: a response's header leaves in one send with its body, what waitress refuses
   before the app sees it (a malformed request line or header) is answered in the API's JSON
-  envelope (``http_framing``), and no worker waits for a client to read (``unread_answers``);
+  envelope (``http_framing``), and no worker waits for a client to read (``lagging_clients``);
 - memory: glibc's allocator keeps at most ``MALLOC_ARENAS`` arenas and hands blocks of
   ``MMAP_THRESHOLD`` and more straight back to the system (``MALLOC_TUNING``).
 """
@@ -49,7 +49,7 @@ from .dispatchers import Dispatcher, TurnTakingDispatcher
 from .draining import DrainingServer, LastAnswerBeforeStop
 from .guards import BODY_REFUSED, LARGEST_BODY_LIMIT
 from .http_framing import MAX_REQUEST_HEADER_BYTES, BoundedRequest, JsonErrorTask
-from .unread_answers import UnreadAnswers, unread_too_long
+from .lagging_clients import UnreadAnswers, close_now, overdue
 
 log = logging.getLogger(__name__)
 
@@ -288,13 +288,9 @@ class _HardenedServer(TcpWSGIServer):
         self.made_room.note(self.adj.connection_limit)
 
     def maintenance(self, now: float) -> None:
-        """Close idle channels, and those whose request is still arriving or answers unread
-        (``unread_answers``) after ``request_timeout``: a dribble is never idle."""
+        """Close idle channels (waitress), and those of clients that lag
+        (``lagging_clients``): a request still arriving, answers unread."""
         super().maintenance(now)
-        cutoff = now - self.request_timeout
         for channel in list(self.active_channels.values()):
-            arriving = channel.request
-            if arriving is not None and not arriving.completed and arriving.started < cutoff:
-                channel.will_close = True
-            elif unread_too_long(channel, cutoff, now - self.adj.channel_timeout):
-                channel.handle_close()
+            if overdue(channel, now, self.request_timeout, self.adj.channel_timeout):
+                close_now(channel)

@@ -1,4 +1,4 @@
-"""A client that pipelines requests for large answers and never reads them, against a real
+"""Clients that pipeline requests for large answers and do not read them, against a real
 `lobbytalks serve`: no worker waits for it, so the server goes on answering everyone else."""
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import contextlib
 import os
 import socket
 import sys
+import threading
 import time
 
 import pytest
@@ -33,13 +34,14 @@ def server(tmp_path):
     live.stop()
 
 
-def stalled_pipeline(server: LiveServer) -> socket.socket:
-    """A socket that asks for ``PIPELINED`` documents at once and reads nothing."""
+def stalled_pipeline(server: LiveServer, then: bytes = b"") -> socket.socket:
+    """A socket that asks for ``PIPELINED`` documents at once (and sends ``then``) and
+    reads nothing."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", server.port))
     one = f"GET /docs/external-agents-openapi.json HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
-    sock.sendall(one * PIPELINED)
+    sock.sendall(one * PIPELINED + then)
     return sock
 
 
@@ -115,15 +117,89 @@ def test_a_client_that_reads_nothing_is_let_go_after_the_idle_timeout(tmp_path):
     connection to close when its socket next polled writable, which it never did."""
     live = LiveServer(tmp_path / "live", env={"LOBBYTALKS_IDLE_TIMEOUT": "2"})
     try:
-        sock = stalled_pipeline(live)
-        try:
-            time.sleep(1)
-            assert server_holds(live, sock)
-            deadline = time.monotonic() + 15
-            while server_holds(live, sock) and time.monotonic() < deadline:
-                time.sleep(0.3)
-            assert not server_holds(live, sock)
-        finally:
+        assert_let_go(live, stalled_pipeline(live))
+    finally:
+        live.stop()
+
+
+def test_a_client_reading_its_answers_steadily_gets_each_one_whole(server):
+    """Past the watermark its other requests are dropped, but what it was answered arrives
+    whole at 160 KB/s: the first fix cut the answer being read once the request timeout (3 s
+    here) had passed since the drop."""
+    document = requests.get(server.url + "/docs/external-agents-openapi.json", timeout=5)
+    sock = stalled_pipeline(server)
+    received = b""
+    try:
+        sock.settimeout(5)
+        while True:
+            chunk = sock.recv(16 * 1024)
+            if not chunk:
+                break
+            received += chunk
+            time.sleep(0.1)  # about 160 KB a second
+    finally:
+        sock.close()
+    answers = received.count(b"HTTP/1.1 200 OK")
+    assert 1 <= answers < PIPELINED
+    assert received.endswith(document.content)  # the last one too
+    assert len(received) > 8 * WATERMARK
+
+
+def test_unread_answers_and_a_half_sent_request_are_let_go(server):
+    """The request still arriving only marked the connection to close, which waitress does
+    when its socket polls writable: never, while the client reads nothing."""
+    # LOBBYTALKS_REQUEST_TIMEOUT is 3 s here
+    assert_let_go(server, stalled_pipeline(server, then=b"GET /healthz HTTP/1.1\r\nHost: x\r\n"))
+
+
+def assert_let_go(server: LiveServer, sock: socket.socket, seconds: float = 15) -> None:
+    """The server holds ``sock`` a second after it was opened, and no longer ``seconds``
+    later (the client reading nothing meanwhile)."""
+    try:
+        time.sleep(1)
+        assert server_holds(server, sock)
+        deadline = time.monotonic() + seconds
+        while server_holds(server, sock) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert not server_holds(server, sock)
+    finally:
+        sock.close()
+
+
+def test_closing_lagging_clients_resets_no_newcomer(tmp_path):
+    """Closed in the middle of the event loop, a lagging connection's descriptor went to a
+    connection accepted in the same turn, which the closed one's pending event then reset."""
+    live = LiveServer(tmp_path / "live", env={"LOBBYTALKS_IDLE_TIMEOUT": "2"})
+    failures, done = [], time.monotonic() + 8
+
+    def newcomers() -> None:
+        while time.monotonic() < done:
+            try:
+                with socket.create_connection(("127.0.0.1", live.port), timeout=5) as sock:
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                 b"Connection: close\r\n\r\n")
+                    if not read_all(sock).startswith(b"HTTP/1.1 200"):
+                        failures.append("no answer")
+            except OSError as exc:
+                failures.append(repr(exc))
+
+    try:
+        stalled = [stalled_pipeline(live) for _ in range(24)]  # closed together, idle at 2 s
+        threads = [threading.Thread(target=newcomers) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not any(server_holds(live, sock) for sock in stalled)
+        assert failures == []
+        for sock in stalled:
             sock.close()
     finally:
         live.stop()
+
+
+def read_all(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
