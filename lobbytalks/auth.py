@@ -164,7 +164,8 @@ def bearer_token(request: Request) -> str | None:
 
 # A client configured with ``Bearer ${NAME}`` (Claude Code, .mcp.json) sends that text as
 # it is when NAME is not set; no token looks like this, and saying so spares a rotation.
-_UNSET_VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w{0,63})\}?|%([A-Za-z_]\w{0,63})%", re.ASCII)
+_UNSET_VARIABLE = re.compile(r"\$\{([A-Za-z_]\w{0,63})\}|\$([A-Za-z_]\w{0,63})|%([A-Za-z_]\w{0,63})%",
+                             re.ASCII)
 
 
 def authenticate_agent(request: Request) -> Agent:
@@ -177,7 +178,7 @@ def authenticate_agent(request: Request) -> Agent:
     if unset := _UNSET_VARIABLE.fullmatch(token):
         raise ApiError("unauthorized", f"Authorization 头里是未展开的变量 {token}，不是 Token："
                                        f"启动客户端前请先设置环境变量 "
-                                       f"{unset.group(1) or unset.group(2)}")
+                                       f"{next(name for name in unset.groups() if name)}")
     rt = runtime()
     now = clock.now()
     row = _token_row(rt, sha256_hex(token))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import crypto, key_rotation, keystore
-from .dbfile import OpsError, open_existing, list_sealed_key_ids, stamp
+from .dbfile import OpsError, holds_a_database, open_existing, list_sealed_key_ids, stamp
 
 
 def key_file_for(backup_file: str | Path) -> Path:
@@ -27,6 +27,17 @@ def refuse_a_data_folders_key(dest: Path) -> None:
     if dest.name == "secret.key" and dest.exists():
         raise OpsError(f"refusing to overwrite {dest}: it is the name a data folder keeps its "
                        f"secret key under; choose another name for the backup")
+
+
+def refuse_a_key_of_no_backup(dest: Path, backup_file: Path) -> None:
+    """:raise OpsError: --force would write the key of ``backup_file`` over ``dest`` while
+    no older backup of that name is beside it: then ``dest`` is some other key (another
+    installation's ``LOBBYTALKS_SECRET_KEY_FILE``, a TLS key), never ours to replace."""
+    refuse_a_data_folders_key(dest)
+    if dest.exists() and dest.stat().st_size and not holds_a_database(backup_file):
+        raise OpsError(f"refusing to overwrite {dest}: it is not the key of an older backup "
+                       f"{backup_file} (--force replaces an older backup and its key, nothing "
+                       f"else); choose another name for the backup")
 
 
 def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:

@@ -158,6 +158,15 @@ def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
 
 
+def holds_a_database(path: Path) -> bool:
+    """Whether ``path`` is a SQLite database file (by its header; False if unreadable)."""
+    try:
+        with open(path, "rb") as existing:
+            return existing.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def refuse_what_is_no_database(dest: Path) -> None:
     """:raise OpsError: ``dest`` holds something else than a SQLite database: --force
     replaces an older backup, never a key file (``LOBBYTALKS_SECRET_KEY_FILE`` names it

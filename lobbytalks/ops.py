@@ -25,7 +25,7 @@ from typing import Callable
 
 from . import serverlock
 from .backup_keys import (KeyCheck, check_key, export_key, install_key, key_file_for,
-                          refuse_a_data_folders_key)
+                          refuse_a_key_of_no_backup)
 from .db import Q, make_private_dir, pending_migrations, schema_version
 from .dbfile import (SIDECARS, CheckReport, OpsError, check, inspect, list_sealed_key_ids,
                      open_existing, own_files, refuse_own_file, refuse_what_is_no_database,
@@ -36,7 +36,7 @@ __all__ = ["backup", "backup_before_migrate", "restore", "BackupResult", "Restor
            # re-exported
            "CheckReport", "OpsError", "check", "inspect", "open_existing", "list_sealed_key_ids",
            "stamp", "KeyCheck", "check_key", "export_key", "install_key", "key_file_for",
-           "own_files", "refuse_own_file", "refuse_a_data_folders_key"]
+           "own_files", "refuse_own_file", "refuse_a_key_of_no_backup"]
 
 log = logging.getLogger(__name__)
 

@@ -145,6 +145,18 @@ def test_no_force_writes_over_a_key_file_named_elsewhere(app, data_dir, tmp_path
     assert "it is the name a data folder keeps its secret key under" in capsys.readouterr().err
     assert (other / "secret.key").read_text() == "k1:" + "B" * 43 + "=\n"
     assert not (other / "secret").exists()  # refused before the backup was made
+    # any key file with no older backup beside it: another installation's, a TLS key
+    for name in ("prod", "server"):
+        (other / f"{name}.key").write_text(f"{name}'s own key\n")
+        assert run("backup", "--force", "--with-key", "--data-dir", data_dir,
+                   str(other / name)) == 1
+        assert "it is not the key of an older backup" in capsys.readouterr().err
+        assert (other / f"{name}.key").read_text() == f"{name}'s own key\n"
+        assert not (other / name).exists()
+    # an older backup and its key are what --force replaces
+    assert run("backup", "--with-key", "--data-dir", data_dir, str(other / "b.db")) == 0
+    assert run("backup", "--force", "--with-key", "--data-dir", data_dir, str(other / "b.db")) == 0
+    assert (other / "b.db.key").read_text() == key
 
 
 @pytest.mark.sqlite_only

@@ -64,6 +64,19 @@ def test_a_setting_file_that_is_no_utf8_text_is_one_line_naming_it(tmp_path):
                                   f"is not UTF-8 text")
 
 
+def test_a_setting_file_that_is_a_pipe_or_huge_is_refused_at_once(tmp_path):
+    """A FIFO with no writer hung every command; 200 MB of NULs was taken for a password."""
+    pipe, huge = tmp_path / "pipe", tmp_path / "huge"
+    os.mkfifo(pipe)
+    huge.write_bytes(b"\0" * (64 * 1024 + 1))
+    for path, said in ((pipe, "it is not a regular file"),
+                       (huge, "is larger than a setting can be (64 KiB)")):
+        with pytest.raises(SettingsError) as refused:
+            Settings.load({"LOBBYTALKS_SMTP_PASSWORD_FILE": str(path)})
+        assert str(refused.value).startswith("LOBBYTALKS_SMTP_PASSWORD_FILE: ")
+        assert said in str(refused.value)
+
+
 def test_every_setting_is_documented_in_the_readme():
     readme = open("README.md", encoding="utf-8").read()
     for name, _, _ in Settings().describe():

@@ -381,6 +381,13 @@ def test_an_unexpanded_variable_for_a_token_is_401_naming_the_variable(app, sent
     assert r.status_code == 401 and name in r.get_json()["error"]
 
 
+@pytest.mark.parametrize("sent", ["${LT_TOKEN", "$LT_TOKEN}", "%LT_TOKEN", "${}"])
+def test_what_is_no_whole_variable_gets_the_generic_401(app, sent):
+    r = app.test_client().get("/api/external?action=list_topics",
+                              headers={"Authorization": f"Bearer {sent}"})
+    assert r.status_code == 401 and r.get_json()["error"] == "Agent Token 无效、已过期或已撤销"
+
+
 def test_revoked_token_is_401(helper, agent, mcp):
     assert mcp.rpc("ping").status_code == 200
     assert helper.manage_post("revoke", tokenId=agent.token_id).status_code == 200

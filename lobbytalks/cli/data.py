@@ -74,7 +74,7 @@ def backup(args: argparse.Namespace) -> int:
     try:
         if args.with_key:
             ops.refuse_own_file(key_dest, settings.db_path, settings.secret_key_path)
-            ops.refuse_a_data_folders_key(key_dest)
+            ops.refuse_a_key_of_no_backup(key_dest, dest)
         result = ops.backup(settings.db_path, dest, force=args.force,
                             key_path=settings.secret_key_path, progress=ProgressBar("backup"))
     except ops.OpsError as exc:
