@@ -14,7 +14,9 @@ written, so waiting saved no memory, it only kept the worker. Once the buffer is
 watermark, the client keeps what it was answered so far (and the answer being written), its
 other pipelined requests are dropped unanswered, as HTTP lets a server do by closing the
 connection, and the connection closes once the answers are read, or as soon as the client
-reads them slower than ``MIN_DRAIN_PER_SECOND`` over a request timeout.
+reads them slower than ``MIN_DRAIN_PER_SECOND`` over a request timeout. So does one that
+asked for less but leaves more than waitress keeps in memory (a megabyte, the rest in a
+temp file) and reads it a few bytes at a time.
 
 Closing is ``close_now``: waitress closes a channel marked ``will_close`` only when its
 socket polls writable, which never happens while the client reads nothing (the connection
@@ -68,10 +70,17 @@ def overdue(channel: Any, now: float, request_timeout: float, idle_timeout: floa
     arriving = channel.request
     if arriving is not None and not arriving.completed and arriving.started < now - request_timeout:
         return True
-    if getattr(channel, "behind", None) is not None:
-        return _falls_behind(channel, now, request_timeout)
-    return (not channel.requests and bool(channel.total_outbufs_len)
-            and channel.last_activity < now - idle_timeout)
+    if channel.requests and getattr(channel, "behind", None) is None:
+        return False
+    if channel.total_outbufs_len and channel.last_activity < now - idle_timeout:
+        return True
+    if getattr(channel, "behind", None) is None:
+        if channel.total_outbufs_len <= channel.adj.outbuf_overflow:
+            return False
+        # answers left past what waitress keeps in memory (the rest waits in a temp file):
+        # read at the pace asked of a client whose requests were dropped, or let go
+        channel.behind = (now, unsent(channel))
+    return _falls_behind(channel, now, request_timeout)
 
 
 def _falls_behind(channel: Any, now: float, window: float) -> bool:

@@ -96,6 +96,13 @@ def server_holds(server: LiveServer, sock: socket.socket) -> bool:
 
 
 def test_a_client_reading_a_byte_now_and_then_is_let_go_after_the_request_timeout(server):
+    assert_let_go_while_trickling(server)  # LOBBYTALKS_REQUEST_TIMEOUT is 3 s here
+    assert healthz_seconds(server) is not None
+
+
+def assert_let_go_while_trickling(server: LiveServer) -> None:
+    """A client that asks for ``PIPELINED`` documents and then reads a byte now and then
+    (enough to keep the connection from ever looking idle) is let go within 20 s."""
     sock = stalled_pipeline(server)
     try:
         time.sleep(1)
@@ -104,12 +111,11 @@ def test_a_client_reading_a_byte_now_and_then_is_let_go_after_the_request_timeou
         deadline = time.monotonic() + 20
         while server_holds(server, sock) and time.monotonic() < deadline:
             with contextlib.suppress(socket.timeout):
-                sock.recv(1)  # enough to keep the connection from ever looking idle
+                sock.recv(1)
             time.sleep(0.3)
-        assert not server_holds(server, sock)  # LOBBYTALKS_REQUEST_TIMEOUT is 3 s here
+        assert not server_holds(server, sock)
     finally:
         sock.close()
-    assert healthz_seconds(server) is not None
 
 
 def test_a_client_that_reads_nothing_is_let_go_after_the_idle_timeout(tmp_path):
@@ -203,3 +209,15 @@ def read_all(sock: socket.socket) -> bytes:
     while chunk := sock.recv(65536):
         data += chunk
     return data
+
+
+def test_a_client_trickling_through_answers_under_the_watermark_is_let_go(tmp_path):
+    """Nothing dropped (6 MB is under the 16 MiB watermark), but megabytes waited in a temp
+    file for a client reading a byte now and then, which kept the connection from looking
+    idle, for as long as it liked."""
+    live = LiveServer(tmp_path / "live", env={"LOBBYTALKS_REQUEST_TIMEOUT": "3",
+                                               "LOBBYTALKS_IDLE_TIMEOUT": "60"})
+    try:
+        assert_let_go_while_trickling(live)
+    finally:
+        live.stop()
