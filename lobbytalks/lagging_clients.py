@@ -44,7 +44,8 @@ _RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() drops what is uns
 class UnreadAnswers:
     """Mixin for waitress' ``HTTPChannel``: its wait for the client to read, replaced."""
 
-    behind: tuple[float, int] | None = None  # requests dropped: (mark time, bytes unsent then)
+    # (mark time, bytes unsent then): its requests were dropped, or it left a megabyte unread
+    behind: tuple[float, int] | None = None
 
     def _flush_outbufs_below_high_watermark(self) -> None:
         if self.total_outbufs_len <= self.adj.outbuf_high_watermark:
@@ -66,7 +67,8 @@ class UnreadAnswers:
 def overdue(channel: Any, now: float, request_timeout: float, idle_timeout: float) -> bool:
     """Whether ``channel`` is to be closed now: its request is still arriving after
     ``request_timeout`` (a dribble is never idle), its client has read nothing of its
-    answers for ``idle_timeout``, or, its other requests dropped, reads them too slowly."""
+    answers for ``idle_timeout``, or, its other requests dropped or more than a megabyte
+    of answers unread, it reads them too slowly (``_falls_behind``)."""
     arriving = channel.request
     if arriving is not None and not arriving.completed and arriving.started < now - request_timeout:
         return True
@@ -86,6 +88,9 @@ def overdue(channel: Any, now: float, request_timeout: float, idle_timeout: floa
 def _falls_behind(channel: Any, now: float, window: float) -> bool:
     since, before = channel.behind
     left = unsent(channel)
+    if not left:  # all read: a keep-alive client goes on as any other
+        channel.behind = None
+        return False
     if left > before:  # the answer being served was written since
         before = left
         channel.behind = (since, before)

@@ -221,3 +221,24 @@ def test_a_client_trickling_through_answers_under_the_watermark_is_let_go(tmp_pa
         assert_let_go_while_trickling(live)
     finally:
         live.stop()
+
+
+def test_a_client_that_read_its_big_answers_keeps_its_connection(tmp_path):
+    """Once all is read, the pace asked of it no longer applies: its next requests on the
+    same connection are served, past the request timeout (2 s here)."""
+    live = LiveServer(tmp_path / "live", env={"LOBBYTALKS_REQUEST_TIMEOUT": "2",
+                                               "LOBBYTALKS_IDLE_TIMEOUT": "60"})
+    try:
+        sock = stalled_pipeline(live)
+        time.sleep(1.5)  # a megabyte and more waits unread through a maintenance pass
+        sock.settimeout(10)
+        received = b""
+        while received.count(b"HTTP/1.1 200 OK") < PIPELINED or not received.endswith(b"}"):
+            received += sock.recv(1 << 20)
+        for _ in range(3):  # then asks again, a request now and then
+            time.sleep(1.5)
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{live.port}\r\n\r\n".encode())
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK")
+        sock.close()
+    finally:
+        live.stop()
