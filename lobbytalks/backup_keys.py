@@ -21,19 +21,15 @@ def key_file_for(backup_file: str | Path) -> Path:
     return backup_file.with_name(backup_file.name + ".key")
 
 
-def refuse_a_data_folders_key(dest: Path) -> None:
-    """:raise OpsError: ``dest`` is a data folder's key (a backup named ``secret`` would
-    write its key over one), whatever --force says."""
+def refuse_a_key_of_no_backup(dest: Path, backup_file: Path) -> None:
+    """:raise OpsError: --force would write the key of ``backup_file`` over a data folder's
+    key (a backup named ``secret``), or over ``dest`` while no older backup of that name is
+    beside it: then ``dest`` is some other key (another installation's
+    ``LOBBYTALKS_SECRET_KEY_FILE``, a TLS key), never ours to replace. Asked before the
+    backup is made, by the one command that writes a backup's key."""
     if dest.name == "secret.key" and dest.exists():
         raise OpsError(f"refusing to overwrite {dest}: it is the name a data folder keeps its "
                        f"secret key under; choose another name for the backup")
-
-
-def refuse_a_key_of_no_backup(dest: Path, backup_file: Path) -> None:
-    """:raise OpsError: --force would write the key of ``backup_file`` over ``dest`` while
-    no older backup of that name is beside it: then ``dest`` is some other key (another
-    installation's ``LOBBYTALKS_SECRET_KEY_FILE``, a TLS key), never ours to replace."""
-    refuse_a_data_folders_key(dest)
     if dest.exists() and dest.stat().st_size and not holds_a_database(backup_file):
         raise OpsError(f"refusing to overwrite {dest}: it is not the key of an older backup "
                        f"{backup_file} (--force replaces an older backup and its key, nothing "
@@ -46,7 +42,6 @@ def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = Fals
     if dest.exists():
         if not force:
             raise OpsError(f"{dest} already exists; pass --force to overwrite it")
-        refuse_a_data_folders_key(dest)
         dest.unlink()
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -158,11 +158,16 @@ def own_files(db_path: Path, key_path: Path | None) -> tuple[Path, ...]:
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
 
 
+def _head(path: Path) -> bytes:
+    """The first bytes of ``path``, as many as a SQLite header (fewer for a short file)."""
+    with open(path, "rb") as existing:
+        return existing.read(len(SQLITE_HEADER))
+
+
 def holds_a_database(path: Path) -> bool:
     """Whether ``path`` is a SQLite database file (by its header; False if unreadable)."""
     try:
-        with open(path, "rb") as existing:
-            return existing.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+        return _head(path) == SQLITE_HEADER
     except OSError:
         return False
 
@@ -172,8 +177,7 @@ def refuse_what_is_no_database(dest: Path) -> None:
     replaces an older backup, never a key file (``LOBBYTALKS_SECRET_KEY_FILE`` names it
     anywhere), a setting's file or a document."""
     try:
-        with open(dest, "rb") as existing:
-            head = existing.read(len(SQLITE_HEADER))
+        head = _head(dest)
     except OSError as exc:
         raise OpsError(f"cannot read {dest}: {exc.strerror or exc}") from None
     if head and head != SQLITE_HEADER:

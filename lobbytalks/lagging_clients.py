@@ -72,11 +72,11 @@ def overdue(channel: Any, now: float, request_timeout: float, idle_timeout: floa
     arriving = channel.request
     if arriving is not None and not arriving.completed and arriving.started < now - request_timeout:
         return True
-    if channel.requests and getattr(channel, "behind", None) is None:
+    if channel.requests and channel.behind is None:
         return False
     if channel.total_outbufs_len and channel.last_activity < now - idle_timeout:
         return True
-    if getattr(channel, "behind", None) is None:
+    if channel.behind is None:
         if channel.total_outbufs_len <= channel.adj.outbuf_overflow:
             return False
         # answers left past what waitress keeps in memory (the rest waits in a temp file):

@@ -265,10 +265,11 @@ SETTING_FILE_LIMIT = 64 * 1024  # a secret or a URL; more is some other file
 
 def _read_setting_file(name: str, path: str) -> str:
     try:
-        if Path(path).exists() and not (Path(path).is_file() or Path(path).is_dir()):
+        given = Path(path)
+        if given.exists() and not (given.is_file() or given.is_dir()):
             # a pipe, which would block the start until someone writes to it
             raise SettingsError(f"{name}: cannot read {path}: it is not a regular file")
-        with open(path, "rb") as file:
+        with open(given, "rb") as file:
             data = file.read(SETTING_FILE_LIMIT + 1)
         if len(data) > SETTING_FILE_LIMIT:
             raise SettingsError(f"{name}: {path} is larger than a setting can be (64 KiB)")

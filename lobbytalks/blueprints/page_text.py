@@ -13,7 +13,7 @@ from flask import current_app, g, request
 from markupsafe import Markup, escape
 
 from .. import i18n, prose
-from ..services.communities import name_key
+from ..services.lookalikes import reads_as
 from ..textrules import CJK_CHARS, RIGHT_TO_LEFT
 from ..kept import Kept
 from ..runtime import runtime
@@ -239,7 +239,7 @@ def distinct_labels(items: list[dict[str, Any]], extras: list[Callable[[dict[str
     labels = {item["id"]: item["name"] for item in items}
     groups: dict[str, list[dict[str, Any]]] = {}
     for item in items:  # names that read alike too: "Rust Fans", "rust  fans", "Rust.Fans"
-        groups.setdefault(name_key(item["name"]) or item["name"], []).append(item)
+        groups.setdefault(reads_as(item["name"]), []).append(item)
     for same in (g for g in groups.values() if len(g) > 1):
         # As few extras as it takes for every label in the group to differ (all if none do).
         shown = next((k for k in range(1, len(extras) + 1)
