@@ -4,6 +4,7 @@ would be alone and counted against the token's budget as a request of its own.""
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 
@@ -155,3 +156,30 @@ def test_the_served_contract_describes_batches(app):
     for schema, value in ((body, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
                           (answer, [{"jsonrpc": "2.0", "id": 1, "result": {}}])):
         jsonschema.validate(value, {**schema, **resolver})
+
+
+def test_a_batch_whose_answer_is_full_runs_none_of_the_requests_after_it(app, db, monkeypatch):
+    """Twenty get_context calls on large questions built one 75 MB body from a 3 KB batch.
+    Once the answers reach the limit, the requests after them are refused unrun (a claim
+    among them takes no lease) and a notification still needs no answer."""
+    asker = Person(app).register()
+    asker.join()
+    topic = asker.ask()
+    helper = Person(app).register()
+    helper.join()
+    mcp = McpClient(app, helper.new_agent().token)
+    alone = mcp.send(call(1, "list_communities")).get_data()
+    monkeypatch.setattr(mcp_batch, "MAX_ANSWER_BYTES", len(alone))
+    r = mcp.send([call(1, "list_communities"), INITIALIZED, ping(2),
+                  call(3, "claim_task", topic=topic, requestId=str(uuid.uuid4())), [ping(4)]])
+    assert r.status_code == 200, r.get_json()
+    listed, pinged, claimed, nested = r.get_json()
+    assert listed["result"]["isError"] is False and listed["id"] == 1
+    for refused, ident in ((pinged, 2), (claimed, 3)):
+        assert refused["id"] == ident and refused["error"]["code"] == -32600
+        assert "没有执行" in refused["error"]["message"]
+    assert nested["id"] is None and nested["error"]["code"] == -32600  # malformed, as ever
+    assert count(db, "tasks", "topic_id = :t", {"t": topic}) == 0
+    monkeypatch.setattr(mcp_batch, "MAX_ANSWER_BYTES", len(alone) + 1)
+    r = mcp.send([call(1, "list_communities"), ping(2)])
+    assert [a.get("result") for a in r.get_json()] == [listed["result"], {}]  # under: runs
