@@ -36,9 +36,11 @@ def refuse_a_key_of_no_backup(dest: Path, backup_file: Path) -> None:
                        f"else); choose another name for the backup")
 
 
-def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False) -> str:
+def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = False,
+               env_name: str = crypto.ENV_NAME) -> str:
     """Write the keyring in use (env value or key file) to ``dest`` (0600); return fingerprint."""
-    keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
+    keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False,
+                                    env_name=env_name)
     if dest.exists():
         if not force:
             raise OpsError(f"{dest} already exists; pass --force to overwrite it")
@@ -77,16 +79,18 @@ class KeyCheck:
     message: str
 
 
-def check_key(db_path: Path, env_value: str, key_path: Path) -> KeyCheck:
+def check_key(db_path: Path, env_value: str, key_path: Path,
+              env_name: str = crypto.ENV_NAME) -> KeyCheck:
     """Does the key this installation would use open the database's private context?"""
     conn = open_existing(db_path)
     try:
         if not list_sealed_key_ids(conn):
             return KeyCheck(None, "the database holds no private context, so no particular "
                                   "key is needed")
-        source = crypto.ENV_NAME if env_value.strip() else str(key_path)
+        source = env_name if env_value.strip() else str(key_path)
         try:
-            keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False)
+            keyring = keystore.load_keyring(env_value=env_value, key_path=key_path, create=False,
+                                            env_name=env_name)
             key_rotation.verify_keyring(conn, keyring)
         except crypto.SecretKeyProblem as exc:
             return KeyCheck(False, str(exc))

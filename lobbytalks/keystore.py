@@ -94,8 +94,10 @@ def _read_keyring_file(key_path: Path) -> Keyring:
     return keyring
 
 
-def load_keyring(*, env_value: str, key_path: Path, create: bool) -> Keyring:
-    """The keyring from ``env_value`` (LOBBYTALKS_SECRET_KEY) if non-empty, else key_path.
+def load_keyring(*, env_value: str, key_path: Path, create: bool,
+                 env_name: str = ENV_NAME) -> Keyring:
+    """The keyring from ``env_value`` (LOBBYTALKS_SECRET_KEY, or the file its _FILE names:
+    ``env_name`` says which to messages) if non-empty, else key_path.
 
     A missing file is generated (key ``k1``, 0600, atomic) when ``create`` is true. Raises
     SecretKeyProblem if the value/file is malformed or unreadable, or the file is missing and
@@ -105,7 +107,7 @@ def load_keyring(*, env_value: str, key_path: Path, create: bool) -> Keyring:
         try:
             return Keyring.parse(env_value, from_env=True)
         except SecretKeyProblem as exc:
-            raise SecretKeyProblem(f"{ENV_NAME}: {exc}") from None
+            raise SecretKeyProblem(f"{env_name}: {exc}") from None
     key_path = Path(key_path)
     if key_path.exists():
         return _read_keyring_file(key_path)

@@ -50,6 +50,9 @@ class Settings:
     secret_key: str = _setting(
         "", "Key for private question context (base64 of 32 bytes, optionally KEYID:BASE64); "
         "unset: generated once into DATA_DIR/secret.key", secret=True)
+    # The file LOBBYTALKS_SECRET_KEY_FILE named, when the key came from it: messages about
+    # the key then say where it really is.
+    secret_key_file: str = _setting("", "", env=False)
     admin_username: str = _setting("", "Administrator account created or updated at start")
     admin_password: str = _setting("", "Password for ADMIN_USERNAME", secret=True)
     admin_contact: str = _setting(
@@ -144,6 +147,15 @@ class Settings:
         return self.db_path.parent / "secret.key"
 
     @property
+    def secret_key_source(self) -> str:
+        """Where the key in use comes from, as messages name it."""
+        if not self.secret_key.strip():
+            return str(self.secret_key_path)
+        if self.secret_key_file:
+            return f"{ENV_PREFIX}SECRET_KEY_FILE ({self.secret_key_file})"
+        return f"{ENV_PREFIX}SECRET_KEY"
+
+    @property
     def uses_postgres(self) -> bool:
         """PostgreSQL holds the data; db_path then only names the secret key's folder."""
         return self.database_url.startswith(POSTGRESQL_URL_PREFIXES)
@@ -178,6 +190,10 @@ class Settings:
             values.pop("db", None)
             if values.get("database_url", "").startswith(SQLITE_URL_PREFIX):
                 del values["database_url"]
+        if values.get("secret_key") and not env.get(ENV_PREFIX + "SECRET_KEY"):
+            values["secret_key_file"] = env.get(ENV_PREFIX + "SECRET_KEY_FILE", "")
+        if "secret_key" in explicit:
+            values.pop("secret_key_file", None)
         values.update(explicit)
         return cls(**values)
 

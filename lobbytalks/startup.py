@@ -84,7 +84,7 @@ def open_keyring(conn: Connection, settings: Settings) -> "crypto.Keyring":
     """
     nothing_sealed = conn.execute(Q.list_sealed_key_ids).fetchone() is None
     keyring = keystore.load_keyring(env_value=settings.secret_key, key_path=settings.secret_key_path,
-                                  create=nothing_sealed)
+                                  create=nothing_sealed, env_name=settings.secret_key_source)
     key_rotation.verify_keyring(conn, keyring)
     return keyring
 

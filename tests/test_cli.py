@@ -434,6 +434,32 @@ def test_a_command_on_a_missing_file_creates_nothing(tmp_path, capsys, command):
 
 
 @pytest.mark.sqlite_only
+def test_a_key_from_a_file_variable_is_named_by_that_variable(app, data_dir, tmp_path, capsys,
+                                                              monkeypatch):
+    """With only LOBBYTALKS_SECRET_KEY_FILE set, the messages about the key named
+    LOBBYTALKS_SECRET_KEY (unset) and the data folder's key file (not used)."""
+    add_private_question(app)
+    backup = tmp_path / "b.db"
+    assert run("backup", "--data-dir", data_dir, str(backup)) == 0
+    key_file = tmp_path / "docker-secret"
+    key_file.write_text("k1:" + "B" * 43 + "=\n")  # a key, but not this backup's
+    monkeypatch.setenv("LOBBYTALKS_SECRET_KEY_FILE", str(key_file))
+    named = f"LOBBYTALKS_SECRET_KEY_FILE ({key_file})"
+    other = tmp_path / "elsewhere"
+    capsys.readouterr()
+    assert run("restore", "--data-dir", str(other), "--yes", str(backup)) == 1
+    err = capsys.readouterr().err
+    assert f"until the key used with this backup is back: in {named}." in err, err
+    assert "or LOBBYTALKS_SECRET_KEY." not in err
+
+    key_file.write_text("not a key\n")
+    for argv in (["serve", "--port", "1"], ["backup", "--with-key", str(tmp_path / "c.db")]):
+        assert run(*argv, "--data-dir", str(other)) == 1, argv
+        err = capsys.readouterr().err
+        assert named in err and "Traceback" not in err, err
+
+
+@pytest.mark.sqlite_only
 def test_a_too_new_database_is_refused_cleanly_by_every_command(app, data_dir, capsys):
     conn = sqlite3.connect(Path(data_dir) / "lobbytalks.db")
     conn.execute("INSERT INTO schema_migrations VALUES (42, 'future', 0)")

@@ -150,7 +150,8 @@ def _start_problems(settings) -> list[str]:
     if settings.secret_key.strip() or settings.secret_key_path.exists():
         try:
             keystore.load_keyring(env_value=settings.secret_key,
-                                  key_path=settings.secret_key_path, create=False)
+                                  key_path=settings.secret_key_path, create=False,
+                                  env_name=settings.secret_key_source)
         except crypto.SecretKeyProblem as exc:
             problems.append(str(exc))
     return [problem for problem in problems if problem]

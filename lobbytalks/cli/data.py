@@ -39,11 +39,6 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _key_source(settings) -> str:
-    return ("LOBBYTALKS_SECRET_KEY" if settings.secret_key.strip()
-            else str(settings.secret_key_path))
-
-
 def _backup_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="where to write the backup (must not exist)")
     p.add_argument("--force", action="store_true", help="overwrite FILE (and FILE.key)")
@@ -61,7 +56,7 @@ def backup(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if settings.uses_postgres:
         from ..pgops import backup_instead, url_in_shell
-        return fail(backup_instead(settings.database_shown, args.file, _key_source(settings),
+        return fail(backup_instead(settings.database_shown, args.file, settings.secret_key_source,
                                    url_in_shell(os.environ)))
     try:
         ops.refuse_a_folder(args.file)  # before its key file's name is made from it
@@ -85,14 +80,14 @@ def backup(args: argparse.Namespace) -> int:
     print("The secret key is NOT in the backup. Private question context stays encrypted in "
           "it" + (f" (sealed with key id(s) {sealed})" if sealed else
                   " (none stored yet, but later backups will need the key)") +
-          f"; only the key from {_key_source(settings)} opens it.")
+          f"; only the key from {settings.secret_key_source} opens it.")
     if not args.with_key:
         print(f"Keep that key with the backup, stored as carefully: run with --with-key to "
               f"write it to {key_dest}, or copy it yourself.")
         return 0
     try:
         fingerprint = ops.export_key(settings.secret_key, settings.secret_key_path, key_dest,
-                                     force=args.force)
+                                     force=args.force, env_name=settings.secret_key_source)
     except (ops.OpsError, crypto.SecretKeyProblem) as exc:
         return fail(f"the backup is written but the key is not: {exc}")
     print(f"key written: {key_dest} (mode 0600, fingerprint {fingerprint}). Anyone holding "
@@ -118,7 +113,7 @@ def restore(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if settings.uses_postgres:
         from ..pgops import restore_instead
-        return fail(restore_instead(settings.database_shown, args.file, _key_source(settings)))
+        return fail(restore_instead(settings.database_shown, args.file, settings.secret_key_source))
     source, db_path = Path(args.file), Path(settings.db_path)
     key_file = ops.key_file_for(source)
     if args.with_key:
@@ -154,7 +149,8 @@ def _key_after_restore(settings, db_path, key_file, *, installed: bool) -> int:
     (the data is in place, but a script's next step, starting the server, would fail)."""
     from .. import ops
 
-    status = ops.check_key(db_path, settings.secret_key, settings.secret_key_path)
+    status = ops.check_key(db_path, settings.secret_key, settings.secret_key_path,
+                           settings.secret_key_source)
     if status.matches is not False:
         print(f"key: {status.message}")
         return 0
@@ -166,9 +162,11 @@ def _key_after_restore(settings, db_path, key_file, *, installed: bool) -> int:
                 f"it to {settings.secret_key_path}.")
     else:
         hint = ""
+    where = (settings.secret_key_source if settings.secret_key.strip() else
+             f"{settings.secret_key_path} or LOBBYTALKS_SECRET_KEY")
     print(f"WARNING: {status.message}. The database is restored, but the server refuses "
-          f"to start until the key used with this backup is back: in "
-          f"{settings.secret_key_path} or LOBBYTALKS_SECRET_KEY.{hint}", file=sys.stderr)
+          f"to start until the key used with this backup is back: in {where}.{hint}",
+          file=sys.stderr)
     return 1
 
 
@@ -280,7 +278,7 @@ def _key_after_migration(settings, source, shown: str) -> str:
 
     if settings.secret_key.strip() or settings.secret_key_path.exists():
         return (f"The secret key is not in the database and stays where it is "
-                f"({_key_source(settings)}): every server on {shown} needs that same key to "
+                f"({settings.secret_key_source}): every server on {shown} needs that same key to "
                 "open private context.")
     exported = Path(f"{source}.key")  # written beside a backup by backup --with-key
     if exported.is_file():
