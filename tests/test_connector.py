@@ -29,7 +29,7 @@ import requests
 from conftest import LiveServer, advance, free_port, good_result, open_database, web_session
 from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
                                            EXIT_UNREACHABLE)
-from lobbytalks.connector.events import EVENTS
+from lobbytalks.connector.events import EVENTS, WITHHELD
 from lobbytalks.connector.harness import HarnessConfig
 from lobbytalks.connector.prompt import limits_in_words, result_schema
 from lobbytalks.connector.state import StateStore
@@ -644,6 +644,23 @@ def test_a_failing_harness_is_reported_with_the_last_line_of_stderr(scene, tmp_p
     [task] = scene.tasks()
     assert task["state"] == "failed"
     assert task["error"] == "harness failed: no search results for this question"
+
+
+def test_a_secret_a_colour_code_split_in_stderr_is_withheld_and_the_lease_ends(scene, tmp_path):
+    """The reason was redacted before its escape codes were dropped: "AKIA\\x1b[0mIOSF…"
+    passed, became a key, was refused by the server (sensitive_content), and the lease was
+    left held, with the key kept in the attempt's file."""
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    failing = tmp_path / "fail.py"
+    failing.write_text("import sys\nprint('failed: AKIA\\x1b[0mIOSFODNN7EXAMPLE', "
+                       "file=sys.stderr)\nsys.exit(1)\n")
+    code, events = scene.finish(scene.run_once(
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {failing}"]))
+    assert code == EXIT_TASK_FAILED
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and task["error"] == WITHHELD
+    kept = "".join(p.read_text() for p in (scene.state_dir / "attempts").glob("*.json"))
+    assert key not in kept and key not in "".join(scene.outputs)
 
 
 def test_asking_my_agents_after_a_failed_try_buys_one_more(scene, tmp_path):

@@ -216,6 +216,42 @@ def test_a_failure_reason_keeps_no_terminal_controls():
     assert told == "harness failed: err RED and end"
 
 
+def test_a_reason_the_server_refuses_is_replaced_so_the_lease_still_ends():
+    """A 400 on fail_task (the server's scan found what the connector's did not) left
+    the lease held for its 30 minutes; the reason is now sent again saying nothing."""
+    from lobbytalks.connector.client import ProtocolError
+    from lobbytalks.connector.endings import Endings
+    from lobbytalks.connector.events import WITHHELD
+
+    sent, said, saved = [], [], []
+
+    class Client:
+        def fail(self, task_id, reason):
+            sent.append(reason)
+            if reason != WITHHELD:
+                raise ProtocolError(400, "sensitive_content", "内容中检测到疑似敏感信息")
+            return {"task": {"id": task_id, "state": "failed"}}
+
+    class Store:
+        def note_error(self, attempt, error):
+            saved.append(error)
+
+    ending = Endings()
+    ending.client, ending.store, ending.secrets = Client(), Store(), ()
+    ending.say = lambda *args, **fields: said.append((args, fields))
+    attempt = {"task": {"id": "task_1"}, "topic": "t_1"}
+    ending._fail(attempt, "harness failed: something the server calls a secret")
+    assert sent == ["harness failed: something the server calls a secret", WITHHELD]
+    assert attempt["state"] == "failed" and attempt["failReason"] == WITHHELD
+    assert saved == [WITHHELD] and said[-1][1]["confirmed"] is True
+
+
+def test_a_colour_code_inside_a_key_does_not_hide_it_from_the_redaction():
+    from lobbytalks.connector.events import WITHHELD, short_reason
+    assert short_reason("failed: AKIA\x1b[0mIOSFODNN7EXAMPLE") == WITHHELD
+    assert short_reason("failed: ghp_\x1b[1m" + "a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ01") == WITHHELD
+
+
 def test_a_state_folder_too_full_to_keep_the_output_is_the_reason_given(tmp_path, monkeypatch):
     """The harness was stopped as it should be, but the reason sent was its own last line
     of stderr, as if the harness had failed by itself."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .client import Client, ProtocolError, TokenRejected, Unreachable
-from .events import describe, short_reason
+from .events import WITHHELD, describe, short_reason
 from .state import StateStore
 
 
@@ -46,7 +46,16 @@ class Endings:
         itself), "failing" while it cannot be reached."""
         reason, task_id = attempt["failReason"], attempt["task"]["id"]
         try:
-            self.client.fail(task_id, reason)
+            try:
+                self.client.fail(task_id, reason)
+            except ProtocolError as exc:
+                if exc.status != 400 or reason == WITHHELD:
+                    raise
+                # The server's checks found something in the reason the connector's did
+                # not (a 400 is never sent again as it was): the lease still ends, with
+                # a reason that says nothing.
+                attempt["failReason"] = reason = WITHHELD
+                self.client.fail(task_id, reason)
             state, said = "failed", reason
         except TokenRejected:
             raise

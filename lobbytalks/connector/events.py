@@ -50,9 +50,12 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 def short_reason(text: str, secrets: tuple[str, ...] = ()) -> str:
     """A one-line, redacted reason that fits ``fail_task`` (1–300 UTF-16 units), without a
-    terminal's controls (a harness's coloured stderr), which /tasks would show as they are."""
-    plain = _CONTROLS.sub(" ", _ESCAPES.sub("", redact(text, secrets)))
-    line = " ".join(plain.split()) or "research failed"
+    terminal's controls (a harness's coloured stderr), which /tasks would show as they are.
+
+    Redacted after the controls are gone, the text the server scans: ``AKIA\x1b[0mIOSF…``
+    is a key once its colour code is dropped. Cut after, so no cut hides part of one."""
+    plain = _CONTROLS.sub(" ", _ESCAPES.sub("", text))
+    line = redact(" ".join(plain.split()), secrets) or "research failed"
     while js_length(line) > MAX_REASON:
         line = line[:-1]
     return line
