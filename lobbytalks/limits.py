@@ -37,7 +37,7 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from .errors import ApiError
-from .settings import hide_uri_secrets, mask_uri_credentials
+from .uri_secrets import hide_uri_secrets, mask_uri_credentials
 from .turns import set_aside
 
 log = logging.getLogger(__name__)

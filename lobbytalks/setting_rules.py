@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from .origins import origin_of
 from .passwords import PASSWORD_MIN_LENGTH
 from .proxies import parse_networks
-from .settings import (DATABASE_URL_PREFIXES, ENV_PREFIX, SettingsError,
-                       mask_uri_credentials, unusable_uri)
+from .settings import DATABASE_URL_PREFIXES, ENV_PREFIX, SettingsError
+from .uri_secrets import mask_uri_credentials, unusable_uri
 
 if TYPE_CHECKING:
     from .settings import Settings

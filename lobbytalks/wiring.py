@@ -25,7 +25,7 @@ from .blueprints import (communities, community, community_account, community_ad
 from .db import ContentionError
 from .db.errors import PgOperationalError
 from .runtime import runtime
-from .settings import hide_uri_secrets
+from .uri_secrets import hide_uri_secrets
 from .errors import ApiError
 from .services.locks import CONTENTION_RETRY_AFTER_SECONDS
 

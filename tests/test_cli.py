@@ -17,7 +17,8 @@ import requests
 from lobbytalks import create_app, serverlock
 from lobbytalks.cli import ProgressBar, main
 from lobbytalks.db import latest_version
-from lobbytalks.settings import Settings, mask_uri_credentials
+from lobbytalks.settings import Settings
+from lobbytalks.uri_secrets import mask_uri_credentials
 
 from conftest import FAST_ARGON2_KIB, LiveServer, Person, joined_person, settings_for, web_session
 

@@ -237,7 +237,7 @@ def migrate_db(args: argparse.Namespace) -> int:
 
     from .. import clock, migrate_db, serverlock
     from ..db import DatabaseError
-    from ..settings import hide_uri_secrets, mask_uri_credentials
+    from ..uri_secrets import hide_uri_secrets, mask_uri_credentials
 
     settings = settings_from(args)
     try:

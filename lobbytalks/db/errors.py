@@ -40,7 +40,7 @@ def translate_pg_error(exc: Exception, url: str = "") -> PgDatabaseError:
     """Ours for psycopg's ``exc``; with the database ``url``, its secrets are masked in the
     message (psycopg quotes what it could not parse of it)."""
     import psycopg
-    from ..settings import hide_uri_secrets
+    from ..uri_secrets import hide_uri_secrets
 
     if getattr(exc, "sqlstate", None) in CONTENTION_SQLSTATES:
         kind: type[PgDatabaseError] = ContentionError
