@@ -992,6 +992,29 @@ def test_sigterm_stops_the_harness_and_reports_the_task_failed(scene):
              Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
 
 
+def test_a_misshapen_list_while_a_harness_runs_is_said_and_the_research_goes_on(scene, proxy):
+    """A list_topics answered {} while a question was being researched ended `agent run`
+    with a KeyError traceback; the harness ran on, orphaned, its lease held."""
+    broken = threading.Event()
+    lists = proxy(lambda path, body: (200, {}, {}) if broken.is_set() and "list_topics" in path
+                  else None)
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--max-tasks", "2",
+                           "--community", scene.community, server=lists.url)
+    wait_for(lambda: started(scene), what="research to start")
+    broken.set()
+    polls = lists.count("list_topics")
+    wait_for(lambda: lists.count("list_topics") >= polls + 2, what="two more polls")
+    release(scene)
+    wait_for(lambda: [t["state"] for t in scene.tasks()] == ["done"], what="the answer")
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK and "Traceback" not in "".join(scene.outputs)
+    refused = [e for e in events if e["event"] == "poll_refused"]
+    assert refused and refused[0]["code"] == "invalid_response", events
+    assert "submitted" in names(events)
+
+
 def test_readable_progress_lines_without_json(scene):
     proc = subprocess.run(
         [sys.executable, "-m", "lobbytalks", "agent", "answer", scene.topic,

@@ -21,6 +21,8 @@ from lobbytalks.connector.events import Reporter
 from lobbytalks.security import new_agent_token
 
 TOKEN = new_agent_token()
+TASK = {"id": "task_1", "topic": "t_1", "profile": "agt_1", "state": "leased", "replyTo": None,
+        "created": 1796525426, "expires": 1796527226, "messageId": None, "error": None}
 
 
 class Fake:
@@ -151,6 +153,47 @@ def test_an_answer_that_is_no_json_object_is_a_refusal_not_a_crash(fakes, body):
     with pytest.raises(ProtocolError) as refused:
         client(fakes(reply(200, body, **{"Content-Type": "text/html"})).url).list_topics()
     assert refused.value.code == "invalid_response"
+
+
+@pytest.mark.parametrize("call, body", [
+    (lambda c: c.list_communities(), {"communities": "nope"}),
+    (lambda c: c.list_communities(), {"communities": [{"name": "no id"}]}),
+    (lambda c: c.list_topics(), {}),
+    (lambda c: c.list_topics(), {"topics": [], "requested": "x"}),
+    (lambda c: c.claim("t_1", "r", None), {"task": {"id": "task_1"}}),
+    (lambda c: c.claim("t_1", "r", None), {"task": TASK, "context": []}),
+    (lambda c: c.status("task_1"), {"task": {**TASK, "state": "done", "messageId": None}}),
+    (lambda c: c.heartbeat("task_1"), {"task": {**TASK, "expires": "soon"}}),
+    (lambda c: c.heartbeat("task_1"), {"task": {**TASK, "expires": True}}),
+    (lambda c: c.submit(b"{}"), {"replayed": False}),
+])
+def test_an_answer_of_another_shape_is_a_refusal_not_a_crash(fakes, call, body):
+    """``{"communities": "nope"}`` ended `agent run` with a TypeError traceback, a harness
+    running on with its lease held."""
+    with pytest.raises(ProtocolError) as refused:
+        call(client(fakes(reply(200, json.dumps(body).encode())).url))
+    assert refused.value.code == "invalid_response"
+    assert "not as the protocol has it" in refused.value.message
+
+
+def test_answers_of_the_protocol_s_shape_pass_with_fields_it_may_add(fakes):
+    answers = {"list_communities": {"communities": [{"id": "lobby", "name": "大厅"}],
+                                    "hasMore": False, "new": 1},
+               "list_topics": {"topics": [{"id": "t_1"}], "requested": None},
+               "get_task_status": {"task": {**TASK, "state": "done", "messageId": "m_1"}},
+               "claim_task": {"task": TASK, "context": {"question": None}},
+               "heartbeat": {"task": TASK}}
+
+    def by_action(handler):
+        length = int(handler.headers.get("Content-Length") or 0)
+        sent = json.loads(handler.rfile.read(length)) if length else {}
+        action = sent.get("action") or handler.path.split("action=")[1].split("&")[0]
+        reply(200, json.dumps(answers.get(action, {"messageId": "m_1"})).encode())(handler)
+    c = client(fakes(by_action).url)
+    assert c.list_communities()["new"] == 1 and c.list_topics()["topics"] == [{"id": "t_1"}]
+    assert c.status("task_1")["task"]["messageId"] == "m_1"
+    assert c.claim("t_1", "r", None)["task"] == TASK == c.heartbeat("task_1")["task"]
+    assert c.submit(b'{"action": "submit_result"}') == {"messageId": "m_1"}
 
 
 def test_an_answer_trickling_in_is_given_up_on_as_a_whole(fakes):

@@ -19,7 +19,8 @@ from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, 
 from .events import Reporter, describe
 from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
 from .pacing import Stopped, Timing
-from .scheduler import Plan, Scheduler, parse_quiet_hours
+from .plan import Plan, parse_quiet_hours
+from .scheduler import Scheduler
 from .state import StateStore, default_state_dir
 
 # SIGHUP: the terminal it ran in was closed; the harness, in a session of its own, would

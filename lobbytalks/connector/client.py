@@ -22,6 +22,7 @@ from http.client import HTTPException
 from typing import Any, Callable
 
 from .. import __version__
+from . import answers
 
 TRANSIENT_STATUSES = (502, 503, 504)
 MAX_RETRY_AFTER = 300
@@ -84,28 +85,33 @@ class Client:
 
     # --- the nine actions that the connector uses --------------------------------------
 
+    # Each answer is checked for what the connector reads of it (``answers``).
+
     def list_communities(self, scope: str = "joined", page: int = 1) -> dict[str, Any]:
-        return self.get("list_communities", scope=scope, page=page)
+        return shaped("list_communities", self.get("list_communities", scope=scope, page=page))
 
     def list_topics(self, community: str | None = None) -> dict[str, Any]:
-        return self.get("list_topics", **({"community": community} if community else {}))
+        return shaped("list_topics", self.get(
+            "list_topics", **({"community": community} if community else {})))
 
     def claim(self, topic: str, request_id: str, reply_to: str | None) -> dict[str, Any]:
         body = {"topic": topic, "requestId": request_id, **({"replyTo": reply_to} if reply_to else {})}
-        return self.post("claim_task", body, replay_safe=True)  # same requestId replays
+        return shaped("claim_task", self.post("claim_task", body, replay_safe=True))  # replays
 
     def status(self, task_id: str) -> dict[str, Any]:
-        return self.get("get_task_status", taskId=task_id)
+        return shaped("get_task_status", self.get("get_task_status", taskId=task_id))
 
     def heartbeat(self, task_id: str) -> dict[str, Any]:
-        return self.post("heartbeat", {"taskId": task_id}, replay_safe=True)  # extends only
+        return shaped("heartbeat", self.post("heartbeat", {"taskId": task_id},
+                                             replay_safe=True))  # extends only
 
     def fail(self, task_id: str, reason: str) -> dict[str, Any]:
         return self.post("fail_task", {"taskId": task_id, "error": reason}, replay_safe=True)
 
     def submit(self, body: bytes) -> dict[str, Any]:
         """Send the persisted submission exactly as stored."""
-        return self._send("POST", "/api/external", body, replay_safe=False)
+        return shaped("submit_result", self._send("POST", "/api/external", body,
+                                                  replay_safe=False))
 
     # --- transport ---------------------------------------------------------------------
 
@@ -217,6 +223,15 @@ def _answer(status: int, raw: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ProtocolError(status, "invalid_response",
                             "the server's answer is not a JSON object (a proxy's page?)")
+    return data
+
+
+def shaped(action: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` if it holds what the connector reads of ``action``'s answer."""
+    wrong = answers.problem(action, data)
+    if wrong:
+        raise ProtocolError(200, "invalid_response", f"the server's answer to {action} is "
+                            f"not as the protocol has it: {wrong}")
     return data
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..quotas import MAX_LIVE_LEASES
@@ -21,6 +20,7 @@ from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .commands import LocalFault
 from .events import Reporter, describe
 from .pacing import Stopped
+from .plan import Plan, in_quiet_hours
 from .state import StateStore
 
 MAX_COMMUNITY_PAGES = 10
@@ -28,34 +28,6 @@ PRUNE_EVERY_SECONDS = 3600
 # Quiet hours and a spent budget send nothing; a token revoked meanwhile is still noticed
 # within this many seconds (one read), not at the next research.
 TOKEN_CHECK_SECONDS = 300
-
-
-@dataclass
-class Plan:
-    communities: list[str] = field(default_factory=list)
-    max_tasks: int = 1
-    daily_budget: int = 5
-    quiet_hours: tuple[int, int] | None = None
-    poll_interval: float = 60.0
-    once: bool = False
-
-
-def parse_quiet_hours(text: str) -> tuple[int, int]:
-    """"22-7" → (22, 7): no new research from 22:00 until 07:00 local time."""
-    start, _, end = text.partition("-")
-    if start.isdecimal() and end.isdecimal():
-        hours = (int(start), int(end))
-        if all(0 <= h <= 23 for h in hours) and hours[0] != hours[1]:
-            return hours
-    raise ValueError(f"--quiet-hours takes START-END, two different hours 0-23 "
-                     f"such as 23-7, got {text!r}")
-
-
-def in_quiet_hours(hours: tuple[int, int] | None, local_hour: int) -> bool:
-    if hours is None:
-        return False
-    start, end = hours
-    return start <= local_hour < end if start < end else local_hour >= start or local_hour < end
 
 
 def priority(topic: dict[str, Any]) -> tuple[Any, ...]:
@@ -99,7 +71,18 @@ class Scheduler:
     # --- the loop ----------------------------------------------------------------------
 
     def run(self) -> BaseException | None:
-        """Until stopped (or one pass with ``once``); the fatal error that ended it, if any."""
+        """Until stopped (or one pass with ``once``); the fatal error that ended it, if any.
+
+        Whatever ends it, running attempts are stopped first (their harness stopped, their
+        task failed or kept for the next run): never a harness left running on its own."""
+        try:
+            return self._run()
+        finally:
+            self.stop.set()
+            for thread in self._threads:
+                thread.join()
+
+    def _run(self) -> BaseException | None:
         self._prune()
         if self.plan.once:  # failures the server did not hear of are told first, and the
             self._resume_failing()  # pass goes on to its one question all the same
@@ -120,6 +103,12 @@ class Scheduler:
                     self._fatal = LocalFault(f"cannot write the state folder: {describe(exc)}")
                     self.stop.set()  # running attempts stop their harness and fail their task
                     break
+                except Exception as exc:  # a bug: the next poll tries again (--once: failed)
+                    problem = f"choosing a question failed: {describe(exc)}"
+                    if self.plan.once:
+                        self._fatal = LocalFault(problem)
+                    else:
+                        self.say("error", problem)
             if self.plan.once or self._fatal is not None:
                 break  # a rejected token ends the run now, not a poll interval later
             self.stop.wait(self.plan.poll_interval * (0.75 + random.random() / 2))
@@ -282,7 +271,7 @@ class Scheduler:
         found: dict[str, dict[str, Any]] = {}
         for community in self.communities():
             listing = self.client.list_topics(community)
-            for topic in [*listing.get("requested", []), *listing["topics"]]:
+            for topic in [*(listing.get("requested") or []), *listing["topics"]]:
                 found.setdefault(topic["id"], topic)
         self.say("polled", topics=len(found))
         # a --community the owner is not in is listed all the same (joined: false), and
