@@ -483,3 +483,30 @@ def test_an_outage_is_answered_promptly_and_service_returns_within_seconds():
         database.close()
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.once  # a cluster of its own, restarted
+def test_connections_a_restart_ended_are_replaced_at_checkout_not_failed_on_a_request():
+    """Each pooled connection the restart had ended failed one request, whenever it came
+    (503s and failed health checks a minute after the database was back)."""
+    import time
+    from pgserver import PgServer
+
+    folder = Path(tempfile.mkdtemp(prefix="lt-pg-restart-"))
+    folder.chmod(0o755)
+    server = PgServer(folder / "pg")
+    database = PostgresDatabase(server.start(), min_size=2, max_size=2, timeout=4)
+    try:
+        held = [database.pool.getconn() for _ in range(2)]  # both made and idle in the pool
+        for raw in held:
+            database.pool.putconn(raw)
+        server.stop()
+        server.resume()
+        time.sleep(0.5)
+        for _ in range(4):  # each checkout, in turn, after the restart
+            assert database.conn.execute("SELECT 1").fetchone()[0] == 1
+            database.release_connection()
+    finally:
+        database.close()
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -11,6 +11,7 @@ app answers with 503 and Retry-After (services/locks.py says why).
 from __future__ import annotations
 
 import logging
+import select
 import threading
 from typing import Any, Callable
 
@@ -58,6 +59,19 @@ class NoCheckpointer:
 
     def stop(self) -> None:
         pass
+
+
+def ended_while_idle(raw: Any) -> bool:
+    """Whether the server has ended a connection that sits idle: with no query out, its
+    socket is readable only for the server's goodbye (57P01 on a restart) or the end of
+    the stream. One poll, no round trip: this runs at every checkout."""
+    if raw.closed or raw.broken:
+        return True
+    try:
+        readable, _, _ = select.select([raw.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 # While PostgreSQL cannot be reached. The pool's reconnection back-off doubles from 1 s
@@ -109,15 +123,26 @@ class PostgresDatabase(TransactionalDatabase):
         return conn
 
     def _checkout(self) -> Any:
-        try:
-            raw = self.pool.getconn(timeout=UNREACHABLE_WAIT if self.unreachable else None)
-        except Exception as exc:  # PoolTimeout: the server is down (the pool has a
-            # connection for every thread, so a healthy one never makes a thread wait long)
-            self.unreachable = True
-            from .errors import translate_pg_error
-            raise translate_pg_error(exc) from None
-        self.unreachable = False
-        return raw
+        for _ in range(self.pool.max_size + 1):
+            try:
+                raw = self.pool.getconn(timeout=UNREACHABLE_WAIT if self.unreachable else None)
+            except Exception as exc:  # PoolTimeout: the server is down (the pool has a
+                # connection for every thread, so a healthy one never makes a thread wait long)
+                self.unreachable = True
+                from .errors import translate_pg_error
+                raise translate_pg_error(exc) from None
+            self.unreachable = False
+            if not ended_while_idle(raw):
+                return raw
+            # The server ended it while it sat in the pool (a restart, an admin's
+            # pg_terminate_backend): closed, the pool replaces it, and the next is taken.
+            # Left in, each such connection failed one request, however much later.
+            raw.close()
+            self.pool.putconn(raw)
+        import psycopg
+        from .errors import translate_pg_error
+        raise translate_pg_error(psycopg.OperationalError(
+            "every pooled connection had been ended by the server"))
 
     def release_connection(self) -> None:
         """Give this thread's connection back to the pool (end of a request or a job). An
