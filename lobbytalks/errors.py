@@ -39,6 +39,10 @@ CODES: dict[str, tuple[int, str]] = {
     "service_unavailable": (503, "服务暂时不可用"),
 }
 
+# Seconds a client waits after a 503 of an outage (the database pool reconnects by itself
+# once it is back) or of a server fault.
+UNAVAILABLE_RETRY_AFTER = 5
+
 
 class ApiError(Exception):
     """A failure with a stable machine code, an HTTP status and a message for people."""

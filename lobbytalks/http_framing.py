@@ -12,7 +12,7 @@ from waitress.task import ErrorTask
 from waitress.utilities import BadRequest, RequestEntityTooLarge
 
 from . import mcp
-from .errors import ApiError
+from .errors import UNAVAILABLE_RETRY_AFTER, ApiError
 from .guards import LARGEST_BODY_LIMIT, SECURITY_HEADERS
 
 START_BYTES = 512
@@ -120,11 +120,16 @@ class JsonErrorTask(ErrorTask):
     path), with the security headers every response carries, instead of waitress' plain
     text, and with a status from the contract's list: waitress' 501 for a transfer coding
     it does not know is the request's fault, 400 invalid_request (no input earns a 5xx),
-    and its 431 for headers past their limit is 413 payload_too_large."""
+    and its 431 for headers past their limit is 413 payload_too_large. Its 500, for an
+    exception that escaped the app (its error page failing too), is the server's fault:
+    503 service_unavailable, never blamed on the request."""
 
     def execute(self) -> None:
         refusal = self.request.error
         status, reason = refusal.code, refusal.reason
+        if status == 500:
+            error = ApiError("service_unavailable", retry_after=UNAVAILABLE_RETRY_AFTER)
+            return self._answer(error, error.status, "Service Unavailable")
         if status >= 500:  # an unknown Transfer-Encoding (501): the request is at fault
             status, reason = 400, "Bad Request"
         if status == 431:
@@ -134,8 +139,10 @@ class JsonErrorTask(ErrorTask):
         else:
             detail = f"{refusal.reason}: {refusal.body}" if refusal.body else refusal.reason
             message = f"HTTP 请求无法解析：{detail[:200]}"
-        error = ApiError("payload_too_large" if status == 413 else "invalid_request", message,
-                         status=status)
+        self._answer(ApiError("payload_too_large" if status == 413 else "invalid_request",
+                              message, status=status), status, reason)
+
+    def _answer(self, error: ApiError, status: int, reason: str) -> None:
         body = orjson.dumps(mcp.transport_error_body(None, error)
                             if requested_path(self.request) == mcp.PATH
                             else error.external_body())
@@ -143,6 +150,7 @@ class JsonErrorTask(ErrorTask):
         self.response_headers.extend([
             ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
             *SECURITY_HEADERS.items()])
+        self.response_headers.extend(error.headers().items())
         self.set_close_on_finish()
         self.content_length = len(body)
         self.write(body)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from flask import Flask, Response, request
+from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from . import accesslog, guards, hosts, renderers, textrules
@@ -26,7 +26,7 @@ from .db import ContentionError
 from .db.errors import PgOperationalError
 from .runtime import runtime
 from .uri_secrets import hide_uri_secrets
-from .errors import ApiError
+from .errors import UNAVAILABLE_RETRY_AFTER, ApiError
 from .services.locks import CONTENTION_RETRY_AFTER_SECONDS
 
 log = logging.getLogger("lobbytalks")
@@ -42,7 +42,6 @@ WEB_PAGES = (web, web_admin, web_agents, web_browse, web_developers, web_inbox, 
 # What every template sees (any surface's page extends base.html).
 TEMPLATE_GLOBALS = (web_base.page_globals, web_inbox.unread_notifications)
 
-UNAVAILABLE_RETRY_AFTER = 5  # seconds: the pool reconnects by itself once it is back
 # HTTP statuses that werkzeug raises itself, mapped onto the protocol's machine codes.
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
                415: "unsupported_media_type"}
@@ -140,10 +139,12 @@ def _register_error_handlers(app: Flask) -> None:
                                 runtime().settings.database_url)
         log.warning("%s %s: the database is unavailable (%s); answered 503",
                     request.method, request.path, said[:300])
+        g.setdefault("user", None)  # the error page asks no database who is signed in
         return renderers.render_error(request, ApiError("service_unavailable",
                                                         retry_after=UNAVAILABLE_RETRY_AFTER))
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):
         log.exception("unhandled error on %s %s", request.method, request.path)
+        g.setdefault("user", None)  # nor here: the database may be what failed
         return renderers.render_error(request, ApiError("service_unavailable"))

@@ -1,11 +1,13 @@
 """The base: settings, storage, migrations, health, the CLI and a real server process."""
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import requests
@@ -184,6 +186,42 @@ def test_a_database_outage_is_a_503_and_one_log_line_a_request(client, monkeypat
     assert record.levelname == "WARNING" and record.exc_info is None
     assert record.getMessage() == ("GET /api/communities: the database is unavailable "
                                    "(couldn't get a connection after 10.00 sec); answered 503")
+
+
+@pytest.mark.parametrize("page", ["/inbox", "/", "/tasks"])
+def test_a_signed_in_page_in_an_outage_is_the_503_page(app, monkeypatch, page):
+    """The error page asked the database who was signed in, failed again inside the error
+    handler, and the request left the app: waitress' 500, which the server had turned into
+    "400 the request could not be parsed" in JSON."""
+    from conftest import Person
+    from lobbytalks import auth
+    from lobbytalks.db.errors import PgOperationalError
+
+    person = Person(app).register()
+
+    def unavailable(*args, **kwargs):
+        raise PgOperationalError("terminating connection due to administrator command")
+    monkeypatch.setattr(auth, "runtime", lambda: SimpleNamespace(
+        db=SimpleNamespace(one=unavailable), settings=app.config["LOBBYTALKS"].settings))
+    r = person.http.get(page)
+    assert r.status_code == 503 and r.headers["Retry-After"] == "5"
+    assert r.mimetype == "text/html" and "<html" in r.get_data(as_text=True)
+
+
+def test_an_exception_escaping_the_app_is_the_server_s_503_not_the_request_s_400():
+    from waitress.adjustments import Adjustments
+    from waitress.utilities import InternalServerError
+    from lobbytalks.http_framing import BoundedRequest, JsonErrorTask
+
+    request = BoundedRequest(Adjustments())
+    request.error, request.version = InternalServerError("unexpected"), "1.1"
+    task = JsonErrorTask(SimpleNamespace(adj=Adjustments()), request)
+    written: list[bytes] = []
+    task.write = written.append
+    task.execute()
+    assert task.status == "503 Service Unavailable"
+    assert ("Retry-After", "5") in task.response_headers
+    assert json.loads(b"".join(written))["code"] == "service_unavailable"
 
 
 @pytest.mark.sqlite_only
