@@ -44,6 +44,8 @@ def check(settings: "Settings") -> None:
     if settings.database_url and not settings.database_url.startswith(DATABASE_URL_PREFIXES):
         raise SettingsError(f"{ENV_PREFIX}DATABASE_URL must start with sqlite:/// or "
                             f"postgresql://; {unusable_uri(settings.database_url, 'postgresql://')}")
+    if settings.uses_postgres:
+        _check_userinfo("DATABASE_URL", settings.database_url)
     try:
         settings.password_cost  # building the cost checks its bounds
     except ValueError as exc:
@@ -107,15 +109,34 @@ def _check_public_url(url: str) -> None:
 
 
 def _check_rate_storage(uri: str) -> None:
-    """A storage the ``limits`` library knows (its synchronous ones), told before ``serve``
+    """One of the documented storages (the ``limits`` library knows more), told before ``serve``
     tries to reach it: ``config`` says so too."""
-    from limits.storage import SCHEMES  # only here: settings are loaded before anything else
-
     scheme, sep, _ = uri.partition("://")
     scheme = scheme.lower()  # RFC 3986 3.1: Memory:// is memory://, as limits reads it
-    if not sep or scheme not in SCHEMES or scheme.startswith("async+"):
-        raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE must be memory:// or a storage "
-                            f"such as redis://host:6379/0; {unusable_uri(uri, 'redis://')}")
+    # What is documented and installed with [scale]: limits knows more (memcached,
+    # MongoDB, Valkey...), each needing a client library of its own that is not installed.
+    if not sep or scheme not in RATE_STORAGE_SCHEMES:
+        raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE must be memory://, redis:// or "
+                            f"rediss://, such as redis://host:6379/0; "
+                            f"{unusable_uri(uri, 'redis://')}")
+    _check_userinfo("RATELIMIT_STORAGE", uri)
+
+
+RATE_STORAGE_SCHEMES = ("memory", "redis", "rediss")
+# Characters that end a URL's userinfo where a parser meets them: in a password they must
+# be percent-encoded, or the driver reads part of the password as the host, the port or
+# the path, and quotes that part in its error.
+_RESERVED_IN_USERINFO = re.compile(r"[/?#@]")
+
+
+def _check_userinfo(name: str, uri: str) -> None:
+    rest = uri.partition("://")[2]
+    userinfo = rest[:rest.rfind("@")] if "@" in rest else ""
+    if _RESERVED_IN_USERINFO.search(userinfo):
+        raise SettingsError(
+            f"{ENV_PREFIX}{name}: what comes before the last \"@\" holds \"/\", \"?\", \"#\" "
+            f"or \"@\" as it is: in a password, write them percent-encoded (%2F, %3F, %23, "
+            f"%40); the value is not shown")
 
 
 def _check_rate(name: str, value: str) -> None:

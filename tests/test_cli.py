@@ -596,7 +596,7 @@ def test_a_malformed_rate_storage_is_refused_without_its_password(tmp_path, monk
     assert run("config", "--data-dir", str(tmp_path / "data")) == 2
     captured = capsys.readouterr()
     assert "RedisSecret8" not in captured.out + captured.err
-    assert "LOBBYTALKS_RATELIMIT_STORAGE must be memory://" in captured.err
+    assert "LOBBYTALKS_RATELIMIT_STORAGE must be memory://, redis://" in captured.err
     monkeypatch.setenv("LOBBYTALKS_RATELIMIT_STORAGE", "JustThePassword")
     monkeypatch.setenv("LOBBYTALKS_DATABASE_URL", "AlsoThePassword")
     run("config", "--data-dir", str(tmp_path / "data"))

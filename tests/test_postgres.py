@@ -436,8 +436,10 @@ def test_an_unreachable_database_stops_serve_at_once_with_one_reason(tmp_path):
         env={**os.environ, "LOBBYTALKS_DATABASE_URL": f"postgresql://app:pa55word@127.0.0.1:{port}/x"},
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.startswith(f'lobbytalks: connection failed: connection to server at '
+    assert done.stderr.startswith(f'lobbytalks: postgresql://app:****@127.0.0.1:{port}/x: '
+                                  f'connection failed: connection to server at '
                                   f'"127.0.0.1", port {port} failed: Connection refused'), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr  # one line, the driver's hint in it
     assert "WARNING" not in done.stderr and "pa55word" not in done.stderr
 
 

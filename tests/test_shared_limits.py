@@ -100,12 +100,36 @@ def test_an_unreachable_redis_stops_the_start_in_one_line(tmp_path):
     assert not (tmp_path / "data" / "lobbytalks.db").exists()  # refused before migrating
 
 
-def test_a_storage_the_limits_library_does_not_know_is_a_bad_setting(settings):
-    """Refused with the settings (``config`` says so too), its password masked."""
+@pytest.mark.parametrize("scheme", ["nosuch", "memcached", "mongodb", "async+redis"])
+def test_a_storage_other_than_memory_or_redis_is_a_bad_setting(settings, scheme):
+    """Refused with the settings (``config`` says so too), its password masked. memcached://
+    passed `config` and then stopped `serve` on a client library that is not installed."""
     with pytest.raises(SettingsError) as refused:
-        settings.with_overrides(ratelimit_storage=f"nosuch://:{PASSWORD}@x/0")
-    assert "LOBBYTALKS_RATELIMIT_STORAGE must be memory:// or a storage" in str(refused.value)
-    assert "its scheme is 'nosuch'" in str(refused.value) and PASSWORD not in str(refused.value)
+        settings.with_overrides(ratelimit_storage=f"{scheme}://:{PASSWORD}@x/0")
+    assert ("LOBBYTALKS_RATELIMIT_STORAGE must be memory://, redis:// or rediss://"
+            in str(refused.value))
+    assert f"its scheme is '{scheme}'" in str(refused.value)
+    assert PASSWORD not in str(refused.value)
+
+
+@pytest.mark.parametrize("setting, uri", [
+    ("ratelimit_storage", "redis://:Pa/ssw0rdTail@127.0.0.1:6379/0"),
+    ("ratelimit_storage", "redis://:Pa#ssw0rdTail@127.0.0.1:6379/0"),
+    ("database_url", "postgresql://app:Pa@ssw0rdTail@127.0.0.1:5432/lt"),
+    ("database_url", "postgresql://app:Pa?ssw0rdTail@db/lt"),
+])
+def test_a_password_with_reserved_characters_unescaped_is_refused_before_a_driver_quotes_it(
+        settings, setting, uri):
+    """The driver split such a URL elsewhere and quoted the part it took for the host or
+    the port ("failed to resolve host 'ssw0rdTail@127.0.0.1'", "... as 'Pa'")."""
+    with pytest.raises(SettingsError) as refused:
+        settings.with_overrides(**{setting: uri})
+    said = str(refused.value)
+    assert f"LOBBYTALKS_{setting.upper()}" in said and "percent-encoded" in said
+    assert "Pa" not in said and "ssw0rd" not in said
+    escaped = uri.replace("Pa/", "Pa%2F").replace("Pa#", "Pa%23").replace("Pa@", "Pa%40") \
+        .replace("Pa?", "Pa%3F")
+    assert getattr(settings.with_overrides(**{setting: escaped}), setting) == escaped
 
 
 @pytest.mark.parametrize("uri", [f"redis://:{PASSWORD}@localhost:notaport/0"])

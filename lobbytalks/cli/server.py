@@ -80,7 +80,10 @@ def _app_or_none(settings):
     try:
         return create_app(settings)
     except (SchemaTooNew, OpsError, RuntimeError, DatabaseError) as exc:
-        fail(str(exc))
+        # which database could not be reached: the one the settings name, password masked
+        where = f"{settings.database_shown}: " if isinstance(exc, DatabaseError) \
+            and settings.uses_postgres else ""
+        fail(f"{where}{exc}")
         return None
 
 

@@ -50,6 +50,10 @@ def translate_pg_error(exc: Exception, url: str = "") -> PgDatabaseError:
         kind = PgOperationalError
     else:
         kind = PgDatabaseError
-    error = kind(hide_uri_secrets(str(exc).strip(), url) if url else str(exc).strip())
+    said = str(exc).strip()
+    if url:  # reaching the server (a start, check, migrate-db): one line, as every refusal
+        said = "; ".join(line.strip() for line in hide_uri_secrets(said, url).splitlines()
+                         if line.strip())
+    error = kind(said)
     error.sqlstate = getattr(exc, "sqlstate", None)
     return error
