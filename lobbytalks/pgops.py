@@ -7,6 +7,7 @@ operator controls. The secret key is never in the database, on either backend.
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -100,12 +101,17 @@ def url_in_shell(env: Mapping[str, str]) -> str:
     return '"$LOBBYTALKS_DATABASE_URL"'
 
 
+# The dump holds password hashes, session digests and e-mail addresses: owner-only, as
+# `backup` writes its files, whatever the shell's umask (in a subshell, which keeps it).
+DUMP_PREFIX = "(umask 077 && "
+
+
 def backup_instead(shown: str, dest: str, key_source: str, url: str) -> str:
     """Why ``backup`` does nothing on PostgreSQL, and the exact command that does it
     (``url``: ``url_in_shell``)."""
     return (f"the data is in PostgreSQL ({shown}), not in a file this command can copy. "
             f"Take a consistent dump while the servers run with:\n"
-            f"  pg_dump --format=custom --file={dest} {url}\n"
+            f"  {DUMP_PREFIX}pg_dump --format=custom --file={shlex.quote(dest)} {url})\n"
             f"The secret key is not in the dump: keep a copy of {key_source} with it "
             f"(private question context opens only with that key).")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import subprocess
 import sys
 import uuid
@@ -142,6 +143,11 @@ def seeded_login(tmp_path, pg_url) -> str:
         server.stop()
 
 
+def dump_line(said: str) -> str:
+    return next(line.strip() for line in said.splitlines()
+                if line.strip().startswith("(umask 077 && pg_dump "))
+
+
 def test_the_dump_command_reads_the_url_where_it_is_kept(cli, pg_url, tmp_path):
     """With only LOBBYTALKS_DATABASE_URL_FILE set (the compose file's way), the printed
     pg_dump line reads the file: "$LOBBYTALKS_DATABASE_URL" would be empty there."""
@@ -154,8 +160,8 @@ def test_the_dump_command_reads_the_url_where_it_is_kept(cli, pg_url, tmp_path):
          str(tmp_path / "data")], capture_output=True, text=True, timeout=120,
         env={**env, "LOBBYTALKS_DATABASE_URL_FILE": str(url_file)})
     assert done.returncode == 1 and PASSWORD not in done.stdout + done.stderr
-    command = next(l.strip() for l in done.stderr.splitlines() if l.strip().startswith("pg_dump"))
-    assert command.endswith('"$(cat "$LOBBYTALKS_DATABASE_URL_FILE")"')
+    command = dump_line(done.stderr)
+    assert command.endswith('"$(cat "$LOBBYTALKS_DATABASE_URL_FILE")")')
     ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
                          env={**env, "LOBBYTALKS_DATABASE_URL_FILE": str(url_file)})
     assert ran.returncode == 0 and dump.stat().st_size > 0, ran.stderr
@@ -168,10 +174,12 @@ def test_backup_and_restore_name_the_pg_commands_that_work(cli, pg_url, pg_serve
     done = cli("backup", str(dump))
     assert done.returncode == 1 and not dump.exists()
     assert "The secret key is not in the dump" in done.stderr
-    command = next(l.strip() for l in done.stderr.splitlines() if l.strip().startswith("pg_dump"))
-    ran = subprocess.run(shlex.split(command.replace('"$LOBBYTALKS_DATABASE_URL"', pg_url)),
-                         capture_output=True, text=True)
+    command = dump_line(done.stderr)
+    ran = subprocess.run(["bash", "-c", "umask 022; " + command],  # a usual umask
+                         capture_output=True, text=True,
+                         env={**os.environ, "LOBBYTALKS_DATABASE_URL": pg_url})
     assert ran.returncode == 0, ran.stderr
+    assert stat.S_IMODE(dump.stat().st_mode) == 0o600  # password hashes, session digests
 
     done = cli("restore", str(dump), "--yes")
     assert done.returncode == 1
