@@ -2,26 +2,33 @@
 (``services.overlap``) and the connector checks before it submits (``connector.submission``).
 
 A run of ``MIN_RUN`` or more consecutive characters of the other text counts, compared
-with all whitespace left out, so re-wrapped lines, doubled or dropped spaces do not hide a
-copy. Pure functions: the connector, which runs without the server's database code, uses
+with all whitespace and invisible format characters left out, so re-wrapped lines, doubled
+or dropped spaces, and a zero-width space or soft hyphen between every letter (which look
+like nothing on screen) do not hide a copy. Pure functions: the connector, which runs without the server's database code, uses
 them too.
 """
 from __future__ import annotations
 
-import re
+import unicodedata
 from typing import Iterable
 
 MIN_RUN = 12
-_SPACE = re.compile(r"\s+")
+
+
+def _unseen(char: str) -> bool:
+    """Whitespace, or a format character (Cf: zero-width space and joiners, soft hyphen,
+    direction marks, word joiner, BOM) that a reader does not see."""
+    return char.isspace() or unicodedata.category(char) == "Cf"
 
 
 def without_spaces(text: str) -> str:
-    return _SPACE.sub("", text)
+    """``text`` as copies are compared: what a reader sees, without spacing."""
+    return "".join(char for char in text if not _unseen(char))
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
-    """The text without whitespace, and where in ``text`` each remaining character stands."""
-    origin = [i for i, char in enumerate(text) if not char.isspace()]
+    """The text as compared, and where in ``text`` each remaining character stands."""
+    origin = [i for i, char in enumerate(text) if not _unseen(char)]
     return "".join(text[i] for i in origin), origin
 
 

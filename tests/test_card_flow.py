@@ -250,6 +250,9 @@ def test_withdrawing_ones_own_answer_as_asker_tells_nobody(app, db):
 @pytest.mark.parametrize("text, private, expected", [
     (LEAKY, PRIVATE, [REPEATED]),
     ("每天晚上\n  三点跑批量写入\t任务", PRIVATE, ["每天晚上\n  三点跑批量写入\t任务"]),  # spaces hide nothing
+    # nor do characters no reader sees: a zero-width space or a soft hyphen between letters
+    ("\u200b".join("每天晚上三点跑批量写入任务"), PRIVATE, ["\u200b".join("每天晚上三点跑批量写入任务")]),
+    ("\u00ad".join("每天晚上三点跑批量写入任务"), PRIVATE, ["\u00ad".join("每天晚上三点跑批量写入任务")]),
     ("每天晚上三点跑批量写入", PRIVATE, []),                          # 11 characters: too short
     ("abcdefghijkl and abcdefghijkl", "xx abcdefghijkl yy", ["abcdefghijkl", "abcdefghijkl"]),
     ("abcdefghijk", "abcdefghijk", []),                               # MIN_RUN - 1

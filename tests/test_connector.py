@@ -1218,6 +1218,8 @@ PRIVATE = "My home address is 12 Elm Street Springfield\nand my landlord is John
     "My home address is 12 Elm Street Springfield and my landlord is John Q Smith, phone 555 0100.",
     "My home address is 12 Elm Street Springfield\nand my landlord is John Q Smith, phone 555",
     "home address is 12 Elm Street Springfield and my landlord is John Q Smith, phone 555 0100",
+    # invisible between every character: it reads the same on screen
+    "\u200b".join(PRIVATE.replace("\n", " ")), "\u00ad".join(PRIVATE.replace("\n", " ")),
 ])
 def test_a_private_context_rewrapped_or_cut_short_is_not_submitted(echo):
     """Only the exact copy was caught: a line break made a space, or the last words
