@@ -1204,6 +1204,35 @@ def echoed(*fields: str) -> list[str]:
             "for word; say it in your own words or leave it out"]
 
 
+def test_a_lone_surrogate_in_a_result_goes_back_to_the_harness_not_to_an_error():
+    """json.loads takes "\\ud83d"; encoding the submission then raised UnicodeEncodeError, the
+    attempt ended as an unexpected error (the whole body in the log) with no second try."""
+    body, problems = submission("task_x", good_result(
+        conclusion="用 SQLite 在线备份 API 可以在服务运行时得到一致副本 [S1]，不要直接复制文件。\ud83d"),
+                                None, now=1_800_000_000)
+    assert body is None and len(problems) == 1 and problems[0].startswith("invalid_request: ")
+    from lobbytalks.connector.events import short_reason
+    assert short_reason("Not logged in \ud800 please run /login") == "Not logged in ? please run /login"
+
+
+def test_a_result_within_every_field_limit_but_over_the_body_limit_goes_back_to_the_harness():
+    """Chinese text at every field's limit came to 111,878 bytes: the server answered 413
+    and the harness had no second try."""
+    long = "据官方文档记载" * 171  # 1,197 characters, 3 bytes each
+    source = good_result()["evidence"][0]
+    result = good_result(reasoningSummary="理由" * 800, toolRuns=[
+        {"name": f"search-{i}", "status": "success", "summary": long, "inputSummary": "q"}
+        for i in range(12)], evidence=[
+        {**source, "url": f"https://www.sqlite.org/backup{i}.html", "title": "标题" * 120,
+         "excerpt": long} for i in range(8)])
+    body, problems = submission("task_x", result, None, now=1_800_000_000)
+    assert body is None and len(problems) == 1
+    assert problems[0].startswith("payload_too_large: the result is ") and "65,536" in problems[0]
+    fits = {**result, "toolRuns": result["toolRuns"][:4], "evidence": result["evidence"][:4]}
+    assert "the whole result at most 64 KiB" in result_schema()["description"]  # told up front
+    assert submission("task_x", fits, None, now=1_800_000_000)[0] is not None
+
+
 def test_a_private_context_with_a_line_break_echoed_is_not_submitted():
     private = "我们的数据库在内网，\n每晚两点有批处理任务在写入"
     result = good_result(reasoningSummary=f"题主说：{private}。所以应在批处理之外的时间备份。")

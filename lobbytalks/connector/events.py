@@ -53,8 +53,9 @@ def short_reason(text: str, secrets: tuple[str, ...] = ()) -> str:
     terminal's controls (a harness's coloured stderr), which /tasks would show as they are.
 
     Redacted after the controls are gone, the text the server scans: ``AKIA\x1b[0mIOSF…``
-    is a key once its colour code is dropped. Cut after, so no cut hides part of one."""
-    plain = _CONTROLS.sub(" ", _ESCAPES.sub("", text))
+    is a key once its colour code is dropped. Cut after, so no cut hides part of one. A lone
+    surrogate (a harness's JSON may hold "\\ud800") becomes "?": it cannot be sent."""
+    plain = _CONTROLS.sub(" ", _ESCAPES.sub("", text)).encode("utf-8", "replace").decode()
     line = redact(" ".join(plain.split()), secrets) or "research failed"
     while js_length(line) > MAX_REASON:
         line = line[:-1]

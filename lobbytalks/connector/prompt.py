@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..models.external import SubmitResult
+from ..quotas import EXTERNAL_BODY_LIMIT
 
 DOCUMENT_VERSION = 1
 # What every structured-output mode accepts: OpenAI's strict mode (codex --output-schema)
@@ -127,7 +128,13 @@ def result_schema() -> dict[str, Any]:
     schema = SubmitResult.model_json_schema()
     for name in ("action", "taskId"):
         schema["properties"].pop(name)
-    return tidy(schema)
+    tidied = tidy(schema)
+    # Every field at its limit can still pass the body's: said, since no keyword can say it.
+    whole = (f"the whole result at most {EXTERNAL_BODY_LIMIT // 1024} KiB as UTF-8 JSON, "
+             "where a Chinese character takes 3 bytes")
+    tidied["description"] = (f"{tidied['description']} ({whole})" if tidied.get("description")
+                             else whole)
+    return tidied
 
 
 def task_document(claim: dict[str, Any], *, deadline: int, schema: dict[str, Any],

@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 from ..models.result_problems import result_problems
+from ..quotas import EXTERNAL_BODY_LIMIT
 from ..secrets_scan import strings_in
 from ..security import holds_disguised, js_length
 from ..repeats import repeats_in, without_spaces
@@ -32,9 +33,26 @@ def submission(task_id: str, result: dict[str, Any], private: str | None, *, now
     # between the two halves of a token split across lines.
     if any(holds_disguised(fields, secret) for secret in secrets):
         reasons.append("sensitive_content: the result holds the Agent Token, spelt out or encoded")
+    if any(_lone_surrogate(text) for text in strings_in(fields)):  # json.loads lets "\ud83d" in
+        reasons.append("invalid_request: the result holds a lone surrogate (half of an "
+                       "escaped character such as \\ud83d), which is no text; write the "
+                       "characters themselves")
     if reasons:
         return None, reasons
-    return json.dumps(body, ensure_ascii=False).encode(), []
+    sent = json.dumps(body, ensure_ascii=False).encode()
+    if len(sent) > EXTERNAL_BODY_LIMIT:  # every field within its limit, the whole not
+        return None, [f"payload_too_large: the result is {len(sent):,} bytes as sent and the "
+                      f"server takes {EXTERNAL_BODY_LIMIT:,}: shorten the longest fields "
+                      "(excerpts, tool summaries); Chinese text takes 3 bytes a character"]
+    return sent, []
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _copies_of_private(fields: dict[str, Any], private: str, public: str) -> list[str]:
