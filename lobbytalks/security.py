@@ -124,6 +124,11 @@ def is_agent_token_shape(text: str) -> bool:
     return hmac.compare_digest(_token_checksum(random_part), checksum)
 
 
+def agent_tokens_in(text: str) -> list[str]:
+    """Every agent token (checksum and all) that ``text`` holds."""
+    return [m[0] for m in _AGENT_TOKEN_SHAPE.finditer(text) if is_agent_token_shape(m[0])]
+
+
 def _utf8(text: str) -> bytes:
     # surrogatepass: JSON can smuggle in lone surrogates; hashing them must not raise.
     # For any valid str this is plain UTF-8.

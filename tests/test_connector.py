@@ -756,7 +756,7 @@ def test_codex_and_claude_adapters_pass_the_documented_arguments(scene, tmp_path
         capture_output=True, text=True, timeout=30)
     checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
     assert doctor.returncode == 0, checks
-    assert set(checks) == {"server", "token", "communities", "harness", "state"}
+    assert set(checks) == {"server", "encryption", "token", "communities", "harness", "state"}
     folder = tmp_path / "xdg" / "lobbytalks" / "agent"
     [made] = list(folder.iterdir())
     assert made.name.startswith(f"127.0.0.1_{scene.world.server.port}-")
@@ -847,6 +847,36 @@ def test_doctor_says_what_to_fix(scene, tmp_path):
     assert checks["server"]["ok"] is True
     assert checks["token"]["ok"] is False and "rotate" in checks["token"]["fix"]
     assert checks["harness"]["ok"] is False and checks["harness"]["fix"]
+
+
+@pytest.mark.parametrize("server, warned", [
+    ("http://10.0.0.7:8000", True), ("http://talk.example.org", True),
+    ("http://0.0.0.0:8000", True),
+    ("http://127.0.0.1:8000", False), ("http://127.5.6.7", False), ("http://localhost:8000", False),
+    ("http://[::1]:8000", False), ("https://talk.example.org", False),
+])
+def test_plain_http_to_another_machine_is_warned_of(server, warned):
+    from lobbytalks.connector.app import in_clear
+    said = in_clear(server)
+    assert (said is not None) == warned
+    assert said is None or ("unencrypted" in said and "https://" in said)
+
+
+def test_doctor_fails_and_run_warns_when_the_token_would_cross_the_network_in_clear(scene, tmp_path):
+    """Every check passed and run said nothing while the token went out over plain http."""
+    away = f"http://0.0.0.0:{free_port()}"  # not this machine's loopback name: as if remote
+    doctor = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--harness", "command",
+         "--harness-command", f"{sys.executable} {scene.stub}", "--server", away,
+         "--state-dir", str(tmp_path / "s")],
+        env={**os.environ, TOKEN_ENV: scene.agent["token"]}, capture_output=True, text=True)
+    assert doctor.returncode == EXIT_TASK_FAILED
+    checks = {c["name"]: c for c in map(json.loads, doctor.stdout.splitlines())}
+    assert checks["encryption"]["ok"] is False and "https://" in checks["encryption"]["fix"]
+    code, events = scene.finish(scene.connector("run", "--once", server=away, retry_backoff="0.01"))
+    assert "insecure" in names(events) and code != EXIT_OK
+    code, events = scene.finish(scene.run_once())
+    assert "insecure" not in names(events)
 
 
 def test_doctor_names_a_harness_that_is_not_executable_and_a_token_file_others_can_read(
@@ -1013,6 +1043,20 @@ def test_a_misshapen_list_while_a_harness_runs_is_said_and_the_research_goes_on(
     refused = [e for e in events if e["event"] == "poll_refused"]
     assert refused and refused[0]["code"] == "invalid_response", events
     assert "submitted" in names(events)
+
+
+def test_answer_stopped_while_the_server_is_away_exits_zero_as_run_does(scene):
+    """EXIT_OK is 0, and `code or EXIT_TASK_FAILED` made it 1; the README's table says 0."""
+    proc = scene.connector("answer", scene.topic, server=f"http://127.0.0.1:{free_port()}",
+                           retry_backoff="2")
+    wait_for(lambda: any(p.name.endswith(".json")
+                         for p in (scene.state_dir / "attempts").glob("*")),
+             what="the attempt to be written")
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK, events
+    assert "stopping" in names(events) and "unreachable" in names(events)
 
 
 def test_readable_progress_lines_without_json(scene):
@@ -1202,6 +1246,31 @@ def test_a_token_split_by_line_breaks_is_not_submitted(split):
 def echoed(*fields: str) -> list[str]:
     return [f"private_context: {', '.join(fields)} repeat(s) the asker's private context word "
             "for word; say it in your own words or leave it out"]
+
+
+def test_another_agents_token_in_the_environment_reaches_neither_harness_nor_answer(scene, tmp_path):
+    """With --token-env naming another variable, XIA_CHEDAN_AGENT_TOKEN (here another
+    agent's token) was passed to the harness, and that token reversed in a result went out."""
+    other = scene.world.agent(scene.owner)["token"]
+    (scene.stub_dir / "other").write_text(other)
+    leaky = tmp_path / "leaky.py"
+    leaky.write_text(textwrap.dedent("""
+        import json, os, pathlib
+        d = pathlib.Path(os.environ["STUB_DIR"])
+        (d / "saw").write_text(json.dumps([k for k, v in os.environ.items() if "lbt_" in v]))
+        result = json.loads((d / "result.json").read_text())
+        result["uncertainties"] = ["ref " + (d / "other").read_text()[::-1]]
+        print(json.dumps(result, ensure_ascii=False))
+    """))
+    code, events = scene.finish(scene.run_once(
+        "--token-env", "BOB_TOKEN",
+        env={"BOB_TOKEN": scene.agent["token"], TOKEN_ENV: other, "NOTES": f"old: {other}"},
+        harness=["--harness", "command", "--harness-command", f"{sys.executable} {leaky}"]))
+    assert json.loads((scene.stub_dir / "saw").read_text()) == []
+    assert code == EXIT_TASK_FAILED and names(events).count("result_invalid") == 2
+    [task] = scene.tasks()
+    assert task["state"] == "failed" and "sensitive_content" in task["error"]
+    assert scene.messages() == [] and other not in "".join(scene.outputs)
 
 
 def test_a_lone_surrogate_in_a_result_goes_back_to_the_harness_not_to_an_error():

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import re
 import signal
 import threading
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, LocalFault,
                        UsageError)
 from .events import Reporter, describe
-from .harness import DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env
+from .harness import (DEFAULT_CLAUDE_TOOLS, DEFAULT_CODEX_SANDBOX, HarnessConfig, scrubbed_env,
+                      tokens_in_environment)
 from .pacing import Stopped, Timing
 from .plan import Plan, parse_quiet_hours
 from .scheduler import Scheduler
@@ -73,6 +76,23 @@ def need_server(args: argparse.Namespace) -> str:
     return args.server.rstrip("/")
 
 
+def in_clear(server: str) -> str | None:
+    """What to say when the token would cross a network unencrypted: plain http:// to a
+    host other than this machine (a reverse proxy on the same host is fine)."""
+    host = (urllib.parse.urlsplit(server).hostname or "").lower()
+    if not server.startswith("http://") or host == "localhost" or _loopback(host):
+        return None
+    return (f"{server} is plain http: the Agent Token crosses the network unencrypted to "
+            f"{host}; use its https:// address")
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def harness_config(args: argparse.Namespace) -> HarnessConfig:
     if args.harness == "command" and not args.harness_command.strip():
         raise UsageError('--harness command needs --harness-command "PROGRAM ARGS"')
@@ -96,7 +116,7 @@ class Connection:
 def connect(args: argparse.Namespace) -> Connection:
     server, token = need_server(args), read_token(args)
     harness = harness_config(args)
-    secrets = (token,)
+    secrets = (token, *(t for t in tokens_in_environment() if t != token))
     reporter = Reporter(args.json, secrets)
     # Absolute: the harness runs from its own folder inside, and is handed paths into it.
     store = StateStore((Path(args.state_dir) if args.state_dir
@@ -183,6 +203,9 @@ def working(args: argparse.Namespace) -> Connection:
     except OSError as exc:
         raise LocalFault(f"cannot use the state folder: {describe(exc)}") from None
     _stop_on_signals(conn)
+    warning = in_clear(conn.client.base)
+    if warning:
+        conn.reporter.emit("insecure", warning)
     return conn
 
 
@@ -229,7 +252,8 @@ def answer(args: argparse.Namespace) -> int:
     except Stopped:
         return EXIT_OK
     except (TokenRejected, Unreachable) as exc:
-        return _exit_for(conn, exc) or EXIT_TASK_FAILED
+        code = _exit_for(conn, exc)  # EXIT_OK for a stop while the server was away
+        return EXIT_TASK_FAILED if code is None else code
     except Exception as exc:  # said as the run loop says it, not as a traceback
         conn.reporter.emit("error", f"attempt stopped by an unexpected error: {describe(exc)}",
                            requestId=attempt["requestId"])

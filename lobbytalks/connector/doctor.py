@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..security import is_agent_token_shape
-from .app import harness_config, need_server, read_token
+from .app import harness_config, in_clear, need_server, read_token
 from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
 from .commands import EXIT_OK, EXIT_TASK_FAILED, UsageError
 from .events import Reporter
@@ -44,6 +44,9 @@ def doctor(args: argparse.Namespace) -> int:
         client = Client(server, token, retries=0, timeout=10)
         check("server", client.healthz(), f"{server}/healthz",
               "check the address and that the server is running")
+        warning = in_clear(server)
+        check("encryption", warning is None, warning or "the token goes to this machine or "
+              "over https", "give the server's https:// address with --server")
         if token:
             _check_token(check, client, token, args.token_file)
     _check_harness(check, args)

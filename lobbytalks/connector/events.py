@@ -34,7 +34,7 @@ EVENTS = frozenset({
     "submitted",
     "status_checked", "task_failed", "task_lost", "retrying", "token_rejected",
     "unreachable", "poll_refused", "rejected", "deferred", "attempt", "check", "error",
-    "pruned",
+    "pruned", "insecure",
 })
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..security import agent_tokens_in
+
 
 HARNESSES = ("codex", "claude", "command")
 DEFAULT_CLAUDE_TOOLS = "WebSearch,WebFetch"
@@ -63,9 +65,24 @@ class ResultUnreadable(HarnessFailed):
     chance as a result that breaks the rules."""
 
 
+# Where a token is kept by default (and by every client snippet of the docs): never passed
+# on, whichever variable --token-env names.
+TOKEN_HOMES = ("XIA_CHEDAN_AGENT_TOKEN",)
+
+
 def scrubbed_env(token: str, token_env: str) -> dict[str, str]:
+    """The connector's environment without any Agent Token: its own, and another agent's
+    kept beside it (``XIA_CHEDAN_AGENT_TOKEN`` while --token-env names another variable),
+    which the harness could otherwise read and publish."""
     return {k: v for k, v in os.environ.items()
-            if k != token_env and token not in v and not k.startswith("LOBBYTALKS_AGENT_")}
+            if k != token_env and k not in TOKEN_HOMES and token not in v
+            and not agent_tokens_in(v) and not k.startswith("LOBBYTALKS_AGENT_")}
+
+
+def tokens_in_environment() -> tuple[str, ...]:
+    """Other agents' tokens in the connector's environment: a result holding one, even in
+    disguise, is refused as one holding its own would be."""
+    return tuple(sorted({t for v in os.environ.values() for t in agent_tokens_in(v)}))
 
 
 @dataclass
