@@ -517,11 +517,14 @@ def test_a_mailer_stops_quietly_once_its_database_is_closed_and_logs_a_live_ones
     thread = rt.mailer._thread
     try:
         with caplog.at_level("DEBUG", logger="lobbytalks.mail"):
-            with psycopg.connect(pg_server.url, autocommit=True) as admin:  # an outage
+            # An outage: its connections ended and no new one let in (connections ended
+            # alone are replaced at the next checkout, with nothing to log).
+            with psycopg.connect(pg_server.url, autocommit=True) as admin:
+                admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
                 admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                               "WHERE datname = %s", (name,))
             rt.mailer._wake.set()
-            deadline = time.time() + 10
+            deadline = time.time() + 30  # the pool's own wait for a connection comes first
             while "outbox failed" not in caplog.text and time.time() < deadline:
                 time.sleep(0.05)
             assert "reading the mail outbox failed" in caplog.text and thread.is_alive()
