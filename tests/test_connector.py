@@ -634,12 +634,17 @@ def test_an_invalid_result_goes_back_once_then_fail_task_with_a_redacted_reason(
     assert len(printed) == 4 and {stat.S_IMODE(p.stat().st_mode) for p in printed} == {0o600}
 
 
+def script_harness(tmp_path: Path, source: str) -> list[str]:
+    """The harness options running ``source``, a Python script written for the test."""
+    script = tmp_path / "fail.py"
+    script.write_text(source)
+    return ["--harness", "command", "--harness-command", f"{sys.executable} {script}"]
+
+
 def test_a_failing_harness_is_reported_with_the_last_line_of_stderr(scene, tmp_path):
-    failing = tmp_path / "fail.py"
-    failing.write_text("import sys\nprint('step one', file=sys.stderr)\n"
-                       "print('no search results for this question', file=sys.stderr)\nsys.exit(2)\n")
-    code, events = scene.finish(scene.run_once(
-        harness=["--harness", "command", "--harness-command", f"{sys.executable} {failing}"]))
+    code, events = scene.finish(scene.run_once(harness=script_harness(
+        tmp_path, "import sys\nprint('step one', file=sys.stderr)\n"
+                  "print('no search results for this question', file=sys.stderr)\nsys.exit(2)\n")))
     assert code == EXIT_TASK_FAILED
     [task] = scene.tasks()
     assert task["state"] == "failed"
@@ -651,11 +656,9 @@ def test_a_secret_a_colour_code_split_in_stderr_is_withheld_and_the_lease_ends(s
     passed, became a key, was refused by the server (sensitive_content), and the lease was
     left held, with the key kept in the attempt's file."""
     key = "AKIA" + "IOSFODNN7EXAMPLE"
-    failing = tmp_path / "fail.py"
-    failing.write_text("import sys\nprint('failed: AKIA\\x1b[0mIOSFODNN7EXAMPLE', "
-                       "file=sys.stderr)\nsys.exit(1)\n")
-    code, events = scene.finish(scene.run_once(
-        harness=["--harness", "command", "--harness-command", f"{sys.executable} {failing}"]))
+    code, events = scene.finish(scene.run_once(harness=script_harness(
+        tmp_path, "import sys\nprint('failed: AKIA\\x1b[0mIOSFODNN7EXAMPLE', "
+                  "file=sys.stderr)\nsys.exit(1)\n")))
     assert code == EXIT_TASK_FAILED
     [task] = scene.tasks()
     assert task["state"] == "failed" and task["error"] == WITHHELD
@@ -666,10 +669,8 @@ def test_a_secret_a_colour_code_split_in_stderr_is_withheld_and_the_lease_ends(s
 def test_asking_my_agents_after_a_failed_try_buys_one_more(scene, tmp_path):
     """A question tried once (here the harness failed) was never tried again, though the
     page told its user that "Ask my agents" has their connector take it first."""
-    failing = tmp_path / "fail.py"
-    failing.write_text("import sys\nprint('no network', file=sys.stderr)\nsys.exit(2)\n")
-    code, _ = scene.finish(scene.run_once(
-        harness=["--harness", "command", "--harness-command", f"{sys.executable} {failing}"]))
+    code, _ = scene.finish(scene.run_once(harness=script_harness(
+        tmp_path, "import sys\nprint('no network', file=sys.stderr)\nsys.exit(2)\n")))
     assert code == EXIT_TASK_FAILED
     code, events = scene.finish(scene.run_once())
     assert code == EXIT_OK and "claimed" not in names(events)  # tried once: not again
