@@ -182,3 +182,32 @@ def test_a_right_password_past_the_logins_an_hour_is_not_told_it_failed(browser,
         context.close()
     finally:
         live.stop()
+
+
+def test_an_error_on_the_field_being_typed_in_is_said_aloud(browser, server):  # noqa: F811
+    """Enter pressed in a field whose own error then appears: focus was already there, so
+    moving it did nothing and the field's new description went unread; nothing was said."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    requests.post(base + "/api/community", json={
+        "action": "register", "username": "taken_name", "password": PASSWORD}).raise_for_status()
+    context = browser.new_context(locale="en-GB")
+    page = context.new_page()
+    page.goto(f"{base}/register?lang=en")
+    page.fill("#f-username", "fresh_name")
+    page.fill("#f-password", PASSWORD)
+    page.fill("#f-passwordAgain", PASSWORD + "x")
+    page.press("#f-passwordAgain", "Enter")  # refused in the page: typed twice, not alike
+    again_error = page.locator(".field", has=page.locator("#f-passwordAgain")).locator(".field-error")
+    expect(again_error).not_to_be_empty()
+    expect(page.locator("#f-passwordAgain")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#announce")).to_have_text(again_error.inner_text())
+
+    page.fill("#f-username", "taken_name")
+    page.fill("#f-passwordAgain", PASSWORD)
+    page.press("#f-username", "Enter")  # refused by the server: the name is taken
+    name_error = page.locator(".field", has=page.locator("#f-username")).locator(".field-error")
+    expect(name_error).to_contain_text("taken")
+    expect(page.locator("#announce")).to_have_text(name_error.inner_text())
+    context.close()

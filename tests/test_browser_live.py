@@ -148,3 +148,58 @@ def test_a_question_taken_down_while_its_page_is_open_says_so_and_stops_asking(b
         context.close()
     finally:
         live.stop()
+
+
+def answer_as_new_member(base: str, topic: str, username: str) -> None:
+    """One more member's agent answers ``topic`` over REST."""
+    member = registered(base, username)
+    token = member.post(f"{base}/api/external/manage", json={
+        "action": "register", "name": f"{username}的虾", "perspective": "先给结论。",
+        "client": "codex"}).json()["token"]
+    agent = {"Authorization": f"Bearer {token}"}
+    task = requests.post(f"{base}/api/external", headers=agent, json={
+        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
+    stored = requests.post(f"{base}/api/external", headers=agent, json={
+        "action": "submit_result", "taskId": task, **good_result()})
+    assert stored.ok, stored.text
+
+
+def test_a_reader_keeps_their_place_and_hears_each_new_answer(browser, server):  # noqa: F811
+    """A new answer re-rendered the discussion under the reader's focus, which fell back to
+    the page (the next Tab started over at the top); and from the second new answer on, the
+    live region's words did not change, so nothing was said."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    asker = registered(base, "place_asker")
+    topic = asker.post(f"{base}/api/community", json={
+        "action": "topic", "title": "SQLite 的在线备份要注意什么？"}).json()["id"]
+    answer_as_new_member(base, topic, "place_first")
+    problems: list[str] = []
+    context = browser.new_context(locale="zh-CN")
+    context.add_cookies([{"name": "xia_session", "value": asker.cookies.get("xia_session"),
+                          "url": base}])
+    page = context.new_page()
+    watch(page, problems)
+    page.clock.install()
+    page.goto(f"{base}/q/{topic}")
+    source = page.locator("section.discussion .sources a").first
+    source.focus()
+    where = source.evaluate("a => [a.closest('[id]').id, a.getAttribute('href')]")
+
+    answer_as_new_member(base, topic, "place_second")
+    page.clock.run_for(11_000)
+    expect(page.locator("#answer-count")).to_have_text("2 条回答")
+    assert page.evaluate("() => document.activeElement.tagName") == "A"
+    assert page.evaluate("() => [document.activeElement.closest('[id]').id, "
+                         "document.activeElement.getAttribute('href')]") == where
+    expect(page.locator(".live-new")).to_be_visible()
+
+    page.evaluate("() => { document.getElementById('announce').textContent = ''; }")
+    answer_as_new_member(base, topic, "place_third")
+    page.clock.run_for(11_000)
+    expect(page.locator("#answer-count")).to_have_text("3 条回答")
+    page.clock.run_for(100)  # the announcement's pause, so that the same words are news
+    expect(page.locator("#announce")).to_have_text("有新回答入库，讨论已更新。")
+    assert problems == []
+    context.close()

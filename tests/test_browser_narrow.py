@@ -68,8 +68,9 @@ def site(tmp_path_factory):
     live.stop()
 
 
-def phone_page(browser, base: str, session: requests.Session):  # noqa: F811
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="en-GB")
+def phone_page(browser, base: str, session: requests.Session, **options):  # noqa: F811
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="en-GB",
+                                  **options)
     context.add_cookies([{"name": "xia_session", "value": session.cookies.get("xia_session"),
                           "url": base}])
     return context, context.new_page()
@@ -208,3 +209,48 @@ def test_a_reply_deep_in_a_thread_fits_the_narrowest_phone_with_its_buttons(brow
     wide = page.evaluate("document.documentElement.scrollWidth")
     assert wide <= page.evaluate("document.documentElement.clientWidth"), wide
     context.close()
+
+
+# WCAG 1.4.12's text spacing, as its test bookmarklet sets it: a person's own style sheet.
+TEXT_SPACING = ("* { line-height: 1.5 !important; letter-spacing: 0.12em !important;"
+                " word-spacing: 0.16em !important; } p { margin-bottom: 2em !important; }")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_wider_text_spacing_fits_the_narrowest_phone(browser, site, lang):  # noqa: F811
+    """Buttons never wrapped: with the spacing a reader may set, "Revoke every agent token",
+    "Create and issue a token" and "Allow in public answer cards" ran 22-35 px off the side
+    of a 320 px screen (what 400% zoom gives too)."""
+    from playwright.sync_api import expect
+
+    live, topic, asker, member, admin = site
+    for who, paths in ((asker, ["/settings", f"/q/{topic}", "/ask"]),
+                       (member, ["/agents", f"/q/{topic}", "/tasks", "/memories", "/inbox"]),
+                       (admin, ["/admin"])):
+        # the reader's own style sheet, as an extension adds it: not the site's, so not
+        # under its Content-Security-Policy
+        context, page = phone_page(browser, live.url, who, bypass_csp=True)
+        for path in paths:
+            page.goto(f"{live.url}{path}?lang={lang}")
+            expect(page.locator("main")).to_be_visible()
+            page.add_style_tag(content=TEXT_SPACING)
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= page.evaluate("document.documentElement.clientWidth"), (path, wide)
+        context.close()
+
+
+def test_the_answer_a_link_leads_to_stands_out_in_forced_colours(browser, site):  # noqa: F811
+    """High-contrast modes drop shadows and paint every border alike: the answer a
+    notification leads to (``#m-…``) looked like all the others."""
+    live, topic, asker, _, _ = site
+    context = browser.new_context(forced_colors="active", locale="en-GB")
+    context.add_cookies([{"name": "xia_session", "value": asker.cookies.get("xia_session"),
+                          "url": live.url}])
+    page = context.new_page()
+    page.goto(f"{live.url}/q/{topic}?lang=en")
+    answer = page.locator("article.answer[id]").first.get_attribute("id")
+    page.goto(f"{live.url}/q/{topic}?lang=en#{answer}")
+    style = page.evaluate("id => { const s = getComputedStyle(document.getElementById(id));"
+                          " return [s.outlineStyle, s.outlineWidth]; }", answer)
+    context.close()
+    assert style == ["solid", "3px"], style

@@ -212,7 +212,9 @@ def test_peoples_words_in_the_other_language_say_so_wherever_a_page_shows_them(a
     assert asker.web_post("revise", topic=topic, title=title + "（续）", note="数据库变大了").status_code == 200
     owner, agent = contributor(app)
     task = agent.claim(topic).get_json()["task"]["id"]
-    assert agent.post("submit_result", taskId=task, **good_result()).status_code == 200
+    runs = [{"name": "sqlite3", "inputSummary": "运行 .backup 命令",
+             "summary": "备份完成，完整性检查返回正常。", "status": "success"}]
+    assert agent.post("submit_result", taskId=task, **good_result(toolRuns=runs)).status_code == 200
     english = {"Accept-Language": "en"}
     zh = ' lang="zh-CN"'
     assert f'href="/q/{topic}"{zh}>' in owner.http.get("/tasks", headers=english).get_data(as_text=True)
@@ -220,6 +222,9 @@ def test_peoples_words_in_the_other_language_say_so_wherever_a_page_shows_them(a
     assert f'<p class="lead about"{zh}>读书' in asker.http.get(f"/c/{community}").get_data(as_text=True)
     question = asker.http.get(f"/q/{topic}").get_data(as_text=True)
     assert f'<span{zh}>数据库变大了</span>' in question
+    # an answer's tool run: what it was given and what it found, as its other fields
+    assert f'<span{zh}>运行 .backup 命令</span>' in question
+    assert f'<p{zh}>备份完成，完整性检查返回正常。</p>' in question
     assert f'<bdi{zh}>{title}（续）</bdi>' in asker.http.get("/inbox").get_data(as_text=True)
     memories = owner.http.get("/memories", headers=english).get_data(as_text=True)
     assert f'<span{zh}>{title}（续）</span>' in memories

@@ -140,13 +140,21 @@
     const where = origin(form.dataset.endpoint, body.action);
     if (box) {
       showMessage(box, explain(failure, {...where, field: name}), failure);
-      control.setAttribute('aria-invalid', 'true');
-      control.focus();
+      pointAt(control, box);
       return;
     }
     const general = form.querySelector('.form-error');
     showMessage(general, explain(failure, {...where, field: name}), failure);
     general.scrollIntoView({block: 'nearest'});
+  }
+
+  // Focus moves to the field in error, whose description (the box) is then read out. A field
+  // that has focus already (Enter pressed in it) gets no such reading of its new description:
+  // the message is said aloud instead.
+  function pointAt(control, box) {
+    control.setAttribute('aria-invalid', 'true');
+    if (document.activeElement === control) announce(box.textContent);
+    else control.focus();
   }
 
   function showButtonFailure(button, failure, body) {
@@ -217,10 +225,39 @@
       const fresh = page.querySelector(selector);
       const current = document.querySelector(selector);
       if (fresh && current) {
+        const place = focusPlace(current);
         current.replaceWith(document.importNode(fresh, true));
-        localiseTimes(document.querySelector(selector));
+        const replaced = document.querySelector(selector);
+        localiseTimes(replaced);
+        refocus(replaced, place);
       }
     }
+  }
+
+  // Where focus was in a part about to be replaced (a reader in the middle of the answers
+  // when a new one arrives): the nearest element with an id around it and its place among
+  // that element's controls, so that the same control takes focus in the new part, rather
+  // than focus falling back to the page and the next Tab starting from the top.
+  const CONTROLS = 'a[href], button, input, select, textarea, summary, [tabindex]';
+
+  function focusPlace(part) {
+    const active = document.activeElement;
+    if (!active || active === part || !part.contains(active)) return null;
+    const marked = active.closest('[id]');
+    const around = marked && marked !== part && part.contains(marked) ? marked : part;
+    return {id: around === part ? null : around.id,
+            index: [...around.querySelectorAll(CONTROLS)].indexOf(active)};
+  }
+
+  function refocus(part, place) {
+    if (!place || !part) return;
+    const around = place.id ? part.querySelector('#' + CSS.escape(place.id)) : part;
+    const controls = around ? [...around.querySelectorAll(CONTROLS)] : [];
+    // gone from the new part (an answer taken down meanwhile): the part itself
+    const target = !around ? part
+      : place.index < 0 ? around : controls[Math.min(place.index, controls.length - 1)] || around;
+    if (!target.matches(CONTROLS)) target.setAttribute('tabindex', '-1');
+    target.focus({preventScroll: true});
   }
 
   async function afterSuccess(source, result, context) {
@@ -340,8 +377,7 @@
       if (!first || first.value === again.value) continue;
       const box = again.closest('.field').querySelector('.field-error');
       showMessage(box, S.not_the_same);
-      again.setAttribute('aria-invalid', 'true');
-      again.focus();
+      pointAt(again, box);
       return false;
     }
     return true;
@@ -643,7 +679,10 @@
             // and the reader's own request, which their agent's answer fulfilled)
             await refreshRegion('section.discussion', '#answer-count', '#card-tools', '.inbox-link',
                                 '#agents-request');
-            panel.querySelector('.live-new').hidden = false;
+            const news = panel.querySelector('.live-new');
+            // shown, it is read out once; the next answers bring the same words, said again
+            if (news.hidden) news.hidden = false;
+            else announce(news.textContent);
           }
         } catch (err) {
           // An admin took the question down: to all but its asker it is no more (a 404).
