@@ -176,6 +176,45 @@ def test_task_listing_fields_order_filters_and_pages(app, person, db):
     assert _tasks(person, topic=topics[0], state="leased").get_json()["total"] == 0
 
 
+def test_the_total_counts_the_tasks_listed_whatever_commits_between(app, person, db,
+                                                                   monkeypatch):
+    """The count and the page were two reads: a task failed between them was counted as
+    leased and then not listed ({"total": 1, "tasks": []})."""
+    import threading
+
+    from lobbytalks.db import Q
+    person.join()
+    agent = person.new_agent()
+    task = agent.claim(person.ask()).get_json()["task"]["id"]
+
+    def fail_elsewhere():  # another request's commit, on its own connection
+        with db.transaction() as conn:
+            conn.execute("UPDATE tasks SET state = 'failed' WHERE id = :id", {"id": task})
+
+    class Interleaved:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def __getattr__(self, name):
+            return getattr(self.conn, name)
+
+        def execute(self, sql, *args):
+            cursor = self.conn.execute(sql, *args)
+            if sql == Q.count_managed_tasks:
+                worker = threading.Thread(target=fail_elsewhere)
+                worker.start()
+                worker.join()
+            return cursor
+
+    database = type(db)
+    plain = database.conn
+    monkeypatch.setattr(database, "conn", property(lambda self: Interleaved(plain.fget(self))))
+    listing = _tasks(person, state="leased").get_json()
+    monkeypatch.undo()
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "failed"
+    assert (listing["total"], [t["id"] for t in listing["tasks"]]) == (1, [task])
+
+
 def test_task_listing_pages_of_twenty(person, db):
     person.join()
     topic = person.ask()

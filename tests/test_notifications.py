@@ -130,6 +130,24 @@ def test_mark_one_then_all_read(app, db, asked):
     assert '"action": "notifications_read"}' not in page and "Mark all read" not in page
 
 
+def test_mark_all_read_on_the_page_leaves_what_came_after_it_unread(app, db, asked):
+    """The inbox's "Mark all read" marked every unread notification, one that arrived after
+    the page was shown as well: read without ever being seen."""
+    import html
+    import json
+    asker, topic, _, agent = asked
+    answer(agent, topic)
+    page = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    [body] = [json.loads(html.unescape(b)) for b in re.findall(r"data-body='([^']*)'", page)
+              if "upTo" in html.unescape(b)]
+    [shown] = inbox(asker)["notifications"]
+    assert body == {"action": "notifications_read", "upTo": shown["id"]}
+    answer(contributor(app, "后来的虾")[1], topic)  # arrives while the page is open
+    r = asker.web_post(body["action"], upTo=body["upTo"])
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "unread": 1}
+    assert [r["read_at"] is not None for r in rows(db)] == [True, False]
+
+
 def test_nobody_marks_or_reads_another_persons_notifications(app, db, asked):
     asker, topic, author, agent = asked
     answer(agent, topic)
@@ -143,7 +161,8 @@ def test_nobody_marks_or_reads_another_persons_notifications(app, db, asked):
 
 @pytest.mark.parametrize("body", [
     {"notification": "1"}, {"notification": 0}, {"notification": -3}, {"notification": 2**60},
-    {"notification": 1, "extra": True},
+    {"notification": 1, "extra": True}, {"upTo": 0}, {"upTo": "5"}, {"upTo": 1.5},
+    {"notification": 1, "upTo": 1},
 ])
 def test_bad_mark_read_bodies_are_refused(app, db, asked, body):
     asker, topic, _, agent = asked

@@ -27,7 +27,8 @@ def inbox() -> Response:
     before = notifications.cursor(given)
     if given and before is None:  # the page shows the first page instead; a client is told
         raise ApiError("invalid_request", "before 必须是上一页给出的 next（正整数）")
-    page = notifications.inbox(read_conn(), user.id, before)
+    with runtime().db.snapshot() as conn:  # the unread count agrees with the rows listed
+        page = notifications.inbox(conn, user.id, before)
     return ok({**page, **mail_address.settings(read_conn(), user.id)})
 
 
@@ -36,7 +37,8 @@ def mark_read(body: dict[str, Any]) -> Response:
     # Not counted against the write budget: marking read changes only the reader's own rows.
     user = require_user(request)
     data = parse_model(NotificationsRead, body)
-    return ok(notifications.mark_read(runtime().db, user.id, data.notification, now=clock.now()))
+    return ok(notifications.mark_read(runtime().db, user.id, data.notification, now=clock.now(),
+                                      up_to=data.upTo))
 
 
 @actions.post("notify_settings")

@@ -123,9 +123,18 @@ class ShareRequest(Strict):
 
 
 class NotificationsRead(Strict):
-    """Mark one notification read, or all of them without ``notification``."""
+    """Mark one notification read, or all of them without ``notification``: with ``upTo``
+    (extension), all of them up to that id, the newest the page showed, so that one that
+    arrived after the page did not get marked read unseen."""
     action: Literal["notifications_read"]
     notification: Whole(1, 2**53) | None = None
+    upTo: Whole(1, 2**53) | None = None
+
+    @model_validator(mode="after")
+    def _one_or_all(self) -> "NotificationsRead":
+        if self.notification is not None and self.upTo is not None:
+            raise ValueError("notification 与 upTo 只能给一个")
+        return self
 
 
 class NotifySettings(Strict):

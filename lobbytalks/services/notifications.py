@@ -175,6 +175,11 @@ def inbox_page(conn: Connection, user_id: int, before: int | None = None) -> dic
     return {"notifications": items, "next": items[-1]["id"] if more else None}
 
 
+def newest_id(conn: Connection, user_id: int) -> int | None:
+    """The id of the user's newest notification (what "mark all read" on a page covers)."""
+    return conn.execute(Q.newest_notification_id, {"user": user_id}).fetchone()[0]
+
+
 def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
     """A page of the inbox with the exact number unread (the API's answer; the inbox page
     shows the header's capped count instead)."""
@@ -184,14 +189,16 @@ def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str
 # --- changing ----------------------------------------------------------------------------
 
 def mark_read(db: Database, user_id: int, notification_id: int | None, *,
-              now: int) -> dict[str, Any]:
-    """Mark one notification read, or all of them when ``notification_id`` is None.
+              now: int, up_to: int | None = None) -> dict[str, Any]:
+    """Mark one notification read, or all of them when ``notification_id`` is None (those
+    up to ``up_to`` only, when given).
 
     :raise 404: the notification does not exist or belongs to someone else.
     """
     with db.transaction() as conn:
         if notification_id is None:
-            conn.execute(Q.mark_all_notifications_read, {"user": user_id, "now": now})
+            conn.execute(Q.mark_all_notifications_read, {
+                "user": user_id, "now": now, "up_to": up_to or 2**62})
         else:
             owner = conn.execute(Q.get_notification_owner, {"id": notification_id}).fetchone()
             if owner is None or owner["user_id"] != user_id:

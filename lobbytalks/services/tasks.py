@@ -191,9 +191,11 @@ def list_managed(db: Database, user_id: int, filters: Any, *, now: int,
     settle_for_view(db, user_id, now)
     params = {"user": user_id, "topic": filters.topic, "profile": filters.profile,
               "state": filters.state}
-    total = db.value(Q.count_managed_tasks, params)
-    rows = db.all(Q.list_managed_tasks, {**params, "limit": MANAGE_PAGE_SIZE + 1,
-                                         "offset": (filters.page - 1) * MANAGE_PAGE_SIZE})
+    with db.snapshot() as conn:  # the total counts the rows listed, whatever commits meanwhile
+        total = conn.execute(Q.count_managed_tasks, params).fetchone()[0]
+        rows = conn.execute(Q.list_managed_tasks, {
+            **params, "limit": MANAGE_PAGE_SIZE + 1,
+            "offset": (filters.page - 1) * MANAGE_PAGE_SIZE}).fetchall()
     return {"tasks": [view(r) for r in rows[:MANAGE_PAGE_SIZE]], "page": filters.page,
             "hasMore": len(rows) > MANAGE_PAGE_SIZE, "total": total}
 

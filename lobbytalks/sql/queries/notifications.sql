@@ -69,7 +69,11 @@ LIMIT :limit;
 UPDATE notifications SET read_at = :now WHERE id = :id AND user_id = :user AND read_at IS NULL;
 
 -- name: mark_all_notifications_read
-UPDATE notifications SET read_at = :now WHERE user_id = :user AND read_at IS NULL;
+UPDATE notifications SET read_at = :now
+WHERE user_id = :user AND read_at IS NULL AND id <= :up_to;
+
+-- name: newest_notification_id
+SELECT MAX(id) FROM notifications WHERE user_id = :user;
 
 -- name: get_notification_owner
 SELECT user_id FROM notifications WHERE id = :id;
