@@ -42,13 +42,17 @@ def open_existing(path: str | Path, only_reading: bool = False) -> sqlite3.Conne
                        else f"{path}: no such database file")
     uri = path.resolve().as_uri()
     writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-    if only_reading and not writable and not Path(f"{path}-wal").exists():
-        conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
-    else:
-        try:  # a file the system will not let us write is opened read-only
-            conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
-        except sqlite3.OperationalError:
-            conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
+    try:
+        if only_reading and not writable and not Path(f"{path}-wal").exists():
+            conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, isolation_level=None)
+        else:
+            try:  # a file the system will not let us write is opened read-only
+                conn = sqlite3.connect(uri + "?mode=rw", uri=True, isolation_level=None)
+            except sqlite3.OperationalError:
+                conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.OperationalError as exc:  # not even readable: one line, not a traceback
+        raise OpsError(f"cannot read the database {path} ({exc}): the user running "
+                       f"lobbytalks (uid {os.getuid()}) needs read access to it") from None
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn

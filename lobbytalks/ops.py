@@ -15,7 +15,6 @@ meant for the admin.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sqlite3
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import serverlock
+from . import dbswap, serverlock
 from .backup_keys import (KeyCheck, check_key, export_key, install_key, key_file_for,
                           refuse_a_key_of_no_backup)
 from .db import Q, make_private_dir, pending_migrations, schema_version
@@ -90,23 +89,6 @@ def _verify(conn: sqlite3.Connection, path: Path) -> CheckReport:
     return report
 
 
-def _discard(path: Path) -> None:
-    for leftover in (path, sidecar(path, "-journal"), sidecar(path, "-wal"),
-                     sidecar(path, "-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
-
-
-def _unused(db_path: Path, label: str, suffix: str = "") -> Path:
-    """``<db>.<label><suffix>``, or with ``-2``, ``-3``... if a second run in the same second
-    already took that name."""
-    candidate, n = db_path.with_name(f"{db_path.name}.{label}{suffix}"), 1
-    while candidate.exists():
-        n += 1
-        candidate = db_path.with_name(f"{db_path.name}.{label}-{n}{suffix}")
-    return candidate
-
-
 def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
            key_path: Path | None = None, step_pages: int = STEP_PAGES,
            progress: Progress | None = None) -> BackupResult:
@@ -126,8 +108,9 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
     if force and dest.exists():
         _refuse_a_live_database(dest)
     make_private_dir(dest.parent)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
-    _discard(tmp)
+    dbswap.sweep(dest, dbswap.PARTIAL)  # what killed runs left
+    tmp = dbswap.temporary(dest, dbswap.PARTIAL)
+    dbswap.discard(tmp)
     src = open_existing(db_path)
     try:
         copy, pages = _copy(src, tmp, step_pages, progress)
@@ -138,12 +121,14 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
             copy.close()
         os.replace(tmp, dest)
     except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # the copy's disk
+            raise OpsError(f"cannot write the backup {dest}: {exc}") from None
         raise OpsError(f"backup of {db_path} failed: {exc}") from None
     except OSError as exc:  # named by the file being written, a hidden name of ours
         raise OpsError(f"cannot write the backup {dest}: {exc.strerror or exc}") from None
     finally:
         src.close()
-        _discard(tmp)
+        dbswap.discard(tmp)
     return BackupResult(dest, pages, dest.stat().st_size, report.version, key_ids)
 
 
@@ -186,7 +171,7 @@ def backup_before_migrate(conn: sqlite3.Connection, db_path: str | Path,
     if not pending or current == 0:
         return None  # nothing to migrate, or a brand-new database with nothing to lose
     db_path = Path(db_path)
-    dest = _unused(db_path, f"pre-migrate-v{current}-{stamp(now)}", ".bak")
+    dest = dbswap.unused_name(db_path, f"pre-migrate-v{current}-{stamp(now)}", ".bak")
     copy, _ = _copy(conn, dest, STEP_PAGES, None)
     try:
         _verify(copy, dest)
@@ -233,10 +218,12 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
     """Replace ``db_path`` with the backup ``source``; the old file is kept beside it.
 
     Holds the serving lock throughout, so it refuses a database that is being served and no
-    server can start halfway. The replaced database (and its ``-wal``, which may hold
-    committed data) is renamed to ``<db>.before-restore-<time>``; its ``-shm`` is removed,
-    so the restored file starts without stale sidecars. Web sessions of the restored
-    database are ended before it is put in place.
+    server can start halfway. The replaced database (its ``-wal``, which may hold committed
+    data, folded in first) stays as ``<db>.before-restore-<time>``, and the copy takes its
+    place in one rename (``dbswap.replace_keeping``): killed at any moment, the folder holds
+    one database or the other. Its ``-shm`` is removed, so the restored file starts without
+    stale sidecars. Web sessions of the restored database are ended before it is put in
+    place.
     """
     # Through a symbolic link, the file it leads to (the link itself was set aside and a
     # new file put in its place, which the server, naming the real file, never read).
@@ -252,8 +239,9 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
         lock = serverlock.acquire(db_path)
     except serverlock.DatabaseInUse as exc:
         raise OpsError(f"refusing to restore: {exc}") from None
-    tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.restoring")
-    _discard(tmp)
+    dbswap.sweep(db_path, dbswap.RESTORING)  # what killed runs left
+    tmp = dbswap.temporary(db_path, dbswap.RESTORING)
+    dbswap.discard(tmp)
     try:
         src = open_existing(source)
         try:
@@ -266,31 +254,12 @@ def restore(db_path: str | Path, source: str | Path, *, now: int,
             key_ids = list_sealed_key_ids(copy)
         finally:
             copy.close()
-        previous = _set_aside(db_path, f"before-restore-{stamp(now)}")
-        os.replace(tmp, db_path)
+        previous = dbswap.replace_keeping(db_path, tmp, f"before-restore-{stamp(now)}")
     except sqlite3.DatabaseError as exc:
         raise OpsError(f"restore from {source} failed: {exc}; {db_path} was not changed") \
             from None
     finally:
-        _discard(tmp)
+        dbswap.discard(tmp)
         serverlock.release(lock)
     return RestoreResult(db_path, previous, report.version, report.latest, ended, key_ids)
 
-
-def _set_aside(db_path: Path, label: str) -> Path | None:
-    """Rename the database and its -wal to ``<db>.<label>``; drop its -shm.
-
-    With no database file, a ``-wal`` left beside it is an orphan that SQLite would replay
-    into the restored file, so it goes too.
-    """
-    if not db_path.exists():
-        _discard(db_path)
-        return None
-    kept = _unused(db_path, label)
-    os.replace(db_path, kept)
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(sidecar(db_path, "-wal"), sidecar(kept, "-wal"))
-    for stale in (sidecar(db_path, "-shm"), sidecar(db_path, "-journal")):
-        with contextlib.suppress(FileNotFoundError):
-            stale.unlink()
-    return kept

@@ -11,6 +11,7 @@ SQLite keeps one per thread).
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any, Callable
 
 from flask import Flask, Response, g, request
@@ -123,6 +124,11 @@ def _register_error_handlers(app: Flask) -> None:
             response.headers["Allow"] = ", ".join(error.valid_methods)  # this route's own
         return response
 
+    _register_database_handlers(app)
+    app.errorhandler(Exception)(_unexpected)
+
+
+def _register_database_handlers(app: Flask) -> None:
     @app.errorhandler(ContentionError)
     def contention(error: ContentionError):
         # Rolled back, nothing written: the client may simply try again (services/locks.py).
@@ -133,18 +139,29 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(PgOperationalError)
     def database_unavailable(error: PgOperationalError):
-        # PostgreSQL down, restarting or out of connections: an outage, said in a line a
-        # request (a traceback each was what the log showed of it), its password masked.
+        # PostgreSQL down, restarting or out of connections: an outage, its password masked.
         said = hide_uri_secrets(str(error).splitlines()[0] if str(error) else "",
                                 runtime().settings.database_url)
-        log.warning("%s %s: the database is unavailable (%s); answered 503",
-                    request.method, request.path, said[:300])
-        g.setdefault("user", None)  # the error page asks no database who is signed in
-        return renderers.render_error(request, ApiError("service_unavailable",
-                                                        retry_after=UNAVAILABLE_RETRY_AFTER))
+        return _unavailable(f"the database is unavailable ({said[:300]})")
 
-    @app.errorhandler(Exception)
-    def unexpected(error: Exception):
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        g.setdefault("user", None)  # nor here: the database may be what failed
-        return renderers.render_error(request, ApiError("service_unavailable"))
+    @app.errorhandler(sqlite3.OperationalError)  # PostgreSQL's own handler above comes first
+    def sqlite_failed(error: sqlite3.OperationalError):
+        if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+            return _unexpected(error)
+        # Nothing was written (the transaction rolled back); served again once space is freed.
+        return _unavailable(f"the disk holding {runtime().settings.db_path} is full")
+
+
+def _unavailable(why: str) -> Response:
+    """A 503 that says when to try again, and one line a request in the log saying why (a
+    traceback each was what the log showed of an outage or a full disk)."""
+    log.warning("%s %s: %s; answered 503", request.method, request.path, why)
+    g.setdefault("user", None)  # the error page asks no database who is signed in
+    return renderers.render_error(request, ApiError("service_unavailable",
+                                                    retry_after=UNAVAILABLE_RETRY_AFTER))
+
+
+def _unexpected(error: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.path)
+    g.setdefault("user", None)  # nor here: the database may be what failed
+    return renderers.render_error(request, ApiError("service_unavailable"))

@@ -28,6 +28,7 @@ from waitress.adjustments import Adjustments
 from . import draining
 from .limits import shared_across_processes
 from .settings import POSTGRESQL_URL_PREFIXES, Settings
+from .stop_signals import STOP_SIGNALS
 
 # A child builds its app, calls ``ready()`` once it can serve, then serves until stopped.
 ChildMain = Callable[[Callable[[], None]], None]
@@ -125,8 +126,7 @@ class Supervisor:
         self.first_of_run = False
 
     def run(self) -> int:
-        previous = {sig: signal.signal(sig, self._ask_to_stop)
-                    for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous = {sig: signal.signal(sig, self._ask_to_stop) for sig in STOP_SIGNALS}
         try:
             for slot in range(self._count):
                 if not self._start(slot) and not self._stopping:
@@ -236,11 +236,11 @@ def _child_process(child_main: ChildMain, ready_w: int, parent: int) -> None:
     into the parent's code."""
     code = 1
     try:
-        # SIGTERM ends the child's server cleanly, answering what it received
-        # (``draining``). Ctrl-C reaches the whole process group, and the supervisor
-        # passes it on as SIGTERM: taken as well, it would be a second signal, "stop now".
-        signal.signal(signal.SIGTERM, draining.ask_to_stop)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # SIGTERM ends the child's server cleanly (``draining``). Ctrl-C and a closed
+        # terminal's SIGHUP reach the whole process group, and the supervisor passes them on
+        # as SIGTERM: taken as well, either would be a second signal, "stop now".
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, draining.ask_to_stop if sig == signal.SIGTERM else signal.SIG_IGN)
         threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
 
         def ready() -> None:

@@ -107,6 +107,38 @@ def test_it_serves_registers_backs_up_and_stops(binary, tmp_path):
             server.stop()
 
 
+def test_killing_it_outright_stops_its_server_and_leaves_nothing_in_tmp(binary, tmp_path):
+    """The single file runs as a launcher and its child: `kill -9` of the launcher (the pid
+    one started) orphaned the child, which went on serving with the port and the lock (the
+    next `serve` refused), and left the 80 MB the launcher had unpacked in /tmp."""
+    from lobbytalks import serverlock
+
+    unpacked = tmp_path / "tmp"
+    unpacked.mkdir()
+    server = LiveServer(tmp_path / "data", command=[str(binary)], env={"TMPDIR": str(unpacked)})
+    try:
+        assert requests.get(server.url + "/healthz", timeout=5).ok
+        assert [p.name[:4] for p in unpacked.iterdir()] == ["_MEI"]
+        server.proc.kill()  # SIGKILL to the launcher
+        server.proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while (list(unpacked.iterdir()) or serverlock.in_use(server.data_dir / "lobbytalks.db")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not serverlock.in_use(server.data_dir / "lobbytalks.db")
+        assert list(unpacked.iterdir()) == []
+        with pytest.raises(requests.ConnectionError):
+            requests.get(server.url + "/healthz", timeout=5)
+        out = server.proc.stdout.read()
+        assert "LobbyTalks stopped" in out and "Traceback" not in out, out
+    finally:
+        if server.proc.poll() is None:
+            server.stop()
+        lock = server.data_dir / "lobbytalks.db.lock"
+        if serverlock.in_use(server.data_dir / "lobbytalks.db"):  # an orphan: not left running
+            os.kill(int(lock.read_text().split()[0]), signal.SIGKILL)
+
+
 def test_its_connector_answers_a_question(binary, tmp_path, live_server):
     """`agent` loads its modules only when it runs: they must be in the bundle too."""
     base = live_server.url

@@ -635,3 +635,39 @@ def test_serve_on_an_open_address_without_a_public_url_says_so(tmp_path, host, w
     server = LiveServer(tmp_path / "data", env={"LOBBYTALKS_HOST": host})
     output = server.stop()
     assert ("LOBBYTALKS_PUBLIC_URL is not set" in output) is warned, output
+
+
+@pytest.mark.sqlite_only
+def test_a_backup_stopped_by_sigterm_leaves_no_partial_copy(app, tmp_path, monkeypatch):
+    """Python's default for SIGTERM (and SIGHUP) ends the process on the spot: a backup or
+    restore stopped halfway left its database-sized hidden copy behind."""
+    from lobbytalks import ops
+    copy = ops._copy
+
+    def stopped_halfway(src, dest, *args, **kwargs):
+        made = copy(src, dest, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # as `kill` or `systemctl stop` would
+        return made
+    monkeypatch.setattr(ops, "_copy", stopped_halfway)
+    before = signal.getsignal(signal.SIGTERM)
+    dest = tmp_path / "backups" / "b.db"
+    with pytest.raises(SystemExit) as stopped:
+        main(["backup", "--db", str(app.config["LOBBYTALKS"].db.path), str(dest)])
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert list(dest.parent.iterdir()) == []  # neither the copy nor its hidden draft
+    assert signal.getsignal(signal.SIGTERM) == before  # the caller's handler is back
+
+
+def test_a_start_refused_by_the_database_names_it(tmp_path, monkeypatch, capsys):
+    """A full disk under the data folder said only "lobbytalks: database or disk is full"."""
+    import lobbytalks
+    from lobbytalks.cli import server
+    from lobbytalks.settings import Settings
+
+    def full(settings):
+        raise sqlite3.OperationalError("database or disk is full")
+    monkeypatch.setattr(lobbytalks, "create_app", full)
+    settings = Settings.load(env={}, data_dir=str(tmp_path / "data"))
+    assert server._app_or_none(settings) is None
+    assert capsys.readouterr().err == (
+        f"lobbytalks: {settings.db_path}: database or disk is full\n")

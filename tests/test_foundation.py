@@ -188,6 +188,32 @@ def test_a_database_outage_is_a_503_and_one_log_line_a_request(client, monkeypat
                                    "(couldn't get a connection after 10.00 sec); answered 503")
 
 
+@pytest.mark.sqlite_only
+def test_a_full_disk_is_a_503_and_one_log_line_a_request_until_space_is_freed(app, caplog):
+    """Each write refused for want of space logged "unhandled error" and a 40-line
+    traceback, 90 of them in 20 s, and no line saying what the operator had to do."""
+    from conftest import Person
+    person = Person(app).register()
+    person.join()
+    rt = app.config["LOBBYTALKS"]
+    writer = rt.db._writer()
+    pages = writer.execute("PRAGMA page_count").fetchone()[0]
+    writer.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk is full"
+    caplog.clear()
+    for n in range(200):  # until a question needs a page the file may not grow by
+        r = person.web_post("topic", title=f"Question {n} " + "x" * 100, description="y" * 1400)
+        if r.status_code != 200:
+            break
+    assert r.status_code == 503 and r.get_json()["code"] == "service_unavailable", r.get_json()
+    assert r.headers["Retry-After"] == "5"
+    [record] = [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert record.getMessage() == (f"POST /api/community: the disk holding {rt.settings.db_path} "
+                                   f"is full; answered 503")
+    writer.execute(f"PRAGMA max_page_count = {2**30}")  # space freed: served again at once
+    assert person.web_post("topic", title="After the disk was freed").status_code == 200
+
+
 @pytest.mark.parametrize("page", ["/inbox", "/", "/tasks"])
 def test_a_signed_in_page_in_an_outage_is_the_503_page(app, monkeypatch, page):
     """The error page asked the database who was signed in, failed again inside the error

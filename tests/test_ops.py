@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -435,19 +437,22 @@ def test_restore_replaces_the_database_keeps_the_old_one_and_ends_sessions(app, 
     Person(app, username="bob").register()  # after the backup: gone after restore
     assert rows(path, "SELECT COUNT(*) FROM sessions") == [(2,)]
     rt.db.close_thread_connection()
-    # a crashed server leaves sidecars; they belong to the old file, not the restored one
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("CREATE TABLE scratch (x)")
-    (path.parent / (path.name + "-shm")).write_bytes(b"\0" * 100)
+    # a crashed server leaves sidecars: a -wal holding its last commits and a -shm; they
+    # belong to the old file, not the restored one
+    crashed = subprocess.run([sys.executable, "-c", (
+        "import os, sqlite3, sys; conn = sqlite3.connect(sys.argv[1]);"
+        "conn.execute('PRAGMA wal_autocheckpoint = 0'); conn.execute('CREATE TABLE scratch (x)');"
+        "conn.commit(); os._exit(0)"), str(path)], timeout=60)
+    assert crashed.returncode == 0 and (path.parent / (path.name + "-wal")).stat().st_size > 0
 
     result = ops.restore(path, backup, now=1_800_000_000)
-    conn.close()
     assert result.sessions_ended == 1 and result.version == result.latest
     assert result.previous == path.with_name("lobbytalks.db.before-restore-20270115T080000Z")
     assert usernames(path) == {"alice"}
     assert rows(path, "SELECT COUNT(*) FROM sessions") == [(0,)]
     assert usernames(result.previous) == {"alice", "bob"}
+    assert rows(result.previous, "SELECT name FROM sqlite_master WHERE name = 'scratch'") \
+        == [("scratch",)]  # what the crashed server's -wal held is kept with it
     assert not (path.parent / (path.name + "-shm")).exists()
     assert not (path.parent / (path.name + "-wal")).exists()
     assert ops.check(path).ok
@@ -699,3 +704,85 @@ def test_two_restores_in_one_second_keep_both_previous_files(app, tmp_path):
     assert first.name == "lobbytalks.db.before-restore-19700101T000000Z"
     assert second.name == "lobbytalks.db.before-restore-19700101T000000Z-2"
     assert first.exists() and second.exists()
+
+
+def test_a_restore_killed_before_its_last_rename_leaves_the_old_database_in_place(
+        app, tmp_path, monkeypatch):
+    """The old file was renamed aside first and the copy renamed in after: killed in
+    between, the folder held no database, and the next `serve` made an empty one."""
+    path = Path(app.config["LOBBYTALKS"].db.path)
+    Person(app, username="alice").register()
+    backup = tmp_path / "b.db"
+    ops.backup(path, backup)
+    Person(app, username="bob").register()
+    app.config["LOBBYTALKS"].db.close_thread_connection()
+    plain = os.replace
+
+    def killed_at_the_swap(src, dst, *args, **kwargs):
+        if Path(dst) == path and str(src).endswith(".restoring"):
+            raise KeyboardInterrupt  # what a kill there leaves, without the process ending
+        return plain(src, dst, *args, **kwargs)
+    monkeypatch.setattr(os, "replace", killed_at_the_swap)
+    with pytest.raises(KeyboardInterrupt):
+        ops.restore(path, backup, now=0)
+    monkeypatch.undo()
+    assert usernames(path) == {"alice", "bob"} and ops.check(path).ok
+    assert [p.name for p in path.parent.iterdir() if ".restoring" in p.name] == []
+
+
+def _ended_pid() -> int:
+    """The id of a process that has ended."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, timeout=60)
+    return int(child.stdout)
+
+
+def test_copies_left_by_killed_runs_are_removed_by_the_next(app, tmp_path):
+    """A backup or restore killed outright left its database-sized hidden copy for good:
+    the next runs named theirs by their own process id and left the others alone."""
+    path = Path(app.config["LOBBYTALKS"].db.path)
+    dest = tmp_path / "b.db"
+    dead, alive = _ended_pid(), os.getppid()
+    left = [tmp_path / f".b.db.{dead}.partial", tmp_path / f".b.db.{dead}.partial-journal",
+            path.with_name(f".lobbytalks.db.{dead}.restoring"),
+            path.with_name(f".lobbytalks.db.{dead}.restoring-journal")]
+    running = [tmp_path / f".b.db.{alive}.partial",
+               path.with_name(f".lobbytalks.db.{alive}.restoring"),
+               tmp_path / f".other.db.{dead}.partial"]  # another backup's name
+    for file in left + running:
+        file.write_bytes(b"x" * 4096)
+    ops.backup(path, dest)
+    ops.restore(path, dest, now=0)
+    assert [file for file in left if file.exists()] == []
+    assert all(file.exists() for file in running)
+
+
+def test_a_database_it_may_not_read_is_one_line(app, tmp_path, monkeypatch):
+    """`check`, `backup` and `restore` of a file the user may not read ended in a traceback
+    (the read-only fallback's error was not caught)."""
+    path = Path(app.config["LOBBYTALKS"].db.path)
+
+    def unreadable(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+    monkeypatch.setattr(dbfile.sqlite3, "connect", unreadable)
+    for attempt in (lambda: ops.check(path), lambda: ops.backup(path, tmp_path / "b.db")):
+        with pytest.raises(ops.OpsError, match=(
+                f"^cannot read the database {path} \\(unable to open database file\\): the "
+                f"user running lobbytalks \\(uid {os.getuid()}\\) needs read access to it$")):
+            attempt()
+    assert list(tmp_path.glob("*b.db*")) == []
+
+
+def test_a_full_disk_under_the_backup_is_said_of_the_backup(app, tmp_path, monkeypatch):
+    """It said "backup of <the database> failed: database or disk is full": the source,
+    whose disk was fine."""
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+
+    def copy_until_full(*args, **kwargs):
+        raise full
+    monkeypatch.setattr(ops, "_copy", copy_until_full)
+    dest = tmp_path / "b.db"
+    with pytest.raises(ops.OpsError) as failed:
+        ops.backup(app.config["LOBBYTALKS"].db.path, dest)
+    assert str(failed.value) == f"cannot write the backup {dest}: database or disk is full"

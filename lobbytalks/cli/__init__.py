@@ -3,14 +3,19 @@ and the connector's ``agent`` commands, one module per group, all in one command
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+import threading
+from typing import Iterator
 
 from .. import __version__
 from ..connector import commands as connector_commands
 from . import server, admin, data  # each registers its commands, in this order
 from .data import ProgressBar
 from ..settings import SettingsError
+from ..stop_signals import STOP_SIGNALS
 from .registry import COMMANDS, add_db_options, command
 
 __all__ = ["COMMANDS", "ProgressBar", "build_parser", "command", "main", "server", "admin", "data"]
@@ -33,6 +38,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _stops_cleanly() -> Iterator[None]:
+    """SIGTERM or SIGHUP raise SystemExit in the command, as Ctrl-C raises KeyboardInterrupt,
+    so that its ``finally`` blocks run: a backup or restore stopped halfway removes its
+    partial copy (Python's default for them ends the process on the spot). ``serve`` and
+    ``agent`` put their own handlers in place. The handlers before are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # a command called from a thread (tests): signals are the main thread's
+        return
+    stops = [sig for sig in STOP_SIGNALS if sig != signal.SIGINT]
+    previous = {sig: signal.signal(sig, _exit_on_signal) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # the status a shell shows for a process the signal ended
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     parser = build_parser()
@@ -41,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return COMMANDS[args.command][0](args)
+        with _stops_cleanly():
+            return COMMANDS[args.command][0](args)
     except SettingsError as error:  # a setting no command can work with: say which
         print(f"lobbytalks: {error}", file=sys.stderr)
         return 2

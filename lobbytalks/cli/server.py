@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from .. import __version__
 from ..hosts import is_loopback
 from ..origins import origin_of
+from ..stop_signals import STOP_SIGNALS
 from .registry import command, fail, settings_from
 
 log = logging.getLogger("lobbytalks")
@@ -59,9 +60,10 @@ def serve(args: argparse.Namespace) -> int:
             log.warning("LOBBYTALKS_PUBLIC_URL is not set: the Origin rule and the addresses "
                         "in the docs follow each request's Host header; set it to the address "
                         "people use (e.g. https://talk.example.org)")
-        # SIGTERM (docker stop, systemd) and Ctrl-C: what was received is answered, then
-        # the loop ends (``draining``) and the lock is released below.
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        # SIGTERM (docker stop, systemd), Ctrl-C and SIGHUP (the terminal it ran in closed):
+        # what was received is answered, then the loop ends (``draining``) and the lock is
+        # released below.
+        for sig in STOP_SIGNALS:
             signal.signal(sig, draining.ask_to_stop)
         serving.serve(app, settings, sockets)
         print("LobbyTalks stopped", flush=True)
@@ -80,9 +82,10 @@ def _app_or_none(settings):
     try:
         return create_app(settings)
     except (SchemaTooNew, OpsError, RuntimeError, DatabaseError) as exc:
-        # which database could not be reached: the one the settings name, password masked
-        where = f"{settings.database_shown}: " if isinstance(exc, DatabaseError) \
-            and settings.uses_postgres else ""
+        # which database could not be reached or written ("database or disk is full"):
+        # the one the settings name, a password masked, unless the message names it already
+        shown = settings.database_shown
+        where = f"{shown}: " if isinstance(exc, DatabaseError) and shown not in str(exc) else ""
         fail(f"{where}{exc}")
         return None
 

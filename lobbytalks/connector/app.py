@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import clock
+from .. import clock, stop_signals
 from ..origins import origin_of
 from .attempt import AttemptRunner
 from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
@@ -26,10 +26,9 @@ from .plan import Plan, parse_quiet_hours
 from .scheduler import Scheduler
 from .state import StateStore, default_state_dir
 
-# SIGHUP: the terminal it ran in was closed; the harness, in a session of its own, would
-# otherwise run on with the lease held.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM,
-                *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+# SIGHUP among them: the terminal it ran in was closed; the harness, in a session of its
+# own, would otherwise run on with the lease held.
+STOP_SIGNALS = stop_signals.STOP_SIGNALS
 
 
 # What an HTTP header can carry: a token with anything else (a second line, a byte-order
