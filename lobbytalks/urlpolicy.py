@@ -175,10 +175,14 @@ _SENSITIVE_PAIRS = frozenset({
     ("api", "key"), ("access", "key"), ("private", "key"), ("auth", "key"),
     ("session", "id"), ("auth", "code"), ("client", "secret"),
 })
-# Names sensitive only on their own: "key=" or "code=" is a credential, "zip_code" is not.
+# Names sensitive only on their own: "key=" is a credential, "sort_key" is not.
 _SENSITIVE_WHOLE_NAMES = frozenset({
-    "key", "sig", "pwd", "pass", "auth", "code", "session", "sid",
+    "key", "sig", "pwd", "pass", "auth", "session", "sid",
 })
+# "code=" on its own is an OAuth authorization code (long, random) or a public code: a stock
+# ticker ("SH600519" on a market data page), an airport, a country, a language. Values up to
+# this long, of letters, digits, "." and "-", are read as the latter.
+_PUBLIC_CODE = re.compile(r"[A-Za-z0-9.\-]{1,12}")
 
 
 def _is_sensitive_name(raw_name: str) -> bool:
@@ -188,6 +192,11 @@ def _is_sensitive_name(raw_name: str) -> bool:
     if any(word in _SENSITIVE_WORDS or word.endswith(_SENSITIVE_ENDINGS) for word in words):
         return True
     return any(pair in _SENSITIVE_PAIRS for pair in zip(words, words[1:]))
+
+
+def _named(raw_name: str, word: str) -> bool:
+    """Whether a parameter's whole name is ``word`` (in any case or encoding)."""
+    return "_".join(w.lower() for w in _NAME_WORDS.findall(_fully_decoded(raw_name))) == word
 
 
 def _pairs(text: str, separators: str) -> Iterator[tuple[str, str]]:
@@ -207,7 +216,8 @@ def _parameters(parts: SplitResult) -> Iterator[tuple[str, str]]:
 
 def _check_parameters(parts: SplitResult) -> None:
     for name, value in _parameters(parts):
-        if _is_sensitive_name(name):
+        if _is_sensitive_name(name) or (_named(name, "code")
+                                        and not _PUBLIC_CODE.fullmatch(_fully_decoded(value))):
             shown = unquote(name)[:40]
             raise ValueError(f"来源地址不能包含敏感参数：{shown!r}")
         if find_secret(_fully_decoded(value)) is not None:

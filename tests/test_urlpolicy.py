@@ -148,7 +148,10 @@ def test_check_source_url_accepts(url, expected):
     ("https://example.com/?session=abc", "敏感"),
     ("https://example.com/?sessionid=abc", "敏感"),
     ("https://example.com/?SID=abc", "敏感"),
-    ("https://example.com/?code=abc", "敏感"),
+    # an OAuth authorization code: long and random, or holding "/" (Google's "4/0A...")
+    ("https://example.com/callback?code=4%2F0AeanS0Zx9Q&state=xyz", "敏感"),
+    ("https://example.com/callback?code=SplxlOBeZQQYbYS6WxSbIA", "敏感"),
+    ("https://example.com/callback?CODE=0123456789abcdef01", "敏感"),
     ("https://gitlab.example.com/api?private_token=abc", "敏感"),
     ("https://example.com/?page=1&TOKEN=abc", "敏感"),
     ("https://example.com/?tok%65n=abc", "敏感"),          # percent-encoded name
@@ -191,6 +194,10 @@ def test_check_source_url_length_limit_is_inclusive():
     "https://nipio.example.com/", "https://notnip.io/", "https://mylvh.me/",
     "https://en.wikipedia.org/wiki/Session_(computer_science)",
     "https://example.com/search?zip_code=10001&country_code=cn&sort_key=date",
+    # a public code: a stock ticker, an airport (an authorization code is long and random)
+    "https://emweb.securities.eastmoney.com/PC_HSF10/OperationsRequired/Index?type=web&code=SH600519",
+    "https://www.flightradar24.com/data/airports?code=PEK",
+    "https://example.com/lang?code=zh-Hans",
     "https://example.com/?q=password+reset+guide&monkey=1&keyboard=us",
     "https://example.com/?tokens=3&tokenizer=bpe&author=me&passage=2",
     "https://example.com/docs;v=2/page",
