@@ -26,6 +26,7 @@ from . import dbswap, serverlock
 from .backup_keys import (KeyCheck, check_key, export_key, install_key, key_file_for,
                           refuse_a_key_of_no_backup)
 from .db import Q, make_private_dir, pending_migrations, schema_version
+from .db.errors import disk_full
 from .dbfile import (SIDECARS, CheckReport, OpsError, check, inspect, list_sealed_key_ids,
                      open_existing, own_files, refuse_own_file, refuse_what_is_no_database,
                      sidecar, stamp)
@@ -121,7 +122,7 @@ def backup(db_path: str | Path, dest: str | Path, *, force: bool = False,
             copy.close()
         os.replace(tmp, dest)
     except sqlite3.DatabaseError as exc:
-        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # the copy's disk
+        if disk_full(exc):  # the copy's disk, not the database's
             raise OpsError(f"cannot write the backup {dest}: {exc}") from None
         raise OpsError(f"backup of {db_path} failed: {exc}") from None
     except OSError as exc:  # named by the file being written, a hidden name of ours

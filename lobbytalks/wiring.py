@@ -11,11 +11,11 @@ SQLite keeps one per thread).
 from __future__ import annotations
 
 import logging
-import sqlite3
 from typing import Any, Callable
 
 from flask import Flask, Response, g, request
-from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, RequestedRangeNotSatisfiable
+from werkzeug.http import parse_range_header
 
 from . import accesslog, guards, hosts, renderers, textrules
 from .blueprints import (communities, community, community_account, community_admin,
@@ -24,7 +24,7 @@ from .blueprints import (communities, community, community_account, community_ad
                          web_admin, web_agents, web_base, web_browse, web_developers,
                          web_inbox, web_people, web_questions, kept_pages)
 from .db import ContentionError
-from .db.errors import PgOperationalError
+from .db.errors import OperationalError, PgOperationalError, disk_full
 from .runtime import runtime
 from .uri_secrets import hide_uri_secrets
 from .errors import UNAVAILABLE_RETRY_AFTER, ApiError
@@ -54,7 +54,15 @@ def before_steps(settings: Any) -> tuple[Callable[[], None], ...]:
     server only this machine reaches, the names it answers to; then the guards of the /api/
     surfaces."""
     clock = (accesslog.start_clock,) if settings.access_log else ()
-    return (*clock, *hosts.host_step(settings), guards.guard_api_request)
+    return (*clock, *hosts.host_step(settings), guards.guard_api_request, _ignore_unusable_range)
+
+
+def _ignore_unusable_range() -> None:
+    """A Range the static files cannot serve by (another unit than bytes, or malformed) was
+    answered 416 with an error page; RFC 9110 §14.2 says to ignore it: the whole file."""
+    value = request.environ.get("HTTP_RANGE")
+    if value is not None and getattr(parse_range_header(value), "units", None) != "bytes":
+        del request.environ["HTTP_RANGE"]
 
 
 def after_steps(settings: Any) -> tuple[Callable[[Response], Response], ...]:
@@ -122,6 +130,8 @@ def _register_error_handlers(app: Flask) -> None:
         response = renderers.render_error(request, ApiError(code, status=status))
         if isinstance(error, MethodNotAllowed) and error.valid_methods:
             response.headers["Allow"] = ", ".join(error.valid_methods)  # this route's own
+        if isinstance(error, RequestedRangeNotSatisfiable) and error.length is not None:
+            response.headers["Content-Range"] = f"{error.units} */{error.length}"  # the size
         return response
 
     _register_database_handlers(app)
@@ -144,9 +154,9 @@ def _register_database_handlers(app: Flask) -> None:
                                 runtime().settings.database_url)
         return _unavailable(f"the database is unavailable ({said[:300]})")
 
-    @app.errorhandler(sqlite3.OperationalError)  # PostgreSQL's own handler above comes first
-    def sqlite_failed(error: sqlite3.OperationalError):
-        if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+    @app.errorhandler(OperationalError)  # PostgreSQL's own handler above comes first
+    def sqlite_failed(error: OperationalError):
+        if not disk_full(error):
             return _unexpected(error)
         # Nothing was written (the transaction rolled back); served again once space is freed.
         return _unavailable(f"the disk holding {runtime().settings.db_path} is full")

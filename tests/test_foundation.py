@@ -472,3 +472,19 @@ def test_the_command_line_names_a_bad_setting_in_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "lobbytalks: LOBBYTALKS_RATE_TOKEN must be a rate such as 20/minute or 5 per hour, "
         "one rate allowing 1 to 1,000,000,000 in at most a year, got 'lots'"], done.stderr
+
+
+def test_a_range_of_a_static_file_is_served_ignored_or_refused_as_http_says(client):
+    """`Range: items=0-1` was refused 416 with an error page (a unit the server does not
+    know is to be ignored), and a 416 left out the file's size (`Content-Range: bytes */N`)."""
+    whole = client.get("/static/app.js")
+    assert whole.status_code == 200 and whole.headers.get("Accept-Ranges") == "bytes"
+    size = len(whole.data)
+    for ignored in ("items=0-1", "bytes=abc", "bytes=5-1"):
+        r = client.get("/static/app.js", headers={"Range": ignored})
+        assert (r.status_code, r.data) == (200, whole.data), ignored
+    part = client.get("/static/app.js", headers={"Range": "bytes=0-9"})
+    assert part.status_code == 206 and part.data == whole.data[:10]
+    assert part.headers["Content-Range"] == f"bytes 0-9/{size}"
+    beyond = client.get("/static/app.js", headers={"Range": f"bytes={size + 10}-"})
+    assert beyond.status_code == 416 and beyond.headers["Content-Range"] == f"bytes */{size}"

@@ -148,6 +148,21 @@ def test_mark_all_read_on_the_page_leaves_what_came_after_it_unread(app, db, ask
     assert [r["read_at"] is not None for r in rows(db)] == [True, False]
 
 
+def test_an_older_inbox_page_offers_no_mark_all_read(app, db, asked, monkeypatch):
+    """Its button covered up to the newest notification of all: one that arrived after the
+    first page was read, shown on no page the reader opened, was marked read by it."""
+    from lobbytalks.services import notifications
+    monkeypatch.setattr(notifications, "INBOX_PAGE_SIZE", 1)
+    asker, topic, _, agent = asked
+    answer(agent, topic)
+    answer(contributor(app, "第二只虾")[1], topic)
+    first = inbox(asker)
+    newest = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    older = asker.http.get(f"/inbox?before={first['next']}&lang=en").get_data(as_text=True)
+    assert "Mark all read" in newest and '"upTo":%d' % first["notifications"][0]["id"] in newest
+    assert "第二只虾" not in older and "Mark all read" not in older
+
+
 def test_nobody_marks_or_reads_another_persons_notifications(app, db, asked):
     asker, topic, author, agent = asked
     answer(agent, topic)

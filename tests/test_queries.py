@@ -20,7 +20,7 @@ from lobbytalks.db import Q
 
 PACKAGE = Path(lobbytalks.__file__).parent
 # SQLite file tools (backup, check, checkpoints, key rotation) and the seam itself.
-MAY_IMPORT_SQLITE3 = {"migrate_db.py", "db/errors.py", "db/schema.py", "db/sqlite.py", "ops.py", "dbfile.py", "checkpoint.py"}
+MAY_IMPORT_SQLITE3 = {"migrate_db.py", "db/errors.py", "db/schema.py", "db/sqlite.py", "ops.py", "dbfile.py", "dbswap.py", "checkpoint.py"}
 # Queries that keep SQLite-only syntax (json_each, FTS5 MATCH, rowid); another engine
 # overrides them by name.
 SQLITE_ONLY = {

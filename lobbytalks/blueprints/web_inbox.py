@@ -27,7 +27,6 @@ def inbox():
         item["text"] = notifications.describe(item, lang(), translate=t,
                                               set_apart=partial(in_own_lang, isolated=True))
     return render("inbox.html", page=page, paged=before is not None,
-                  newest=notifications.newest_id(read_conn(), user.id),
                   mail=mail_address.settings(read_conn(), user.id),
                   mail_available=bool(runtime().settings.smtp_host))
 

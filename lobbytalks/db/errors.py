@@ -14,6 +14,11 @@ DatabaseError = sqlite3.Error
 OperationalError = sqlite3.OperationalError
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether SQLite refused a write for want of space ("database or disk is full")."""
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
 class PgDatabaseError(sqlite3.DatabaseError):
     sqlstate: str | None = None
 

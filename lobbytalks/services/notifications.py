@@ -175,11 +175,6 @@ def inbox_page(conn: Connection, user_id: int, before: int | None = None) -> dic
     return {"notifications": items, "next": items[-1]["id"] if more else None}
 
 
-def newest_id(conn: Connection, user_id: int) -> int | None:
-    """The id of the user's newest notification (what "mark all read" on a page covers)."""
-    return conn.execute(Q.newest_notification_id, {"user": user_id}).fetchone()[0]
-
-
 def inbox(conn: Connection, user_id: int, before: int | None = None) -> dict[str, Any]:
     """A page of the inbox with the exact number unread (the API's answer; the inbox page
     shows the header's capped count instead)."""

@@ -72,9 +72,6 @@ UPDATE notifications SET read_at = :now WHERE id = :id AND user_id = :user AND r
 UPDATE notifications SET read_at = :now
 WHERE user_id = :user AND read_at IS NULL AND id <= :up_to;
 
--- name: newest_notification_id
-SELECT MAX(id) FROM notifications WHERE user_id = :user;
-
 -- name: get_notification_owner
 SELECT user_id FROM notifications WHERE id = :id;
 
