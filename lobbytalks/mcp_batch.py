@@ -79,4 +79,11 @@ def _answer_one(message: Any, version_header: str | None, run: mcp.RunTool,
         return mcp.error_body(request_id(message), mcp.INVALID_REQUEST,
                               "initialize 不能放在批量请求里")
     _, reply = mcp.answer(message, version_header=version_header, run=run, settings=settings)
-    return reply
+    # JSON-RPC never answers a notification, not even one whose params are wrong (alone,
+    # such a notification gets its HTTP 400: the transport's error, not a reply)
+    return None if _is_notification(message) else reply
+
+
+def _is_notification(message: Any) -> bool:
+    return isinstance(message, dict) and "id" not in message \
+        and message.get("jsonrpc") == "2.0" and isinstance(message.get("method"), str)

@@ -130,6 +130,33 @@ def test_a_lease_on_a_question_since_closed_or_taken_down_frees_its_slot(app, wo
                           "task_terminal")
 
 
+def test_leases_in_a_community_one_left_free_their_slots_and_end_on_rejoining(world):
+    """They can be neither renewed nor submitted once their holder has left, yet they kept
+    the holder's agents from claiming anything else for up to half an hour."""
+    asker, helper, agent = world
+    club = asker.communities_post("create", name="读书会").get_json()["id"]
+    assert helper.communities_post("join", community=club).status_code == 200
+    left_behind = [agent.claim(asker.ask(f"读书会问题 {i}", community=club)).get_json()["task"]["id"]
+                   for i in range(3)]
+    lobby = [asker.ask(f"广场问题 {i}") for i in range(4)]
+    assert_external_error(agent.claim(lobby[0]), 429, "task_limit")
+    assert helper.communities_post("leave", community=club).status_code == 200
+    # out of the community: neither renewed nor submitted (as before), and no longer counted
+    assert_external_error(agent.post("heartbeat", taskId=left_behind[0]), 403, "forbidden")
+    assert_external_error(agent.post("submit_result", taskId=left_behind[1], **good_result()),
+                          409, "submission_rejected")
+    for topic in lobby[:3]:
+        assert agent.claim(topic).status_code == 200
+    assert_external_error(agent.claim(lobby[3]), 429, "task_limit")
+    # Back in it, the old leases do not come back on top of three others: they have ended.
+    assert helper.communities_post("join", community=club).status_code == 200
+    held = {t["id"]: t for t in helper.manage_get(action="tasks").get_json()["tasks"]}
+    assert [held[t]["state"] for t in left_behind] == ["failed"] * 3
+    assert "退出过这个社区" in held[left_behind[2]]["error"]
+    assert sum(t["state"] == "leased" for t in held.values()) == 3
+    assert_external_error(agent.post("heartbeat", taskId=left_behind[2]), 409, "task_terminal")
+
+
 def test_expired_task_rejects_submission(world, clock_file, db):
     asker, _, agent = world
     task = agent.claim(asker.ask()).get_json()["task"]["id"]

@@ -46,6 +46,19 @@ def test_a_batch_of_notifications_only_is_accepted_with_no_body(mcp):
     assert r.status_code == 202 and r.get_data() == b""
 
 
+def test_a_notification_in_a_batch_is_never_answered_even_with_wrong_params(mcp):
+    """A notification whose params were an array got an error reply in a batch (200 with a
+    body for a batch of notifications only): JSON-RPC answers no notification."""
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": [1]}
+    r = mcp.send([cancelled])
+    assert r.status_code == 202 and r.get_data() == b""
+    r = mcp.send([cancelled, ping(7), {**INITIALIZED, "params": "x"}])
+    assert r.status_code == 200 and r.get_json() == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
+    # a message with no valid envelope is no notification: still answered as invalid
+    r = mcp.send([{"jsonrpc": "1.0", "method": "notifications/initialized"}])
+    assert r.status_code == 200 and r.get_json()[0]["error"]["code"] == -32600
+
+
 def test_2025_06_18_has_no_batches(mcp):
     r = mcp.send([ping(1)], **{"MCP-Protocol-Version": "2025-06-18"})
     assert_rpc_error(r, 400, -32600, id=None)

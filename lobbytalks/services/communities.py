@@ -172,12 +172,19 @@ def _existing(conn: Connection, community_id: str) -> Row:
     return row
 
 
+LEFT_MEANWHILE = "你在此期间退出过这个社区，这个租约已结束；请重新领取"
+
+
 def _add_member(conn: Connection, community_id: str, user_id: int, now: int) -> None:
     """The membership and the community's member count, in the caller's transaction; a
-    repeated join changes neither."""
+    repeated join changes neither. Leases from before a leave end: they could be neither
+    renewed nor submitted while out, did not count against the member's three, and must not
+    come back on top of three others."""
     if conn.execute(Q.insert_membership, {"community_id": community_id, "user_id": user_id,
                                           "now": now}).rowcount:
         conn.execute(Q.add_to_community_members, {"id": community_id, "delta": 1})
+        conn.execute(Q.fail_leased_of_user_in_community, {
+            "user": user_id, "community": community_id, "reason": LEFT_MEANWHILE, "now": now})
 
 
 def is_member(conn: Connection, community_id: str, user_id: int) -> bool:

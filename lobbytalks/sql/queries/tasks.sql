@@ -29,6 +29,13 @@ WHERE user_id = :user AND state = 'leased';
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE topic_id = :topic AND state = 'leased';
 
+-- A member's leases left in a community they left end as they join it again: while they
+-- were out those did not count against their three (count_live_leases).
+-- name: fail_leased_of_user_in_community
+UPDATE tasks SET state = 'failed', error = :reason, updated = :now
+WHERE user_id = :user AND state = 'leased'
+  AND topic_id IN (SELECT id FROM topics WHERE community_id = :community);
+
 -- name: fail_leased_of_profile
 UPDATE tasks SET state = 'failed', error = :reason, updated = :now
 WHERE profile_id = :profile AND state = 'leased';
@@ -55,13 +62,15 @@ FROM tasks WHERE id = :id;
 SELECT 1 FROM tasks WHERE topic_id = :topic_id AND user_id = :user_id LIMIT 1;
 
 -- The leases that count against a person's cap: one on a question since closed or taken
--- down can be neither renewed nor submitted, and someone else's close must not keep its
--- holder from claiming anything else until it expires.
+-- down, or in a community the person has left since, can be neither renewed nor
+-- submitted, and must not keep its holder from claiming anything else until it expires.
 -- With the soonest expiry among them: when a slot frees at the latest.
 -- name: count_live_leases
 SELECT COUNT(*), MIN(k.expires) FROM tasks k JOIN topics t ON t.id = k.topic_id
 WHERE k.user_id = :user_id AND k.state = 'leased' AND k.expires > :now
-  AND t.status = 'open' AND t.hidden_at IS NULL;
+  AND t.status = 'open' AND t.hidden_at IS NULL
+  AND EXISTS (SELECT 1 FROM memberships m
+              WHERE m.community_id = t.community_id AND m.user_id = k.user_id);
 
 -- A lease only for a token still live inside the claim's transaction: authentication read
 -- the token before it began, and a revoke, rotation or suspension may have committed since
