@@ -215,7 +215,8 @@ def test_the_request_steps_run_in_one_declared_order(settings):
     names = lambda steps: [f"{s.__module__}.{s.__name__}" for s in steps]  # noqa: E731
     assert names(wiring.before_steps(app.config["LOBBYTALKS"].settings)) == [
         "lobbytalks.accesslog.start_clock", "lobbytalks.hosts.check_readable_host",
-        "lobbytalks.hosts.check_loopback_host", "lobbytalks.guards.guard_api_request"]
+        "lobbytalks.hosts.check_loopback_host", "lobbytalks.guards.guard_api_request",
+        "lobbytalks.wiring._ignore_unusable_range"]
     assert names(wiring.after_steps(app.config["LOBBYTALKS"].settings)) == [
         "lobbytalks.blueprints.web_base.remember_language", "lobbytalks.guards.finish_response",
         "lobbytalks.accesslog.log_request"]
@@ -226,10 +227,12 @@ def test_the_request_steps_run_in_one_declared_order(settings):
     off = settings.with_overrides(access_log=False)
     assert names(wiring.before_steps(off)) == ["lobbytalks.hosts.check_readable_host",
                                                "lobbytalks.hosts.check_loopback_host",
-                                               "lobbytalks.guards.guard_api_request"]
+                                               "lobbytalks.guards.guard_api_request",
+                                               "lobbytalks.wiring._ignore_unusable_range"]
     reachable = off.with_overrides(host="0.0.0.0")  # no names to check: see test_hosts
     assert names(wiring.before_steps(reachable)) == ["lobbytalks.hosts.check_readable_host",
-                                                     "lobbytalks.guards.guard_api_request"]
+                                                     "lobbytalks.guards.guard_api_request",
+                                                     "lobbytalks.wiring._ignore_unusable_range"]
     assert names(wiring.after_steps(off))[-1] == "lobbytalks.guards.finish_response"
 
 
