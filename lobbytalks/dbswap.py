@@ -19,7 +19,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .dbfile import sidecar
+from .dbfile import OpsError, open_existing, sidecar
 
 PARTIAL = "partial"      # a backup being written
 RESTORING = "restoring"  # a restore's copy, before it replaces the database
@@ -32,10 +32,9 @@ def temporary(path: Path, kind: str) -> Path:
 
 def discard(path: Path) -> None:
     """Remove ``path`` and whatever SQLite left beside it."""
-    for leftover in (path, sidecar(path, "-journal"), sidecar(path, "-wal"),
-                     sidecar(path, "-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    _drop_sidecars(path)
 
 
 def sweep(path: Path, kind: str) -> list[Path]:
@@ -79,26 +78,17 @@ def unused_name(db_path: Path, label: str, suffix: str = "") -> Path:
 def replace_keeping(db_path: Path, new: Path, label: str) -> Path | None:
     """Put ``new`` in the place of ``db_path``; the replaced database stays as
     ``<db>.<label>`` (returned; None if there was none). Whatever SQLite kept beside the old
-    file goes: a ``-wal`` left there would be replayed into the new one."""
-    if not db_path.exists():
-        discard(db_path)
-        os.replace(new, db_path)
-        return None
-    kept = unused_name(db_path, label)
-    if _fold_journal(db_path):
-        try:
-            os.link(db_path, kept)
-        except OSError:  # no hard links on this file system
-            pass
-        else:
-            _drop_sidecars(db_path)  # empty once folded
-            os.replace(new, db_path)
-            return kept
-    # Not foldable (a damaged file) or not linkable: moved aside with its -wal, then replaced.
-    os.replace(db_path, kept)
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(sidecar(db_path, "-wal"), sidecar(kept, "-wal"))
-    _drop_sidecars(db_path)
+    file goes (a ``-wal`` left there would be replayed into the new one), with any orphan
+    sidecars when there was no database."""
+    kept = None
+    if db_path.exists():
+        kept = unused_name(db_path, label)
+        if not (_fold_journal(db_path) and _linked(db_path, kept)):
+            # Not foldable (a damaged file) or no hard links here: moved aside with its -wal.
+            os.replace(db_path, kept)
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(sidecar(db_path, "-wal"), sidecar(kept, "-wal"))
+    _drop_sidecars(db_path)  # once folded, they hold nothing
     os.replace(new, db_path)
     return kept
 
@@ -107,17 +97,24 @@ def _fold_journal(db_path: Path) -> bool:
     """Copy what the ``-wal`` holds into the database file and empty it (a hot rollback
     journal is rolled back on opening); True once the file alone holds everything."""
     try:
-        conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=rw", uri=True,
-                               isolation_level=None)
-    except sqlite3.Error:
+        conn = open_existing(db_path)
+    except OpsError:
         return False
     try:
         busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return busy == 0
-    except sqlite3.Error:
+    except sqlite3.Error:  # damaged, or opened read-only
         return False
     finally:
         conn.close()
+
+
+def _linked(db_path: Path, kept: Path) -> bool:
+    try:
+        os.link(db_path, kept)
+    except OSError:
+        return False
+    return True
 
 
 def _drop_sidecars(db_path: Path) -> None:

@@ -185,18 +185,18 @@ _SENSITIVE_WHOLE_NAMES = frozenset({
 _PUBLIC_CODE = re.compile(r"[A-Za-z0-9.\-]{1,12}")
 
 
-def _is_sensitive_name(raw_name: str) -> bool:
+def _is_sensitive(raw_name: str, value: str) -> bool:
+    """Whether the parameter ``raw_name=value`` passes a credential, by its name (and, for
+    a lone ``code``, by its value)."""
     words = [word.lower() for word in _NAME_WORDS.findall(_fully_decoded(raw_name))]
-    if "_".join(words) in _SENSITIVE_WHOLE_NAMES:
+    whole = "_".join(words)
+    if whole in _SENSITIVE_WHOLE_NAMES:
+        return True
+    if whole == "code" and not _PUBLIC_CODE.fullmatch(_fully_decoded(value)):
         return True
     if any(word in _SENSITIVE_WORDS or word.endswith(_SENSITIVE_ENDINGS) for word in words):
         return True
     return any(pair in _SENSITIVE_PAIRS for pair in zip(words, words[1:]))
-
-
-def _named(raw_name: str, word: str) -> bool:
-    """Whether a parameter's whole name is ``word`` (in any case or encoding)."""
-    return "_".join(w.lower() for w in _NAME_WORDS.findall(_fully_decoded(raw_name))) == word
 
 
 def _pairs(text: str, separators: str) -> Iterator[tuple[str, str]]:
@@ -216,8 +216,7 @@ def _parameters(parts: SplitResult) -> Iterator[tuple[str, str]]:
 
 def _check_parameters(parts: SplitResult) -> None:
     for name, value in _parameters(parts):
-        if _is_sensitive_name(name) or (_named(name, "code")
-                                        and not _PUBLIC_CODE.fullmatch(_fully_decoded(value))):
+        if _is_sensitive(name, value):
             shown = unquote(name)[:40]
             raise ValueError(f"来源地址不能包含敏感参数：{shown!r}")
         if find_secret(_fully_decoded(value)) is not None:

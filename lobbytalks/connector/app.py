@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import clock, stop_signals
+from .. import clock
 from ..origins import origin_of
+from ..stop_signals import STOP_SIGNALS  # SIGHUP too: the harness would run on, lease held
 from .attempt import AttemptRunner
 from .client import TOKEN_FIX, Client, ProtocolError, TokenRejected, Unreachable
 from .commands import (EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN, EXIT_UNREACHABLE, LocalFault,
@@ -25,11 +26,6 @@ from .pacing import Stopped, Timing
 from .plan import Plan, parse_quiet_hours
 from .scheduler import Scheduler
 from .state import StateStore, default_state_dir
-
-# SIGHUP among them: the terminal it ran in was closed; the harness, in a session of its
-# own, would otherwise run on with the lease held.
-STOP_SIGNALS = stop_signals.STOP_SIGNALS
-
 
 # What an HTTP header can carry: a token with anything else (a second line, a byte-order
 # mark) made the request itself fail, in a traceback quoting the header, token and all.
