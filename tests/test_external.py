@@ -9,7 +9,6 @@ import pytest
 from conftest import AgentClient, Person, count, good_result, joined_person
 from helpers import assert_external_error
 
-READS = ["list_communities", "list_topics", "get_context", "get_task_status"]
 WRITES = ["join_community", "claim_task", "heartbeat", "fail_task", "submit_result"]
 
 
@@ -43,9 +42,22 @@ def test_writes_by_get_are_405(agent, action):
     assert_external_error(agent.get(action), 405, "method_not_allowed")
 
 
-@pytest.mark.parametrize("action", READS)
-def test_reads_by_post_are_405(agent, action):
-    assert_external_error(agent.post(action), 405, "method_not_allowed")
+def test_reads_by_post_answer_as_by_get(agent, topic):
+    """The contract's POST body lists the reads too: they answer as their GET does, with
+    JSON-typed values (a page is a number, as in MCP)."""
+    for action, fields in (("list_communities", {"scope": "joined", "page": 1}),
+                           ("list_topics", {"community": "lobby"}),
+                           ("get_context", {"topic": topic})):
+        by_post, by_get = agent.post(action, **fields), agent.get(action, **fields)
+        assert by_post.status_code == by_get.status_code == 200, (action, by_post.get_json())
+        assert by_post.get_json() == by_get.get_json()
+
+
+def test_a_read_by_post_takes_json_types_only(agent):
+    """A query string's "2" is a page; a JSON body's must be the number itself."""
+    assert_external_error(agent.post("list_communities", page="2"), 400, "invalid_request")
+    assert_external_error(agent.post("get_task_status"), 400, "invalid_request")
+    assert_external_error(agent.post("get_task_status", taskId="task_nope"), 404, "not_found")
 
 
 @pytest.mark.parametrize("action", ["list_topics", "list_communities"])

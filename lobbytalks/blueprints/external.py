@@ -34,8 +34,11 @@ def dispatch():
                             else dict(request_body()))
     name = args.pop("action", None)
     action = lookup_action(actions.ACTIONS, name)
-    if action.method != method:
-        raise ApiError("method_not_allowed", f"{name} 需要使用 {action.method}")
+    # A write by GET is refused (§4); a read may also come as POST JSON, since the
+    # contract's request body lists all nine actions: its values then have JSON's types,
+    # as in MCP.
+    if method == "GET" and not action.read_only:
+        raise ApiError("method_not_allowed", f"{name} 需要使用 POST")
     if method == "GET":
         args = operation_query(args, action.model, actions.READ_MODELS)
     return ok(actions.run(runtime(), agent, action, args, from_query=method == "GET"))
