@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from . import db
 from .db.postgres import PostgresDatabase
-from .db.schema import apply_postgres_migrations
+from .db.schema import apply_postgres_migrations, hold_migration_lock
 from .services import search
 
 CHECKSUM_MODULUS = 1 << 256
@@ -176,6 +176,9 @@ def migrate(source: Path, target_url: str, now: int,
         target = PostgresDatabase(target_url, max_size=1)
         try:
             with target.transaction() as pg:  # schema, rows and search index: all or nothing
+                # Empty once no one else may migrate: a server starting, or a second
+                # migrate-db, would otherwise fill it between the look and the copy.
+                hold_migration_lock(pg)
                 _ensure_empty(pg)
                 apply_postgres_migrations(pg, now)
                 return _copy_all(src, pg, progress)

@@ -11,6 +11,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import requests
 import pgtest
 from conftest import LiveServer, Person, asked_with_private, good_result, joined_person, settings_for
 from lobbytalks import create_app, migrate_db
+from lobbytalks.db import schema as db_schema
 from lobbytalks.services import accounts
 
 pytestmark = pytest.mark.once
@@ -270,3 +272,39 @@ def test_the_checksum_ignores_row_order_but_not_types_or_values():
     for changed in ([("1", "备份", b"\x00", None, 1.5)], [(1, "备份", "\x00", None, 1.5)],
                     [(1, "备份", b"\x00", 0, 1.5)], [(1, "备份", b"\x00", None, 1)]):
         assert migrate_db.checksum(changed + rows[1:]) != migrate_db.checksum(rows)
+
+
+def test_two_copies_at_once_into_one_new_database_keep_the_first_and_refuse_the_second(
+        community, empty_target, tmp_path):
+    """Both looked at an empty target before either took the migration lock, so the second
+    went on to empty the first's committed copy and put its own in, and both said
+    "verified". Held here first, the lock makes both wait; then one copies, the other
+    finds its tables."""
+    other = tmp_path / "other"
+    other_app = create_app(settings_for(other))
+    joined_person(other_app, username="only_in_the_other")
+    other_app.config["LOBBYTALKS"].db.close()
+    import os
+    with psycopg.connect(empty_target, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (db_schema.PG_MIGRATE_LOCK,))
+        runs = [subprocess.Popen([sys.executable, "-m", "lobbytalks", "migrate-db", "--data-dir",
+                                  str(source), "--to", empty_target], text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ)
+                for source in (community["data"], other)]
+        waiting = "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        for _ in range(300):
+            if holder.execute(waiting).fetchone()[0] == 2:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the two copies never waited for the migration lock")
+        holder.execute("SELECT pg_advisory_unlock(%s)", (db_schema.PG_MIGRATE_LOCK,))
+    outcomes = [run.communicate(timeout=120) + (run.returncode,) for run in runs]
+    assert sorted(code for _, _, code in outcomes) == [0, 1], outcomes
+    refused = next(err for _, err, code in outcomes if code == 1)
+    assert "the target database is not empty" in refused
+    winner = 0 if outcomes[0][2] == 0 else 1
+    with psycopg.connect(empty_target) as conn:
+        names = {r[0] for r in conn.execute("SELECT username FROM users")}
+    assert ("only_in_the_other" in names) == (winner == 1)
+    assert (community["asker"].username in names) == (winner == 0)

@@ -21,9 +21,32 @@ from .pgsql import Connection, row_factory
 log = logging.getLogger("lobbytalks.db")
 
 
+# How long one statement may wait for a lock, and run at all, on a pooled connection. Rows
+# are locked for milliseconds; a transaction left holding one (a process frozen mid-write,
+# an admin's psql session) would otherwise hold every request that needs it, and with them
+# every worker thread. Past the lock wait the request is a 503 with Retry-After (55P03 is
+# contention), past the statement limit a 503 too. Migrations lift both (db.schema).
+SESSION_LIMITS = "SET lock_timeout = '5s'; SET statement_timeout = '60s'"
+# A host that stops answering (powered off, cut off) leaves no error on an open connection:
+# a request sent on it would wait for TCP's own retries, some 15 minutes. Unacknowledged
+# data or keepalives for this long end the connection instead (Linux); a URL's own
+# settings for these win.
+TCP_LIMITS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "3",
+              "keepalives_count": "3", "tcp_user_timeout": "10000"}
+
+
+def connection_kwargs(url: str) -> dict[str, Any]:
+    """What every connection is opened with: autocommit (transactions are begun
+    explicitly) and the TCP limits the URL does not set itself."""
+    from psycopg.conninfo import conninfo_to_dict
+    given = conninfo_to_dict(url)
+    return {"autocommit": True, **{k: v for k, v in TCP_LIMITS.items() if k not in given}}
+
+
 def configure_connection(raw: Any) -> None:
-    """Every pooled connection: rows like sqlite3.Row, Python bools sent as the 0/1
-    integers the INTEGER columns hold, and parameters bound client-side.
+    """Every pooled connection: the session's time limits, rows like sqlite3.Row, Python
+    bools sent as the 0/1 integers the INTEGER columns hold, and parameters bound
+    client-side.
 
     Client-side binding sends ``NULL`` and ``'text'`` as literals whose type PostgreSQL
     infers from where they stand, as SQLite's loose typing lets the shared queries assume:
@@ -40,6 +63,7 @@ def configure_connection(raw: Any) -> None:
         def dump(self, obj: bool) -> bytes:
             return b"1" if obj else b"0"
 
+    raw.execute(SESSION_LIMITS)
     raw.cursor_factory = psycopg.ClientCursor
     raw.row_factory = row_factory
     raw.adapters.register_dumper(bool, BoolAsInt)
@@ -101,13 +125,14 @@ class PostgresDatabase(TransactionalDatabase):
         self.unreachable = False  # the last checkout timed out; cleared by the next success
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout,
                                    reconnect_timeout=RECONNECT_WINDOW,
-                                   kwargs={"autocommit": True}, configure=configure_connection,
+                                   kwargs=connection_kwargs(url), configure=configure_connection,
                                    open=False, name="lobbytalks")
         try:
             # One plain connection first: unreachable or refused, it says why in one error,
             # where the pool would log a warning for each retry and then only time out.
             import psycopg
-            psycopg.connect(url, connect_timeout=max(1, round(timeout))).close()
+            psycopg.connect(url, connect_timeout=max(1, round(timeout)),
+                            **connection_kwargs(url)).close()
             self.pool.open(wait=True, timeout=timeout)
         except Exception as exc:
             self.pool.close()

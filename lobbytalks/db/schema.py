@@ -259,10 +259,20 @@ def _migrate_postgres(conn: Any, now: int) -> list[int]:
     return applied
 
 
+def hold_migration_lock(conn: Any) -> None:
+    """Until the caller's transaction ends, no other process migrates this PostgreSQL
+    database (taken again by the same transaction, it is already held). The session's lock
+    and statement limits are lifted for the transaction: another process may hold the lock
+    for a whole migration, and a migration or a copy may run for minutes."""
+    conn.execute("SET LOCAL lock_timeout = 0")
+    conn.execute("SET LOCAL statement_timeout = 0")
+    conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
+
+
 def apply_postgres_migrations(conn: Any, now: int) -> list[int]:
     """The pending PostgreSQL migrations inside the caller's transaction (migrate-db fills
     the new tables in that same transaction, so a failed copy leaves no schema behind)."""
-    conn.execute("SELECT pg_advisory_xact_lock(:key)", {"key": PG_MIGRATE_LOCK})
+    hold_migration_lock(conn)
     todo = pending_migrations(conn)  # again: another process may have just migrated
     conn.execute(_RECORD_TABLE.format(int="BIGINT"))
     for version, name, sql in todo:
