@@ -190,3 +190,30 @@ def test_a_token_asked_for_during_a_suspension_is_not_issued(clocked):
                     victim.username) == 0
     assert db_value(clocked[0], "SELECT COUNT(*) FROM profiles p JOIN users u ON "
                                 "u.id = p.user_id WHERE u.username = %s", victim.username) == 1
+
+
+def test_a_lease_ended_by_a_rejoin_while_its_submit_waits_is_refused_not_a_503(clocked):
+    """The submit read its task as leased (holding the member's row), then waited for the
+    question's; meanwhile the member joined the community again, which ends the leases from
+    before the leave without holding the member's row. The submit went on with the task it
+    had read: `complete_task` changed nothing and the answer was a 503 TypeError. It reads
+    the task again once it holds it."""
+    from lobbytalks import create_app
+
+    settings, _ = clocked
+    app = create_app(settings)
+    topic = joined_person(app).ask(title="重新加入与提交")
+    member, agent = contributor(app)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    assert member.communities_post("leave", community="lobby").status_code == 200
+    with psycopg.connect(settings.database_url) as other:
+        other.execute("SELECT 1 FROM topics WHERE id = %s FOR UPDATE", (topic,))
+        submitted = in_thread(lambda: agent.post("submit_result", taskId=task, **good_result()))
+        wait_for_a_lock_wait(settings)
+        member.join()  # ends the lease from before the leave
+        other.commit()
+        answer = submitted()
+    assert answer.status_code == 409, answer.get_json()
+    assert answer.get_json()["code"] == "task_terminal"
+    assert db_value(settings, "SELECT state FROM tasks WHERE id = %s", task) == "failed"
+    assert db_value(settings, "SELECT COUNT(*) FROM messages WHERE task_id = %s", task) == 0

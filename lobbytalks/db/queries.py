@@ -116,7 +116,9 @@ class Queries:
     def __init__(self) -> None:
         written = _load_dir(sql_dir("sqlite", "queries"))
         self._sql = {name: _with_fragments(sql, "sqlite") for name, sql in written.items()}
-        self._overrides = {"postgresql": _load_dir(sql_dir("postgresql", "queries"))}
+        self._overrides = {dialect: {name: _with_fragments(sql, dialect)
+                                     for name, sql in _load_dir(sql_dir(dialect, "queries")).items()}
+                           for dialect in ("postgresql",)}
         for dialect, overrides in self._overrides.items():
             unknown = sorted(set(overrides) - set(self._sql))
             if unknown:

@@ -29,7 +29,7 @@ trying again is always safe.
 """
 from __future__ import annotations
 
-from ..db import Connection, Q
+from ..db import Connection, Q, Row
 
 CONTENTION_RETRY_AFTER_SECONDS = 1  # a lock race clears in milliseconds
 
@@ -42,5 +42,7 @@ def hold_topic(conn: Connection, topic_id: str) -> None:
     conn.execute(Q.lock_topic, {"id": topic_id})
 
 
-def hold_task(conn: Connection, task_id: str) -> None:
-    conn.execute(Q.lock_task, {"id": task_id})
+def hold_task(conn: Connection, task_id: str) -> Row:
+    """The task, locked and as it is now: another transaction may have ended its lease (a
+    reopened question, a member back in a community) while this one waited for the topic."""
+    return conn.execute(Q.lock_task, {"id": task_id}).fetchone()

@@ -27,8 +27,7 @@ def submit(db: Database, agent: "Agent", data: Any, *, now: int) -> dict[str, An
         hold_user(conn, agent.user_id)  # cancel and submit are decided one after the other
         task = owned_task(conn, agent, data.taskId)  # its topic never changes
         hold_topic(conn, task["topic_id"])  # the answer count and its cap
-        hold_task(conn, task["id"])
-        task, expired_now = with_expiry_settled(conn, task, now)
+        task, expired_now = with_expiry_settled(conn, hold_task(conn, task["id"]), now)
         if not expired_now and task["state"] != "expired":
             return _store(conn, agent, data, task, result, digest, now)
     # Its lease ran out, just now or before (whoever recorded that first): nothing was

@@ -37,9 +37,11 @@ def task_view(task: Row) -> dict[str, Any]:
     }
 
 
-def owned_task(conn: Connection, agent: "Agent", task_id: str) -> Row:
-    """The task if it belongs to this user, agent AND token; else 404 (never 403)."""
-    task = conn.execute(Q.get_task, {"id": task_id}).fetchone()
+def owned_task(conn: Connection, agent: "Agent", task_id: str, *, locked: bool = False) -> Row:
+    """The task if it belongs to this user, agent AND token; else 404 (never 403).
+    ``locked``: its row held until the transaction ends, and read as it is once held (a
+    reopen or a rejoin ends leases without holding their user)."""
+    task = conn.execute(Q.lock_task if locked else Q.get_task, {"id": task_id}).fetchone()
     if task is None or (task["user_id"], task["profile_id"], task["token_id"]) != \
             (agent.user_id, agent.profile_id, agent.token_id):
         raise ApiError("not_found", "任务不存在或不属于当前 Token")
@@ -136,7 +138,8 @@ def heartbeat(db: Database, agent: "Agent", task_id: str, *, now: int) -> dict[s
     """Extend the lease to now + 30 min, never past claim + 2 h."""
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # the lease's state, against submit, fail and cancel
-        task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
+        task, expired_now = with_expiry_settled(
+            conn, owned_task(conn, agent, task_id, locked=True), now)
         if not expired_now:
             require_leased(task)
             check_topic("heartbeat", get_topic_for_member(conn, task["topic_id"], agent.user_id))
@@ -156,7 +159,8 @@ def fail(db: Database, agent: "Agent", task_id: str, error: str, *, now: int) ->
     refuse_secrets({"error": error})
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # one outcome per task, against submit and cancel
-        task, expired_now = with_expiry_settled(conn, owned_task(conn, agent, task_id), now)
+        task, expired_now = with_expiry_settled(
+            conn, owned_task(conn, agent, task_id, locked=True), now)
         if task["state"] == "failed":  # never one that expired just now
             if not task["agent_failed"]:  # its owner or the server ended it, whatever it says
                 raise ApiError("task_terminal")
@@ -214,7 +218,7 @@ def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, A
         if task is None or task["user_id"] != user_id:
             raise ApiError("not_found", "任务不存在")
         settle_user(conn, user_id, now)
-        task = _reload(conn, task_id)
+        task = conn.execute(Q.lock_task, {"id": task_id}).fetchone()  # held, as it is now
         replayed = cancelled(task)
         if not replayed:
             if task["state"] != "leased":

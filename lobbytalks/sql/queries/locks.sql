@@ -9,5 +9,6 @@ SELECT 1 FROM users WHERE id = :id;
 -- name: lock_topic
 SELECT 1 FROM topics WHERE id = :id;
 
+-- The task as it is once locked: what was read of it before may have changed meanwhile.
 -- name: lock_task
-SELECT 1 FROM tasks WHERE id = :id;
+SELECT {{task_columns}} FROM tasks WHERE id = :id;

@@ -12,5 +12,6 @@ SELECT 1 FROM users WHERE id = :id FOR NO KEY UPDATE;
 -- name: lock_topic
 SELECT 1 FROM topics WHERE id = :id FOR NO KEY UPDATE;
 
+-- The task as it is once locked: what was read of it before may have changed meanwhile.
 -- name: lock_task
-SELECT 1 FROM tasks WHERE id = :id FOR NO KEY UPDATE;
+SELECT {{task_columns}} FROM tasks WHERE id = :id FOR NO KEY UPDATE;
