@@ -8,12 +8,10 @@ session's throwaway PostgreSQL.
 from __future__ import annotations
 
 import time
-import uuid
 
 import psycopg
 import pytest
 
-import pgtest
 from conftest import Person, joined_person
 from helpers import assert_external_error
 from lobbytalks import create_app
@@ -21,21 +19,14 @@ from lobbytalks.db import postgres
 from lobbytalks.db.postgres import PostgresDatabase, connection_kwargs
 from lobbytalks.db.schema import hold_migration_lock
 from lobbytalks.settings import Settings
+from test_admin_postgres import new_database
 
 pytestmark = pytest.mark.once
 
 
 @pytest.fixture
 def pg_url(pg_server, request) -> str:
-    name = f"limits_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_server.url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-
-    def drop() -> None:
-        with psycopg.connect(pg_server.url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    request.addfinalizer(drop)
-    return pgtest.with_database(pg_server.url, name)
+    return new_database(pg_server, request)
 
 
 def test_pooled_connections_have_the_limits_and_a_migration_lifts_them(pg_url):
