@@ -1057,6 +1057,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                           "This page was opened for another account: since then, a different "
                           "account has logged in in another tab. Reload the page to go on as "
                           "the account now logged in (what you typed here is not kept)."),
+    "js.viewer_changed_button": ("这个页面是为另一个账号打开的：之后在别的标签页里换了账号登录。刷新页面，就以现在登录的账号继续。",
+                                 "This page was opened for another account: since then, a "
+                                 "different account has logged in in another tab. Reload the "
+                                 "page to go on as the account now logged in."),
     "js.login_failed": ("用户名或密码不正确。", "Wrong username or password."),
     "js.login_link": ("在新标签页登录", "Log in in a new tab"),
     "js.status.400": ("请检查填写的内容。", "Please check what you entered."),

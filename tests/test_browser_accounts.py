@@ -211,3 +211,36 @@ def test_an_error_on_the_field_being_typed_in_is_said_aloud(browser, server):  #
     expect(name_error).to_contain_text("taken")
     expect(page.locator("#announce")).to_have_text(name_error.inner_text())
     context.close()
+
+
+def test_a_username_with_spaces_around_logs_in_and_enter_in_a_title_moves_on(browser, server):  # noqa: F811
+    """A phone keyboard or a paste adds a space after the name: the login said the name
+    was malformed while the field showed it right. Enter in a question's title posted the
+    question half written (no background yet, claimable at once); it moves on to the
+    background instead, and the button still posts."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    requests.post(base + "/api/community", json={
+        "action": "register", "username": "spacey", "password": PASSWORD}).raise_for_status()
+    context = browser.new_context(locale="en-GB")
+    page = context.new_page()
+    page.goto(f"{base}/login?lang=en")
+    page.fill("#f-username", " spacey ")
+    page.fill("#f-password", PASSWORD)
+    page.press("#f-password", "Enter")
+    expect(page.locator(".whoami")).to_contain_text("spacey")
+    assert page.request.post(base + "/api/communities", data={
+        "action": "join", "community": "lobby"}).ok
+
+    page.goto(f"{base}/ask?lang=en")
+    page.fill("#f-title", "How do I back up SQLite while it is written to?")
+    page.press("#f-title", "Enter")
+    expect(page.locator("#f-description")).to_be_focused()
+    page.keyboard.type("The service never stops writing.")
+    page.click("form.api-form button[type=submit]")
+    page.wait_for_url(f"{base}/q/**")
+    asked = requests.get(base + "/api/community", params={"community": "lobby"}).json()["topics"]
+    assert [t["title"] for t in asked] == ["How do I back up SQLite while it is written to?"]
+    expect(page.locator("body")).to_contain_text("The service never stops writing.")
+    context.close()

@@ -89,6 +89,29 @@ def test_a_page_does_not_act_for_whoever_logged_in_since(browser, site):  # noqa
     context.close()
 
 
+def test_a_button_pressed_for_whoever_logged_in_since_says_so_without_typed_text(
+        browser, site):  # noqa: F811
+    """A button has nothing typed to lose: its message said "what you typed here is not
+    kept" all the same."""
+    from playwright.sync_api import expect
+
+    base = site.url
+    context = browser.new_context(locale="en-GB")
+    mine, other = context.new_page(), context.new_page()
+    log_in(mine, base, "tina_tabs")
+    mine.goto(f"{base}/settings?lang=en")
+    other.goto(f"{base}/?lang=en")  # the same browser: out, and another account in
+    other.get_by_role("button", name="Log out").click()
+    other.wait_for_url(f"{base}/")
+    log_in(other, base, "umar_tabs")
+    mine.get_by_role("button", name="Revoke every agent token").click()
+    mine.locator("#confirm-yes").click()
+    said = mine.locator(".inline-error")
+    expect(said).to_contain_text("This page was opened for another account")
+    expect(said).not_to_contain_text("typed")
+    context.close()
+
+
 def test_a_question_whose_response_was_lost_is_asked_once(browser, tmp_path):  # noqa: F811
     """The network dropped the answer to "Ask" after the server had the question; the second
     click posted it again. The page sends one requestId until it succeeds."""

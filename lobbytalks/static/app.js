@@ -66,7 +66,7 @@
     // (A button has nothing typed to keep: its sentences say less.)
     if (failure.status === 0) return where.button ? S.network_button : S.network;
     if (failure.status === 401 && where.action === 'login') return S.login_failed;
-    if (failure.viewerChanged) return S.viewer_changed;
+    if (failure.viewerChanged) return where.button ? S.viewer_changed_button : S.viewer_changed;
     if (failure.status === 401 && signedIn) return where.button ? S.session_button : S.session;
     // A validation error is explained by its field's rules; any other code names a field
     // only to say where it is (a secret in the title, a wrong current password) and is
@@ -317,7 +317,10 @@
       if (el.dataset.sameAs) continue;  // a second typing, checked here and never sent
       if (el.type === 'radio' && !el.checked) continue;
       if (changedOnly && !el.hasAttribute('data-always') && !changed(el)) continue;
-      data[el.name] = el.type === 'checkbox' ? el.checked : el.value;
+      // A username pasted or typed on a phone often comes with a space at either end, which
+      // no username holds.
+      const value = el.autocomplete === 'username' ? el.value.trim() : el.value;
+      data[el.name] = el.type === 'checkbox' ? el.checked : value;
     }
     return data;
   }
@@ -725,6 +728,22 @@
     section.open = false;
     const summary = section.querySelector('summary');
     if (summary) summary.focus();
+  });
+
+  // Enter in a field whose key says "next" (a question's title: Enter there posted the
+  // question half written, to be claimed at once) moves on to the form's next field, as the
+  // phone keyboard's "Next" key does; it does not send the form.
+  document.addEventListener('keydown', (event) => {
+    const field = event.target;
+    if (event.key !== 'Enter' || event.isComposing || event.shiftKey || event.ctrlKey
+        || event.metaKey || event.altKey) return;
+    if (!(field instanceof HTMLInputElement) || field.enterKeyHint !== 'next' || !field.form) return;
+    const fields = [...field.form.elements].filter((el) => !el.disabled && !el.hidden
+      && (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && el.type !== 'hidden')));
+    const next = fields[fields.indexOf(field) + 1];
+    if (!next) return;
+    event.preventDefault();
+    next.focus();
   });
 
   // A link to share is shown whole (the server renders the path only: its page is kept
