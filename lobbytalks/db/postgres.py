@@ -38,8 +38,12 @@ TCP_LIMITS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval":
 def connection_kwargs(url: str) -> dict[str, Any]:
     """What every connection is opened with: autocommit (transactions are begun
     explicitly) and the TCP limits the URL does not set itself."""
+    import psycopg
     from psycopg.conninfo import conninfo_to_dict
-    given = conninfo_to_dict(url)
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.Error:  # connecting with it says so, masked (errors.translate_pg_error)
+        given = {}
     return {"autocommit": True, **{k: v for k, v in TCP_LIMITS.items() if k not in given}}
 
 
