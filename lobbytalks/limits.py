@@ -221,14 +221,22 @@ class SharedWindow:
         self._storage.reset()
 
 
+def with_lower_scheme(storage_uri: str) -> str:
+    """``Memory://`` is ``memory://`` (RFC 3986 3.1), as the settings' check and ``limits``
+    read it: compared as written, it passed for a shared storage."""
+    scheme, sep, rest = storage_uri.partition("://")
+    return scheme.lower() + sep + rest if sep else storage_uri
+
+
 def shared_across_processes(storage_uri: str) -> bool:
     """Whether every process sees the same counters (``memory://?...`` is per process too)."""
-    return not storage_uri.startswith(IN_PROCESS)
+    return not with_lower_scheme(storage_uri).startswith(IN_PROCESS)
 
 
 class RateGate:
     def __init__(self, storage_uri: str) -> None:
         """:raise RateStorageUnavailable: when a shared storage is unusable or unreachable."""
+        storage_uri = with_lower_scheme(storage_uri)
         self._window: _Window = (LocalWindow() if storage_uri == IN_PROCESS
                                  else SharedWindow(storage_uri))
 

@@ -120,9 +120,18 @@ def _check_rate_storage(uri: str) -> None:
                             f"rediss://, such as redis://host:6379/0; "
                             f"{unusable_uri(uri, 'redis://')}")
     _check_userinfo("RATELIMIT_STORAGE", uri)
+    # The Redis client reads a database number from the path and quietly takes 0 for any
+    # other path: two communities meant to be apart would share their counters.
+    path = uri.partition("://")[2].partition("@")[2] if "@" in uri else uri.partition("://")[2]
+    path = path.split("?", 1)[0].split("#", 1)[0].partition("/")
+    if scheme != "memory" and path[1] and not _REDIS_DATABASE.fullmatch(path[2]):
+        raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE names a Redis database by its "
+                            f"number after the host, such as redis://host:6379/0; the value "
+                            f"is not shown")
 
 
 RATE_STORAGE_SCHEMES = ("memory", "redis", "rediss")
+_REDIS_DATABASE = re.compile(r"[0-9]{0,5}")  # redis://host/ and redis://host are database 0
 # Characters that end a URL's userinfo where a parser meets them: in a password they must
 # be percent-encoded, or the driver reads part of the password as the host, the port or
 # the path, and quotes that part in its error.

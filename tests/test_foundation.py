@@ -434,6 +434,9 @@ def test_serve_prints_its_url(tmp_path):
     ({"LOBBYTALKS_CONNECTION_LIMIT": "99999999999999999999"}, "CONNECTION_LIMIT must be at most"),
     ({"LOBBYTALKS_IDLE_TIMEOUT": "99999999999999999999"}, "IDLE_TIMEOUT must be at most"),
     ({"LOBBYTALKS_WORKERS": "100000"}, "WORKERS must be at most"),
+    # the Redis client took database 0 for a path that is no number
+    ({"LOBBYTALKS_RATELIMIT_STORAGE": "redis://127.0.0.1:6379/abc"}, "by its number"),
+    ({"LOBBYTALKS_RATELIMIT_STORAGE": "rediss://:pw@cache:6380/1/x"}, "by its number"),
 ])
 def test_a_setting_that_would_fail_later_is_refused_at_start(env, named):
     """Each of these used to start: a bad rate then answered every request it covers 503,
@@ -457,6 +460,9 @@ def test_a_public_url_with_a_password_is_refused_without_showing_it():
      "LOBBYTALKS_IDLE_TIMEOUT": "31622400", "LOBBYTALKS_TRUSTED_PROXIES": "100"},
     {"LOBBYTALKS_RATELIMIT_STORAGE": "rediss://:pw@cache.example.org:6380/1"},
     {"LOBBYTALKS_RATELIMIT_STORAGE": "Memory://"},  # schemes are read in any case
+    {"LOBBYTALKS_RATELIMIT_STORAGE": "redis://cache:6379"},
+    {"LOBBYTALKS_RATELIMIT_STORAGE": "redis://cache:6379/?socket_keepalive=true"},
+    {"LOBBYTALKS_RATELIMIT_STORAGE": "redis://:p%2Fw@cache/15"},
     {"LOBBYTALKS_PUBLIC_URL": "https://[::1]:8443", "LOBBYTALKS_RATE_TOKEN": "1/minute"},
     {"LOBBYTALKS_SMTP_FROM": "虾扯淡 <noreply@example.org>"},
 ])

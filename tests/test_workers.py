@@ -53,7 +53,7 @@ def test_the_environment_asks_for_workers_too(tmp_path, redis_url):
     assert_refused(result, port, tmp_path, "one SQLite file allows one server")
 
 
-@pytest.mark.parametrize("storage", [None, "memory://?per-process-all-the-same"])
+@pytest.mark.parametrize("storage", [None, "memory://?per-process-all-the-same", "Memory://"])
 def test_several_workers_with_limits_in_memory_are_refused(tmp_path, storage):
     url = "postgresql://lt:hunter2@db.example/lt"
     env = {"LOBBYTALKS_DATABASE_URL": url, **({"LOBBYTALKS_RATELIMIT_STORAGE": storage}
