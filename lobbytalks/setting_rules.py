@@ -139,11 +139,16 @@ _RESERVED_IN_USERINFO = re.compile(r"[/?#@]")
 
 
 def _check_userinfo(name: str, uri: str) -> None:
+    refuse_unescaped_userinfo(ENV_PREFIX + name, uri)
+
+
+def refuse_unescaped_userinfo(label: str, uri: str) -> None:
+    """:raise SettingsError: naming ``label`` (a setting, a flag) and never the value."""
     rest = uri.partition("://")[2]
     userinfo = rest[:rest.rfind("@")] if "@" in rest else ""
     if _RESERVED_IN_USERINFO.search(userinfo):
         raise SettingsError(
-            f"{ENV_PREFIX}{name}: what comes before the last \"@\" holds \"/\", \"?\", \"#\" "
+            f"{label}: what comes before the last \"@\" holds \"/\", \"?\", \"#\" "
             f"or \"@\" as it is: in a password, write them percent-encoded (%2F, %3F, %23, "
             f"%40); the value is not shown")
 

@@ -308,3 +308,18 @@ def test_two_copies_at_once_into_one_new_database_keep_the_first_and_refuse_the_
         names = {r[0] for r in conn.execute("SELECT username FROM users")}
     assert ("only_in_the_other" in names) == (winner == 1)
     assert (community["asker"].username in names) == (winner == 0)
+
+
+@pytest.mark.parametrize("given", ["--to", "--to-file"])
+def test_a_target_with_an_unescaped_password_is_refused_without_showing_it(tmp_path, given):
+    """The driver read the part of the password after "@" as the host and said so: "failed
+    to resolve host 'SecretPart42'". LOBBYTALKS_DATABASE_URL had the rule; the flags not."""
+    url = "postgresql://lt:Hunter@SecretPart42/tail#x@127.0.0.1:1/lt"
+    value = url
+    if given == "--to-file":
+        value = str(tmp_path / "target-url")
+        Path(value).write_text(url + "\n", "utf-8")
+    done = run_cli("migrate-db", "--data-dir", str(tmp_path / "data"), given, value)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"lobbytalks: {given}: what comes before the last")
+    assert "SecretPart42" not in done.stdout + done.stderr and "Traceback" not in done.stderr

@@ -222,11 +222,18 @@ def _migration_target(args: argparse.Namespace, settings) -> str:
 
     from ..settings import POSTGRESQL_URL_PREFIXES
 
+    from ..setting_rules import refuse_unescaped_userinfo
+
     if args.to_file:
         url = Path(args.to_file).read_text("utf-8").strip()
     else:
         url = args.to or settings.database_url
-    return url if url.startswith(POSTGRESQL_URL_PREFIXES) else ""
+    if not url.startswith(POSTGRESQL_URL_PREFIXES):
+        return ""
+    # As for LOBBYTALKS_DATABASE_URL: the driver would take part of such a password for
+    # the host, and say it in its error.
+    refuse_unescaped_userinfo("--to-file" if args.to_file else "--to", url)
+    return url
 
 
 @command("migrate-db", "copy the SQLite database into an empty PostgreSQL one and verify "
