@@ -1,6 +1,7 @@
-"""PostgreSQL sessions' time limits: a row left locked (a process frozen mid-write, an
+"""PostgreSQL sessions' limits and losses: a row left locked (a process frozen mid-write, an
 admin's psql session) costs the requests that need it a prompt 503, not every worker thread
-for as long as it stays locked; migrations wait as long as they must.
+for as long as it stays locked; migrations wait as long as they must; a connection lost in
+the middle of a transaction is one line in the log.
 
 SQLite has no such limits to test, so this runs once (the default pass) against the
 session's throwaway PostgreSQL.
@@ -80,3 +81,21 @@ def test_a_row_left_locked_costs_its_requests_a_503_and_no_one_elses(pg_url, tmp
     claimed = agent.claim(topic)
     assert claimed.status_code == 200, claimed.get_json()
     app.config["LOBBYTALKS"].db.close()
+
+
+def test_a_connection_lost_inside_a_transaction_is_logged_in_one_line(pg_url, caplog):
+    """Each request of a restart logged a 30-line traceback beside its warning."""
+    database = PostgresDatabase(pg_url, max_size=2)
+    try:
+        with pytest.raises(Exception):
+            with database.transaction() as conn:
+                pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+                with psycopg.connect(pg_url, autocommit=True) as admin:
+                    admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                conn.execute("SELECT 1")  # the server has ended this connection
+        said = [r for r in caplog.records if "ROLLBACK failed" in r.getMessage()]
+        assert len(said) == 1 and said[0].levelname == "WARNING"
+        assert said[0].exc_info is None and "\n" not in said[0].getMessage()
+        assert database.value("SELECT 1") == 1  # the pool gave a working one next
+    finally:
+        database.close()

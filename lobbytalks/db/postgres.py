@@ -199,7 +199,8 @@ class PostgresDatabase(TransactionalDatabase):
         try:
             if conn.in_transaction:
                 conn.raw.rollback()
-        except Exception:
-            log.exception("ROLLBACK failed; returning a broken connection to the pool")
+        except Exception as exc:  # the connection is gone (a restart, an outage): one line
+            log.warning("ROLLBACK failed, the connection is given up: %s: %s",
+                        type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
             self._local.conn = None
             self.pool.putconn(conn.raw)
