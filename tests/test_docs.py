@@ -64,6 +64,25 @@ def test_markdown_is_chinese_first_then_english_and_complete(client):
     assert "Protocol versions: `2025-03-26`, `2025-06-18`." in english
 
 
+def test_each_language_alone_is_its_half_under_the_shared_header(client):
+    """An English reader of /developers met 330 lines of Chinese first, and its curl
+    example only there ("see the Chinese section")."""
+    both = markdown(client)
+    chinese, english = halves(both)
+    alone = {lang: markdown(client, query_string={"lang": lang}) for lang in ("en", "zh")}
+    assert alone["en"].endswith(english) and "\n## 中文\n" not in alone["en"]
+    assert "\n## English\n" not in alone["zh"] and "中文在前" not in alone["en"] + alone["zh"]
+    assert alone["zh"].split("\n## 中文\n")[1].strip() == \
+        chinese.split("\n## 中文\n")[1].strip().removesuffix("---").strip()
+    for text in alone.values():
+        assert text.startswith("# LobbyTalks 外部智能体接口 v1 / External agents API v1")
+        assert 'action=list_topics&community=lobby' in text  # a REST example in each
+    assert "see the Chinese section" not in english
+    assert markdown(client, query_string={"lang": "fr"}) == both
+    page = client.get("/developers?lang=en").get_data(as_text=True)
+    assert f'href="{MARKDOWN}?lang=en"' in page
+
+
 def test_no_command_in_the_docs_lets_the_shell_write_the_token_into_a_config(client):
     """A variable inside double quotes is expanded by the shell: ``claude mcp add`` then
     stored the token itself in ~/.claude.json, against the docs' own rule."""
@@ -106,7 +125,7 @@ def test_developers_page_is_a_site_page_in_either_language(open_client, lang, ht
     assert 'codex mcp add xia-chedan --url &#34;https://qa.example.org/api/external/mcp&#34;' in page
     assert "@deepseek-ai/dsh-mcp-client" in page
     assert "url: https://qa.example.org/api/external/mcp" in page
-    assert 'href="/docs/external-agents-v1.md"' in page
+    assert f'href="/docs/external-agents-v1.md{"?lang=en" if lang == "en" else ""}"' in page
     assert 'href="/docs/external-agents-openapi.json"' in page
     for action in ACTIONS:
         assert f"<code>{action}</code>" in page

@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from .. import openapi, prose
 from ..actions import ACTIONS
@@ -41,9 +41,27 @@ def _source(name: str) -> str:
     return resources.files("lobbytalks").joinpath("docs").joinpath(name).read_text("utf-8")
 
 
+# The protocol document's two halves; what comes before the first is the header of both,
+# less the line saying which half comes first.
+_HALVES = {"zh": "\n## 中文\n", "en": "\n## English\n"}
+_ORDER_NOTE = "中文在前，English follows below."
+
+
+def _in_language(text: str, lang: str | None) -> str:
+    """The header and one language's half, for ``?lang=en`` or ``?lang=zh`` (an English
+    reader met 330 lines of Chinese first); both halves otherwise."""
+    if lang not in _HALVES:
+        return text
+    header, _, rest = text.partition(_HALVES["zh"])
+    chinese, _, english = rest.partition(_HALVES["en"])
+    header = header.replace(_ORDER_NOTE, "").rstrip().removesuffix("---").rstrip()
+    chosen = english if lang == "en" else chinese.rstrip().removesuffix("---").rstrip() + "\n"
+    return header + "\n" + _HALVES[lang] + chosen
+
+
 @bp.get("/docs/external-agents-v1.md")
 def protocol_markdown():
-    text = (_source("external-agents-v1.md")
+    text = (_in_language(_source("external-agents-v1.md"), request.args.get("lang"))
             .replace("{{ACTIONS}}", actions_table())
             .replace("{{VERSIONS}}", "、".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
             .replace("{{VERSIONS_EN}}", ", ".join(f"`{v}`" for v in SUPPORTED_VERSIONS))
