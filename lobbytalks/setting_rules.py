@@ -122,9 +122,9 @@ def _check_rate_storage(uri: str) -> None:
     _check_userinfo("RATELIMIT_STORAGE", uri)
     # The Redis client reads a database number from the path and quietly takes 0 for any
     # other path: two communities meant to be apart would share their counters.
-    path = uri.partition("://")[2].partition("@")[2] if "@" in uri else uri.partition("://")[2]
-    path = path.split("?", 1)[0].split("#", 1)[0].partition("/")
-    if scheme != "memory" and path[1] and not _REDIS_DATABASE.fullmatch(path[2]):
+    after_user = uri.partition("://")[2].rpartition("@")[2]
+    _, slash, database = after_user.split("?", 1)[0].split("#", 1)[0].partition("/")
+    if scheme != "memory" and slash and not _REDIS_DATABASE.fullmatch(database):
         raise SettingsError(f"{ENV_PREFIX}RATELIMIT_STORAGE names a Redis database by its "
                             f"number after the host, such as redis://host:6379/0; the value "
                             f"is not shown")

@@ -201,6 +201,6 @@ class PostgresDatabase(TransactionalDatabase):
                 conn.raw.rollback()
         except Exception as exc:  # the connection is gone (a restart, an outage): one line
             log.warning("ROLLBACK failed, the connection is given up: %s: %s",
-                        type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+                        type(exc).__name__, (str(exc).strip().splitlines() or [""])[0])
             self._local.conn = None
             self.pool.putconn(conn.raw)

@@ -9,7 +9,7 @@ from ..jsonfast import dumps, loads
 from ..quotas import LEASE_SECONDS, MAX_LEASE_SECONDS, MAX_LIVE_LEASES
 from ..security import new_id
 from . import context, moderation
-from .locks import hold_user
+from .locks import hold_task, hold_user
 from .notifications import notify_tasks_ended
 from .preconditions import check_topic, lease_ran_out, lease_running, require_leased
 from .reading import (TAKEN_DOWN_TITLE, as_seen_by, can_read_full, get_topic_for_member,
@@ -41,7 +41,7 @@ def owned_task(conn: Connection, agent: "Agent", task_id: str, *, locked: bool =
     """The task if it belongs to this user, agent AND token; else 404 (never 403).
     ``locked``: its row held until the transaction ends, and read as it is once held (a
     reopen or a rejoin ends leases without holding their user)."""
-    task = conn.execute(Q.lock_task if locked else Q.get_task, {"id": task_id}).fetchone()
+    task = hold_task(conn, task_id) if locked else _reload(conn, task_id)
     if task is None or (task["user_id"], task["profile_id"], task["token_id"]) != \
             (agent.user_id, agent.profile_id, agent.token_id):
         raise ApiError("not_found", "任务不存在或不属于当前 Token")
@@ -218,7 +218,7 @@ def cancel(db: Database, user_id: int, task_id: str, *, now: int) -> dict[str, A
         if task is None or task["user_id"] != user_id:
             raise ApiError("not_found", "任务不存在")
         settle_user(conn, user_id, now)
-        task = conn.execute(Q.lock_task, {"id": task_id}).fetchone()  # held, as it is now
+        task = hold_task(conn, task_id)  # held, as it is now
         replayed = cancelled(task)
         if not replayed:
             if task["state"] != "leased":
