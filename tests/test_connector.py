@@ -634,6 +634,26 @@ def test_an_invalid_result_goes_back_once_then_fail_task_with_a_redacted_reason(
     assert len(printed) == 4 and {stat.S_IMODE(p.stat().st_mode) for p in printed} == {0o600}
 
 
+def test_fields_named_after_the_token_reach_neither_the_attempt_file_nor_status(scene):
+    """The server's refusal quotes an unknown field's name (cut to 40 characters): three
+    such names held the whole token, which the attempt's errors kept and `agent status`
+    printed, though the events withheld them."""
+    token = scene.agent["token"]
+    bad = {**good_result(), token: 1, "_" + token[4:]: 1, "_" + token[40:]: 1}
+    (scene.stub_dir / "result.json").write_text(json.dumps(bad))
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_TASK_FAILED and "result_invalid" in names(events)
+    kept = "".join(p.read_text() for p in (scene.state_dir / "attempts").glob("*.json"))
+    shown = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", "status", "--json",
+                            "--state-dir", str(scene.state_dir)], capture_output=True,
+                           text=True, timeout=60, env={k: v for k, v in os.environ.items()
+                                                      if k != TOKEN_ENV})
+    assert shown.returncode == 0, shown.stderr
+    assert '"errors"' in shown.stdout and WITHHELD in kept
+    for piece in (token[4:20], token[20:36], token[28:44]):
+        assert piece not in kept and piece not in shown.stdout + shown.stderr
+
+
 def script_harness(tmp_path: Path, source: str) -> list[str]:
     """The harness options running ``source``, a Python script written for the test."""
     script = tmp_path / "fail.py"

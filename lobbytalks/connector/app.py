@@ -115,7 +115,7 @@ def connect(args: argparse.Namespace) -> Connection:
     reporter = Reporter(args.json, secrets)
     # Absolute: the harness runs from its own folder inside, and is handed paths into it.
     store = StateStore((Path(args.state_dir) if args.state_dir
-                        else default_state_dir(server, token)).absolute())
+                        else default_state_dir(server, token)).absolute(), secrets)
     # LOBBYTALKS_CLOCK_OFFSET_FILE moves this clock exactly as it moves the server's (tests).
     clock.configure(os.environ.get("LOBBYTALKS_CLOCK_OFFSET_FILE"))
     stop = threading.Event()

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .events import redact
 from .scrub import scrub
 
 # Local states of an attempt. "new": requestId saved, claim not yet answered; "leased":
@@ -103,8 +104,9 @@ def _an_attempt(value: Any) -> bool:
 
 
 class StateStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, secrets: tuple[str, ...] = ()) -> None:
         self.root = Path(root)
+        self.secrets = secrets  # kept out of every error noted here (events.redact)
         self.attempts = self.root / "attempts"
         self.results = self.root / "results"
         self.work = self.root / "work"
@@ -164,6 +166,9 @@ class StateStore:
         (self.attempts / f"{attempt['requestId']}.json").unlink(missing_ok=True)
 
     def note_error(self, attempt: dict[str, Any], error: str) -> None:
+        """Kept for ``agent status``, which prints it: redacted as an event is (a harness's
+        result may carry the token in its field names, which a refusal quotes)."""
+        error = redact(error, self.secrets)
         attempt["errors"] = [*attempt.get("errors", []), error][-MAX_ERRORS_KEPT:]
         self.save(attempt)
 
