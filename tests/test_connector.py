@@ -1832,6 +1832,39 @@ def test_a_misspelt_script_in_the_harness_command_is_said_before_anything_is_cla
         error["message"]
 
 
+def test_a_harness_program_gone_while_running_stops_the_run_before_the_next_claim(
+        scene, tmp_path):
+    """Moved away during an upgrade, the program failed each question claimed meanwhile,
+    and each was counted as tried and against the day's budget; the start's check alone
+    saw nothing of it."""
+    program = tmp_path / "bin" / "python-for-the-harness"
+    program.parent.mkdir()
+    program.symlink_to(sys.executable)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community,
+                           harness=["--harness", "command",
+                                    "--harness-command", f"{program} {scene.stub}"])
+    wait_for(lambda: scene.messages(), what="the first question to be answered")
+    program.unlink()  # the upgrade begins
+    later = scene.world.ask(scene.asker, "升级期间来的新问题会被领取吗？", community=scene.community)
+    code, events = scene.finish(proc)
+    assert code == EXIT_TASK_FAILED, events
+    assert "harness executable not found" in [e for e in events if e["event"] == "error"][-1][
+        "message"]
+    assert scene.world.query("SELECT COUNT(*) FROM tasks WHERE topic_id = :topic",
+                             {"topic": later})[0][0] == 0
+
+
+def test_a_harness_script_that_is_not_executable_is_named_so(scene, tmp_path):
+    """`run` said "not found" of a file that is there; `doctor` said what it is."""
+    script = tmp_path / "research-without-x.py"
+    script.write_text(Path(scene.stub).read_text())
+    script.chmod(0o644)
+    code, events = scene.finish(scene.run_once(harness=[
+        "--harness", "command", "--harness-command", str(script)]))
+    assert code == EXIT_TASK_FAILED and scene.tasks() == [], events
+    assert f"the harness program {script} is not executable" in events[-1]["message"]
+
+
 def test_an_empty_token_file_is_no_token(scene, tmp_path):
     empty = tmp_path / "token"
     empty.write_text("\n")

@@ -185,14 +185,9 @@ def working(args: argparse.Namespace) -> Connection:
     :raise StateInUse: another connector holds the folder.
     """
     conn = connect(args)
-    harness, path = conn.runner.harness, conn.runner.env.get("PATH")
-    if harness.found(path) is None:  # may come back (an upgrade under way): not final, 1
-        raise LocalFault(f"harness executable not found: {harness.executable() or '(none)'} "
-                         f"(PATH={path or ''}); give its folder in PATH or its full path")
-    missing = harness.missing_scripts()  # a typo would fail, and use up, question after question
-    if missing:
-        raise LocalFault(f"the harness command names a script that is not there: "
-                         f"{', '.join(missing)} (relative names start from {harness.start})")
+    problem = conn.runner.harness.unusable(conn.runner.env.get("PATH"))
+    if problem:  # may come back (an upgrade under way): not final, 1
+        raise LocalFault(problem)
     try:
         conn.store.open().make_private().lock()
     except OSError as exc:

@@ -105,6 +105,23 @@ class HarnessConfig:
         program = self.executable()
         return shutil.which(program, path=path) if program else None
 
+    def unusable(self, path: str | None) -> str | None:
+        """Why the harness cannot be started now, if it cannot: its program is not on
+        ``path`` (or not executable), or a script its command names is not there. Each
+        question claimed meanwhile would fail, and use up its try."""
+        program = self.executable()
+        if self.found(path) is None:
+            if os.sep in program and os.path.isfile(program):
+                return f"the harness program {program} is not executable (chmod +x it, or " \
+                       "name its interpreter first)"
+            return (f"harness executable not found: {program or '(none)'} "
+                    f"(PATH={path or ''}); give its folder in PATH or its full path")
+        missing = self.missing_scripts()
+        if missing:
+            return (f"the harness command names a script that is not there: "
+                    f"{', '.join(missing)} (relative names start from {self.start})")
+        return None
+
     def version_argv(self) -> list[str] | None:
         return None if self.kind == "command" else [self.kind, "--version"]
 

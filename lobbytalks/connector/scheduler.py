@@ -151,6 +151,10 @@ class Scheduler:
                            budget=self.plan.daily_budget)
             return self._check_token_while_waiting()
         self._said_waiting = None
+        problem = self.runner.harness.unusable(self.runner.env.get("PATH"))
+        if problem:  # gone since the start (an upgrade): the run stops, as at its start
+            self._fatal = LocalFault(problem)
+            return
         try:
             chosen = self.candidates()[:min(slots, left)]
         except TokenRejected as exc:
