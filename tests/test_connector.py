@@ -30,7 +30,7 @@ from conftest import LiveServer, advance, free_port, good_result, open_database,
 from lobbytalks.connector.commands import (EXIT_BUSY, EXIT_OK, EXIT_TASK_FAILED, EXIT_TOKEN,
                                            EXIT_UNREACHABLE)
 from lobbytalks.connector.events import EVENTS, WITHHELD
-from lobbytalks.connector.harness import HarnessConfig
+from lobbytalks.connector.harness import HarnessConfig, scrubbed_env
 from lobbytalks.connector.prompt import limits_in_words, result_schema
 from lobbytalks.connector.state import StateStore
 from lobbytalks.connector.submission import submission
@@ -2111,3 +2111,26 @@ def test_finished_attempts_lose_their_files_after_two_weeks_but_stay_tried(scene
     assert pruned["attempts"] == 1
     assert not work.exists() and not result.exists() and path.is_file() and outside.is_dir()
     assert "chosen" not in names(events) and len(scene.messages()) == 1  # not tried again
+
+
+@pytest.mark.parametrize("before", [None, "/opt/mine/lib"])
+def test_the_single_executables_library_path_and_markers_stay_out_of_the_harness(
+        monkeypatch, before):
+    """Its launcher points LD_LIBRARY_PATH at the unpacked libraries, which the harness's own
+    curl and git loaded, and sets _PYI_* for its own child; the harness gets what was set
+    before it (PyInstaller keeps it as LD_LIBRARY_PATH_ORIG), or nothing."""
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/tmp/_MEIabc123" + (f":{before}" if before else ""))
+    if before:
+        monkeypatch.setenv("LD_LIBRARY_PATH_ORIG", before)
+    else:
+        monkeypatch.delenv("LD_LIBRARY_PATH_ORIG", raising=False)
+    monkeypatch.setenv("_PYI_APPLICATION_HOME_DIR", "/tmp/_MEIabc123")
+    monkeypatch.setenv("_PYI_PARENT_PROCESS_LEVEL", "1")
+    monkeypatch.setenv("HOME_OF_MY_TOOLS", "/opt/mine")
+    env = scrubbed_env("lbt_" + "x" * 40, "XIA_CHEDAN_AGENT_TOKEN")
+    assert env.get("LD_LIBRARY_PATH") == before and "LD_LIBRARY_PATH_ORIG" not in env
+    assert not [k for k in env if k.startswith("_PYI_")]
+    assert env["HOME_OF_MY_TOOLS"] == "/opt/mine"
+    monkeypatch.setattr(sys, "frozen", False)  # installed with pip: nothing is changed
+    assert scrubbed_env("lbt_" + "x" * 40, "XIA_CHEDAN_AGENT_TOKEN")["_PYI_PARENT_PROCESS_LEVEL"] == "1"

@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,27 @@ def scrubbed_env(token: str, token_env: str) -> dict[str, str]:
     """The connector's environment without any Agent Token: its own, and another agent's
     kept beside it (``XIA_CHEDAN_AGENT_TOKEN`` while --token-env names another variable),
     which the harness could otherwise read and publish."""
-    return {k: v for k, v in os.environ.items()
-            if k != token_env and k not in TOKEN_HOMES and token not in v
-            and not agent_tokens_in(v) and not k.startswith("LOBBYTALKS_AGENT_")}
+    return outside_the_bundle({k: v for k, v in os.environ.items()
+                               if k != token_env and k not in TOKEN_HOMES and token not in v
+                               and not agent_tokens_in(v)
+                               and not k.startswith("LOBBYTALKS_AGENT_")})
+
+
+def outside_the_bundle(env: dict[str, str]) -> dict[str, str]:
+    """The environment as it was before the single executable's launcher changed it: it
+    points LD_LIBRARY_PATH at its unpacked libraries (older ones than the system's, built
+    on the oldest supported system), which the harness's own curl, git or ssh would load,
+    and sets _PYI_* for its own child, which a harness built with PyInstaller would take
+    for its own. Run from an installed package, nothing changes."""
+    if not getattr(sys, "frozen", False):
+        return env
+    env = {k: v for k, v in env.items() if not k.startswith("_PYI_") and k != "_MEIPASS2"}
+    original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+    if original is None:
+        env.pop("LD_LIBRARY_PATH", None)
+    else:
+        env["LD_LIBRARY_PATH"] = original
+    return env
 
 
 def tokens_in_environment() -> tuple[str, ...]:
