@@ -151,9 +151,7 @@ class Scheduler:
                            budget=self.plan.daily_budget)
             return self._check_token_while_waiting()
         self._said_waiting = None
-        problem = self.runner.harness.unusable(self.runner.env.get("PATH"))
-        if problem:  # gone since the start (an upgrade): the run stops, as at its start
-            self._fatal = LocalFault(problem)
+        if self._harness_gone():
             return
         try:
             chosen = self.candidates()[:min(slots, left)]
@@ -184,6 +182,14 @@ class Scheduler:
             self.store.count_run(today, attempt)
             self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
             self._start(attempt)
+
+    def _harness_gone(self) -> bool:
+        """Whether the harness can no longer be started (moved away by an upgrade): the run
+        stops, as it would not have started, before claiming what would fail."""
+        problem = self.runner.harness.unusable(self.runner.env.get("PATH"))
+        if problem:
+            self._fatal = LocalFault(problem)
+        return problem is not None
 
     def _say_once(self, event: str, message: str, day: str = "", **fields: Any) -> None:
         """Why nothing is started, said when it begins (not at every poll: a log line a
