@@ -222,6 +222,34 @@ def test_an_answer_trickling_in_is_given_up_on_as_a_whole(fakes):
     assert time.monotonic() - started < 60
 
 
+def test_headers_trickling_in_are_given_up_on_with_the_answer_s_deadline(fakes):
+    """The deadline covered the body only: a server (or a proxy) sending its status line
+    and then a header every 0.2 s never tripped the socket's timeout, and http.client reads
+    up to 100 headers, each a further wait; every try took as long as the server liked."""
+    stop = threading.Event()
+
+    def trickle(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        try:
+            for n in range(600):
+                if stop.wait(0.2):
+                    return
+                handler.wfile.write(f"X-Slow-{n}: 1\r\n".encode())
+                handler.wfile.flush()
+        except OSError:
+            pass
+    said: list[str] = []
+    started = time.monotonic()
+    try:
+        with pytest.raises(Unreachable, match="the answer took more than 1 s"):
+            Client(fakes(trickle).url, TOKEN, timeout=0.5, retries=1, backoff=0.01,
+                   on_retry=lambda why, delay: said.append(why)).list_topics()
+    finally:
+        stop.set()
+    assert time.monotonic() - started < 10
+    assert said == ["the answer took more than 1 s"]
+
+
 def test_terminal_controls_in_a_servers_words_never_reach_the_terminal():
     words = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mfake: all good\x1b[0m \x9b31m"
     for json_lines in (False, True):

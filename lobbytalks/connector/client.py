@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from .. import __version__
 from . import answers
+from .transport import OPENER, AnswerDeadline
 
 TRANSIENT_STATUSES = (502, 503, 504)
 MAX_RETRY_AFTER = 300
@@ -57,17 +58,6 @@ class Unreachable(Exception):
 
 class AnswerLost(Exception):
     """A write was sent but its answer never arrived; it may or may not have been stored."""
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """The API redirects nowhere; urllib would resend the token to wherever a 3xx points
-    (another host, plain http). A redirect is answered as the refusal it is instead."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
 
 
 class Client:
@@ -127,7 +117,7 @@ class Client:
         """The server's own health answer, ``{"ok": true}``: a proxy's page or a login
         form that answers 200 at any address is no LobbyTalks server."""
         try:
-            with _OPENER.open(self.base + "/healthz", timeout=self.timeout) as r:
+            with OPENER.open(self.base + "/healthz", timeout=self.timeout) as r:
                 return r.status == 200 and json.loads(r.read(64)) == {"ok": True}
         except (urllib.error.URLError, OSError, HTTPException, ValueError):
             return False
@@ -143,10 +133,11 @@ class Client:
               ) -> dict[str, Any]:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
+            deadline = AnswerDeadline(ANSWER_TIMEOUTS * self.timeout)
             try:
-                with _OPENER.open(self._request(method, path, body),
-                                  timeout=self.timeout) as response:
-                    return _answer(response.status, self._read(response))
+                with deadline, OPENER.open(self._request(method, path, body),
+                                            timeout=self.timeout) as response:
+                    return _answer(response.status, self._read(response, deadline))
             except urllib.error.HTTPError as exc:
                 status, payload = exc.code, _json_or_empty(exc)
                 retry_after, location = exc.headers.get("Retry-After"), exc.headers.get("Location")
@@ -163,6 +154,8 @@ class Client:
                 self._unless_stopping()
                 self.on_retry(f"HTTP {status}", delay)
             except (urllib.error.URLError, OSError, HTTPException) as exc:
+                if deadline.passed:  # not the server's reset: ours, at the deadline
+                    exc = TimeoutError(f"the answer took more than {deadline.seconds:g} s")
                 if isinstance(_reason(exc), ssl.SSLError):  # the same at every try
                     raise Unreachable(_tls_failure(self.base, _reason(exc))) from None
                 if not (replay_safe or _never_sent(exc)):
@@ -182,20 +175,19 @@ class Client:
         if self.sleep(0):
             raise Unreachable("stopped before trying again") from None
 
-    def _read(self, response: Any) -> bytes:
-        """The whole answer, within MAX_RESPONSE_BYTES and a deadline for all of it: the
-        socket's timeout alone lets a server trickling a byte at a time hold the connector."""
-        allowed = ANSWER_TIMEOUTS * self.timeout
-        deadline = time.monotonic() + allowed
+    def _read(self, response: Any, deadline: AnswerDeadline) -> bytes:
+        """The whole answer, within MAX_RESPONSE_BYTES and the exchange's deadline: the
+        socket's timeout alone lets a server trickling a byte at a time hold the connector.
+        What ends at the deadline ends as if the server had closed: it is no answer."""
         chunks, size = [], 0
         while chunk := response.read1(READ_CHUNK):  # what has come: read() waits for all
             size += len(chunk)
             if size > MAX_RESPONSE_BYTES:
                 raise ProtocolError(response.status, "response_too_large",
                                     f"the server's answer passed {MAX_RESPONSE_BYTES} bytes")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the answer took more than {allowed:g} s")
             chunks.append(chunk)
+        if deadline.passed:
+            raise TimeoutError(f"the answer took more than {deadline.seconds:g} s")
         return b"".join(chunks)
 
     def _refuse_unless_transient(self, status: int, payload: dict[str, Any]) -> None:
