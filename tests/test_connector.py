@@ -1425,6 +1425,20 @@ def test_a_malformed_server_address_is_a_usage_error(tmp_path, server):
     assert not (tmp_path / "s").exists()
 
 
+def test_a_server_address_with_a_password_is_refused_without_repeating_it(tmp_path):
+    """`run` went on and said the address, password and all, in its errors."""
+    server = "http://someone:s3cretpw@127.0.0.1:9"
+    for command in ("run", "doctor"):
+        r = subprocess.run([sys.executable, "-m", "lobbytalks", "agent", command, "--server",
+                            server, "--state-dir", str(tmp_path / "s")],
+                           env={**os.environ, TOKEN_ENV: "lbt_" + "x" * 46},
+                           capture_output=True, text=True, timeout=60)
+        assert "--server must not hold a user or password" in r.stdout + r.stderr, r.stderr
+        assert "s3cretpw" not in r.stdout + r.stderr and "Traceback" not in r.stderr
+        assert r.returncode == (2 if command == "run" else 1)
+    assert not (tmp_path / "s").exists()
+
+
 # --- local faults never leave a lease silent ------------------------------------------------
 
 @pytest.mark.parametrize("command", ["./research.py", f"{sys.executable} research.py"])

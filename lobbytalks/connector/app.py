@@ -65,6 +65,9 @@ def need_server(args: argparse.Namespace) -> str:
         raise UsageError("no server: pass --server URL or set LOBBYTALKS_AGENT_SERVER")
     if not args.server.startswith(("http://", "https://")):
         raise UsageError("--server must be an http:// or https:// address")
+    if "@" in args.server.partition("://")[2].split("/", 1)[0]:  # its errors would repeat it
+        raise UsageError("--server must not hold a user or password (http://host:port): the "
+                         "Agent Token is the only credential; the value is not shown")
     if origin_of(args.server, path_allowed=True) is None:  # "http://[::1", a port "port"
         raise UsageError(f"--server is not a server address (http://host:port): "
                          f"{args.server!r}")
