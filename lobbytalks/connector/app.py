@@ -245,6 +245,8 @@ def answer(args: argparse.Namespace) -> int:
     except Stopped:
         return EXIT_OK
     except (TokenRejected, Unreachable) as exc:
+        if isinstance(exc, TokenRejected):  # `agent status` says why it stopped here
+            conn.store.note_token_rejected(attempt, exc.code)
         code = _exit_for(conn, exc)  # EXIT_OK for a stop while the server was away
         return EXIT_TASK_FAILED if code is None else code
     except Exception as exc:  # said as the run loop says it, not as a traceback

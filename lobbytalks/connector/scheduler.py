@@ -236,8 +236,7 @@ class Scheduler:
             pass
         except (TokenRejected, Unreachable) as exc:
             if isinstance(exc, TokenRejected):  # `agent status` says why it stopped here
-                self.store.note_error(attempt, f"token rejected ({exc.code}): revoked, "
-                                      "rotated or expired; the server ends its tasks")
+                self.store.note_token_rejected(attempt, exc.code)
             with self._lock:
                 self._fatal = self._fatal or exc
             self.stop.set()  # nothing else can work either: stop the loop, keep the state

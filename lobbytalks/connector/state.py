@@ -172,6 +172,11 @@ class StateStore:
         attempt["errors"] = [*attempt.get("errors", []), error][-MAX_ERRORS_KEPT:]
         self.save(attempt)
 
+    def note_token_rejected(self, attempt: dict[str, Any], code: str) -> None:
+        """Why the attempt stopped where it did, for ``agent status``."""
+        self.note_error(attempt, f"token rejected ({code}): revoked, rotated or expired; "
+                        "the server ends its tasks")
+
     def all_attempts(self) -> list[dict[str, Any]]:
         return self.read_attempts()[0]
 
