@@ -127,16 +127,16 @@ class PostgresDatabase(TransactionalDatabase):
         self.after_commit: list[Callable[[], None]] = []
         self._local = threading.local()
         self.unreachable = False  # the last checkout timed out; cleared by the next success
+        kwargs = connection_kwargs(url)
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout,
                                    reconnect_timeout=RECONNECT_WINDOW,
-                                   kwargs=connection_kwargs(url), configure=configure_connection,
+                                   kwargs=kwargs, configure=configure_connection,
                                    open=False, name="lobbytalks")
         try:
             # One plain connection first: unreachable or refused, it says why in one error,
             # where the pool would log a warning for each retry and then only time out.
             import psycopg
-            psycopg.connect(url, connect_timeout=max(1, round(timeout)),
-                            **connection_kwargs(url)).close()
+            psycopg.connect(url, connect_timeout=max(1, round(timeout)), **kwargs).close()
             self.pool.open(wait=True, timeout=timeout)
         except Exception as exc:
             self.pool.close()
