@@ -7,10 +7,12 @@ heartbeats and the 2-hour limit are driven by moving it, never by sleeping for m
 """
 from __future__ import annotations
 
+import ast
 import itertools
 import errno
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -171,6 +173,8 @@ class Scene:
         self.outputs += [out, err]
         events = [json.loads(line) for line in out.splitlines() if line.strip()]
         assert {e["event"] for e in events} <= EVENTS
+        documented = documented_event_fields()
+        assert [e for e in events if not e.keys() <= documented[e["event"]]] == []
         return proc.returncode, events
 
     def kill(self, proc: subprocess.Popen) -> None:
@@ -214,7 +218,6 @@ class Scene:
 def readme_harness_fields() -> dict[str, list[str]]:
     """The README's table of what a harness reads: each top-level field, with the names its
     row lists after the colon (or all of them) for the parts that are objects."""
-    import re
     readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
     table = readme.split("It reads **one JSON document on stdin**", 1)[1].split("It prints", 1)[0]
     fields: dict[str, list[str]] = {}
@@ -1100,7 +1103,6 @@ def test_readable_progress_lines_without_json(scene):
 
 
 def test_the_connector_never_imports_flask_or_the_servers_database_code():
-    import ast
     forbidden = ("flask", "werkzeug", "waitress", "lobbytalks.db", "lobbytalks.services",
                  "lobbytalks.blueprints", "lobbytalks.runtime")
     folder = Path(__file__).resolve().parent.parent / "lobbytalks" / "connector"
@@ -1117,10 +1119,35 @@ def test_the_connector_never_imports_flask_or_the_servers_database_code():
     assert not [name for name in imported if name.startswith(forbidden)]
 
 
-def test_every_event_name_is_documented_in_the_readme():
+def documented_event_fields() -> dict[str, set[str]]:
+    """The README's events table: each event's name with the fields its row lists."""
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
     section = readme[readme.index("### Events (`--json`)"):readme.index("### As a service")]
-    assert [name for name in sorted(EVENTS) if f"`{name}`" not in section] == []
+    documented = {}
+    for row in re.findall(r"^\| (`.+)\|$", section, re.M):
+        names, _, fields = row.split(" | ")
+        for name in re.findall(r"`(\w+)`", names):
+            documented[name] = {"event", "time", "message", *re.findall(r"`(\w+)`", fields)}
+    return documented
+
+
+def test_every_event_and_field_the_code_says_is_documented_in_the_readme():
+    documented = documented_event_fields()
+    assert sorted(EVENTS - documented.keys()) == [] and sorted(documented.keys() - EVENTS) == []
+    undocumented = []
+    for source in (Path(__file__).resolve().parent.parent / "lobbytalks" / "connector").glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text("utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("emit", "say", "_say_once") and node.args):
+                continue
+            named = node.args[0]
+            choices = [named.body, named.orelse] if isinstance(named, ast.IfExp) else [named]
+            if not all(isinstance(c, ast.Constant) for c in choices):
+                continue  # _say_once's own pass-through: its callers are looked at
+            for event in (c.value for c in choices):
+                undocumented += [(event, k.arg) for k in node.keywords
+                                 if k.arg not in documented[event]]
+    assert undocumented == []
 
 
 def test_budget_and_quiet_hours_start_no_research(scene):
@@ -1809,6 +1836,7 @@ def test_the_harness_is_told_the_moment_it_is_really_stopped_at(scene):
 @pytest.mark.parametrize("first, problem", [
     ("b'I ran out of room before the JSON'", "the result is not a JSON object"),
     ("b'\\xff\\xfe' + result", "the output is not UTF-8 text"),
+    ("b' \\n'", "the harness printed nothing"),
 ])
 def test_output_that_is_no_json_gets_the_second_chance_too(scene, tmp_path, first, problem):
     once_garbled = tmp_path / "garbled.py"

@@ -175,6 +175,9 @@ class HarnessConfig:
             text = _read(files.last_message, "codex wrote no last message")
         else:
             text = _read(files.stdout, "the harness printed nothing")
+        if not text.strip():  # its own message, not "not a JSON object"; the second chance too
+            raise ResultUnreadable("codex wrote an empty last message" if self.kind == "codex"
+                                   else "the harness printed nothing")
         if self.kind == "claude":
             envelope = _parse_object(text, "claude's output is not a JSON object")
             if envelope.get("is_error"):
