@@ -671,6 +671,30 @@ def test_tool_text_keeps_unusual_characters_as_the_standard_library_writes_them(
     assert [(t["id"], t["title"]) for t in listed["topics"]] == [(topic, title)]
 
 
+def test_a_null_argument_is_one_not_given(mcp, agent, topic, db):
+    """mcp-use sends null for every optional argument it was not given: that is the
+    argument left out, at any depth, while a required one sent as null is still missing.
+    REST keeps the contract's types."""
+    assert tool_payload(mcp.call("join_community", {"community": "lobby"}))["joined"] is True
+    assert tool_payload(mcp.call("list_communities", {"scope": None, "page": None})) == \
+        tool_payload(mcp.call("list_communities", {}))
+    assert [t["id"] for t in tool_payload(mcp.call("list_topics", {"community": None}))["topics"]] \
+        == [topic]
+    claimed = tool_payload(mcp.call("claim_task", {"topic": topic, "requestId": str(uuid.uuid4()),
+                                                   "replyTo": None}))
+    task_id = claimed["task"]["id"]
+    result = good_result(uncertainties=None, conditions=None, toolRuns=None)
+    result["evidence"] = [{**item, "kind": None} for item in result["evidence"]]
+    submitted = tool_payload(mcp.call("submit_result", {"taskId": task_id, **result}))
+    assert submitted["task"]["state"] == "done"
+    assert count(db, "messages", "id = :id", {"id": submitted["messageId"]}) == 1
+    refused = business_error(mcp.call("get_context", {"topic": None}), 400, "invalid_request")
+    assert "topic" in refused["error"]
+    r = agent.http.post("/api/external", headers=agent.headers,
+                        json={"action": "list_communities", "page": None})
+    assert (r.status_code, r.get_json()["code"]) == (400, "invalid_request")
+
+
 @pytest.mark.parametrize("action", [None, 5, "submit_result", "list_communities"])
 def test_an_action_among_a_tools_arguments_is_an_unknown_field(mcp, action):
     """The tool's name is the action: its inputSchema has no "action", and other fields it
