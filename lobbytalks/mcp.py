@@ -26,6 +26,7 @@ from .models.jsonrpc import is_response, request_id
 from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
+from .strict_json import nulls_left_out
 from .textrules import HTTP_WHITESPACE
 
 PATH = "/api/external/mcp"
@@ -196,7 +197,7 @@ def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:
     try:
         if "action" in arguments:  # the tool's name is the action; its schema has no such field
             raise ApiError("invalid_request", f"action: {VALIDATION_MESSAGES['extra_forbidden']}")
-        result = run(action, _nulls_left_out(arguments))
+        result = run(action, nulls_left_out(arguments))
     except ApiError as error:
         # The tool ran and refused: a result the model can read and act on, not a
         # protocol error. Same codes and statuses as REST.
@@ -204,19 +205,6 @@ def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:
                    **waiting(error)}
         return tool_result(failure, is_error=True)
     return tool_result(result, is_error=False)
-
-
-def _nulls_left_out(value: Any) -> Any:
-    """A tool's arguments with every ``null`` member of an object left out: some clients
-    send ``null`` for each optional argument they were not given (mcp-use fills in every
-    field of the model it builds from ``inputSchema``), and that means "not given". A null
-    where a value is required is then missing, and refused as such; REST keeps the
-    contract's types to the letter."""
-    if isinstance(value, dict):
-        return {k: _nulls_left_out(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_nulls_left_out(v) for v in value]
-    return value
 
 
 # --- methods -------------------------------------------------------------------------

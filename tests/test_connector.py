@@ -239,6 +239,14 @@ def wait_for(predicate, timeout: float = 20.0, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def process_gone(pid: int) -> bool:
+    """Ended: no such process, or a zombie its parent has not reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def hold(scene: Scene) -> None:
     (scene.stub_dir / "hold").write_text("")
 
@@ -449,9 +457,7 @@ def test_kill_during_research_then_restart_resumes_the_same_task(scene):
 
     restarted = scene.run_once()
     wait_for(lambda: started(scene, 2), what="research to start again")
-    wait_for(lambda: not Path(f"/proc/{orphan}").exists() or
-             Path(f"/proc/{orphan}/stat").read_text().split()[2] == "Z",
-             what="the left-behind harness to be stopped")
+    wait_for(lambda: process_gone(orphan), what="the left-behind harness to be stopped")
     release(scene)
     code, events = scene.finish(restarted)
     assert code == EXIT_OK, events
@@ -617,8 +623,7 @@ def test_a_lease_running_past_two_hours_is_failed_and_the_harness_stopped(scene)
     assert task["state"] == "failed" and "2-hour" in task["error"]
     assert scene.messages() == []
     pid = int((scene.stub_dir / "pid-1").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+    wait_for(lambda: process_gone(pid), what="the harness to stop")
 
 
 def test_an_invalid_result_goes_back_once_then_fail_task_with_a_redacted_reason(scene):
@@ -1046,8 +1051,52 @@ def test_sigterm_stops_the_harness_and_reports_the_task_failed(scene):
     [task] = scene.tasks()
     assert task["state"] == "failed" and "stopped" in task["error"]
     pid = int((scene.stub_dir / "pid-1").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+    wait_for(lambda: process_gone(pid), what="the harness to stop")
+
+
+def start_with_a_daemon(scene: Scene, tmp_path: Path) -> tuple[subprocess.Popen, int]:
+    """A held harness run that started a daemon (double fork, new session, its output
+    closed): the connector, and the daemon's pid."""
+    daemonising = tmp_path / "daemonising.py"
+    daemonising.write_text(STUB.replace("doc = json.load(sys.stdin)\n", (
+        "doc = json.load(sys.stdin)\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        (d / 'daemon-pid').write_text(str(os.getpid()))\n"
+        "        os.closerange(0, 3); time.sleep(120)\n"
+        "    os._exit(0)\n"), 1))
+    hold(scene)
+    proc = scene.connector("run", "--poll-interval", "0.2", "--community", scene.community,
+                           harness=["--harness", "command", "--harness-command",
+                                    f"{sys.executable} {daemonising}"])
+    daemon = wait_for(lambda: (scene.stub_dir / "daemon-pid").exists()
+                      and int((scene.stub_dir / "daemon-pid").read_text() or 0),
+                      what="the harness's daemon to start")
+    assert os.getsid(daemon) != os.getpgid(int((scene.stub_dir / "pid-1").read_text()))
+    return proc, daemon
+
+
+def test_a_stop_also_ends_what_the_harness_started_outside_its_group(scene, tmp_path):
+    """Killing the harness's process group alone left such a daemon running."""
+    proc, daemon = start_with_a_daemon(scene, tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc, timeout=20)
+    assert code == EXIT_OK, events
+    assert scene.tasks()[0]["state"] == "failed"
+    wait_for(lambda: process_gone(daemon), what="the daemon to stop")
+
+
+def test_a_restart_after_a_kill_ends_the_daemon_the_old_harness_started(scene, tmp_path):
+    proc, daemon = start_with_a_daemon(scene, tmp_path)
+    scene.kill(proc)
+    assert not process_gone(daemon)
+    restarted = scene.run_once()
+    wait_for(lambda: started(scene, 2), what="research to start again")
+    wait_for(lambda: process_gone(daemon), what="the left-behind daemon to be stopped")
+    release(scene)
+    code, events = scene.finish(restarted)
+    assert code == EXIT_OK and "leftover_stopped" in names(events), events
 
 
 def test_a_misshapen_list_while_a_harness_runs_is_said_and_the_research_goes_on(scene, proxy):
@@ -1556,8 +1605,7 @@ def test_a_heartbeat_refused_on_a_leased_task_ends_it_instead_of_asking_every_ti
     [task] = scene.tasks()
     assert task["state"] == "failed" and "topic_unavailable" in task["error"], task["error"]
     pid = int((scene.stub_dir / "pid-1").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+    wait_for(lambda: process_gone(pid), what="the harness to stop")
 
 
 def test_a_task_cancelled_on_the_web_stops_its_harness_within_a_minute(scene, proxy):
@@ -1578,8 +1626,7 @@ def test_a_task_cancelled_on_the_web_stops_its_harness_within_a_minute(scene, pr
     [lost] = [e for e in events if e["event"] == "task_lost"]
     assert lost["taskId"] == task["id"] and "research_finished" not in names(events)
     pid = int((scene.stub_dir / "pid-1").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+    wait_for(lambda: process_gone(pid), what="the harness to stop")
     assert scene.messages() == []
 
 
@@ -1624,12 +1671,14 @@ def test_a_harness_printing_without_end_is_stopped_at_16_mib(scene, tmp_path, st
     assert kept.stat().st_size == 16 * 2**20
 
 
-@pytest.mark.parametrize("output", ["", ", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"],
-                         ids=["holding-its-output", "output-elsewhere"])
+@pytest.mark.parametrize("output", [
+    "", ", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL",
+    ", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True",
+], ids=["holding-its-output", "output-elsewhere", "own-session"])
 def test_what_a_harness_left_running_is_stopped_and_its_answer_sent(scene, tmp_path, output):
     """The harness prints its result and exits, leaving a process it started running in
-    its group (holding the harness's output open, or not): the answer is sent all the
-    same, and that process does not outlive the run."""
+    its group (holding the harness's output open, or not) or in a session of its own: the
+    answer is sent all the same, and that process does not outlive the run."""
     leaving = tmp_path / "leaving.py"
     leaving.write_text(
         "import json, os, pathlib, subprocess, sys\n"
@@ -1642,8 +1691,7 @@ def test_what_a_harness_left_running_is_stopped_and_its_answer_sent(scene, tmp_p
     assert code == EXIT_OK, events
     assert [t["state"] for t in scene.tasks()] == ["done"]
     pid = int((scene.stub_dir / "child-pid").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the child to stop")
+    wait_for(lambda: process_gone(pid), what="the child to stop")
 
 
 LEAK = r'''
@@ -1991,8 +2039,7 @@ def test_a_state_folder_failing_between_tasks_stops_the_run_and_fails_the_runnin
     [task] = scene.tasks()
     assert task["state"] == "failed", task
     pid = int((scene.stub_dir / "pid-1").read_text())
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or
-             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", what="the harness to stop")
+    wait_for(lambda: process_gone(pid), what="the harness to stop")
 
 
 def _no_file_writes() -> None:

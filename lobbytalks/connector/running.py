@@ -1,6 +1,10 @@
 """One harness run as a child process: started in its own process group and working
 folder, fed the task document, what it prints copied into files up to ``MAX_OUTPUT_BYTES``,
-and stopped with everything it started."""
+and stopped with everything it started.
+
+"Everything it started" is its process group, and also what left the group (``setsid``, a
+daemon's double fork) and may have outlived the harness: each run's environment carries a
+mark of its own (``RUN_MARK``), inherited by whatever it starts, by which those are found."""
 from __future__ import annotations
 
 import json
@@ -10,6 +14,7 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,8 @@ from .harness import MAX_OUTPUT_BYTES, HarnessConfig, HarnessFailed, RunFiles, o
 PUMP_CHUNK = 64 * 1024
 # How long a finished harness's output may take to arrive before its group is stopped.
 DRAIN_SECONDS = 5.0
+# Names the run in the environment of every process it starts (a random id, no secret).
+RUN_MARK = "LOBBYTALKS_HARNESS_RUN"
 
 
 def process_started(pid: int) -> str | None:
@@ -31,17 +38,55 @@ def process_started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+def marked_processes(mark: str) -> list[int]:
+    """This user's processes started with ``RUN_MARK=mark`` in their environment (Linux's
+    /proc; none where it cannot be read)."""
+    entry = f"\0{RUN_MARK}={mark}\0".encode()
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid != os.getuid():
+                continue
+            with open(f"/proc/{name}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        if entry in b"\0" + environ:
+            found.append(int(name))
+    return found
+
+
+def signal_marked(mark: str | None, sig: int) -> int:
+    """Send ``sig`` to every process of the run marked ``mark``; how many there were."""
+    sent = 0
+    for pid in marked_processes(mark) if mark else ():
+        try:
+            os.kill(pid, sig)
+            sent += 1
+        except OSError:
+            pass
+    return sent
+
+
 def stop_leftover(record: dict[str, Any] | None) -> bool:
     """Stop a harness run a killed connector left behind (``Running.record``): its whole
-    process group, only when that very process still runs. True when one was stopped."""
-    if not record or record.get("started") is None:
+    process group, only when that very process still runs, and whatever it started that
+    still carries its mark. True when anything was stopped."""
+    if not record:
         return False
-    if process_started(record["pid"]) != record["started"]:
-        return False
+    stopped = signal_marked(record.get("mark"), signal.SIGKILL) > 0
+    if record.get("started") is None or process_started(record["pid"]) != record["started"]:
+        return stopped
     try:
         os.killpg(record["pid"], signal.SIGKILL)
     except OSError:
-        return False
+        return stopped
     return True
 
 
@@ -51,6 +96,7 @@ class Running:
     def __init__(self, config: HarnessConfig, document: dict[str, Any], files: RunFiles,
                  env: dict[str, str]) -> None:
         self.config, self.files = config, files
+        self.mark = uuid.uuid4().hex
         self._out = self._err = None
         self._pumps: list[threading.Thread] = []
         self.overflowed = ""  # the file the harness printed too much into
@@ -77,8 +123,8 @@ class Running:
         self._out = open(files.stdout, "wb", opener=owner_only)
         self._err = open(files.stderr, "wb", opener=owner_only)
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=files.cwd, env=env,
-                                     start_new_session=True)
+                                     stderr=subprocess.PIPE, cwd=files.cwd,
+                                     env={**env, RUN_MARK: self.mark}, start_new_session=True)
         # What it prints goes through us, so that the cap holds to the byte: a harness
         # writing straight into the files filled gigabytes between two looks at their size.
         self._pumps = [threading.Thread(target=self._pump, args=(pipe, kept, path.name),
@@ -117,6 +163,7 @@ class Running:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:  # gone already
             pass
+        signal_marked(self.mark, signal.SIGKILL)
 
     def _feed(self, payload: bytes) -> None:
         try:
@@ -127,7 +174,8 @@ class Running:
 
     def record(self) -> dict[str, Any]:
         """What lets a restarted connector find this run again (``stop_leftover``)."""
-        return {"pid": self.proc.pid, "started": process_started(self.proc.pid)}
+        return {"pid": self.proc.pid, "started": process_started(self.proc.pid),
+                "mark": self.mark}
 
     def finished(self) -> bool:
         return self.proc.poll() is not None
@@ -165,6 +213,7 @@ class Running:
         running when it exited by itself."""
         if self.proc.poll() is None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                signal_marked(self.mark, sig)  # also told to end now, not killed after
                 try:
                     os.killpg(self.proc.pid, sig)
                 except ProcessLookupError:
@@ -175,7 +224,7 @@ class Running:
                 except subprocess.TimeoutExpired:
                     continue
         # The group outlives its leader while any member lives (and its id is not given to
-        # another process meanwhile): what is left of it goes now.
+        # another process meanwhile): what is left of it goes now, with what left the group.
         self._kill_group()
         self._drain()
         self._close_files()
