@@ -72,8 +72,8 @@ def _get_context(rt: Runtime, agent: Agent, data: m.GetContext) -> dict[str, Any
 
 
 def _claim_task(rt: Runtime, agent: Agent, data: m.ClaimTask) -> dict[str, Any]:
-    rt.gate.hit(rt.settings.rate_claim, "claim", agent.user_id)
-    return tasks.claim(rt.db, rt.keyring, agent, data, now=clock.now())
+    return tasks.claim(rt.db, rt.keyring, agent, data, now=clock.now(),
+                       count=lambda: rt.gate.hit(rt.settings.rate_claim, "claim", agent.user_id))
 
 
 def _get_task_status(rt: Runtime, agent: Agent, data: m.GetTaskStatus) -> dict[str, Any]:

@@ -311,6 +311,25 @@ def test_claims_limited_per_user(settings):
     assert_external_error(agent.claim(topic), 429, "rate_limited")
 
 
+def test_a_claim_replay_takes_no_place_in_the_claim_rate(settings, db):
+    """A client that lost the answer to its claim sends it again (§6, §8): it asks for
+    nothing new, so a spent claim rate does not keep it from its own task."""
+    from lobbytalks import create_app
+    app = create_app(settings, rate_claim="2/minute")
+    p = joined_person(app)
+    agent = p.new_agent()
+    request_id = str(uuid.uuid4())
+    first = agent.claim(p.ask("第一个问题：SQLite 备份要注意什么？"), request_id).get_json()
+    agent.claim(p.ask("第二个问题：WAL 文件能直接复制吗？"))
+    assert_external_error(agent.claim(p.ask("第三个问题：备份多久做一次？")), 429, "rate_limited")
+    for _ in range(3):
+        again = agent.claim(first["task"]["topic"], request_id)
+        assert again.status_code == 200, again.get_json()
+        assert again.get_json()["replayed"] is True
+        assert again.get_json()["task"] == first["task"]
+    assert count(db, "tasks") == 2
+
+
 def test_reply_to_rules(app, asker, agent, member, db):
     topic = asker.ask()
     first = agent.claim(topic).get_json()["task"]["id"]

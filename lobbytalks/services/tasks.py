@@ -64,8 +64,12 @@ def check_reply_target(conn: Connection, user_id: int, topic: Row,
         raise ApiError("invalid_reply", "定向回应需要先获得此话题的全文资格", status=403)
 
 
-def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: int) -> dict[str, Any]:
-    """Lease a question for research, or replay an earlier claim with the same requestId."""
+def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: int,
+          count: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """Lease a question for research, or replay an earlier claim with the same requestId.
+    ``count`` takes the claim's place in the claim rate (or refuses it), called once the
+    claim is known to be no replay: a client recovering a lost answer, as §6 and §8 ask it
+    to, asks for nothing new."""
     request_id = data.requestId.lower()
     with db.transaction() as conn:
         hold_user(conn, agent.user_id)  # the live-lease cap and requestId replays
@@ -74,6 +78,7 @@ def claim(db: Database, keyring: "Keyring", agent: "Agent", data: Any, *, now: i
                                                        "request_id": request_id}).fetchone()
         if earlier is not None:
             return _replay_claim(conn, keyring, agent, earlier, data)
+        count()
         topic = as_seen_by(get_topic_for_member(conn, data.topic, agent.user_id), None)
         check_topic("claim_task", topic)
         check_reply_target(conn, agent.user_id, topic, data.replyTo)
