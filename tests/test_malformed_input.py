@@ -382,14 +382,6 @@ def test_null_for_an_omittable_field_is_a_400_naming_it_and_writes_nothing(
     assert post(actors, path, {k: v for k, v in body.items() if k != field}).status_code == 200
 
 
-def test_null_tool_argument_is_refused_over_mcp(actors):
-    body = mcp_call("claim_task", {**AGENT_BODIES["claim_task"], "replyTo": None})
-    answer = post(actors, "/api/external/mcp", body).get_json()
-    assert answer["result"]["isError"] is True
-    refusal = json.loads(answer["result"]["content"][0]["text"])
-    assert refusal["code"] == "invalid_request" and refusal["error"].startswith("replyTo: ")
-
-
 # --- what a refusal says -------------------------------------------------------------------
 
 WORDED_REFUSALS = [  # (surface, body, the message or how it starts; its code is invalid_request
