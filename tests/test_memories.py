@@ -6,6 +6,7 @@ import re
 import pytest
 
 from conftest import Person, count, good_result
+from lobbytalks import clock, create_app
 from helpers import assert_web_error
 from qa_helpers import claim_ok, submit_ok
 
@@ -87,6 +88,36 @@ def test_thirty_memories_at_most(answered, db):
     body = agent.post("submit_result", taskId=task, **good_result()).get_json()
     assert "30" in body["memoryNotice"]
     assert count(db, "memories") == 30
+
+
+def test_memory_switch_spends_the_web_write_budget(settings, db):
+    """Off and on again is a write each time: 3,000 in four seconds went through uncounted."""
+    app = create_app(settings.with_overrides(rate_web_write="3/hour"))
+    owner = Person(app).register()
+    agent = owner.new_agent()
+    for enabled in (False, True, False):
+        r = owner.web_post("memory_switch", profile=agent.profile_id, enabled=enabled)
+        assert r.status_code == 200, r.get_json()
+    r = owner.web_post("memory_switch", profile=agent.profile_id, enabled=True)
+    assert_web_error(r, 429, "rate_limited")
+    assert int(r.headers["Retry-After"]) >= 1
+    assert db.value("SELECT memory_enabled FROM profiles WHERE id = :id",
+                    {"id": agent.profile_id}) == 0
+
+
+def test_confirming_a_memory_again_changes_nothing(answered, db, monkeypatch):
+    """Not counted against the write budget, a memory's change can happen once: confirming
+    an active one again is answered as before and writes nothing."""
+    _, owner, _, _ = answered
+    memory = owner.web_get(action="memories").get_json()["memories"][0]["id"]
+    assert owner.web_post("memory_confirm", memory=memory).get_json()["state"] == "active"
+    confirmed = db.value("SELECT updated FROM memories WHERE id = :id", {"id": memory})
+    later = confirmed + 3600
+    monkeypatch.setattr(clock, "now", lambda: later)
+    for _ in range(3):
+        assert owner.web_post("memory_confirm", memory=memory).get_json() == {
+            "ok": True, "id": memory, "state": "active"}
+    assert db.value("SELECT updated FROM memories WHERE id = :id", {"id": memory}) == confirmed
 
 
 def test_reject_and_delete(answered, app, db):

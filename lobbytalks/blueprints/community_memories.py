@@ -12,6 +12,7 @@ from ..models.web import MemoryAction, MemorySwitch
 from ..runtime import runtime
 from ..services import agents, memories
 from .common import ActionTable, ok, read_conn
+from .community import signed_in_write
 
 actions = ActionTable()
 
@@ -34,6 +35,7 @@ for _name in ("memory_confirm", "memory_reject", "memory_delete"):
 
 @actions.post("memory_switch")
 def switch(body: dict[str, Any]) -> Response:
-    user = require_user(request)
-    data = parse_model(MemorySwitch, body)
-    return ok(agents.set_memory(runtime().db, user.id, data.profile, data.enabled))
+    # Counted: turned off and on again it is a write every time. A memory's own change
+    # (confirm, reject, delete) is not: each can happen once to each memory.
+    user, data, rt = signed_in_write(MemorySwitch, body)
+    return ok(agents.set_memory(rt.db, user.id, data.profile, data.enabled))

@@ -32,7 +32,8 @@ UPDATE tokens SET revoked = 1 WHERE profile_id = :profile_id AND revoked = 0;
 UPDATE tokens SET revoked = 1 WHERE id = :id;
 
 -- name: set_memory_enabled
-UPDATE profiles SET memory_enabled = :enabled WHERE id = :id AND user_id = :user_id;
+UPDATE profiles SET memory_enabled = :enabled
+WHERE id = :id AND user_id = :user_id AND memory_enabled <> :enabled;
 
 -- Each of the user's agents' most recent task, for the "last outcome" on /agents: one
 -- index step per agent (tasks_profile_created), however many tasks the user has run.

@@ -37,8 +37,10 @@ ORDER BY m.state DESC, m.created DESC, m.id DESC;
 -- name: get_memory_of_user
 SELECT id, state FROM memories WHERE id = :id AND user_id = :user_id;
 
+-- Confirming one already active changes nothing (and writes nothing).
 -- name: activate_memory
-UPDATE memories SET state = 'active', updated = :now WHERE id = :id AND user_id = :user_id;
+UPDATE memories SET state = 'active', updated = :now
+WHERE id = :id AND user_id = :user_id AND state = 'pending';
 
 -- name: delete_memory
 DELETE FROM memories WHERE id = :id AND user_id = :user_id;
