@@ -89,6 +89,15 @@ REJECTED = [
      400, "invalid_citation"),
     ({"conclusion": "引用了第零个来源 [S0]，编号从 1 开始，所以应当被拒绝，这是测试用的结论。"},
      400, "invalid_citation"),
+    # however a citation is written, each number in it must have its evidence
+    ({"conclusion": "两个来源都说要用在线备份 API 得到一致副本 [S1, S2]，不要直接复制文件。"},
+     400, "invalid_citation"),
+    ({"conclusion": "三个来源都说要用在线备份 API 得到一致副本 [S1-S3]，不要直接复制文件。"},
+     400, "invalid_citation"),
+    ({"conclusion": "来源说要用在线备份 API 得到一致副本 [S 2]，不要直接复制文件，这是结论。"},
+     400, "invalid_citation"),
+    ({"conclusion": "来源说要用在线备份 API 得到一致副本［S2］，不要直接复制文件，这是结论。"},
+     400, "invalid_citation"),
     ({"conclusion": "引用了历史发言 [M1]，所以应当被拒绝，这是测试用的结论文字。"}, 400, "invalid_citation"),
     ({"reasoningSummary": "参见 [M2:S1] 的说法，这种历史引用不被接受。"}, 400, "invalid_citation"),
     ({"evidence": [], "conclusion": NO_CITATION, "reasoningSummary": "太短", "toolRuns": []},
@@ -272,11 +281,24 @@ def test_fragment_is_removed_and_kind_defaults(leased, db):
     assert stored[0]["kind"] == "snippet"
 
 
-def test_citations_within_range_are_accepted(leased):
+@pytest.mark.parametrize("conclusion", [
+    "在线备份 API [S1] 与 WAL 模式 [S2] 配合，可在服务运行时取得一致副本。",
+    "在线备份 API 与 WAL 模式配合，可在服务运行时取得一致副本 [S1, S2]。",
+    "在线备份 API 与 WAL 模式配合，可在服务运行时取得一致副本 [S1-S2]［s 2］。",
+    "在线备份 API 与 WAL 模式配合 [S1][S2]，可在服务运行时取得一致副本 [S 1]。",
+])
+def test_citations_within_range_are_accepted(leased, conclusion):
     two = [evidence(), evidence(url="https://www.sqlite.org/wal.html")]
-    r = submit(leased, evidence=two,
-               conclusion="在线备份 API [S1] 与 WAL 模式 [S2] 配合，可在服务运行时取得一致副本。")
-    assert r.status_code == 200
+    r = submit(leased, evidence=two, conclusion=conclusion)
+    assert r.status_code == 200, r.get_json()
+
+
+def test_a_citation_group_is_named_in_its_refusal(leased):
+    body = submit(leased, conclusion="两个来源都说要用在线备份 API 得到一致副本 [S1，S2]，不要直接复制文件。"
+                  ).get_json()
+    assert body["code"] == "invalid_citation" and "[S1，S2]" in body["error"], body
+    assert body["error"].startswith("[S2] ")
+
 
 
 def test_only_ascii_digits_make_a_citation(leased):

@@ -15,12 +15,13 @@ from ..screening import refuse_secrets
 from ..security import parse_retrieved_at
 from ..textrules import js_length, js_trim
 from ..urlpolicy import check_source_url, source_identity
-from .common import SOURCE_REF
+from .common import CITED_GROUP
 
 PROVENANCE = "external-self-reported"
 MIN_SUPPORT = 30
 EMPTY_MEANS_ABSENT = ("uncertainties", "conditions", "toolRuns")
 _MESSAGE_REF = re.compile(r"\[M[0-9]+(?::S[0-9]+)?\]", re.IGNORECASE)
+
 
 
 def normalise(data: Any, *, now: int) -> dict[str, Any]:
@@ -122,10 +123,12 @@ def citation_refusals(texts: list[str], source_count: int) -> list[ApiError]:
         if _MESSAGE_REF.search(text):
             refused.setdefault("M", ApiError(
                 "invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo"))
-        for number in SOURCE_REF.findall(text):
-            if not 1 <= int(number) <= source_count:
-                refused.setdefault(f"S{int(number)}", ApiError(
-                    "invalid_citation", f"[S{number}] 没有对应的 evidence"))
+        for group in CITED_GROUP.findall(text):
+            for number in map(int, re.findall(r"[0-9]+", group)):
+                if not 1 <= number <= source_count:
+                    refused.setdefault(f"S{number}", ApiError(
+                        "invalid_citation", f"[S{number}] 没有对应的 evidence" +
+                        ("" if group.upper() == f"[S{number}]" else f"（{group}）")))
     return list(refused.values())
 
 
