@@ -130,12 +130,12 @@ def test_a_token_ended_between_authentication_and_the_claim_leases_nothing(app, 
     admin_id = db.value("SELECT id FROM users WHERE username = :u", {"u": asker.username})
     real_claim = tasks.claim
 
-    def ended_first(database, keyring, who, data, *, now):
+    def ended_first(database, keyring, who, data, *, now, **more):
         if ended_by == "revoke":
             agents.revoke(database, who.user_id, who.token_id, now=now)
         else:
             moderation.suspend(database, admin_id, owner.username, "刷屏", now=now)
-        return real_claim(database, keyring, who, data, now=now)
+        return real_claim(database, keyring, who, data, now=now, **more)
 
     monkeypatch.setattr(tasks, "claim", ended_first)
     refused = agent.claim(topic)
