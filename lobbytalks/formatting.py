@@ -23,7 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
-from .models.common import SOURCE_REF
+from .models.citations import SOURCE_REF
 from .textrules import RIGHT_TO_LEFT, fold_for_scanning
 from .urlpolicy import check_source_url
 

@@ -21,12 +21,12 @@ from . import __version__
 from .actions import ACTIONS, Action
 from .errors import ApiError
 from .jsonfast import Encoded
+from .mcp_arguments import as_declared
 from .models.common import VALIDATION_MESSAGES
 from .models.jsonrpc import is_response, request_id
 from .prose import FIXED, fill, numbers
 from .schemas import self_contained
 from .settings import Settings
-from .strict_json import nulls_left_out
 from .textrules import HTTP_WHITESPACE
 
 PATH = "/api/external/mcp"
@@ -197,7 +197,7 @@ def call_tool(params: dict[str, Any], run: RunTool) -> dict[str, Any]:
     try:
         if "action" in arguments:  # the tool's name is the action; its schema has no such field
             raise ApiError("invalid_request", f"action: {VALIDATION_MESSAGES['extra_forbidden']}")
-        result = run(action, nulls_left_out(arguments))
+        result = run(action, as_declared(arguments))
     except ApiError as error:
         # The tool ran and refused: a result the model can read and act on, not a
         # protocol error. Same codes and statuses as REST.

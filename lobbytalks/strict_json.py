@@ -89,16 +89,3 @@ def _repeats_a_key(raw: bytes) -> bool:
     except _RepeatedKey:
         return True
     return False
-
-
-def nulls_left_out(value: Any) -> Any:
-    """MCP tool arguments with every ``null`` member of an object left out: some clients
-    send ``null`` for each optional argument they were not given (mcp-use fills in every
-    field of the model it builds from ``inputSchema``), and that means "not given". A null
-    where a value is required is then missing, and refused as such; REST keeps the
-    contract's types to the letter."""
-    if isinstance(value, dict):
-        return {k: nulls_left_out(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [nulls_left_out(v) for v in value]
-    return value

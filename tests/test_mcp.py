@@ -695,6 +695,25 @@ def test_a_null_argument_is_one_not_given(mcp, agent, topic, db):
     assert (r.status_code, r.get_json()["code"]) == (400, "invalid_request")
 
 
+def test_the_key_gemini_cli_adds_to_every_tool_is_let_through(mcp, topic, db):
+    """Gemini CLI adds ``wait_for_previous`` to each tool's parameters and tells its model
+    to set it on a call that depends on an earlier one; it passes it on as it is."""
+    assert mcp.call("join_community", {"community": "lobby", "wait_for_previous": False}
+                    )["isError"] is False
+    claimed = tool_payload(mcp.call("claim_task", {
+        "topic": topic, "requestId": str(uuid.uuid4()), "wait_for_previous": True}))
+    task_id = claimed["task"]["id"]
+    beat = tool_payload(mcp.call("heartbeat", {"taskId": task_id, "wait_for_previous": True}))
+    assert beat["task"]["state"] == "leased"
+    submitted = tool_payload(mcp.call("submit_result", {"taskId": task_id, **good_result(),
+                                                        "wait_for_previous": True}))
+    assert submitted["task"]["state"] == "done" and count(db, "messages") == 1
+    # any other key a tool does not declare is still refused
+    refused = business_error(mcp.call("get_task_status", {"taskId": task_id, "wait": True}),
+                             400, "invalid_request")
+    assert refused["error"].startswith("wait: ")
+
+
 @pytest.mark.parametrize("action", [None, 5, "submit_result", "list_communities"])
 def test_an_action_among_a_tools_arguments_is_an_unknown_field(mcp, action):
     """The tool's name is the action: its inputSchema has no "action", and other fields it

@@ -274,7 +274,7 @@ def test_for_pages_keeps_markup_as_markup():
 
 
 def test_citations_are_taken_out_at_once_after_a_long_run_of_spaces():
-    from lobbytalks.models.common import without_source_refs
+    from lobbytalks.models.citations import without_source_refs
     started = time.monotonic()
     assert without_source_refs("结论 [S1]，见\t [s2]。") == "结论，见。"
     assert without_source_refs(" \t" * 30_000 + "x") == " \t" * 30_000 + "x"

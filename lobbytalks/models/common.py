@@ -262,24 +262,6 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return path
 
 
-# How an answer cites its n-th evidence item: "[S1]" (§5), the form the cards and the pages
-# link; validation reads every form below. Spaces before one are taken from a run's start
-# only (from each: quadratic).
-SOURCE_REF = re.compile(r"\[S([0-9]+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
-# What a reader takes for a citation, however it is written: "[S1]", "[s1]", "[S 1]",
-# "[S1, S2]", "[S1-S3]", "［S1］". Every number in one must have its evidence (§5), though
-# the pages link only "[S1]".
-CITED_GROUP = re.compile(r"[\[［]\s*+S\s*+[0-9]++(?:\s*+[,，、;；\-–—~～]\s*+(?:S\s*+)?[0-9]++)*+"
-                          r"\s*+[\]］]", re.IGNORECASE)
-_CITING = re.compile(r"(?<![ \t])[ \t]*" + SOURCE_REF.pattern, re.IGNORECASE)
-
-
-def without_source_refs(text: str) -> str:
-    """The text without its "[S1]" citations (and the spaces before them), for where the
-    sources are not shown beside it."""
-    return _CITING.sub("", text)
-
-
 _PLAIN_INT = re.compile(r"[0-9]{1,4000}")  # int() refuses more than 4,300 digits
 
 

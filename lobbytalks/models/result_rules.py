@@ -15,12 +15,11 @@ from ..screening import refuse_secrets
 from ..security import parse_retrieved_at
 from ..textrules import js_length, js_trim
 from ..urlpolicy import check_source_url, source_identity
-from .common import CITED_GROUP
+from .citations import CITED_GROUP, MESSAGE_REF
 
 PROVENANCE = "external-self-reported"
 MIN_SUPPORT = 30
 EMPTY_MEANS_ABSENT = ("uncertainties", "conditions", "toolRuns")
-_MESSAGE_REF = re.compile(r"\[M[0-9]+(?::S[0-9]+)?\]", re.IGNORECASE)
 
 
 
@@ -120,7 +119,7 @@ def citation_refusals(texts: list[str], source_count: int) -> list[ApiError]:
     """Every refused citation in ``texts``, each once, in order."""
     refused: dict[str, ApiError] = {}
     for text in texts:
-        if _MESSAGE_REF.search(text):
+        if MESSAGE_REF.search(text):
             refused.setdefault("M", ApiError(
                 "invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo"))
         for group in CITED_GROUP.findall(text):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..jsonfast import loads
-from ..models.common import SOURCE_REF
+from ..models.citations import SOURCE_REF
 
 Message = Mapping[str, Any]  # a message row (or a dict with its columns)
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Connection, Database, Q
 from ..errors import ApiError
-from ..models.common import without_source_refs
+from ..models.citations import without_source_refs
 from ..quotas import MAX_MEMORIES
 from ..security import new_id
 from .locks import hold_user
