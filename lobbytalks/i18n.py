@@ -452,6 +452,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "card.withdrawn": ("答案卡中的一条回答被作者撤回了公开许可，答案卡已隐藏，需要新的答案卡。",
                        "An author withdrew permission for an answer the card used, so the card "
                        "is hidden; a new card is needed."),
+    "card.withdrawn_revised": ("它是为第 {n} 版问题整理的，问题已经修改过，所以不能原样重新发布；新的答案卡用当前版本许可公开的回答整理。",
+                               "It was made for version {n} of the question, which has been revised "
+                               "since, so it cannot come back as it was: a new card is made from the "
+                               "current version's allowed answers."),
     "card.republish_offer": ("那张答案卡用到的回答都已重新许可，可以原样重新发布。",
                              "Every answer that card used is allowed again; you can republish it as it was."),
     "card.republish": ("重新发布答案卡", "Republish the card"),

@@ -183,6 +183,7 @@ def test_withdrawal_hides_the_card_tells_the_asker_and_offers_republishing(app, 
     # The page tells the asker a new card is needed; to anyone else the card is just gone
     # (the note is the asker's to act on, and says nothing to them).
     assert "a new card is needed" in page(asker, topic, "en")
+    assert "has been revised" not in page(asker, topic, "en")  # the same version: no such reason
     for reader in (author, Person(app), joined_person(app)):
         body = page(reader, topic, "en")
         assert 'id="card-withdrawn"' not in body and "answer-card" not in body
@@ -220,6 +221,10 @@ def test_republishing_is_refused_once_the_question_moved_on(app, db, world):
     ok(author.web_post("share", message=message, sharePublic=True))
     assert "card_republishable" not in kinds(db)  # nothing to republish on a newer version
     assert 'id="card-republish"' not in page(asker, topic)
+    # and the page says why, rather than leaving the asker to wonder
+    assert "It was made for version 1 of the question, which has been revised" in \
+        page(asker, topic, "en")
+    assert "第 1 版问题" in page(asker, topic, "zh")
     assert_web_error(asker.web_post("card_republish", topic=topic), 409)
     assert_web_error(author.web_post("card_republish", topic=topic), 403)
     assert card_states(db, topic) == [("hidden", "withdrawn")]
