@@ -456,6 +456,15 @@ STRINGS: dict[str, tuple[str, str]] = {
                                "It was made for version {n} of the question, which has been revised "
                                "since, so it cannot come back as it was: a new card is made from the "
                                "current version's allowed answers."),
+    "card.outdated_revised": ("你之前生成的预览是按旧版本的问题整理的，问题已经修改，不能再发布；请按当前版本重新生成预览。",
+                              "The preview you made was for an earlier version of the question, "
+                              "which has been revised since, so it can no longer be published: "
+                              "make a new preview."),
+    "card.outdated_unshared": ("你之前生成的预览用到的一条回答已不能公开使用（作者撤回了许可，或管理员隐藏了它），"
+                               "预览不能再发布；请重新生成预览。",
+                               "An answer the preview you made used may no longer be shown (its "
+                               "author withdrew permission, or an admin hid it), so the preview "
+                               "can no longer be published: make a new preview."),
     "card.republish_offer": ("那张答案卡用到的回答都已重新许可，可以原样重新发布。",
                              "Every answer that card used is allowed again; you can republish it as it was."),
     "card.republish": ("重新发布答案卡", "Republish the card"),

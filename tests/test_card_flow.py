@@ -14,6 +14,7 @@ import pytest
 from conftest import Person, asked_with_private, count, good_result, joined_person
 from helpers import actions, assert_web_error
 from qa_helpers import answer, claim_ok, revise, submit_ok
+from test_moderation import make_admin
 
 from lobbytalks.repeats import MIN_RUN, repeated_runs
 
@@ -27,6 +28,11 @@ def page(person, topic, lang="zh"):
     r = person.http.get(f"/q/{topic}?lang={lang}")
     assert r.status_code == 200
     return htmllib.unescape(r.get_data(as_text=True))
+
+
+def publish_offered(person, topic) -> bool:
+    raw = person.http.get(f"/q/{topic}").get_data(as_text=True)
+    return any(body.get("action") == "card_publish" for body in actions(raw))
 
 
 def kinds(db, user=None):
@@ -228,6 +234,43 @@ def test_republishing_is_refused_once_the_question_moved_on(app, db, world):
     assert_web_error(asker.web_post("card_republish", topic=topic), 409)
     assert_web_error(author.web_post("card_republish", topic=topic), 403)
     assert card_states(db, topic) == [("hidden", "withdrawn")]
+
+
+@pytest.mark.parametrize("outdated_by", ["admin_hide", "withdrawal", "revision"])
+def test_a_preview_that_can_no_longer_be_published_is_not_shown_and_the_page_says_why(
+        app, world, outdated_by):
+    """A preview kept showing an answer an admin hid since (shown to no one, says the
+    admin page), and a Publish button that failed every time, reload or not."""
+    asker, author, topic = world["asker"], world["author"], world["topic"]
+    message = answer(world["agent"], topic, conclusion=PLAIN)
+    ok(author.web_post("share", message=message, sharePublic=True))
+    ok(asker.web_post("card_preview", topic=topic))
+    assert publish_offered(asker, topic) and "在线备份 API" in page(asker, topic)
+    if outdated_by == "admin_hide":
+        ok(make_admin(app).web_post("hide_answer", message=message, reason="离题"))
+    elif outdated_by == "withdrawal":
+        ok(author.web_post("share", message=message, sharePublic=False))
+    else:
+        revise(asker, topic, description="新条件")
+    body = page(asker, topic, "en")
+    assert not publish_offered(asker, topic)
+    expected = "has been revised since" if outdated_by == "revision" else "may no longer be shown"
+    assert 'id="card-outdated"' in body and expected in body
+    assert ok(asker.web_get(topic=topic))["cardDraft"] is None
+    if outdated_by == "admin_hide":  # nowhere on the page, in the preview least of all
+        assert "在线备份 API" not in page(asker, topic)
+    refused = assert_web_error(asker.web_post("card_publish", topic=topic), 409)
+    assert "重新生成预览" in refused["error"]
+
+
+def test_a_publishable_preview_says_nothing_of_being_outdated(world):
+    asker, topic = world["asker"], world["topic"]
+    ok(world["author"].web_post("share", message=answer(world["agent"], topic, conclusion=PLAIN),
+                                sharePublic=True))
+    ok(asker.web_post("card_preview", topic=topic))
+    body = page(asker, topic, "en")
+    assert 'id="card-outdated"' not in body and publish_offered(asker, topic)
+    assert ok(asker.web_get(topic=topic))["cardDraft"]["messageIds"]
 
 
 def test_unpublishing_is_not_a_withdrawal(app, db, world):

@@ -60,6 +60,11 @@ def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any
     return None if row is None else card_view(row)
 
 
+def stored_draft(conn: Connection, topic_id: str) -> dict[str, Any] | None:
+    """The asker's last preview as it was made, whether or not it can still be published."""
+    return _card_in_state(conn, topic_id, "draft")
+
+
 def published_card(conn: Connection, topic_id: str, viewer: int | None = None, *,
                    admin: bool = False) -> dict[str, Any] | None:
     """The topic's published card, or None; for everyone. :raise 404: unknown topic, or
@@ -70,11 +75,27 @@ def published_card(conn: Connection, topic_id: str, viewer: int | None = None, *
 
 def reader_cards(conn: Connection, topic: Row, viewer: int | None) -> dict[str, Any]:
     """The cards a reader of the question sees: the published one (or None) for everyone,
-    the current draft (or None) for the asker only."""
+    the current draft (or None) for the asker only, while it can still be published: one
+    the question moved on from, or built on an answer withdrawn or hidden since, is not
+    shown (an answer an admin hid is shown to no one, a preview's included)."""
     shown = {"answerCard": _card_in_state(conn, topic["id"], "published")}
     if viewer is not None and viewer == topic["author_id"]:
-        shown["cardDraft"] = _card_in_state(conn, topic["id"], "draft")
+        draft = stored_draft(conn, topic["id"])
+        shown["cardDraft"] = None if draft_outdated(conn, topic, draft) else draft
     return shown
+
+
+def draft_outdated(conn: Connection, topic: Row, draft: dict[str, Any] | None) -> str | None:
+    """Why ``draft`` can no longer be published as it is: ``revised`` (it was made for an
+    earlier version of the question) or ``unshared`` (an answer in it was withdrawn or
+    hidden since); None when it can, or there is none."""
+    if draft is None:
+        return None
+    if draft["version"] != topic["version"]:
+        return "revised"
+    shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
+        "topic_id": topic["id"]})}
+    return None if set(draft["messageIds"]) <= shared else "unshared"
 
 
 def card_answers(messages: list[dict[str, Any]], version: int) -> tuple[int, int]:
@@ -208,12 +229,11 @@ def publish(db: Database, user_id: int, topic_id: str, *, now: int,
         if card_id is not None and draft["id"] != card_id:
             raise ApiError("invalid_request", "预览已在别处重新生成，请刷新页面查看新的预览后再发布",
                            status=409)
-        if draft["version"] != topic["version"]:
+        outdated = draft_outdated(conn, topic, card_view(draft))
+        if outdated == "revised":
             raise ApiError("invalid_request", "问题已更新到新版本，请重新生成预览", status=409)
-        shared = {r["id"] for r in conn.execute(Q.list_shared_message_ids_of_topic, {
-            "topic_id": topic_id})}
-        if not set(loads(draft["message_ids"])) <= shared:
-            raise ApiError("invalid_request", "预览中有发言已撤回公开许可，请重新生成预览",
+        if outdated == "unshared":
+            raise ApiError("invalid_request", "预览中有回答已撤回公开许可或被管理员隐藏，请重新生成预览",
                            status=409)
         conn.execute(Q.hide_published_cards, {"topic_id": topic_id})
         conn.execute(Q.publish_card, {"now": now, "id": draft["id"]})
