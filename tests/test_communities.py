@@ -107,7 +107,7 @@ def test_create_validation(person, db, fields):
                                   "虾扯淡_广场", "虾扯淡広场", "虾扯淡广塲", "TheLobby",
                                   "The Lobby.", "The-Lobby!", "The L0bby", "The 1obby",
                                   "The Iobby", "The Łobby", "The Lobbƴ", "虾撦淡广场",
-                                  "虾扯淡广埸"])
+                                  "虾扯淡广埸", "Lobby", "lobby", " LOBBY!"])
 def test_the_default_communitys_name_is_not_for_taking(person, db, name):
     """In any language the pages speak, however it is spaced, cased or wide, with
     characters that draw nothing slipped in (zero-width space, soft hyphen, BOM, CGJ), with

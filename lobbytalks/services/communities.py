@@ -7,6 +7,7 @@ from typing import Any
 from .. import i18n
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..models.web import DEFAULT_COMMUNITY
 from ..quotas import MAX_OWNED_COMMUNITIES as MAX_OWNED
 from ..screening import refuse_secrets
 from ..security import new_id
@@ -72,9 +73,11 @@ def name_key(name: str) -> str:
     return "".join(c for c in folded if unicodedata.category(c)[0] in "LN")
 
 
-# The default community's names, in every language the pages speak: a community of
-# someone's own under one of them would pass for the official lobby in every listing.
-RESERVED_NAMES = frozenset(name_key(i18n.translate(lang, "lobby.name")) for lang in i18n.LANGUAGES)
+# The default community's names, in every language the pages speak, and its id ("Lobby"):
+# a community of someone's own under one of them would pass for the official lobby in every
+# listing. A name that only holds one ("虾扯淡广场分会", a branch) is anyone's to take.
+RESERVED_NAMES = frozenset({*(name_key(i18n.translate(lang, "lobby.name")) for lang in i18n.LANGUAGES),
+                            name_key(DEFAULT_COMMUNITY)})
 
 
 def create(db: Database, user_id: int, name: str, description: str, *, now: int,
