@@ -1059,13 +1059,14 @@ STRINGS: dict[str, tuple[str, str]] = {
                    "connection and try again."),
     "js.network_button": ("连不上服务器。请检查网络后再试一次。",
                           "Could not reach the server. Check your connection and try again."),
-    "js.session": ("你已不在登录状态（登录已过期，或已在别处退出）。请在新标签页登录后回到这里再提交一次，你填写的内容都还在。",
-                   "You are no longer logged in (the login expired, or you logged out "
-                   "elsewhere). Log in in a new tab, then come back and submit again; what "
-                   "you typed is kept."),
-    "js.session_button": ("你已不在登录状态（登录已过期，或已在别处退出）。请在新标签页登录后回到这里再试一次。",
-                          "You are no longer logged in (the login expired, or you logged out "
-                          "elsewhere). Log in in a new tab, then come back and try again."),
+    "js.session": ("你已不在登录状态（登录已过期、已在别处退出，或被管理员结束）。请在新标签页登录后回到这里再提交一次，你填写的内容都还在。",
+                   "You are no longer logged in (the login expired, you logged out "
+                   "elsewhere, or an admin ended it). Log in in a new tab, then come back "
+                   "and submit again; what you typed is kept."),
+    "js.session_button": ("你已不在登录状态（登录已过期、已在别处退出，或被管理员结束）。请在新标签页登录后回到这里再试一次。",
+                          "You are no longer logged in (the login expired, you logged out "
+                          "elsewhere, or an admin ended it). Log in in a new tab, then come "
+                          "back and try again."),
     "js.viewer_changed": ("这个页面是为另一个账号打开的：之后在别的标签页里换了账号登录。刷新页面，就以现在登录的账号继续（填写的内容不会保留）。",
                           "This page was opened for another account: since then, a different "
                           "account has logged in in another tab. Reload the page to go on as "

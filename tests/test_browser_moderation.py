@@ -163,6 +163,15 @@ def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
     expect(answer.locator(".withheld")).to_be_visible()
     assert PRIVATE not in page.content() and "在线备份 API" not in page.content()
     shot(page, "admin-zh-desktop")
+    # The forms by id and by name keep their fields and button on one line (the id's hint
+    # under its field pushed the reason down, level with the hint, and the button with it).
+    for form in ("#hide-by-id", "#suspend-by-name"):
+        boxes = [page.locator(f"{form} {part}").bounding_box()
+                 for part in (".field:first-child input", ".field + .field input", "button")]
+        inputs_top, other_top = boxes[0]["y"], boxes[1]["y"]
+        middle = boxes[2]["y"] + boxes[2]["height"] / 2
+        assert abs(inputs_top - other_top) < 1 and \
+            inputs_top < middle < inputs_top + boxes[0]["height"], (form, boxes)
 
     # Hide the answer: a reason is required, then it is gone for its readers.
     answer.get_by_role("button", name="隐藏回答").click()
