@@ -452,6 +452,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "card.withdrawn": ("答案卡中的一条回答被作者撤回了公开许可，答案卡已隐藏，需要新的答案卡。",
                        "An author withdrew permission for an answer the card used, so the card "
                        "is hidden; a new card is needed."),
+    "q.permalink": ("这条回答的链接", "Link to this answer"),
     "card.withdrawn_revised": ("它是为第 {n} 版问题整理的，问题已经修改过，所以不能原样重新发布；新的答案卡用当前版本许可公开的回答整理。",
                                "It was made for version {n} of the question, which has been revised "
                                "since, so it cannot come back as it was: a new card is made from the "
@@ -942,9 +943,9 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "public facts only. An answer's conclusion appears only once a public "
                          "answer card already shows it; private context never does."),
     "admin.answers": ("最近的回答", "Recent answers"),
-    "admin.answers_hint": ("能读到讨论的人可以把回答链接里 #m- 后面的编号报告给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",
-                           "People who can read a discussion can report an answer by the id after "
-                           "#m- in its link. A hidden answer is shown to no one and no longer "
+    "admin.answers_hint": ("能读到讨论的人可以把回答的链接（每条回答上的时间就是它的链接）或其中 #m- 后面的编号报告给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",
+                           "People who can read a discussion can report an answer by its link (the "
+                           "time shown on each answer is one) or the id after #m- in it. A hidden answer is shown to no one and no longer "
                            "counts among the question's answers: its place of the 200 is free "
                            "again."),
     "admin.answer_id": ("回答编号", "Answer id"),

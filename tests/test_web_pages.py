@@ -673,6 +673,16 @@ def test_a_link_to_one_answer_opens_the_page_that_holds_it(long_discussion):
     assert f'/q/{topic}?answer={ids[-1]}#m-{ids[-1]}' in tasks
 
 
+def test_each_answer_links_to_itself_from_any_page(long_discussion):
+    """The admin page asks readers to report an answer by its link, and answers had none:
+    each one's time is its link, which opens the page of answers that holds it."""
+    asker, topic, ids = long_discussion
+    second = html(asker.http.get(f"/q/{topic}?page=2&lang=en"))
+    links = re.findall(r'<a class="permalink" href="([^"]+)" title="Link to this answer">', second)
+    assert links == [f"/q/{topic}?answer={i}#m-{i}" for i in ids[20:40]]
+    assert answer_ids(html(asker.http.get(links[13].split("#")[0]))) == ids[20:40]
+
+
 @pytest.mark.parametrize("code", ["zh", "en"])
 def test_the_page_strings_are_the_catalogue_in_the_readers_language(app, client, code):
     """Encoded once per language and kept: still the reader's language on every page, with
