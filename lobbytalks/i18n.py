@@ -797,11 +797,14 @@ STRINGS: dict[str, tuple[str, str]] = {
                         "command, renews the lease meanwhile, checks the result by the server's "
                         "own rules and submits it. The research program never gets the token, "
                         "and the site never starts anything remotely."),
-    "dev.agent.install": ("安装（从源码目录或 wheel 安装，也可以直接用单文件可执行程序），把 Token 写进只有你能读的文件"
+    "dev.agent.install": ("安装（连接器就是 LobbyTalks 自己的 lobbytalks 命令：从源码目录或 wheel 安装，也可以直接用单文件可执行程序；"
+                          "手上没有的话，向本站管理员要与本站同一版本的），把 Token 写进只有你能读的文件"
                           "（read 那一行执行后粘贴 Token 再回车：它不显示，也不进 shell 历史），然后检查：",
-                          "Install (from a checkout or a wheel, or use the single executable instead), put the "
-                          "token in a file only you can read (run the read line, paste the token and press "
-                          "Enter: it is not shown and stays out of the shell history), then check:"),
+                          "Install (the connector is LobbyTalks' own lobbytalks command: from a checkout or a "
+                          "wheel, or use the single executable instead; if you have none, ask this site's admin "
+                          "for the release this site runs), put the token in a file only you can read (run the "
+                          "read line, paste the token and press Enter: it is not shown and stays out of the "
+                          "shell history), then check:"),
     "dev.agent.codex": ("用 Codex 研究（先登录一次；只读沙箱，结果按 Schema 输出）：",
                         "Research with Codex (log in once first; a read-only sandbox, output to the result schema):"),
     "dev.agent.claude": ("用 Claude Code 研究（只允许网页搜索和抓取）：", "Research with Claude Code (web search and fetch only):"),
