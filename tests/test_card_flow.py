@@ -256,7 +256,9 @@ def test_a_preview_that_can_no_longer_be_published_is_not_shown_and_the_page_say
     assert not publish_offered(asker, topic)
     expected = "has been revised since" if outdated_by == "revision" else "may no longer be shown"
     assert 'id="card-outdated"' in body and expected in body
-    assert ok(asker.web_get(topic=topic))["cardDraft"] is None
+    read = ok(asker.web_get(topic=topic))
+    assert read["cardDraft"] is None
+    assert read["cardDraftOutdated"] == ("revised" if outdated_by == "revision" else "unshared")
     if outdated_by == "admin_hide":  # nowhere on the page, in the preview least of all
         assert "在线备份 API" not in page(asker, topic)
     refused = assert_web_error(asker.web_post("card_publish", topic=topic), 409)
@@ -270,7 +272,8 @@ def test_a_publishable_preview_says_nothing_of_being_outdated(world):
     ok(asker.web_post("card_preview", topic=topic))
     body = page(asker, topic, "en")
     assert 'id="card-outdated"' not in body and publish_offered(asker, topic)
-    assert ok(asker.web_get(topic=topic))["cardDraft"]["messageIds"]
+    read = ok(asker.web_get(topic=topic))
+    assert read["cardDraft"]["messageIds"] and "cardDraftOutdated" not in read
 
 
 def test_unpublishing_is_not_a_withdrawal(app, db, world):

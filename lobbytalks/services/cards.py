@@ -60,11 +60,6 @@ def _card_in_state(conn: Connection, topic_id: str, state: str) -> dict[str, Any
     return None if row is None else card_view(row)
 
 
-def stored_draft(conn: Connection, topic_id: str) -> dict[str, Any] | None:
-    """The asker's last preview as it was made, whether or not it can still be published."""
-    return _card_in_state(conn, topic_id, "draft")
-
-
 def published_card(conn: Connection, topic_id: str, viewer: int | None = None, *,
                    admin: bool = False) -> dict[str, Any] | None:
     """The topic's published card, or None; for everyone. :raise 404: unknown topic, or
@@ -80,8 +75,11 @@ def reader_cards(conn: Connection, topic: Row, viewer: int | None) -> dict[str, 
     shown (an answer an admin hid is shown to no one, a preview's included)."""
     shown = {"answerCard": _card_in_state(conn, topic["id"], "published")}
     if viewer is not None and viewer == topic["author_id"]:
-        draft = stored_draft(conn, topic["id"])
-        shown["cardDraft"] = None if draft_outdated(conn, topic, draft) else draft
+        draft = _card_in_state(conn, topic["id"], "draft")
+        outdated = draft_outdated(conn, topic, draft)
+        shown["cardDraft"] = None if outdated else draft
+        if outdated:  # (an extension) why the preview the asker made is gone
+            shown["cardDraftOutdated"] = outdated
     return shown
 
 

@@ -104,15 +104,13 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
         # Only the asker can make a new card, so only the asker is told one is needed.
         withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic["id"])
         draft = data.get("cardDraft")
-        outdated = None if draft else cards.draft_outdated(
-            conn, topic, cards.stored_draft(conn, topic["id"]))
         repeats = guard.card_repeats(draft) if draft else []
         spans: Spans | None = (lambda text: guard.spans(draft["version"], text)) if repeats else None
         can_republish = cards.can_republish(conn, topic, withdrawn)
         flow.update(
             withdrawn=withdrawn, requested=notifications.requested_shares(conn, reader, topic),
             can_republish=can_republish, draft_repeats=repeats, draft_spans=spans,
-            draft_outdated=outdated,
+            draft_outdated=data.get("cardDraftOutdated"),
             # republishing warns as publishing does when the card repeats private context
             republish_repeats=guard.card_repeats(withdrawn) if can_republish else [])
     return flow
