@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import itertools
 import errno
+import functools
 import json
 import os
 import re
@@ -1168,15 +1169,18 @@ def test_the_connector_never_imports_flask_or_the_servers_database_code():
     assert not [name for name in imported if name.startswith(forbidden)]
 
 
-def documented_event_fields() -> dict[str, set[str]]:
-    """The README's events table: each event's name with the fields its row lists."""
+@functools.cache
+def documented_event_fields() -> dict[str, frozenset[str]]:
+    """The README's events table: each event's name with the fields its row lists (read
+    once: every finished run's events are checked against it)."""
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
     section = readme[readme.index("### Events (`--json`)"):readme.index("### As a service")]
     documented = {}
     for row in re.findall(r"^\| (`.+)\|$", section, re.M):
         names, _, fields = row.split(" | ")
         for name in re.findall(r"`(\w+)`", names):
-            documented[name] = {"event", "time", "message", *re.findall(r"`(\w+)`", fields)}
+            documented[name] = frozenset({"event", "time", "message",
+                                          *re.findall(r"`(\w+)`", fields)})
     return documented
 
 

@@ -3,7 +3,6 @@ what to do about it."""
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -87,7 +86,7 @@ def _check_harness(check: Any, args: argparse.Namespace) -> None:
         check("harness", False, str(exc), "name the program with --harness-command")
         return
     found = config.found(None)  # on the PATH the connector itself has
-    if not found and os.sep in config.executable() and Path(config.executable()).is_file():
+    if not found and config.lacks_x_bit():
         check("harness", False, f"{config.executable()} is not executable",
               f"chmod +x {config.executable()}, or name its interpreter first")
         return

@@ -124,13 +124,19 @@ class HarnessConfig:
         program = self.executable()
         return shutil.which(program, path=path) if program else None
 
+    def lacks_x_bit(self) -> bool:
+        """Its program is named by a path to a file that is there but may not be run (a
+        script never made executable): said so, rather than "not found"."""
+        program = self.executable()
+        return os.sep in program and os.path.isfile(program)
+
     def unusable(self, path: str | None) -> str | None:
         """Why the harness cannot be started now, if it cannot: its program is not on
         ``path`` (or not executable), or a script its command names is not there. Each
         question claimed meanwhile would fail, and use up its try."""
         program = self.executable()
         if self.found(path) is None:
-            if os.sep in program and os.path.isfile(program):
+            if self.lacks_x_bit():
                 return f"the harness program {program} is not executable (chmod +x it, or " \
                        "name its interpreter first)"
             return (f"harness executable not found: {program or '(none)'} "
