@@ -486,6 +486,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     # --- notifications (issue 15 item 2) ---------------------------------------------
     "nav.inbox": ("通知", "Inbox"),
     "nav.unread": ("{n} 条未读通知", "Unread notifications: {n}"),
+    "nav.reports_waiting": ("{n} 条举报待处理", "Reports waiting: {n}"),
     "inbox.title": ("通知", "Inbox"),
     "inbox.unread": ("未读：{n}", "Unread: {n}"),
     "inbox.new": ("新", "New"),
@@ -946,8 +947,29 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "public facts only. An answer's conclusion appears only once a public "
                          "answer card already shows it; private context never does."),
     "admin.answers": ("最近的回答", "Recent answers"),
-    "admin.answers_hint": ("能读到讨论的人可以把回答的链接（每条回答上的时间就是它的链接）或其中 #m- 后面的编号报告给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",
-                           "People who can read a discussion can report an answer by its link (the "
+    "admin.reports": ("待处理的举报（{n}）", "Reports waiting ({n})"),
+    "admin.reports_hint": ("能读到内容的人在这里告诉你哪里不对。隐藏回答或下架问题会同时处理掉针对它的所有举报；不需要采取行动时，标记为已处理即可。你仍然读不到讨论：请依据举报人写的原因判断。",
+                           "People who can read something tell you here what is wrong with it. "
+                           "Hiding the answer or taking the question down settles every report on "
+                           "it; when nothing needs doing, mark the report handled. You still cannot "
+                           "read the discussion: judge by the reason the reporter gives."),
+    "admin.report_on_answer": ("对“{title}”的一条回答", "an answer to “{title}”"),
+    "admin.report_on_question": ("问题本身", "the question itself"),
+    "admin.reported_by": ("{name} 举报", "reported by {name}"),
+    "admin.settle": ("标记为已处理", "Mark handled"),
+    "admin.done_settle": ("举报已标记为已处理。", "Report marked handled."),
+    "report.open_answer": ("举报这条回答", "Report this answer"),
+    "report.open_question": ("举报这个问题", "Report this question"),
+    "report.reason": ("哪里不对", "What is wrong"),
+    "report.hint": ("只有管理员会看到，连同你的用户名和这里的链接。管理员读不到讨论，请写清楚问题在哪里；不要粘贴私密背景或密钥。",
+                    "Only the admins see it, with your username and a link here. Admins cannot "
+                    "read the discussion, so say clearly what is wrong; do not paste private "
+                    "context or keys."),
+    "report.send": ("发送举报", "Send report"),
+    "report.done": ("已报告给管理员。", "Reported to the admins."),
+    "admin.answers_hint": ("能读到讨论的人可以用回答下方的“举报”告诉你（见上面的举报），也可以把回答的链接（每条回答上的时间就是它的链接）或其中 #m- 后面的编号发给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",
+                           "People who can read a discussion report an answer with the Report "
+                           "button under it (see Reports above), or send you its link (the "
                            "time shown on each answer is one) or the id after #m- in it. A hidden answer is shown to no one and no longer "
                            "counts among the question's answers: its place of the 200 is free "
                            "again."),
@@ -1024,6 +1046,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.target.topic": ("问题 {id}", "question {id}"),
     "admin.target.message": ("回答 {id}", "answer {id}"),
     "admin.target.community": ("社区 {id}", "community {id}"),
+    "admin.target.report": ("举报 {id}", "report {id}"),
     "admin.action.hide_answer": ("隐藏回答", "hid an answer"),
     "admin.action.unhide_answer": ("恢复回答", "showed an answer again"),
     "admin.action.suspend_user": ("停用账号", "suspended an account"),
@@ -1036,6 +1059,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.action.grant_admin": ("授予管理员", "granted admin"),
     "admin.action.revoke_admin": ("撤销管理员", "revoked admin"),
     "admin.action.reset_password": ("重置密码", "reset a password"),
+    "admin.action.settle_report": ("处理举报", "marked a report handled"),
 
     # --- error pages -----------------------------------------------------------------
     "error.title": ("出错了", "Something went wrong"),

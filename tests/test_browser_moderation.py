@@ -358,3 +358,47 @@ def test_an_answer_link_pasted_into_hide_by_id_becomes_its_id(browser, server): 
     assert read["messages"] == []
     context.close()
     assert problems == []
+
+
+def test_a_report_sent_from_a_question_page_reaches_the_admins_and_is_settled(
+        browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    data = answered_question(base)
+    problems: list[str] = []
+
+    context, page = signed_in(browser, base, problems, "asker_b", locale="en", screen=DESKTOP)
+    page.goto(f"{base}/q/{data['topic']}")
+    answer = page.locator(f"#m-{data['message']}")
+    answer.locator("details.report summary").click()
+    send = answer.get_by_role("button", name="Send report: 备份虾's answer to “怎样给 SQLite 做在线备份？”")
+    send.click()  # a reason is required first
+    assert answer.locator("textarea[name=reason]").evaluate("el => !el.validity.valid")
+    answer.locator("textarea[name=reason]").fill("It advertises a paid course.\nNot an answer.")
+    shot(page, "report-en-desktop")
+    send.click()
+    expect(page.locator("#flash")).to_have_text("Reported to the admins.")
+    context.close()
+
+    phone, mobile = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="zh-CN", screen=PHONE)
+    mobile.goto(f"{base}/admin")
+    reports = mobile.locator("#admin-reports")
+    expect(reports.locator("h2")).to_have_text("待处理的举报（1）")
+    item = reports.locator(".admin-report")
+    expect(item).to_contain_text("asker_b 举报")
+    expect(item.locator(".report-reason")).to_have_text("It advertises a paid course.\nNot an answer.")
+    expect(item.locator("a.item-title")).to_have_attribute(
+        "href", f"/q/{data['topic']}?answer={data['message']}#m-{data['message']}")
+    assert PRIVATE not in mobile.content() and "在线备份 API" not in mobile.content()
+    fits(mobile)
+    shot(mobile, "admin-reports-zh-phone")
+    # the page sends the report's id as the number the action takes
+    item.locator("input[name=reason]").last.fill("只是语气问题，不处理")
+    item.get_by_role("button", name="标记为已处理：备份虾 对“怎样给 SQLite 做在线备份？”的回答").click()
+    expect(mobile.locator("#flash")).to_have_text("举报已标记为已处理。")
+    expect(mobile.locator("#admin-reports h2")).to_have_text("待处理的举报（0）")
+    expect(mobile.locator("#admin-log")).to_contain_text("只是语气问题，不处理")
+    phone.close()
+    assert problems == []

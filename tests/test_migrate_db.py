@@ -74,7 +74,8 @@ def answer(agent, topic: str, **overrides) -> str:
 @pytest.fixture
 def community(tmp_path):
     """A SQLite community seeded through the HTTP API: people, agents, a question with
-    private context, answers, a published card, notifications, memories, moderation."""
+    private context, answers, a published card, notifications, memories, moderation, a
+    report."""
     data = tmp_path / "src"
     app = create_app(settings_for(data))
     asker, topic, author, agent = asked_with_private(
@@ -89,6 +90,7 @@ def community(tmp_path):
     assert admin.web_post("hide_answer", message=second, reason="重复").status_code == 200
     other = joined_person(app)
     plain = other.ask(title="PostgreSQL 的 COPY 比 INSERT 快多少？", description="批量导入")
+    assert asker.web_post("report", topic=plain, reason="标题像广告").status_code == 200
     app.config["LOBBYTALKS"].db.close()
     return {"data": data, "db": data / "lobbytalks.db", "topic": topic, "plain": plain,
             "asker": asker, "agent": agent}
@@ -135,7 +137,7 @@ def test_a_seeded_community_moves_to_postgresql_and_is_served_unchanged(communit
     assert {t: int(n) for t, n in printed.items()} == source
     assert {t: copied[t] for t in source} == source
     for table in ("users", "profiles", "tokens", "sessions", "topics", "messages", "tasks",
-                  "answer_cards", "notifications", "memories", "audit_log"):
+                  "answer_cards", "notifications", "memories", "audit_log", "reports"):
         assert source[table] > 0, table
     assert copied["topic_search"] == source["topics"]  # rebuilt for every copied question
 

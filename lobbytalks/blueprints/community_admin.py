@@ -1,6 +1,6 @@
 """Moderation actions on /api/community, for admins only: hide or show an answer, suspend
-or reinstate a person, reopen a closed question, take a question down or show it again.
-Each one is audited by its service."""
+or reinstate a person, reopen a closed question, take a question down or show it again,
+mark a report handled. Each one is audited by its service."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -9,9 +9,9 @@ from flask import Response, request
 
 from .. import clock
 from ..auth import require_admin
-from ..models.web import AnswerModeration, PersonModeration, TopicModeration
+from ..models.web import AnswerModeration, PersonModeration, ReportSettle, TopicModeration
 from ..screening import refuse_secrets
-from ..services import moderation
+from ..services import moderation, reports
 from .common import ActionTable, ok
 from .community import signed_in_write
 
@@ -26,6 +26,7 @@ ADMIN_ACTIONS: dict[str, tuple[Any, str, Callable[..., dict[str, Any]]]] = {
     "reopen": (TopicModeration, "topic", moderation.reopen),
     "hide_question": (TopicModeration, "topic", moderation.hide_question),
     "unhide_question": (TopicModeration, "topic", moderation.unhide_question),
+    "settle_report": (ReportSettle, "report", reports.settle),
 }
 
 

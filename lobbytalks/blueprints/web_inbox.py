@@ -1,4 +1,5 @@
-"""The inbox page and the unread count every page's header shows."""
+"""The inbox page and the counts every page's header shows: unread notifications, and for
+admins the reports waiting."""
 from __future__ import annotations
 
 from functools import partial
@@ -8,7 +9,7 @@ from flask import request
 
 from ..auth import current_user
 from ..runtime import runtime
-from ..services import mail_address, notifications
+from ..services import mail_address, notifications, reports
 from .web_base import Pages, in_own_lang, lang, login_required, render, t, viewer
 from .kept_pages import kept_page
 from .common import read_conn
@@ -32,6 +33,11 @@ def inbox():
 
 
 def unread_notifications() -> dict[str, Any]:
-    """The header's count: one capped, indexed COUNT for signed-in readers; none for visitors."""
+    """The header's counts: one capped, indexed COUNT for signed-in readers, and for an
+    admin one more of the reports waiting (a partial index of them); none for visitors."""
     user = current_user(request)
-    return {"unread_count": notifications.unread_badge(read_conn(), user.id) if user else ""}
+    if user is None:
+        return {"unread_count": "", "reports_waiting": 0}
+    conn = read_conn()
+    return {"unread_count": notifications.unread_badge(conn, user.id),
+            "reports_waiting": reports.waiting_count(conn) if user.is_admin else 0}

@@ -236,3 +236,19 @@ class PersonModeration(_Moderation):
 class TopicModeration(_Moderation):
     action: Literal["reopen", "hide_question", "unhide_question"]
     topic: Id
+
+
+class ReportSettle(_Moderation):
+    """An admin marks a report handled; the optional reason goes into the audit log."""
+    action: Literal["settle_report"]
+    report: Whole(1, 2**63 - 1)
+
+
+# --- reports (a reader to the admins) ----------------------------------------------------
+
+class ReportCreate(Strict):
+    """Tell the admins what is wrong with a question or, naming ``message``, an answer to it."""
+    action: Literal["report"]
+    topic: Id
+    message: MessageId | None = None
+    reason: Text(1, 500, strip_min=True, display=True)

@@ -22,6 +22,7 @@ from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
 from .notifications import notify, notify_asker
 from .preconditions import FULL, room_for_answer
+from .reports import settle_on
 # get_topic from reading, where it lives (topics only passes it on): topics -> communities ->
 # moderation -> topics would be a cycle.
 from .reading import TAKEN_DOWN, get_topic
@@ -97,6 +98,7 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
                                       "admin": admin_id})
         conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": -1})
         hide_cards_using(conn, message["topic_id"], message_id, reason="moderated", now=now)
+        settle_on(conn, admin_id, message["topic_id"], message_id, now=now)
         _tell_author(conn, admin_id, message, "answer_hidden", now)
         record(conn, admin_id, "hide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": True}
@@ -203,6 +205,7 @@ def hide_question(db: Database, admin_id: int, topic_id: str, reason: str, *,
         conn.execute(Q.add_to_community_topics, {"id": topic["community_id"], "delta": -1})
         # its researchers stop now, told why (a closed question's leases would only run out)
         conn.execute(Q.fail_leased_on_topic, {"topic": topic_id, "reason": TAKEN_DOWN, "now": now})
+        settle_on(conn, admin_id, topic_id, None, now=now)
         notify_asker(conn, admin_id, topic, "question_hidden", now=now)
         record(conn, admin_id, "hide_question", "topic", topic_id, reason, now)
     return {"ok": True, "id": topic_id, "hidden": True}

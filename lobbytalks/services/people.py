@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..db import Connection, Q
 from ..errors import ApiError
 from ..jsonfast import loads
-from . import mail_address
+from . import mail_address, reports
 from .reading import TAKEN_DOWN_TITLE
 from .topics import private_context
 
@@ -67,7 +67,7 @@ def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
     """Everything a person wrote or set up, as plain JSON: their e-mail settings, the
     communities they joined or made, questions (every version, private context decrypted,
     since it is theirs), their agents' answers, their agents without any token material,
-    and their memories."""
+    their memories and the reports they sent."""
     questions = []
     for t in conn.execute(Q.list_questions_for_export, {"author": user_id}).fetchall():
         versions = [{
@@ -110,7 +110,8 @@ def export(conn: Connection, keyring: "Keyring", user_id: int, username: str, *,
             "communities": [{"id": c["id"], "name": c["name"], "joined": c["joined"],
                              "created": bool(c["owned"])} for c in conn.execute(
                 Q.list_memberships_for_export, {"user": user_id}).fetchall()],
-            "questions": questions, "answers": answers, "agents": agents, "memories": memories}
+            "questions": questions, "answers": answers, "agents": agents, "memories": memories,
+            "reports": reports.of_reporter(conn, user_id)}
 
 
 def _account(conn: Connection, user_id: int, username: str) -> dict[str, Any]:

@@ -320,7 +320,8 @@
       // A username pasted or typed on a phone often comes with a space at either end, which
       // no username holds.
       const value = el.autocomplete === 'username' ? el.value.trim() : el.value;
-      data[el.name] = el.type === 'checkbox' ? el.checked : value;
+      // data-number: a whole number the API takes as a JSON number (a report's id)
+      data[el.name] = el.type === 'checkbox' ? el.checked : 'number' in el.dataset ? Number(value) : value;
     }
     return data;
   }

@@ -1,0 +1,103 @@
+"""Reports: how the people who can read something tell the admins what is wrong with it.
+
+A signed-in person reports a question they can see, or an answer they may read in full (the
+asker, or someone one of whose agents answered: the discussion's readers, §1), with a reason
+written for the admins; never their own. Admins may not read discussions, so the queue on
+/admin shows the report's public facts (the question's title, the answer's agent and owner,
+the states) with that reason and the reporter's name, and links the thing reported. A report
+waits until an admin settles it: by hand (``settle``), or by hiding the answer or taking the
+question down (``moderation``), which settles every waiting report on it in the same write.
+
+Sending a report again while it waits changes nothing (``replayed``); an answer or question
+that does not exist, or is not the reporter's to read, is the same 404.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..db import Connection, Database, Q, Row
+from ..errors import ApiError
+from .audit import record
+from .locks import hold_topic
+from .reading import can_read_full, readable_topic, refuse_if_taken_down
+
+WAITING_ON_PAGE = 50
+UNKNOWN_ANSWER = "发言不存在"
+UNKNOWN_REPORT = "举报不存在"
+
+
+def report(db: Database, user_id: int, topic_id: str, message_id: str | None, reason: str,
+           *, now: int) -> dict[str, Any]:
+    """Report the question ``topic_id`` or, with ``message_id``, one of its answers.
+    :raise 404: unknown, or not the reporter's to read; :raise 409 topic_unavailable: the
+    question is taken down; :raise 400 invalid_request: the reporter's own."""
+    with db.transaction() as conn:
+        hold_topic(conn, topic_id)  # the lock an admin's hide takes: no report slips past it
+        topic = readable_topic(conn, topic_id, user_id)
+        refuse_if_taken_down(topic)
+        if message_id is None:
+            if topic["author_id"] == user_id:
+                raise ApiError("invalid_request", "不能举报自己的问题")
+        else:
+            _reportable_answer(conn, topic, message_id, user_id)
+        row = conn.execute(Q.insert_report, {"now": now, "reporter": user_id,
+                                             "topic": topic_id, "message": message_id,
+                                             "reason": reason}).fetchone()
+    if row is None:  # theirs on the same thing still waits
+        return {"ok": True, "reported": True, "replayed": True}
+    return {"ok": True, "reported": True, "id": row[0]}
+
+
+def _reportable_answer(conn: Connection, topic: Row, message_id: str, user_id: int) -> None:
+    message = conn.execute(Q.get_message_moderation_state, {"id": message_id}).fetchone()
+    if (message is None or message["topic_id"] != topic["id"]
+            or message["hidden_at"] is not None  # shown to no one
+            or not can_read_full(conn, user_id, topic)):
+        raise ApiError("not_found", UNKNOWN_ANSWER)
+    if message["user_id"] == user_id:
+        raise ApiError("invalid_request", "不能举报自己的智能体的回答")
+
+
+def settle(db: Database, admin_id: int, report_id: int, reason: str, *,
+           now: int) -> dict[str, Any]:
+    """An admin marks a report handled (audited with ``reason``). :raise 404: unknown."""
+    with db.transaction() as conn:
+        row = conn.execute(Q.get_report_state, {"id": report_id}).fetchone()
+        if row is None:
+            raise ApiError("not_found", UNKNOWN_REPORT)
+        if row["settled_at"] is not None:
+            return {"ok": True, "id": report_id, "settled": True, "replayed": True}
+        conn.execute(Q.settle_report, {"id": report_id, "admin": admin_id, "now": now})
+        record(conn, admin_id, "settle_report", "report", str(report_id), reason, now)
+    return {"ok": True, "id": report_id, "settled": True}
+
+
+def settle_on(conn: Connection, admin_id: int, topic_id: str, message_id: str | None, *,
+              now: int) -> None:
+    """Inside an admin's hide: settle the waiting reports on the answer ``message_id``, or
+    (None) on the question and all its answers."""
+    if message_id is None:
+        conn.execute(Q.settle_reports_on_topic, {"topic": topic_id, "admin": admin_id,
+                                                 "now": now})
+    else:
+        conn.execute(Q.settle_reports_on_message, {"topic": topic_id, "message": message_id,
+                                                   "admin": admin_id, "now": now})
+
+
+def waiting_count(conn: Connection) -> int:
+    """How many reports wait (the admin's header and page)."""
+    return conn.execute(Q.count_waiting_reports).fetchone()[0]
+
+
+def waiting(conn: Connection, limit: int = WAITING_ON_PAGE) -> dict[str, Any]:
+    """The admin page's queue: how many wait, and the newest ``limit`` of them."""
+    return {"count": waiting_count(conn),
+            "entries": [dict(r) for r in conn.execute(Q.list_waiting_reports,
+                                                    {"limit": limit}).fetchall()]}
+
+
+def of_reporter(conn: Connection, user_id: int) -> list[dict[str, Any]]:
+    """A person's own reports, for their data download (``people.export``)."""
+    return [{"id": r["id"], "topic": r["topic_id"], "message": r["message_id"],
+             "reason": r["reason"], "created": r["created"], "settled": r["settled_at"]}
+            for r in conn.execute(Q.list_reports_for_export, {"user": user_id}).fetchall()]

@@ -1,0 +1,47 @@
+-- A report, unless the same person's report on the same thing is still waiting (its
+-- partial unique index): no row comes back then.
+-- name: insert_report
+INSERT INTO reports (created, reporter_id, topic_id, message_id, reason)
+VALUES (:now, :reporter, :topic, :message, :reason)
+ON CONFLICT DO NOTHING RETURNING id;
+
+-- name: get_report_state
+SELECT id, settled_at FROM reports WHERE id = :id;
+
+-- name: settle_report
+UPDATE reports SET settled_at = :now, settled_by = :admin WHERE id = :id AND settled_at IS NULL;
+
+-- Hiding an answer settles the reports on it.
+-- name: settle_reports_on_message
+UPDATE reports SET settled_at = :now, settled_by = :admin
+WHERE topic_id = :topic AND message_id = :message AND settled_at IS NULL;
+
+-- Taking a question down settles the reports on it and on its answers (no one but its
+-- asker and the admins reads them any more).
+-- name: settle_reports_on_topic
+UPDATE reports SET settled_at = :now, settled_by = :admin
+WHERE topic_id = :topic AND settled_at IS NULL;
+
+-- name: count_waiting_reports
+SELECT COUNT(*) FROM reports WHERE settled_at IS NULL;
+
+-- The admin page's queue, newest first: what each report names, in public facts only (the
+-- question's title and state, the answer's agent, owner and state), and who sent it why.
+-- name: list_waiting_reports
+SELECT r.id, r.created, r.reason, r.topic_id, r.message_id, p.username AS reporter,
+       t.title AS topic_title, t.hidden_at AS topic_hidden_at, t.status AS topic_status,
+       m.name AS agent_name, a.username AS agent_owner, m.hidden_at AS message_hidden_at
+FROM reports r
+JOIN users p ON p.id = r.reporter_id
+JOIN topics t ON t.id = r.topic_id
+LEFT JOIN messages m ON m.id = r.message_id
+LEFT JOIN users a ON a.id = m.user_id
+WHERE r.settled_at IS NULL
+ORDER BY r.created DESC, r.id DESC
+LIMIT :limit;
+
+-- A person's own reports, for their data download (what they reported, why, and whether
+-- an admin has settled it; never who).
+-- name: list_reports_for_export
+SELECT id, topic_id, message_id, reason, created, settled_at FROM reports
+WHERE reporter_id = :user ORDER BY id;

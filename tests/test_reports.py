@@ -1,0 +1,249 @@
+"""Reports: a reader tells the admins what is wrong with a question or an answer; the admins
+see the queue on /admin (public facts and the reporter's reason, never the discussion) and
+settle a report by hand or by hiding what it names."""
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+
+from conftest import Person, joined_person
+from helpers import assert_web_error
+from lobbytalks import create_app
+from test_moderation import PRIVATE, audit_rows, discussion, make_admin  # noqa: F401 (fixture)
+
+REASON = "这条回答在推销一个付费课程，和问题无关。"
+
+
+@pytest.fixture
+def admin(app) -> Person:
+    return make_admin(app)
+
+
+def report(person: Person, topic: str, message: str | None = None, reason: str = REASON):
+    fields = {"topic": topic, "reason": reason}
+    if message is not None:
+        fields["message"] = message
+    return person.web_post("report", **fields)
+
+
+def waiting(db) -> list[tuple]:
+    return [tuple(r) for r in db.all(
+        "SELECT u.username, r.topic_id, r.message_id, r.reason FROM reports r"
+        " JOIN users u ON u.id = r.reporter_id WHERE r.settled_at IS NULL ORDER BY r.id")]
+
+
+def admin_page(admin: Person) -> str:
+    r = admin.http.get("/admin")
+    assert r.status_code == 200
+    return r.get_data(as_text=True)
+
+
+# --- sending a report ----------------------------------------------------------------------
+
+def test_the_asker_reports_an_answer_and_the_admins_see_who_why_and_where_never_the_answer(
+        asker, admin, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    r = report(asker, topic, message)
+    assert r.status_code == 200, r.get_json()
+    body = r.get_json()
+    assert body == {"ok": True, "reported": True, "id": body["id"]} and isinstance(body["id"], int)
+    assert waiting(db) == [(asker.username, topic, message, REASON)]
+
+    page = admin_page(admin)
+    item = re.search(rf'<li class="item admin-report" id="admin-r-{body["id"]}">(.*?)</li>', page, re.S)
+    assert item, page
+    text = unescape(item.group(1))
+    assert REASON in text and asker.username in text and "答题虾" in text
+    assert f'href="/q/{topic}?answer={message}#m-{message}"' in item.group(1)
+    assert message in text  # the id the hide form and the "hide by id" field take
+    assert "待处理的举报（1）" in page or "Reports waiting (1)" in page
+    # being an admin still reads no discussion: the conclusion is not in a published card
+    assert "在线备份 API" not in text and PRIVATE not in page
+
+
+def test_sending_it_again_while_it_waits_changes_nothing(asker, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    assert report(asker, topic, message).status_code == 200
+    again = report(asker, topic, message, reason="再说一次")
+    assert again.status_code == 200
+    assert again.get_json() == {"ok": True, "reported": True, "replayed": True}
+    assert len(waiting(db)) == 1
+    # the same person's report on the question is another thing
+    other = joined_person(asker.app)
+    assert report(other, topic).status_code == 200
+    assert report(other, topic).get_json()["replayed"] is True
+    assert len(waiting(db)) == 2
+
+
+def test_anyone_signed_in_who_sees_a_question_may_report_it_but_not_its_asker(app, asker, db):
+    topic = asker.ask()
+    stranger = Person(app).register()  # no member of its community: the question is public
+    r = report(stranger, topic, reason="标题里是广告链接")
+    assert r.status_code == 200, r.get_json()
+    assert waiting(db) == [(stranger.username, topic, None, "标题里是广告链接")]
+    assert_web_error(report(asker, topic), 400, "invalid_request")
+    assert_web_error(Person(app).web_post("report", topic=topic, reason=REASON), 401)
+    assert_web_error(report(stranger, "t_doesnotexist"), 404, "not_found")
+
+
+def test_an_answer_is_reported_only_by_those_who_may_read_it(app, asker, member, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    outsider = joined_person(app)  # a member, but no reader of this discussion
+    unknown = assert_web_error(report(outsider, topic, "msg_doesnotexist"), 404, "not_found")
+    assert assert_web_error(report(outsider, topic, message), 404, "not_found") == unknown
+    # nor one's own agent's answer, nor an answer named with another question
+    assert_web_error(report(member, topic, message), 400, "invalid_request")
+    elsewhere = asker.ask(title="另一个问题：WAL 文件多大算正常？")
+    assert_web_error(report(asker, elsewhere, message), 404, "not_found")
+    assert waiting(db) == []
+
+
+def test_a_hidden_answer_is_as_unknown_as_a_missing_one(asker, admin, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    assert admin.web_post("hide_answer", message=message, reason="灌水").status_code == 200
+    assert_web_error(report(asker, topic, message), 404, "not_found")
+    assert waiting(db) == []
+
+
+def test_nothing_of_a_question_taken_down_is_reported(app, asker, admin, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    assert admin.web_post("hide_question", topic=topic, reason="违规").status_code == 200
+    assert_web_error(report(Person(app).register(), topic), 404, "not_found")
+    # its asker still reads it, and is told why nothing more goes out about it
+    assert_web_error(report(asker, topic, message), 409, "topic_unavailable")
+    assert waiting(db) == []
+
+
+@pytest.mark.parametrize("reason, why", [
+    ("", "empty"), ("   \n ", "spaces only"), ("很" * 501, "over 500 characters"),
+])
+def test_a_report_needs_a_reason_of_at_most_500_characters(asker, discussion, db, reason, why):
+    r = report(asker, discussion["topic"], discussion["message"], reason=reason)
+    assert_web_error(r, 400, "invalid_request")
+    assert waiting(db) == []
+
+
+def test_a_reason_may_span_lines_and_must_not_carry_a_key(asker, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"
+    assert_web_error(report(asker, topic, message, reason=f"它贴出了密钥 {key}"), 400,
+                     "sensitive_content")
+    assert waiting(db) == []
+    lines = "第一点：推销。\n第二点：来源是假的。"
+    assert report(asker, topic, message, reason=lines).status_code == 200
+    assert waiting(db)[0][3] == lines
+
+
+def test_reports_spend_the_web_write_budget(settings, tmp_path):
+    app = create_app(settings.with_overrides(rate_web_write="2/hour"))
+    asker = joined_person(app)
+    topics = [asker.ask(title=f"问题 {n}：SQLite 的备份怎么做？") for n in range(3)]
+    reporter = Person(app).register()
+    assert [report(reporter, t).status_code for t in topics[:2]] == [200, 200]
+    r = report(reporter, topics[2])
+    assert_web_error(r, 429, "rate_limited")
+
+
+# --- settling ------------------------------------------------------------------------------
+
+def test_hiding_the_answer_settles_the_reports_on_it_and_no_other(app, asker, admin, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    on_answer = report(asker, topic, message).get_json()["id"]
+    on_question = report(Person(app).register(), topic).get_json()["id"]
+    assert admin.web_post("hide_answer", message=message, reason="推销").status_code == 200
+    assert [r[2] for r in waiting(db)] == [None]
+    page = admin_page(admin)
+    assert f'id="admin-r-{on_answer}"' not in page and f'id="admin-r-{on_question}"' in page
+    settled_by = db.value("SELECT u.username FROM reports r JOIN users u ON u.id = r.settled_by"
+                          " WHERE r.id = :id", {"id": on_answer})
+    assert settled_by == admin.username
+
+
+def test_taking_the_question_down_settles_every_report_on_it_and_its_answers(
+        app, asker, admin, discussion, db):
+    topic, message = discussion["topic"], discussion["message"]
+    report(asker, topic, message)
+    report(Person(app).register(), topic)
+    kept = report(Person(app).register(), asker.ask(title="别的问题：VACUUM 要多久？"))
+    assert admin.web_post("hide_question", topic=topic, reason="违规").status_code == 200
+    assert [r[1] for r in waiting(db)] == [db.value("SELECT topic_id FROM reports WHERE id = :id",
+                                                    {"id": kept.get_json()["id"]})]
+
+
+def test_an_admin_marks_a_report_handled_audited_once(asker, admin, member, discussion, db):
+    rid = report(asker, discussion["topic"], discussion["message"]).get_json()["id"]
+    assert_web_error(member.web_post("settle_report", report=rid), 403, "forbidden")
+    r = admin.web_post("settle_report", report=rid, reason="不是推销，是官方文档")
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "id": rid, "settled": True}
+    again = admin.web_post("settle_report", report=rid)
+    assert again.get_json() == {"ok": True, "id": rid, "settled": True, "replayed": True}
+    assert waiting(db) == []
+    assert audit_rows(db) == [("settle_report", "report", str(rid), "不是推销，是官方文档",
+                               admin.username)]
+    assert_web_error(admin.web_post("settle_report", report=rid + 1000), 404, "not_found")
+    assert_web_error(admin.web_post("settle_report", report=str(rid)), 400, "invalid_request")
+    # settled, the reporter may report it again (something new happened)
+    assert report(asker, discussion["topic"], discussion["message"]).get_json().get("replayed") is None
+    assert 'class="item admin-report"' in admin_page(admin)
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+def test_the_question_page_offers_a_report_where_one_may_be_sent(app, asker, member, discussion):
+    topic, message = discussion["topic"], discussion["message"]
+
+    def forms(person) -> tuple[bool, bool]:
+        page = person.http.get(f"/q/{topic}").get_data(as_text=True)
+        return (f'id="report-{message}"' in page, f'id="report-{topic}"' in page)
+
+    assert forms(asker) == (True, False)          # others' answers, not one's own question
+    assert forms(member) == (False, True)         # not one's own agent's answer
+    assert forms(Person(app).register()) == (False, True)  # no reader: the question only
+    anonymous = app.test_client().get(f"/q/{topic}").get_data(as_text=True)
+    assert 'data-action="report"' not in anonymous
+
+
+def test_the_admin_page_gives_each_report_its_own_form_ids(app, asker, admin, discussion):
+    topic, message = discussion["topic"], discussion["message"]
+    rid = report(asker, topic, message).get_json()["id"]
+    qid = report(Person(app).register(), topic).get_json()["id"]
+    page = admin_page(admin)
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+    assert f'id="r{rid}-hide_answer-{message}"' in page
+    assert f'id="r{qid}-hide_question-{topic}"' in page
+    assert re.search(rf'name="report" value="{rid}" data-number', page)
+
+
+def test_my_data_download_holds_the_reports_i_sent_and_no_one_elses(app, asker, admin, discussion):
+    topic, message = discussion["topic"], discussion["message"]
+    rid = report(asker, topic, message).get_json()["id"]
+    other = Person(app).register()
+    report(other, topic, reason="别人的举报")
+    admin.web_post("settle_report", report=rid, reason="已看过")
+    data = json.loads(asker.http.get("/settings/data.json").get_data())
+    assert data["reports"] == [{"id": rid, "topic": topic, "message": message, "reason": REASON,
+                                "created": data["reports"][0]["created"],
+                                "settled": data["reports"][0]["settled"]}]
+    assert isinstance(data["reports"][0]["settled"], int)
+    assert "别人的举报" not in json.dumps(data, ensure_ascii=False)
+    assert json.loads(other.http.get("/settings/data.json").get_data())["reports"][0]["settled"] is None
+
+
+def test_an_admins_header_counts_the_reports_waiting_on_every_page(app, asker, admin, discussion):
+    def badge(person) -> str | None:
+        page = person.http.get("/communities").get_data(as_text=True)
+        found = re.search(r'href="/admin"[^>]*>[^<]*<span class="badge unread-count" '
+                          r'aria-label="([^"]+)">(\d+)</span>', page)
+        return found and f"{found.group(1)}|{found.group(2)}"
+
+    assert badge(admin) is None
+    rid = report(asker, discussion["topic"], discussion["message"]).get_json()["id"]
+    report(Person(app).register(), discussion["topic"])
+    assert badge(admin) in ("2 条举报待处理|2", "Reports waiting: 2|2")
+    assert badge(asker) is None and 'href="/admin"' not in asker.http.get("/").get_data(as_text=True)
+    admin.web_post("settle_report", report=rid)
+    assert badge(admin).endswith("|1")
