@@ -168,6 +168,9 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
+    # the pages use none of these powerful features: nothing in them (nor anything that
+    # ever got into them) may ask for the camera, microphone, location, payments or USB
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
 }
 _SECURITY_HEADERS_LOWERED = tuple((name.lower(), name, value)
                                   for name, value in SECURITY_HEADERS.items())

@@ -152,7 +152,8 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
        "frame-ancestors 'none'; form-action 'self'")
 EVERYWHERE = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
-              "Referrer-Policy": "same-origin", "Cross-Origin-Opener-Policy": "same-origin"}
+              "Referrer-Policy": "same-origin", "Cross-Origin-Opener-Policy": "same-origin",
+              "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()"}
 API_JSON = {**EVERYWHERE, "Content-Type": "application/json", "Cache-Control": "no-store"}
 PAGE = {**EVERYWHERE, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store",
         "Content-Security-Policy": CSP, "Vary": "Cookie, Accept-Language"}
