@@ -955,16 +955,18 @@ STRINGS: dict[str, tuple[str, str]] = {
                            "read the discussion: judge by the reason the reporter gives."),
     "admin.report_on_answer": ("对“{title}”的一条回答", "an answer to “{title}”"),
     "admin.report_on_question": ("问题本身", "the question itself"),
+    "admin.reports_shown": ("这里按时间先后列出最早的 {shown} 条（共 {n} 条）；处理掉它们后会显示后面的。",
+                            "The oldest {shown} of {n} are listed here; settle them to see the rest."),
     "admin.reported_by": ("{name} 举报", "reported by {name}"),
     "admin.settle": ("标记为已处理", "Mark handled"),
     "admin.done_settle": ("举报已标记为已处理。", "Report marked handled."),
     "report.open_answer": ("举报这条回答", "Report this answer"),
     "report.open_question": ("举报这个问题", "Report this question"),
     "report.reason": ("哪里不对", "What is wrong"),
-    "report.hint": ("只有管理员会看到，连同你的用户名和这里的链接。管理员读不到讨论，请写清楚问题在哪里；不要粘贴私密背景或密钥。",
+    "report.hint": ("只有管理员会看到，连同你的用户名和这里的链接。管理员读不到讨论，请写清楚问题在哪里（最多 500 个字符，可以分行）；不要粘贴私密背景或密钥。",
                     "Only the admins see it, with your username and a link here. Admins cannot "
-                    "read the discussion, so say clearly what is wrong; do not paste private "
-                    "context or keys."),
+                    "read the discussion, so say clearly what is wrong (up to 500 characters, "
+                    "lines are fine); do not paste private context or keys."),
     "report.send": ("发送举报", "Send report"),
     "report.done": ("已报告给管理员。", "Reported to the admins."),
     "admin.answers_hint": ("能读到讨论的人可以用回答下方的“举报”告诉你（见上面的举报），也可以把回答的链接（每条回答上的时间就是它的链接）或其中 #m- 后面的编号发给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",

@@ -151,6 +151,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.field.note": ("说明最多 300 个字符。", "The note has up to 300 characters."),
     "err.field.reason": ("请写明原因（一行，最多 300 个字符）。",
                          "A reason is required: one line, up to 300 characters."),
+    "err.field.report.reason": ("请写下哪里不对：1–500 个字符，可以分行，不含看不见的字符或改变文字方向的控制字符。",
+                                "Say what is wrong in 1–500 characters (lines are fine), without "
+                                "invisible or text-direction control characters."),
     "err.field.currentPassword": ("请填写你现在的密码。", "Enter the password you use now."),
     "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
     "err.field.email": ("请填写有效的邮箱地址，例如 someone@example.net，最多 254 个字符。",

@@ -105,6 +105,7 @@ class Settings:
     rate_login_client: str = _setting("30/15minute", "Failed logins per client address")
     rate_login_success: str = _setting("20/hour", "Successful logins per user")
     rate_web_write: str = _setting("120/hour", "Other web write actions per user")
+    rate_report: str = _setting("20/hour", "Reports to the admins per user")
     rate_email_code: str = _setting(
         "5/day", "Confirmation codes mailed per user (each is a mail to the address given)")
     sessions_per_user: int = _setting(

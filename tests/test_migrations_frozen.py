@@ -36,7 +36,7 @@ FROZEN = {
         "0020_community_requests": "501627963e0fe4d6",
         "0021_author_questions": "cee24601e33dc57f",
         "0022_search_words_alike": "8ac64b4e04e49f12",
-        "0023_reports": "aee891e328a41fcd",
+        "0023_reports": "f3a37492ea31507d",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -59,7 +59,7 @@ FROZEN = {
         "0020_community_requests": "501627963e0fe4d6",
         "0021_author_questions": "cee24601e33dc57f",
         "0022_search_words_alike": "8ac64b4e04e49f12",
-        "0023_reports": "78885f6385ea4d78",
+        "0023_reports": "3a9a983b22626d89",
     },
 }
 

@@ -49,7 +49,8 @@ def test_the_asker_reports_an_answer_and_the_admins_see_who_why_and_where_never_
     r = report(asker, topic, message)
     assert r.status_code == 200, r.get_json()
     body = r.get_json()
-    assert body == {"ok": True, "reported": True, "id": body["id"]} and isinstance(body["id"], int)
+    assert body == {"ok": True, "reported": True, "id": body["id"]}
+    assert re.fullmatch(r"rep_[a-z0-9]{20}", body["id"])  # opaque: no count of the site's reports
     assert waiting(db) == [(asker.username, topic, message, REASON)]
 
     page = admin_page(admin)
@@ -57,7 +58,8 @@ def test_the_asker_reports_an_answer_and_the_admins_see_who_why_and_where_never_
     assert item, page
     text = unescape(item.group(1))
     assert REASON in text and asker.username in text and "答题虾" in text
-    assert f'href="/q/{topic}?answer={message}#m-{message}"' in item.group(1)
+    assert f'href="/q/{topic}"' in item.group(1)  # the question: the answer is not theirs to read
+    assert f'<a class="person" href="/u/{asker.username}">' in item.group(1)
     assert message in text  # the id the hide form and the "hide by id" field take
     assert "待处理的举报（1）" in page or "Reports waiting (1)" in page
     # being an admin still reads no discussion: the conclusion is not in a published card
@@ -137,14 +139,16 @@ def test_a_reason_may_span_lines_and_must_not_carry_a_key(asker, discussion, db)
     assert waiting(db)[0][3] == lines
 
 
-def test_reports_spend_the_web_write_budget(settings, tmp_path):
-    app = create_app(settings.with_overrides(rate_web_write="2/hour"))
+def test_reports_have_a_budget_of_their_own(settings, tmp_path):
+    app = create_app(settings.with_overrides(rate_report="2/hour"))
     asker = joined_person(app)
     topics = [asker.ask(title=f"问题 {n}：SQLite 的备份怎么做？") for n in range(3)]
     reporter = Person(app).register()
     assert [report(reporter, t).status_code for t in topics[:2]] == [200, 200]
     r = report(reporter, topics[2])
     assert_web_error(r, 429, "rate_limited")
+    # their other web writes keep their own budget
+    assert reporter.web_post("notify_settings", email="", emailNotify=False).status_code == 200
 
 
 # --- settling ------------------------------------------------------------------------------
@@ -183,8 +187,8 @@ def test_an_admin_marks_a_report_handled_audited_once(asker, admin, member, disc
     assert waiting(db) == []
     assert audit_rows(db) == [("settle_report", "report", str(rid), "不是推销，是官方文档",
                                admin.username)]
-    assert_web_error(admin.web_post("settle_report", report=rid + 1000), 404, "not_found")
-    assert_web_error(admin.web_post("settle_report", report=str(rid)), 400, "invalid_request")
+    assert_web_error(admin.web_post("settle_report", report="rep_doesnotexist"), 404, "not_found")
+    assert_web_error(admin.web_post("settle_report", report=7), 400, "invalid_request")
     # settled, the reporter may report it again (something new happened)
     assert report(asker, discussion["topic"], discussion["message"]).get_json().get("replayed") is None
     assert 'class="item admin-report"' in admin_page(admin)
@@ -215,7 +219,7 @@ def test_the_admin_page_gives_each_report_its_own_form_ids(app, asker, admin, di
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
     assert f'id="r{rid}-hide_answer-{message}"' in page
     assert f'id="r{qid}-hide_question-{topic}"' in page
-    assert re.search(rf'name="report" value="{rid}" data-number', page)
+    assert f'name="report" value="{rid}"' in page
 
 
 def test_my_data_download_holds_the_reports_i_sent_and_no_one_elses(app, asker, admin, discussion):
@@ -247,3 +251,38 @@ def test_an_admins_header_counts_the_reports_waiting_on_every_page(app, asker, a
     assert badge(asker) is None and 'href="/admin"' not in asker.http.get("/").get_data(as_text=True)
     admin.web_post("settle_report", report=rid)
     assert badge(admin).endswith("|1")
+
+
+def test_settling_is_not_counted_against_the_admins_budget(settings):
+    """Other people's reports (each on their own budget) must not use up an admin's writes."""
+    app = create_app(settings.with_overrides(rate_web_write="1/hour"))
+    admin, asker = make_admin(app), joined_person(app)
+    topic = asker.ask()
+    ids = [report(Person(app).register(), topic).get_json()["id"] for _ in range(3)]
+    assert [admin.web_post("settle_report", report=rid).status_code for rid in ids] == [200] * 3
+    # the admin's other actions are counted as before
+    assert admin.web_post("hide_question", topic=topic, reason="广告").status_code == 200
+    assert_web_error(admin.web_post("unhide_question", topic=topic), 429, "rate_limited")
+
+
+def test_suspending_a_person_settles_the_reports_they_sent(app, asker, admin, discussion, db):
+    flooder = Person(app).register()
+    for n in range(3):
+        report(flooder, asker.ask(title=f"第 {n} 个问题：备份要多久？"))
+    kept = report(Person(app).register(), discussion["topic"]).get_json()["id"]
+    assert admin.web_post("suspend_user", username=flooder.username, reason="乱举报").status_code == 200
+    assert [r[0] for r in waiting(db)] == [db.value("SELECT u.username FROM reports r JOIN users u"
+                                                    " ON u.id = r.reporter_id WHERE r.id = :id",
+                                                    {"id": kept})]
+
+
+def test_the_queue_is_served_oldest_first_and_says_how_many_are_not_shown(app, admin, monkeypatch):
+    from lobbytalks.services import reports
+    monkeypatch.setattr(reports, "WAITING_ON_PAGE", 2)
+    asker = joined_person(app)
+    topics = [asker.ask(title=f"问题 {n}：SQLite 备份") for n in range(3)]
+    ids = [report(Person(app).register(), t).get_json()["id"] for t in topics]
+    page = admin_page(admin)
+    shown = re.findall(r'id="admin-r-(rep_[a-z0-9]+)"', page)
+    assert shown == ids[:2]  # the oldest two; the newest waits its turn
+    assert re.search(r'id="reports-shown">[^<]*\b2\b[^<]*\b3\b', page), page

@@ -57,14 +57,15 @@ def write():
     return lookup_action(POST_ACTIONS, body.get("action"), other=("GET", GET_ACTIONS))(body)
 
 
-def signed_in_write(model: Any, body: dict[str, Any], *, limit: str = "rate_web_write",
+def signed_in_write(model: Any, body: dict[str, Any], *, limit: str | None = "rate_web_write",
                     scope: str = "web-write") -> tuple[User, Any, Runtime]:
     """The logged-in user, the validated body and the runtime, after spending the user's
-    write budget (``limit`` names the setting). Used by every counted web write."""
+    write budget (``limit`` names the setting; None: a write each thing undergoes once)."""
     user = require_user(request)
     data = parse_model(model, body)
     rt = runtime()
-    rt.gate.hit(getattr(rt.settings, limit), scope, user.id)
+    if limit is not None:
+        rt.gate.hit(getattr(rt.settings, limit), scope, user.id)
     return user, data, rt
 
 

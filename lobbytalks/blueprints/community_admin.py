@@ -28,13 +28,16 @@ ADMIN_ACTIONS: dict[str, tuple[Any, str, Callable[..., dict[str, Any]]]] = {
     "unhide_question": (TopicModeration, "topic", moderation.unhide_question),
     "settle_report": (ReportSettle, "report", reports.settle),
 }
+# Not counted in the web write budget: each report is settled once, like a question closed,
+# and any member's reports (their own budget) must never use up an admin's.
+UNCOUNTED = frozenset({"settle_report"})
 
 
-def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]]
-                  ) -> Callable[[dict[str, Any]], Response]:
+def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]],
+                  limit: str | None) -> Callable[[dict[str, Any]], Response]:
     def handle(body: dict[str, Any]) -> Response:
         require_admin(request)  # before validation: others learn nothing about the body
-        user, data, rt = signed_in_write(model, body)
+        user, data, rt = signed_in_write(model, body, limit=limit)
         # a reason is shown to the person concerned (and kept in the audit log): an admin
         # quoting the spam they remove must not pass on a key it carried
         refuse_secrets({"reason": data.reason})
@@ -44,4 +47,5 @@ def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]
 
 
 for _name, (_model, _target, _service) in ADMIN_ACTIONS.items():
-    actions.post(_name)(_admin_action(_model, _target, _service))
+    actions.post(_name)(_admin_action(_model, _target, _service,
+                                      None if _name in UNCOUNTED else "rate_web_write"))

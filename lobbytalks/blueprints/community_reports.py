@@ -1,6 +1,6 @@
 """A report on /api/community: a signed-in reader tells the admins what is wrong with a
 question or an answer (``services.reports``); admins settle it with ``settle_report``
-(community_admin). An extension of §11, counted in the web write budget."""
+(community_admin). An extension of §11, with a budget of its own (``RATE_REPORT``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,7 +19,7 @@ actions = ActionTable()
 
 @actions.post("report")
 def report(body: dict[str, Any]) -> Response:
-    user, data, rt = signed_in_write(ReportCreate, body)
+    user, data, rt = signed_in_write(ReportCreate, body, limit="rate_report", scope="report")
     # admins read it, and it stays in the database: a key pasted in it must not
     refuse_secrets({"reason": data.reason})
     return ok(reports.report(rt.db, user.id, data.topic, data.message, data.reason.strip(),

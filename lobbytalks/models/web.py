@@ -241,7 +241,7 @@ class TopicModeration(_Moderation):
 class ReportSettle(_Moderation):
     """An admin marks a report handled; the optional reason goes into the audit log."""
     action: Literal["settle_report"]
-    report: Whole(1, 2**63 - 1)
+    report: Id
 
 
 # --- reports (a reader to the admins) ----------------------------------------------------

@@ -22,7 +22,7 @@ from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
 from .notifications import notify, notify_asker
 from .preconditions import FULL, room_for_answer
-from .reports import settle_on
+from .reports import settle_of_reporter, settle_on
 # get_topic from reading, where it lives (topics only passes it on): topics -> communities ->
 # moderation -> topics would be a cycle.
 from .reading import TAKEN_DOWN, get_topic
@@ -151,6 +151,7 @@ def suspend(db: Database, admin_id: int, username: str, reason: str, *,
         conn.execute(Q.fail_leased_of_user,
                      {"user": person["id"], "reason": SUSPENDED_TASK, "now": now})
         conn.execute(Q.revoke_tokens_of_user, {"user_id": person["id"]})
+        settle_of_reporter(conn, admin_id, person["id"], now=now)
         record(conn, admin_id, "suspend_user", "user", person["username"], reason, now)
     return {"ok": True, "username": person["username"], "suspended": True}
 

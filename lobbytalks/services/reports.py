@@ -6,7 +6,9 @@ written for the admins; never their own. Admins may not read discussions, so the
 /admin shows the report's public facts (the question's title, the answer's agent and owner,
 the states) with that reason and the reporter's name, and links the thing reported. A report
 waits until an admin settles it: by hand (``settle``), or by hiding the answer or taking the
-question down (``moderation``), which settles every waiting report on it in the same write.
+question down (``moderation``), which settles every waiting report on it in the same write;
+suspending a person settles the reports they sent. The queue is served oldest first, so a
+flood of new reports pushes no earlier one out of sight.
 
 Sending a report again while it waits changes nothing (``replayed``); an answer or question
 that does not exist, or is not the reporter's to read, is the same 404.
@@ -17,6 +19,7 @@ from typing import Any
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from ..security import new_id
 from .audit import record
 from .locks import hold_topic
 from .reading import can_read_full, readable_topic, refuse_if_taken_down
@@ -40,9 +43,9 @@ def report(db: Database, user_id: int, topic_id: str, message_id: str | None, re
                 raise ApiError("invalid_request", "不能举报自己的问题")
         else:
             _reportable_answer(conn, topic, message_id, user_id)
-        row = conn.execute(Q.insert_report, {"now": now, "reporter": user_id,
-                                             "topic": topic_id, "message": message_id,
-                                             "reason": reason}).fetchone()
+        row = conn.execute(Q.insert_report, {"id": new_id("rep"), "now": now,
+                                             "reporter": user_id, "topic": topic_id,
+                                             "message": message_id, "reason": reason}).fetchone()
     if row is None:  # theirs on the same thing still waits
         return {"ok": True, "reported": True, "replayed": True}
     return {"ok": True, "reported": True, "id": row[0]}
@@ -58,7 +61,7 @@ def _reportable_answer(conn: Connection, topic: Row, message_id: str, user_id: i
         raise ApiError("invalid_request", "不能举报自己的智能体的回答")
 
 
-def settle(db: Database, admin_id: int, report_id: int, reason: str, *,
+def settle(db: Database, admin_id: int, report_id: str, reason: str, *,
            now: int) -> dict[str, Any]:
     """An admin marks a report handled (audited with ``reason``). :raise 404: unknown."""
     with db.transaction() as conn:
@@ -68,8 +71,15 @@ def settle(db: Database, admin_id: int, report_id: int, reason: str, *,
         if row["settled_at"] is not None:
             return {"ok": True, "id": report_id, "settled": True, "replayed": True}
         conn.execute(Q.settle_report, {"id": report_id, "admin": admin_id, "now": now})
-        record(conn, admin_id, "settle_report", "report", str(report_id), reason, now)
+        record(conn, admin_id, "settle_report", "report", report_id, reason, now)
     return {"ok": True, "id": report_id, "settled": True}
+
+
+def settle_of_reporter(conn: Connection, admin_id: int, reporter_id: int, *, now: int) -> None:
+    """Inside a suspension: the person's own waiting reports go with them (a flood of
+    reports is a reason to suspend, and each would otherwise wait for a click)."""
+    conn.execute(Q.settle_reports_of_reporter, {"reporter": reporter_id, "admin": admin_id,
+                                                "now": now})
 
 
 def settle_on(conn: Connection, admin_id: int, topic_id: str, message_id: str | None, *,
@@ -89,11 +99,11 @@ def waiting_count(conn: Connection) -> int:
     return conn.execute(Q.count_waiting_reports).fetchone()[0]
 
 
-def waiting(conn: Connection, limit: int = WAITING_ON_PAGE) -> dict[str, Any]:
-    """The admin page's queue: how many wait, and the newest ``limit`` of them."""
+def waiting(conn: Connection) -> dict[str, Any]:
+    """The admin page's queue: how many wait, and the oldest ``WAITING_ON_PAGE``."""
     return {"count": waiting_count(conn),
             "entries": [dict(r) for r in conn.execute(Q.list_waiting_reports,
-                                                    {"limit": limit}).fetchall()]}
+                                                    {"limit": WAITING_ON_PAGE}).fetchall()]}
 
 
 def of_reporter(conn: Connection, user_id: int) -> list[dict[str, Any]]:

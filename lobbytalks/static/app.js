@@ -73,8 +73,10 @@
     // explained by the action, then by the code itself.
     const action = failure.code ? ['err.' + where.api + '.' + where.action + '.' + failure.code] : [];
     // (A 409 is a clash with what is stored, such as a taken username: the action says it.)
+    // (A field one action words its own way, a report's reason, comes before the field.)
     const keys = failure.code === 'invalid_request' && where.field && failure.status !== 409
-      ? ['err.field.' + where.field, ...action] : action;
+      ? ['err.field.' + where.action + '.' + where.field, 'err.field.' + where.field, ...action]
+      : action;
     if (failure.code) keys.push('err.' + failure.code);
     if (where.field) keys.push('err.field');
     const key = keys.find((k) => S[k] !== undefined);
@@ -320,8 +322,7 @@
       // A username pasted or typed on a phone often comes with a space at either end, which
       // no username holds.
       const value = el.autocomplete === 'username' ? el.value.trim() : el.value;
-      // data-number: a whole number the API takes as a JSON number (a report's id)
-      data[el.name] = el.type === 'checkbox' ? el.checked : 'number' in el.dataset ? Number(value) : value;
+      data[el.name] = el.type === 'checkbox' ? el.checked : value;
     }
     return data;
   }

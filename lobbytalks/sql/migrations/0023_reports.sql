@@ -3,7 +3,7 @@
 -- admin settles it: by hand, or by hiding the answer or taking the question down (which
 -- settles every waiting report on it in the same write). message_id NULL: the question.
 CREATE TABLE reports (
-    id          INTEGER PRIMARY KEY,
+    id          TEXT PRIMARY KEY,              -- rep_…, as opaque as the other public ids
     created     INTEGER NOT NULL,
     reporter_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     topic_id    TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
@@ -15,6 +15,8 @@ CREATE TABLE reports (
 -- One waiting report per person and thing: sending it again changes nothing.
 CREATE UNIQUE INDEX reports_waiting_once
     ON reports (reporter_id, topic_id, COALESCE(message_id, '')) WHERE settled_at IS NULL;
--- The admin page's queue, newest first, and what hiding or taking down settles.
-CREATE INDEX reports_waiting ON reports (created DESC, id DESC) WHERE settled_at IS NULL;
+-- The admin page's queue, oldest first, and what hiding or taking down settles.
+CREATE INDEX reports_waiting ON reports (created, id) WHERE settled_at IS NULL;
 CREATE INDEX reports_topic ON reports (topic_id) WHERE settled_at IS NULL;
+-- What suspending a person settles: their own waiting reports.
+CREATE INDEX reports_reporter ON reports (reporter_id) WHERE settled_at IS NULL;

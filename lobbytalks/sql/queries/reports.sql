@@ -1,9 +1,10 @@
 -- A report, unless the same person's report on the same thing is still waiting (its
--- partial unique index): no row comes back then.
+-- partial unique index, named as the conflict): no row comes back then.
 -- name: insert_report
-INSERT INTO reports (created, reporter_id, topic_id, message_id, reason)
-VALUES (:now, :reporter, :topic, :message, :reason)
-ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO reports (id, created, reporter_id, topic_id, message_id, reason)
+VALUES (:id, :now, :reporter, :topic, :message, :reason)
+ON CONFLICT (reporter_id, topic_id, COALESCE(message_id, '')) WHERE settled_at IS NULL
+DO NOTHING RETURNING id;
 
 -- name: get_report_state
 SELECT id, settled_at FROM reports WHERE id = :id;
@@ -22,10 +23,15 @@ WHERE topic_id = :topic AND message_id = :message AND settled_at IS NULL;
 UPDATE reports SET settled_at = :now, settled_by = :admin
 WHERE topic_id = :topic AND settled_at IS NULL;
 
+-- Suspending a person settles their waiting reports (a flood of them goes with its sender).
+-- name: settle_reports_of_reporter
+UPDATE reports SET settled_at = :now, settled_by = :admin
+WHERE reporter_id = :reporter AND settled_at IS NULL;
+
 -- name: count_waiting_reports
 SELECT COUNT(*) FROM reports WHERE settled_at IS NULL;
 
--- The admin page's queue, newest first: what each report names, in public facts only (the
+-- The admin page's queue, oldest first (a flood of new ones pushes no earlier one out): what each report names, in public facts only (the
 -- question's title and state, the answer's agent, owner and state), and who sent it why.
 -- name: list_waiting_reports
 SELECT r.id, r.created, r.reason, r.topic_id, r.message_id, p.username AS reporter,
@@ -37,11 +43,11 @@ JOIN topics t ON t.id = r.topic_id
 LEFT JOIN messages m ON m.id = r.message_id
 LEFT JOIN users a ON a.id = m.user_id
 WHERE r.settled_at IS NULL
-ORDER BY r.created DESC, r.id DESC
+ORDER BY r.created, r.id
 LIMIT :limit;
 
 -- A person's own reports, for their data download (what they reported, why, and whether
 -- an admin has settled it; never who).
 -- name: list_reports_for_export
 SELECT id, topic_id, message_id, reason, created, settled_at FROM reports
-WHERE reporter_id = :user ORDER BY id;
+WHERE reporter_id = :user ORDER BY created, id;
