@@ -31,11 +31,12 @@ WHERE reporter_id = :reporter AND settled_at IS NULL;
 -- name: count_waiting_reports
 SELECT COUNT(*) FROM reports WHERE settled_at IS NULL;
 
--- The admin page's queue, oldest first (a flood of new ones pushes no earlier one out): what each report names, in public facts only (the
--- question's title and state, the answer's agent, owner and state), and who sent it why.
+-- The admin page's queue, oldest first (a flood of new ones pushes no earlier one out):
+-- what each report names, in public facts only (the question's title and whether it was
+-- taken down, the answer's agent, owner and whether it is hidden), and who sent it why.
 -- name: list_waiting_reports
 SELECT r.id, r.created, r.reason, r.topic_id, r.message_id, p.username AS reporter,
-       t.title AS topic_title, t.hidden_at AS topic_hidden_at, t.status AS topic_status,
+       t.title AS topic_title, t.hidden_at AS topic_hidden_at,
        m.name AS agent_name, a.username AS agent_owner, m.hidden_at AS message_hidden_at
 FROM reports r
 JOIN users p ON p.id = r.reporter_id

@@ -1,7 +1,8 @@
 -- Reports: a signed-in person who can read an answer (or sees a question) tells the admins
 -- what is wrong with it, in a reason written for them. A report waits on /admin until an
 -- admin settles it: by hand, or by hiding the answer or taking the question down (which
--- settles every waiting report on it in the same write). message_id NULL: the question.
+-- settles every waiting report on it in the same write), or by suspending its sender.
+-- message_id NULL: the question. Ids are opaque (rep_…), as the other public ids are.
 CREATE TABLE reports (
     id          TEXT PRIMARY KEY,              -- rep_…, as opaque as the other public ids
     created     BIGINT NOT NULL,
