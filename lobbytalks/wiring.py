@@ -42,7 +42,7 @@ COMMUNITY_ACTIONS = (community, community_account, community_admin, community_ag
 WEB_PAGES = (web, web_admin, web_agents, web_browse, web_developers, web_inbox, web_people,
              web_questions)
 # What every template sees (any surface's page extends base.html).
-TEMPLATE_GLOBALS = (web_base.page_globals, web_inbox.unread_notifications)
+TEMPLATE_GLOBALS = (web_base.page_globals, web_inbox.header_counts)
 
 # HTTP statuses that werkzeug raises itself, mapped onto the protocol's machine codes.
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",

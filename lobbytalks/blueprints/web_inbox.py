@@ -32,7 +32,7 @@ def inbox():
                   mail_available=bool(runtime().settings.smtp_host))
 
 
-def unread_notifications() -> dict[str, Any]:
+def header_counts() -> dict[str, Any]:
     """The header's counts: one capped, indexed COUNT for signed-in readers, and for an
     admin one more of the reports waiting (a partial index of them); none for visitors."""
     user = current_user(request)

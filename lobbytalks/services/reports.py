@@ -95,15 +95,14 @@ def settle_on(conn: Connection, admin_id: int, topic_id: str, message_id: str | 
 
 
 def waiting_count(conn: Connection) -> int:
-    """How many reports wait (the admin's header and page)."""
+    """How many reports wait (every page's header for an admin; /admin reads it there)."""
     return conn.execute(Q.count_waiting_reports).fetchone()[0]
 
 
-def waiting(conn: Connection) -> dict[str, Any]:
-    """The admin page's queue: how many wait, and the oldest ``WAITING_ON_PAGE``."""
-    return {"count": waiting_count(conn),
-            "entries": [dict(r) for r in conn.execute(Q.list_waiting_reports,
-                                                    {"limit": WAITING_ON_PAGE}).fetchall()]}
+def waiting(conn: Connection) -> list[dict[str, Any]]:
+    """The admin page's queue: the oldest ``WAITING_ON_PAGE`` waiting reports."""
+    return [dict(r) for r in conn.execute(Q.list_waiting_reports,
+                                          {"limit": WAITING_ON_PAGE}).fetchall()]
 
 
 def of_reporter(conn: Connection, user_id: int) -> list[dict[str, Any]]:
