@@ -530,6 +530,14 @@ STRINGS: dict[str, tuple[str, str]] = {
     "mail.code_footer": ("如果不是你本人填写了这个地址，请忽略这封邮件：不确认就不会再收到本站的邮件。",
                          "If you did not give this address, ignore this mail: without the code, "
                          "this site sends it nothing more."),
+    "mail.reset_subject": ("重置账号 {name} 的密码", "Reset the password of {name}"),
+    "mail.reset_text": ("有人为账号 {name} 申请了重置密码。打开下面的链接，或在本站的“设置新密码”页面填入重置码，"
+                        "就可以设置新密码；一小时内有效，只能用一次。重置码：{code}",
+                        "Someone asked to reset the password of the account {name}. Open the link "
+                        "below, or enter the reset code on the site's \"Set a new password\" page, to "
+                        "choose a new one; it works once, within an hour. Reset code: {code}"),
+    "mail.reset_footer": ("如果不是你本人申请的，请忽略这封邮件：你的密码不会改变。",
+                          "If you did not ask for this, ignore this mail: your password stays as it is."),
     "notify.kind.answer": ("{name} 回答了你的问题“{title}”", "{name} answered your question “{title}”"),
     "notify.kind.share_request": ("{name} 请你允许把你在“{title}”下的回答用于答案卡",
                                   "{name} asks you to allow your answer to “{title}” in the answer card"),
@@ -584,6 +592,33 @@ STRINGS: dict[str, tuple[str, str]] = {
                             "Forgot your password? Ask this site's admins to reset it: {contact}"),
     "auth.forgot": ("忘记密码？请联系本站管理员为你重置。",
                     "Forgot your password? Ask this site's admin to reset it for you."),
+    "auth.forgot_link": ("忘记密码？", "Forgot your password?"),
+    "recovery.forgot_title": ("忘记密码", "Forgot your password"),
+    "recovery.forgot_intro": ("填写你的用户名或确认过的邮箱地址。如果账号有确认过的邮箱，我们会给它发一封重置邮件，"
+                              "里面的链接一小时内有效。",
+                              "Enter your username or the e-mail address you confirmed. If the "
+                              "account has a confirmed address, we mail it a link to choose a new "
+                              "password; the link works for an hour."),
+    "recovery.account": ("用户名或邮箱地址", "Username or e-mail address"),
+    "recovery.send_button": ("发送重置邮件", "Send the reset mail"),
+    "recovery.done_forgot": ("如果这个账号有确认过的邮箱，重置邮件正在路上。打开邮件里的链接，或把重置码填在这里。",
+                             "If that account has a confirmed address, a reset mail is on its way. "
+                             "Open its link, or enter its reset code here."),
+    "recovery.no_address": ("没有确认过邮箱，或者收不到邮件？", "No confirmed address, or no mail arrived?"),
+    "recovery.no_mail": ("本站没有配置邮件服务器，不能用邮件重置密码。",
+                         "This site sends no e-mail, so a password cannot be reset by mail here."),
+    "recovery.reset_title": ("设置新密码", "Set a new password"),
+    "recovery.code": ("重置码", "Reset code"),
+    "recovery.code_hint": ("打开重置邮件里的链接会自动填好；也可以把邮件里的重置码粘贴到这里。",
+                           "The reset mail's link fills it in; or paste the reset code from the mail."),
+    "recovery.reset_button": ("设置新密码并登录", "Set the password and log in"),
+    "recovery.done_reset": ("密码已重置，你已登录；其他地方的登录都已结束。",
+                            "Your password is reset and you are logged in; every other login has ended."),
+    "recovery.ask_again": ("没有重置码，或者它过期了？", "No reset code, or has it expired?"),
+    "recovery.ask_link": ("重新申请重置邮件", "Ask for a reset mail"),
+    "recovery.admin_contact": ("请联系本站管理员为你重置：{contact}",
+                               "Ask this site's admins to reset it for you: {contact}"),
+    "recovery.admin": ("请联系本站管理员为你重置。", "Ask this site's admins to reset it for you."),
     "auth.have_account": ("已经有账号？", "Already registered?"),
     "auth.logout_title": ("退出登录", "Log out"),
     "auth.logout_text": ("退出后需要重新登录才能提问或管理智能体。",

@@ -113,6 +113,22 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.community.card_publish.forbidden": ("只有题主可以发布答案卡。", "Only the asker can publish answer cards."),
     "err.community.memory_reject.invalid_request": ("只能拒绝待确认的记忆。",
                                                     "Only memories waiting for you can be rejected."),
+    # 409: this site sends no mail (a field's 400 is worded by its field)
+    "err.community.forgot_password.invalid_request": (
+        "本站没有配置邮件服务器，不能用邮件重置密码。请联系本站管理员为你重置。",
+        "This site sends no e-mail, so a password cannot be reset by mail here. Ask this "
+        "site's administrators to reset it for you."),
+    "err.community.forgot_password.rate_limited": (
+        "这个账号或这个网络申请重置的次数暂时太多了。{when} 之后可以再试。",
+        "Too many reset links were asked for this account or from this network for now. "
+        "You can try again at {when}."),
+    "err.community.reset_password.rate_limited": (
+        "这个网络试过太多不正确的重置码。{when} 之后可以再试。",
+        "Too many wrong reset codes from this network for now. You can try again at {when}."),
+    "err.community.reset_password.forbidden": (
+        "这个账号已被管理员停用，密码没有改变。管理员给出的原因：{reason}。如有疑问，请联系本站管理员。",
+        "An administrator has suspended this account; its password was not changed. The "
+        "reason they gave: {reason}. Ask this site's administrators if you have questions."),
     "err.community.change_password.forbidden": ("当前密码不正确。", "The current password is not right."),
     "err.community.email_code.invalid_request": ("没有待确认的邮箱地址。", "There is no address waiting to be confirmed."),
     "err.community.change_password.invalid_request": ("新密码必须与当前密码不同。",
@@ -154,6 +170,11 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     "err.field.report.reason": ("请写下哪里不对：1–500 个字符，可以分行，不含看不见的字符或改变文字方向的控制字符。",
                                 "Say what is wrong in 1–500 characters (lines are fine), without "
                                 "invisible or text-direction control characters."),
+    "err.field.forgot_password.account": ("请填写你的用户名或邮箱地址（最多 254 个字符）。",
+                                          "Enter your username or e-mail address (up to 254 characters)."),
+    "err.field.reset_password.code": ("重置码不正确、已经用过或已过期（一小时内有效）。请重新申请一封重置邮件。",
+                                      "That reset code is wrong, used already or more than an "
+                                      "hour old. Ask for a new reset mail."),
     "err.field.currentPassword": ("请填写你现在的密码。", "Enter the password you use now."),
     "err.field.newPassword": ("新密码需要 10–128 个字符。", "A new password has 10–128 characters."),
     "err.field.email": ("请填写有效的邮箱地址，例如 someone@example.net，最多 254 个字符。",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable
 from . import clock
 from .db import Database, DatabaseError, Q, Row
 from .i18n import translate
-from .services import mail_address, notifications
+from .services import mail_address, notifications, password_reset
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -110,8 +110,8 @@ class Mailer:
                     self.db.release_connection()  # PostgreSQL: back to the pool while idle
 
     def drain(self) -> int:
-        """Send every mail due now (codes first); returns how many were sent."""
-        sent = self._send_codes()
+        """Send every mail due now (those asked for first); returns how many were sent."""
+        sent = self._send_asked()
         for row in self.db.all(Q.list_due_mail, {"now": clock.now(), "limit": BATCH}):
             if not self._claim(row["id"]):
                 continue  # another mailer has it
@@ -129,25 +129,48 @@ class Mailer:
         self.sent += sent
         return sent
 
-    def _send_codes(self) -> int:
-        """Confirmation codes asked for. One try each: a code that fails to go is asked for
-        again on the inbox page ("send the code again"), never resent on its own."""
+    def _send_asked(self) -> int:
+        """The mails a person asked for by a mark on their account: confirmation codes and
+        password-reset links. One try each, claimed by clearing the mark (so one mailer sends
+        it): one that fails to go is asked for again by its reader, never resent on its own."""
         sent = 0
-        for row in self.db.all(Q.list_due_email_codes, {"limit": BATCH}):
-            with self.db.transaction() as conn:
-                if conn.execute(Q.claim_email_code, {"id": row["id"]}).rowcount != 1:
-                    continue  # another mailer has it
-            if not row["email"]:
-                continue
-            text = mail_address.code(self.keyring, row["id"], row["email"], now=clock.now())
-            try:
-                self._deliver(self.compose_code(row["email"], text), row["email"])
-            except SEND_FAILURES as exc:
-                log.info("mailing a confirmation code to user %d failed (%s)",
-                         row["id"], type(exc).__name__)
-                continue
-            sent += 1
+        for due, claim, mail_for, what in (
+                (Q.list_due_email_codes, Q.claim_email_code, self._code_mail,
+                 "a confirmation code"),
+                (Q.list_due_password_resets, Q.claim_password_reset, self._reset_mail,
+                 "a password-reset link")):
+            for row in self.db.all(due, {"limit": BATCH}):
+                with self.db.transaction() as conn:
+                    if conn.execute(claim, dict(row)).rowcount != 1:
+                        continue  # another mailer has it
+                mail = mail_for(row)
+                if mail is None:
+                    continue
+                try:
+                    self._deliver(*mail)
+                except SEND_FAILURES as exc:
+                    log.info("mailing %s to user %d failed (%s)", what, row["id"],
+                             type(exc).__name__)
+                    continue
+                sent += 1
         return sent
+
+    def _code_mail(self, row: Row) -> tuple[EmailMessage, str] | None:
+        if not row["email"]:
+            return None
+        text = mail_address.code(self.keyring, row["id"], row["email"], now=clock.now())
+        return self.compose_code(row["email"], text), row["email"]
+
+    def _reset_mail(self, row: Row) -> tuple[EmailMessage, str] | None:
+        """The link, signed over the account as it is now; none for an account that lost its
+        confirmed address or was suspended since it asked, or a request past its hour."""
+        state = self.db.one(Q.get_password_reset_state, {"id": row["id"]})
+        if (state is None or not state["email"] or state["suspended_at"] is not None
+                or row["due"] < clock.now() - password_reset.VALID_SECONDS):
+            return None
+        token = password_reset.token(self.keyring, row["id"], row["due"],
+                                     state["password_hash"], state["email"])
+        return self.compose_reset(state["email"], state["username"], token), state["email"]
 
     def _claim(self, outbox_id: int) -> bool:
         now = clock.now()
@@ -183,6 +206,14 @@ class Mailer:
         return self._message(to, translate("zh", "mail.code_subject", code=code),
                              lambda lang: translate(lang, "mail.code_text", code=code),
                              "/inbox#mail-settings", "mail.code_footer")
+
+    def compose_reset(self, to: str, username: str, token: str) -> EmailMessage:
+        # The token rides in the link's fragment, which browsers never send: it reaches no
+        # access log and no Referer.
+        return self._message(to, translate("zh", "mail.reset_subject", name=username),
+                             lambda lang: translate(lang, "mail.reset_text", name=username,
+                                                    code=token),
+                             f"/reset-password#{token}", "mail.reset_footer")
 
     def _message(self, to: str, subject: str, said: Callable[[str], str], path: str,
                  footer: str) -> EmailMessage:

@@ -108,6 +108,9 @@ class Settings:
     rate_report: str = _setting("20/hour", "Reports to the admins per user")
     rate_email_code: str = _setting(
         "5/day", "Confirmation codes mailed per user (each is a mail to the address given)")
+    rate_password_reset: str = _setting(
+        "5/day", "Password-reset mails asked for per account name or address (each is a mail "
+        "to the account's confirmed address)")
     sessions_per_user: int = _setting(
         10, "Login sessions a user may hold at once; a new login ends the oldest beyond it")
     argon2_memory_kib: int = _setting(19456, "Argon2id memory cost of new password hashes, KiB")
@@ -154,6 +157,11 @@ class Settings:
         if self.secret_key_file:
             return f"{ENV_PREFIX}SECRET_KEY_FILE ({self.secret_key_file})"
         return f"{ENV_PREFIX}SECRET_KEY"
+
+    @property
+    def sends_mail(self) -> bool:
+        """Whether an SMTP server is named: mail goes out (notifications, codes, reset links)."""
+        return bool(self.smtp_host)
 
     @property
     def uses_postgres(self) -> bool:

@@ -110,7 +110,7 @@ def ensure_admin(settings: Settings, db: Database) -> None:
 
 def start_mailer(settings: Settings, db: Database, keyring: "crypto.Keyring"):
     """The notification mailer's thread, when an SMTP server is configured (else None)."""
-    if not settings.smtp_host:
+    if not settings.sends_mail:
         return None
     from .mailer import Mailer
     return Mailer(settings, db, keyring).start()

@@ -20,9 +20,10 @@ from werkzeug.http import parse_range_header
 from . import accesslog, guards, hosts, renderers, textrules
 from .blueprints import (communities, community, community_account, community_admin,
                          community_agents, community_cards, community_memories,
-                         community_notifications, community_reports, docs, external, health,
-                         manage, mcp, web, web_admin, web_agents, web_base, web_browse,
-                         web_developers, web_inbox, web_people, web_questions, kept_pages)
+                         community_notifications, community_recovery, community_reports, docs,
+                         external, health, manage, mcp, web, web_admin, web_agents, web_base,
+                         web_browse, web_developers, web_inbox, web_people, web_questions,
+                         kept_pages)
 from .db import ContentionError
 from .db.errors import OperationalError, PgOperationalError, disk_full
 from .runtime import runtime
@@ -37,7 +38,7 @@ BLUEPRINTS = (health, communities, community, manage, external, mcp, docs)
 # The modules whose ``actions`` /api/community answers.
 COMMUNITY_ACTIONS = (community, community_account, community_admin, community_agents,
                      community_cards, community_memories, community_notifications,
-                     community_reports)
+                     community_recovery, community_reports)
 # The modules whose ``pages`` make up the ``web`` blueprint.
 WEB_PAGES = (web, web_admin, web_agents, web_browse, web_developers, web_inbox, web_people,
              web_questions)

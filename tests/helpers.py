@@ -34,8 +34,14 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
 
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0024 added the mark of a password reset asked for and the index of confirmed addresses.
+UNDO_0024 = """
+    DROP INDEX users_confirmed_email;
+    DROP INDEX users_password_reset_due;
+    ALTER TABLE users DROP COLUMN password_reset_due;
+"""
 # 0023 added the reports table (0022 changed the search index's rows only).
-UNDO_0023 = """
+UNDO_0023 = UNDO_0024 + """
     DROP TABLE reports;
 """
 UNDO_0022 = UNDO_0023

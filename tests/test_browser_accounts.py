@@ -6,11 +6,14 @@ page: a password change keeps this browser signed in and ends the other login.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 import requests
 
-from conftest import LiveServer
+from conftest import LiveServer, free_port
 from test_browser import browser, watch  # noqa: F401  (the module-wide Chromium fixture)
+from test_mail import smtp  # noqa: F401  (an SMTP server that keeps what it receives)
 
 pytestmark = [pytest.mark.slow, pytest.mark.once]
 
@@ -244,3 +247,67 @@ def test_a_username_with_spaces_around_logs_in_and_enter_in_a_title_moves_on(bro
     assert [t["title"] for t in asked] == ["How do I back up SQLite while it is written to?"]
     expect(page.locator("body")).to_contain_text("The service never stops writing.")
     context.close()
+
+
+def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, smtp):  # noqa: F811
+    """From the login page's link to a new password: the mailed link's code, after "#",
+    lands in the form and leaves the address bar; the new password logs this browser in."""
+    from playwright.sync_api import expect
+
+    port = free_port()
+    live = LiveServer(tmp_path / "browser-reset", port=port, env={
+        "LOBBYTALKS_SMTP_HOST": "127.0.0.1", "LOBBYTALKS_SMTP_PORT": str(smtp.port),
+        "LOBBYTALKS_SMTP_SECURITY": "none", "LOBBYTALKS_PUBLIC_URL": f"http://127.0.0.1:{port}"})
+    try:
+        base = live.url
+        owner = requests.Session()
+        owner.post(base + "/api/community", json={
+            "action": "register", "username": "forgetful", "password": PASSWORD}).raise_for_status()
+        owner.post(base + "/api/community", json={
+            "action": "notify_settings", "email": "me@example.org",
+            "emailNotify": False}).raise_for_status()
+        code = re.search(r"\b(\d{8})\b", smtp.wait(1)[0].get_content()).group(1)
+        smtp.envelopes.clear()
+        owner.post(base + "/api/community",
+                   json={"action": "confirm_email", "code": code}).raise_for_status()
+
+        problems: list[str] = []
+        context = browser.new_context(locale="en-GB")
+        page = context.new_page()
+        watch(page, problems)
+        page.goto(f"{base}/login?lang=en")
+        page.get_by_role("link", name="Forgot your password?").click()
+        page.get_by_label("Username or e-mail address").fill("me@example.org")
+        page.get_by_role("button", name="Send the reset mail").click()
+        page.wait_for_url(f"{base}/reset-password")
+        expect(page.locator("#flash")).to_contain_text("a reset mail is on its way")
+        link = re.search(rf"{re.escape(base)}/reset-password#\S+",
+                         smtp.wait(1)[0].get_content()).group(0)
+        token = link.split("#", 1)[1]
+        page.goto(link)  # on the page already: only the "#" changes
+        expect(page.get_by_label("Reset code")).to_have_value(token)
+        assert page.url == f"{base}/reset-password"  # it leaves the address bar
+        page.get_by_label("New password").fill("a fresh password 3")
+        page.get_by_label("Password again").fill("a fresh password 3")
+        page.get_by_role("button", name="Set the password and log in").click()
+        page.wait_for_url(f"{base}/")
+        expect(page.locator("#flash")).to_have_text(
+            "Your password is reset and you are logged in; every other login has ended.")
+        expect(page.locator(".whoami")).to_contain_text("forgetful")
+        assert owner.get(base + "/api/community", params={"action": "me"}).json()["user"] is None
+
+        # the same link again: the page says why it fails, at the field
+        context.clear_cookies()
+        with page.expect_request(lambda r: "/reset-password" in r.url) as opened:
+            page.goto(link)
+        assert token not in opened.value.url  # the fragment never leaves the browser
+        expect(page.get_by_label("Reset code")).to_have_value(token)
+        assert page.url == f"{base}/reset-password"
+        page.get_by_label("New password").fill("yet another one 4")
+        page.get_by_label("Password again").fill("yet another one 4")
+        page.get_by_role("button", name="Set the password and log in").click()
+        expect(page.locator("#f-code-error")).to_contain_text("used already")
+        context.close()
+        assert problems == []
+    finally:
+        live.stop()

@@ -37,6 +37,7 @@ FROZEN = {
         "0021_author_questions": "cee24601e33dc57f",
         "0022_search_words_alike": "8ac64b4e04e49f12",
         "0023_reports": "f3a37492ea31507d",
+        "0024_password_reset": "a265f039e0294f8d",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -60,6 +61,7 @@ FROZEN = {
         "0021_author_questions": "cee24601e33dc57f",
         "0022_search_words_alike": "8ac64b4e04e49f12",
         "0023_reports": "3a9a983b22626d89",
+        "0024_password_reset": "b0e894629e0cd20d",
     },
 }
 

@@ -83,7 +83,18 @@ def account(mode: str):
     # the visitor chose): the page says so.
     return render("account.html", mode=mode, next_url=target,
                   needed=request.args.get("needed") == "1",
-                  admin_contact=runtime().settings.admin_contact)
+                  admin_contact=runtime().settings.admin_contact,
+                  mail_available=runtime().settings.sends_mail)
+
+
+@pages.get("/forgot-password", defaults={"mode": "forgot"}, endpoint="forgot_password")
+@pages.get("/reset-password", defaults={"mode": "reset"}, endpoint="reset_password")
+def password_recovery(mode: str):
+    """Asking for a reset mail, and choosing a new password with its code. Open to anyone
+    (someone signed in on a shared computer may be resetting another account of theirs)."""
+    settings = runtime().settings
+    return render("recovery.html", mode=mode, mail_available=settings.sends_mail,
+                  admin_contact=settings.admin_contact)
 
 
 @pages.get("/settings")

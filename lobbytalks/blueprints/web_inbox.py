@@ -29,7 +29,7 @@ def inbox():
                                               set_apart=partial(in_own_lang, isolated=True))
     return render("inbox.html", page=page, paged=before is not None,
                   mail=mail_address.settings(read_conn(), user.id),
-                  mail_available=bool(runtime().settings.smtp_host))
+                  mail_available=runtime().settings.sends_mail)
 
 
 def header_counts() -> dict[str, Any]:

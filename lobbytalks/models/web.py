@@ -6,6 +6,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
+from ..services.mail_address import MAX_EMAIL_LENGTH
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
                      IdRef, LookupId, Strict, Text)
 from .external import Uuid
@@ -52,6 +53,18 @@ class WebAuth(BaseModel):
     action: Literal["register", "login"]
     username: Text(*USERNAME_LENGTH, pattern=USERNAME_PATTERN)
     password: Password
+
+
+class PasswordForgotten(Strict):
+    """A reset link asked for, mailed to the account's confirmed address if it has one."""
+    action: Literal["forgot_password"]
+    account: Text(1, MAX_EMAIL_LENGTH, strip_min=True, single_line=True)  # a name or an address
+
+
+class PasswordResetByMail(Strict):
+    action: Literal["reset_password"]
+    code: Text(1, 100, single_line=True)  # the token the link carries; spaces in it dropped
+    newPassword: Password
 
 
 class WebLogout(Strict):

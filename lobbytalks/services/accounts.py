@@ -76,11 +76,11 @@ def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost)
     same write."""
     password_hash = hash_password(password, cost)
     with db.transaction() as conn:
-        _reset_password(conn, user_id, password_hash)
+        replace_password(conn, user_id, password_hash)
     return password_hash
 
 
-def _reset_password(conn: Connection, user_id: int, password_hash: str) -> None:
+def replace_password(conn: Connection, user_id: int, password_hash: str) -> None:
     # The one place a password is replaced: whoever held a session under the old
     # password must log in again. Under the user's row lock, as a session's start is.
     hold_user(conn, user_id)
@@ -97,7 +97,7 @@ def reset_password(db: Database, username: str, password: str, *, cost: Argon2Co
         row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
         if row is None:
             return False
-        _reset_password(conn, row["id"], password_hash)
+        replace_password(conn, row["id"], password_hash)
         record(conn, None, "reset_password", "user", row["username"], "", now)
     return True
 
@@ -159,6 +159,6 @@ def ensure_admin(db: Database, username: str, password: str, *, now: int,
                 f"yours, run `lobbytalks admin grant {row['username']}`; otherwise choose "
                 "another name. Nothing was changed.")
         if not verify_password(password, row["password_hash"]):
-            _reset_password(conn, row["id"], hash_password(password, cost))
+            replace_password(conn, row["id"], hash_password(password, cost))
         elif needs_rehash(row["password_hash"], cost):
             _upgrade_hash(conn, row["id"], row["password_hash"], password, cost)

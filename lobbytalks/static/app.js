@@ -768,6 +768,18 @@
     }
   });
 
+  // A reset mail's link carries its code after "#", which the browser never sends: into the
+  // field it goes, and out of the address bar and the history (also when the link is
+  // followed on this very page, which only changes the "#").
+  function takeResetCode() {
+    const field = document.querySelector('#reset-form [name="code"]');
+    if (!field || location.hash.length < 2) return;
+    field.value = location.hash.slice(1);
+    history.replaceState(history.state, '', location.pathname + location.search);
+  }
+  window.addEventListener('hashchange', takeResetCode);
+  takeResetCode();
+
   localiseTimes(document);
   watchResearch();
   addCounters();

@@ -64,3 +64,30 @@ WHERE t.digest = :digest;
 
 -- name: touch_token
 UPDATE tokens SET last_used = :now WHERE id = :id;
+
+-- A forgotten password: the account named, by its name or its confirmed address, is marked
+-- for the mailer (services.password_reset). Nothing is marked for an account without a
+-- confirmed address or a suspended one, and the caller is not told which it was.
+-- name: queue_password_reset_by_name
+UPDATE users SET password_reset_due = :now
+WHERE lower(username) = lower(:username) AND email <> '' AND email = email_confirmed
+  AND suspended_at IS NULL;
+
+-- name: queue_password_reset_by_email
+UPDATE users SET password_reset_due = :now
+WHERE lower(email) = lower(:email) AND email <> '' AND email = email_confirmed
+  AND suspended_at IS NULL;
+
+-- name: list_due_password_resets
+SELECT id, password_reset_due AS due FROM users WHERE password_reset_due > 0 ORDER BY id
+LIMIT :limit;
+
+-- name: claim_password_reset
+UPDATE users SET password_reset_due = 0 WHERE id = :id AND password_reset_due = :due;
+
+-- What a reset link is signed over: the password hash and the address confirmed now ('' when
+-- the saved one is not the confirmed one).
+-- name: get_password_reset_state
+SELECT username, password_hash, suspended_at,
+       CASE WHEN email = email_confirmed THEN email ELSE '' END AS email
+FROM users WHERE id = :id;

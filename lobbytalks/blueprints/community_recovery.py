@@ -1,0 +1,65 @@
+"""A forgotten password on /api/community: ``forgot_password`` asks for a link mailed to the
+account's confirmed address, ``reset_password`` sets a new password with it and logs in.
+
+Every ask is answered alike, whether an account of that name or address exists or not, and
+counted per name or address (each is a mail to someone: ``RATE_PASSWORD_RESET``) and per
+client address. Wrong links are counted per client address in the login window, before any
+password is hashed.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from flask import Response, request
+
+from .. import clock, devices
+from ..auth import start_session
+from ..errors import ApiError
+from ..models.common import parse_model
+from ..models.web import PasswordForgotten, PasswordResetByMail
+from ..passwords import hash_password
+from ..runtime import runtime
+from ..services import password_reset
+from .common import ActionTable, client_address, ok
+
+actions = ActionTable()
+
+NO_MAIL = "本站没有配置邮件服务器，不能用邮件重置密码；请联系本站管理员"
+BAD_LINK = "code: 重置链接不正确、已用过或已过期，请重新申请"
+
+
+@actions.post("forgot_password")
+def forgot_password(body: dict[str, Any]) -> Response:
+    data = parse_model(PasswordForgotten, body)
+    rt = runtime()
+    if not rt.settings.sends_mail:
+        raise ApiError("invalid_request", NO_MAIL, status=409)
+    account = data.account.strip()
+    rt.gate.hit(rt.settings.rate_login_client, "password-reset-client", client_address(request))
+    # the name or address as a digest: what was typed, whether or not it names anyone
+    named = hashlib.sha256(account.lower().encode()).hexdigest()[:32]
+    rt.gate.hit(rt.settings.rate_password_reset, "password-reset", named)
+    password_reset.ask(rt.db, account, now=clock.now())
+    return ok({"ok": True})
+
+
+@actions.post("reset_password")
+def reset_password(body: dict[str, Any]) -> Response:
+    """The new password ends every session of the account; this browser gets a new one."""
+    data = parse_model(PasswordResetByMail, body)
+    rt = runtime()
+    window = (rt.settings.rate_login_client, "password-reset-wrong", client_address(request))
+    rt.gate.check(*window)
+    checked = password_reset.check(rt.db, rt.keyring, data.code, now=clock.now())
+    if checked is None:
+        rt.gate.hit(*window)
+        raise ApiError("invalid_request", BAD_LINK)
+    new_hash = hash_password(data.newPassword, rt.settings.password_cost)
+    done = password_reset.reset(rt.db, *checked, new_hash)
+    if done is None:  # the same link, used a moment ago
+        raise ApiError("invalid_request", BAD_LINK)
+    response = ok({"ok": True})
+    start_session(response, request, done.user_id)
+    devices.remember(response, request, done.username, new_hash)
+    return response
