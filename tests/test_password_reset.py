@@ -328,3 +328,19 @@ def test_a_link_that_fails_to_go_is_not_retried_and_the_log_keeps_it_secret(
     assert rt.mailer.drain() == 0 and smtp.envelopes == []
     ask_reset(app, owner.username)
     assert rt.mailer.drain() == 1
+
+
+def test_without_the_sites_address_the_mail_gives_the_code_and_the_page_to_enter_it(
+        settings, smtp, stop_mailers):
+    app = create_app(settings.with_overrides(smtp_host="127.0.0.1", smtp_port=smtp.port,
+                                             smtp_security="none"))
+    stop_mailers(app)
+    owner = forgotten(app, smtp)
+    ask_reset(app, owner.username)
+    [mail] = smtp.wait(1)
+    body = mail.get_content()
+    code = re.search(r"Reset code: (\S+)", body).group(1)
+    assert "http" not in body and "link" not in body.split("Reset code")[0].split("Someone")[1]
+    assert '"Set a new password" page (/reset-password)' in body
+    r = anonymous(app).web_post("reset_password", code=code, newPassword=NEW_PASSWORD)
+    assert r.status_code == 200, r.get_json()
