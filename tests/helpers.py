@@ -32,10 +32,45 @@ def assert_web_error(response, status: int, code: str | None = None) -> dict:
     return body
 
 
+def _notifications_holding(kinds: str) -> str:
+    """The notifications table rebuilt to hold only ``kinds`` (as a migration before the one
+    undone left it; foreign keys are off in a plain sqlite3 connection, so the queued mails
+    stay), those of other kinds gone."""
+    return f"""
+    DELETE FROM notifications WHERE kind NOT IN ({kinds});
+    CREATE TABLE notifications_old (
+        id         INTEGER PRIMARY KEY,
+        user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        kind       TEXT NOT NULL CHECK (kind IN ({kinds})),
+        topic_id   TEXT NOT NULL REFERENCES topics (id),
+        message_id TEXT REFERENCES messages (id),
+        task_id    TEXT REFERENCES tasks (id) ON DELETE CASCADE,
+        created    INTEGER NOT NULL,
+        read_at    INTEGER,
+        mailed     INTEGER NOT NULL DEFAULT 0,
+        cause      TEXT
+    );
+    INSERT INTO notifications_old SELECT * FROM notifications;
+    DROP TABLE notifications;
+    ALTER TABLE notifications_old RENAME TO notifications;
+    CREATE INDEX notifications_user ON notifications (user_id, id DESC);
+    CREATE INDEX notifications_unread ON notifications (user_id) WHERE read_at IS NULL;
+    CREATE INDEX notifications_message ON notifications (message_id, kind)
+        WHERE message_id IS NOT NULL;
+    CREATE INDEX notifications_mailed ON notifications (user_id, created) WHERE mailed = 1;
+"""
+
+
+_KINDS_0007 = ("'answer', 'share_request', 'card_published', 'card_hidden', "
+               "'card_republishable', 'task_failed', 'task_expired'")
+_KINDS_0015 = _KINDS_0007 + (", 'answer_hidden', 'answer_restored', 'question_closed', "
+                             "'question_reopened', 'question_hidden', 'question_restored'")
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0025 rebuilt the notifications table to hold report_settled.
+UNDO_0025 = _notifications_holding(_KINDS_0015)
 # 0024 added the mark of a password reset asked for and the index of confirmed addresses.
-UNDO_0024 = """
+UNDO_0024 = UNDO_0025 + """
     DROP INDEX users_confirmed_email;
     DROP INDEX users_password_reset_due;
     ALTER TABLE users DROP COLUMN password_reset_due;
@@ -82,36 +117,8 @@ UNDO_0016 = UNDO_0017 + """
     ALTER TABLE topics DROP COLUMN hidden_reason;
     ALTER TABLE topics DROP COLUMN hidden_by;
 """
-# 0015 rebuilt the notifications table with more kinds; undone, it has the old list again
-# (foreign keys are off in a plain sqlite3 connection, so the queued mails stay) and the
-# notifications of the new kinds, which the old list cannot hold, are gone.
-UNDO_0015 = UNDO_0016 + """
-    DELETE FROM notifications WHERE kind IN ('answer_hidden', 'answer_restored',
-                                             'question_closed', 'question_reopened',
-                                             'question_hidden', 'question_restored');
-    CREATE TABLE notifications_old (
-        id         INTEGER PRIMARY KEY,
-        user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-        kind       TEXT NOT NULL CHECK (kind IN ('answer', 'share_request', 'card_published',
-                                                 'card_hidden', 'card_republishable',
-                                                 'task_failed', 'task_expired')),
-        topic_id   TEXT NOT NULL REFERENCES topics (id),
-        message_id TEXT REFERENCES messages (id),
-        task_id    TEXT REFERENCES tasks (id) ON DELETE CASCADE,
-        created    INTEGER NOT NULL,
-        read_at    INTEGER,
-        mailed     INTEGER NOT NULL DEFAULT 0,
-        cause      TEXT
-    );
-    INSERT INTO notifications_old SELECT * FROM notifications;
-    DROP TABLE notifications;
-    ALTER TABLE notifications_old RENAME TO notifications;
-    CREATE INDEX notifications_user ON notifications (user_id, id DESC);
-    CREATE INDEX notifications_unread ON notifications (user_id) WHERE read_at IS NULL;
-    CREATE INDEX notifications_message ON notifications (message_id, kind)
-        WHERE message_id IS NOT NULL;
-    CREATE INDEX notifications_mailed ON notifications (user_id, created) WHERE mailed = 1;
-"""
+# 0015 rebuilt the notifications table with more kinds; undone, it has the old list again.
+UNDO_0015 = UNDO_0016 + _notifications_holding(_KINDS_0007)
 UNDO_0014 = UNDO_0015 + """
     DROP INDEX notifications_mailed;
     ALTER TABLE notifications DROP COLUMN mailed;

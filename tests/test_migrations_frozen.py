@@ -38,6 +38,7 @@ FROZEN = {
         "0022_search_words_alike": "8ac64b4e04e49f12",
         "0023_reports": "f3a37492ea31507d",
         "0024_password_reset": "a265f039e0294f8d",
+        "0025_report_notices": "91d744cc65d72b36",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -62,6 +63,7 @@ FROZEN = {
         "0022_search_words_alike": "8ac64b4e04e49f12",
         "0023_reports": "3a9a983b22626d89",
         "0024_password_reset": "b0e894629e0cd20d",
+        "0025_report_notices": "06b59cc91a690072",
     },
 }
 

@@ -9,9 +9,10 @@ from html import unescape
 
 import pytest
 
-from conftest import Person, joined_person
+from conftest import Person, contributor, joined_person
 from helpers import assert_web_error
 from lobbytalks import create_app
+from qa_helpers import answer
 from test_moderation import PRIVATE, audit_rows, discussion, make_admin  # noqa: F401 (fixture)
 
 REASON = "这条回答在推销一个付费课程，和问题无关。"
@@ -286,3 +287,68 @@ def test_the_queue_is_served_oldest_first_and_says_how_many_are_not_shown(app, a
     shown = re.findall(r'id="admin-r-(rep_[a-z0-9]+)"', page)
     assert shown == ids[:2]  # the oldest two; the newest waits its turn
     assert re.search(r'id="reports-shown">[^<]*\b2\b[^<]*\b3\b', page), page
+
+
+# --- the reporter hears back ----------------------------------------------------------------
+
+def inbox_of(person: Person) -> list[dict]:
+    r = person.web_get(action="notifications")
+    assert r.status_code == 200, r.get_json()
+    return [n for n in r.get_json()["notifications"] if n["kind"] == "report_settled"]
+
+
+def test_the_reporter_is_told_once_it_is_handled_never_how_or_by_whom(
+        app, asker, admin, discussion):
+    topic, message = discussion["topic"], discussion["message"]
+    rid = report(asker, topic, message).get_json()["id"]
+    assert inbox_of(asker) == []  # waiting: nothing to tell yet
+    assert admin.web_post("settle_report", report=rid, reason="是官方文档").status_code == 200
+    [told] = inbox_of(asker)
+    assert told["topic"] == topic and told["cause"] == "answer" and told["read"] is False
+    assert told["link"] == f"/q/{topic}" and told["actor"] is None
+    inbox = asker.http.get("/inbox?lang=en").get_data(as_text=True)
+    assert "The admins handled your report of an answer to" in unescape(inbox)
+    assert admin.username not in inbox and "是官方文档" not in inbox
+    # settling it again tells nobody twice
+    admin.web_post("settle_report", report=rid)
+    assert len(inbox_of(asker)) == 1
+
+
+def test_hiding_what_was_reported_tells_each_reporter_once(app, asker, admin, discussion):
+    topic, message = discussion["topic"], discussion["message"]
+    others = [Person(app).register() for _ in range(2)]
+    report(asker, topic, message)
+    report(asker, topic)  # the asker may not report their own question: refused, not stored
+    for person in others:
+        report(person, topic)
+    assert admin.web_post("hide_answer", message=message, reason="推销").status_code == 200
+    assert [n["cause"] for n in inbox_of(asker)] == ["answer"]
+    assert all(inbox_of(person) == [] for person in others)  # theirs still wait
+    assert admin.web_post("hide_question", topic=topic, reason="违规").status_code == 200
+    for person in others:
+        [told] = inbox_of(person)
+        assert told["cause"] is None
+        # a question taken down keeps its title from everyone but its asker
+        assert told["topicTitle"] is None
+        page = unescape(person.http.get("/inbox?lang=en").get_data(as_text=True))
+        assert "The admins handled your report of the question “(a question an admin took down)”" in page
+    assert len(inbox_of(asker)) == 1
+
+
+def test_one_who_reported_a_question_and_an_answer_of_it_hears_once_of_the_question(
+        app, asker, admin, discussion):
+    topic, message = discussion["topic"], discussion["message"]
+    reader, agent = contributor(app, "另一只虾")  # answered too: reads the whole discussion
+    answer(agent, topic)
+    assert report(reader, topic, message).status_code == 200
+    assert report(reader, topic).status_code == 200
+    assert admin.web_post("hide_question", topic=topic, reason="违规").status_code == 200
+    assert [n["cause"] for n in inbox_of(reader)] == [None]
+
+
+def test_a_suspended_reporter_is_told_nothing(app, asker, admin, discussion):
+    flooder = Person(app).register()
+    report(flooder, discussion["topic"])
+    assert admin.web_post("suspend_user", username=flooder.username, reason="乱举报").status_code == 200
+    db = app.config["LOBBYTALKS"].db
+    assert db.value("SELECT COUNT(*) FROM notifications WHERE kind = 'report_settled'") == 0

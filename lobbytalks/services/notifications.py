@@ -31,7 +31,9 @@ KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_repub
          "task_failed", "task_expired",
          # what an admin did to the recipient's own answer or question
          "answer_hidden", "answer_restored", "question_closed", "question_reopened",
-         "question_hidden", "question_restored")
+         "question_hidden", "question_restored",
+         # an admin settled the recipient's report
+         "report_settled")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst
@@ -47,7 +49,8 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
            cause: str | None = None) -> int:
     """Write one notification in the caller's transaction; queue its e-mail when wanted.
     ``cause`` tells apart what the kind alone would mislead about, in words of its own
-    ("notify.kind.KIND_CAUSE"): ``moderated`` on a card_hidden, when an admin hid the answer."""
+    ("notify.kind.KIND_CAUSE"): ``moderated`` on a card_hidden, when an admin hid the answer;
+    ``answer`` on a report_settled, when the report was of an answer."""
     mailed = _mail_wanted(conn, user_id, kind, topic_id, now)
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,

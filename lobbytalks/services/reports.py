@@ -6,8 +6,9 @@ written for the admins; never their own. Admins may not read discussions, so the
 /admin shows the report's public facts (the question's title, the answer's agent and owner,
 the states) with that reason and the reporter's name, and links the thing reported. A report
 waits until an admin settles it: by hand (``settle``), or by hiding the answer or taking the
-question down (``moderation``), which settles every waiting report on it in the same write;
-suspending a person settles the reports they sent. The queue is served oldest first, so a
+question down (``moderation``), which settles every waiting report on it in the same write,
+and its sender is told (``report_settled``: that it was handled, never how or by whom);
+suspending a person settles the reports they sent, and tells them nothing. The queue is served oldest first, so a
 flood of new reports pushes no earlier one out of sight.
 
 Sending a report again while it waits changes nothing (``replayed``); an answer or question
@@ -22,6 +23,7 @@ from ..errors import ApiError
 from ..security import new_id
 from .audit import record
 from .locks import hold_topic
+from .notifications import notify
 from .reading import can_read_full, readable_topic, refuse_if_taken_down
 
 WAITING_ON_PAGE = 50
@@ -70,7 +72,8 @@ def settle(db: Database, admin_id: int, report_id: str, reason: str, *,
             raise ApiError("not_found", UNKNOWN_REPORT)
         if row["settled_at"] is not None:
             return {"ok": True, "id": report_id, "settled": True, "replayed": True}
-        conn.execute(Q.settle_report, {"id": report_id, "admin": admin_id, "now": now})
+        _tell_reporters(conn, conn.execute(Q.settle_report, {
+            "id": report_id, "admin": admin_id, "now": now}).fetchall(), now)
         record(conn, admin_id, "settle_report", "report", report_id, reason, now)
     return {"ok": True, "id": report_id, "settled": True}
 
@@ -87,11 +90,25 @@ def settle_on(conn: Connection, admin_id: int, topic_id: str, message_id: str | 
     """Inside an admin's hide: settle the waiting reports on the answer ``message_id``, or
     (None) on the question and all its answers."""
     if message_id is None:
-        conn.execute(Q.settle_reports_on_topic, {"topic": topic_id, "admin": admin_id,
-                                                 "now": now})
+        settled = conn.execute(Q.settle_reports_on_topic, {"topic": topic_id, "admin": admin_id,
+                                                           "now": now})
     else:
-        conn.execute(Q.settle_reports_on_message, {"topic": topic_id, "message": message_id,
-                                                   "admin": admin_id, "now": now})
+        settled = conn.execute(Q.settle_reports_on_message, {
+            "topic": topic_id, "message": message_id, "admin": admin_id, "now": now})
+    _tell_reporters(conn, settled.fetchall(), now)
+
+
+def _tell_reporters(conn: Connection, settled: list[Row], now: int) -> None:
+    """One notification for each person whose reports on a question were settled (one who
+    reported the question and an answer of it hears once, of the question)."""
+    told: dict[int, Row] = {}
+    for row in settled:
+        if row["reporter_id"] not in told or row["message_id"] is None:
+            told[row["reporter_id"]] = row
+    for reporter_id, row in told.items():
+        notify(conn, reporter_id, "report_settled", row["topic_id"],
+               message_id=row["message_id"], cause="answer" if row["message_id"] else None,
+               now=now)
 
 
 def waiting_count(conn: Connection) -> int:

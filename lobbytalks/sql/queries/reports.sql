@@ -9,19 +9,23 @@ DO NOTHING RETURNING id;
 -- name: get_report_state
 SELECT id, settled_at FROM reports WHERE id = :id;
 
+-- Settling a report, here and below, returns whom to tell (report_settled).
 -- name: settle_report
-UPDATE reports SET settled_at = :now, settled_by = :admin WHERE id = :id AND settled_at IS NULL;
+UPDATE reports SET settled_at = :now, settled_by = :admin WHERE id = :id AND settled_at IS NULL
+RETURNING reporter_id, topic_id, message_id;
 
 -- Hiding an answer settles the reports on it.
 -- name: settle_reports_on_message
 UPDATE reports SET settled_at = :now, settled_by = :admin
-WHERE topic_id = :topic AND message_id = :message AND settled_at IS NULL;
+WHERE topic_id = :topic AND message_id = :message AND settled_at IS NULL
+RETURNING reporter_id, topic_id, message_id;
 
 -- Taking a question down settles the reports on it and on its answers (no one but its
 -- asker and the admins reads them any more).
 -- name: settle_reports_on_topic
 UPDATE reports SET settled_at = :now, settled_by = :admin
-WHERE topic_id = :topic AND settled_at IS NULL;
+WHERE topic_id = :topic AND settled_at IS NULL
+RETURNING reporter_id, topic_id, message_id;
 
 -- Suspending a person settles their waiting reports (a flood of them goes with its sender).
 -- name: settle_reports_of_reporter
