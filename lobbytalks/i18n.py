@@ -670,6 +670,26 @@ STRINGS: dict[str, tuple[str, str]] = {
     "settings.revoke_all_confirm": ("你所有智能体的全部 Token 都会失效，进行中的任务随之终止。之后要在“我的智能体”页轮换出新 Token。",
                                     "Every token of every agent of yours stops working and their tasks in "
                                     "progress end. Rotate new tokens on My agents afterwards."),
+    "settings.delete_title": ("删除账号", "Delete your account"),
+    "settings.delete_hint": ("删除后无法恢复。你的用户名换成一个不指向任何人的名字，个人页不再存在；邮箱、登录、智能体的 "
+                             "Token 和记忆、通知、举报和社区成员身份都会删除；智能体停用，进行中的任务终止；你仍开放的问题会结束，"
+                             "每个问题所有版本的私密背景都会抹去。问题的公开内容、其他人的回答和你的智能体的回答会保留，"
+                             "因为别人参与了讨论、也可能用在答案卡里。需要的话，请先在上面下载你的数据。",
+                             "This cannot be undone. Your username becomes one that names no one and "
+                             "your profile page goes; your e-mail address, logins, agent tokens and "
+                             "memories, notifications, reports and memberships are deleted; your "
+                             "agents are archived and their tasks end; your open questions close "
+                             "and the private background of every version of every question you "
+                             "asked is erased. The questions' public text, other people's answers "
+                             "and your agents' answers stay, since others took part and may use "
+                             "them in answer cards. Download your data above first if you want it."),
+    "settings.delete_admin": ("管理员不能删除自己的账号：请先请运维撤销你的管理员身份。",
+                              "An administrator cannot delete their own account: ask the "
+                              "operator to revoke your admin role first."),
+    "settings.delete_button": ("删除我的账号", "Delete my account"),
+    "settings.delete_confirm": ("确定要永久删除这个账号吗？此操作无法撤销。",
+                                "Delete this account for good? This cannot be undone."),
+    "settings.done_delete": ("你的账号已删除。", "Your account is deleted."),
     "settings.done_revoke_all": ("全部智能体 Token 已撤销。", "Every agent token is revoked."),
     "auth.password_again": ("再输入一次密码", "Password again"),
     "auth.done_register": ("注册成功，你已登录。欢迎！", "You are registered and logged in. Welcome!"),
@@ -1106,6 +1126,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.action.grant_admin": ("授予管理员", "granted admin"),
     "admin.action.revoke_admin": ("撤销管理员", "revoked admin"),
     "admin.action.reset_password": ("重置密码", "reset a password"),
+    "admin.action.delete_user": ("删除账号", "deleted an account"),
     "admin.action.settle_report": ("处理举报", "marked a report handled"),
 
     # --- error pages -----------------------------------------------------------------

@@ -67,8 +67,12 @@ _KINDS_0015 = _KINDS_0007 + (", 'answer_hidden', 'answer_restored', 'question_cl
                              "'question_reopened', 'question_hidden', 'question_restored'")
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0026 added the moment an account was deleted.
+UNDO_0026 = """
+    ALTER TABLE users DROP COLUMN deleted_at;
+"""
 # 0025 rebuilt the notifications table to hold report_settled.
-UNDO_0025 = _notifications_holding(_KINDS_0015)
+UNDO_0025 = UNDO_0026 + _notifications_holding(_KINDS_0015)
 # 0024 added the mark of a password reset asked for and the index of confirmed addresses.
 UNDO_0024 = UNDO_0025 + """
     DROP INDEX users_confirmed_email;

@@ -311,3 +311,37 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, s
         assert problems == []
     finally:
         live.stop()
+
+
+def test_deleting_the_account_asks_first_and_ends_at_home_logged_out(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    base = server.url
+    context = browser.new_context(locale="en-GB")
+    assert context.request.post(base + "/api/community", data={  # this browser's cookie
+        "action": "register", "username": "leaver", "password": PASSWORD}).ok
+    problems: list[str] = []
+    page = context.new_page()
+    watch(page, problems)
+    page.goto(f"{base}/settings?lang=en")
+    form = page.locator('form[data-action="delete_account"]')
+    form.get_by_label("Current password").fill("a wrong password")
+    form.get_by_role("button", name="Delete my account").click()
+    page.locator("#confirm-yes").click()
+    expect(page.locator("#f-delete-currentPassword-error")).to_contain_text(
+        "nothing was deleted")
+    # asked again, and "no" sends nothing
+    form.get_by_label("Current password").fill(PASSWORD)
+    form.get_by_role("button", name="Delete my account").click()
+    expect(page.locator("#confirm-text")).to_contain_text("cannot be undone")
+    page.locator("#confirm-no").click()
+    expect(page.locator(".whoami")).to_contain_text("leaver")
+    form.get_by_role("button", name="Delete my account").click()
+    page.locator("#confirm-yes").click()
+    page.wait_for_url(f"{base}/")
+    expect(page.locator("#flash")).to_have_text("Your account is deleted.")
+    expect(page.get_by_role("link", name="Log in")).to_be_visible()
+    assert requests.post(base + "/api/community", json={
+        "action": "login", "username": "leaver", "password": PASSWORD}).status_code == 401
+    context.close()
+    assert problems == []

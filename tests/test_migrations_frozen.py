@@ -39,6 +39,7 @@ FROZEN = {
         "0023_reports": "f3a37492ea31507d",
         "0024_password_reset": "a265f039e0294f8d",
         "0025_report_notices": "91d744cc65d72b36",
+        "0026_deleted_accounts": "1bf5ac50ab22ccbb",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -64,6 +65,7 @@ FROZEN = {
         "0023_reports": "3a9a983b22626d89",
         "0024_password_reset": "b0e894629e0cd20d",
         "0025_report_notices": "06b59cc91a690072",
+        "0026_deleted_accounts": "0ae73f30b0ec7f8f",
     },
 }
 

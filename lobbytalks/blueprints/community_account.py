@@ -1,5 +1,5 @@
 """Account actions on /api/community: register, login, logout (protocol §11) and
-LobbyTalks' own change_password and logout_all.
+LobbyTalks' own change_password, logout_all and delete_account.
 
 Wrong passwords are counted in three windows: per (username, address), which stops a
 guesser long before it stops the owner logging in from elsewhere; per username across all
@@ -18,9 +18,9 @@ from .. import clock, devices, turns
 from ..auth import end_session, forget_session_cookie, require_session, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model
-from ..models.web import LogoutEverywhere, PasswordChange, WebAuth, WebLogout
+from ..models.web import AccountDeletion, LogoutEverywhere, PasswordChange, WebAuth, WebLogout
 from ..runtime import runtime
-from ..services import accounts
+from ..services import account_deletion, accounts
 from .common import ActionTable, client_address, ok
 from .community import signed_in_write
 
@@ -65,6 +65,13 @@ def _checked_password(username: str, password: str) -> tuple[int, str] | None:
     return verified
 
 
+def _require_current_password(user: Any, password: str) -> None:
+    """:raise 403: ``password`` is not the signed-in user's (counted as a failed login)."""
+    verified = _checked_password(user.username, password)
+    if verified is None or verified[0] != user.id:
+        raise ApiError("forbidden", "currentPassword: 当前密码不正确")
+
+
 @actions.post("register")
 def register(body: dict[str, Any]) -> Response:
     data = parse_model(WebAuth, body)
@@ -107,9 +114,7 @@ def logout(body: dict[str, Any]) -> Response:
 def change_password(body: dict[str, Any]) -> Response:
     """Every session of the account ends, this browser gets a new one."""
     user, data, rt = signed_in_write(PasswordChange, body)
-    verified = _checked_password(user.username, data.currentPassword)
-    if verified is None or verified[0] != user.id:
-        raise ApiError("forbidden", "currentPassword: 当前密码不正确")
+    _require_current_password(user, data.currentPassword)
     if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
         raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)
     new_hash = accounts.set_password(rt.db, user.id, data.newPassword,
@@ -117,6 +122,17 @@ def change_password(body: dict[str, Any]) -> Response:
     response = ok({"ok": True})
     start_session(response, request, user.id)
     devices.remember(response, request, user.username, new_hash)  # the others are forgotten
+    return response
+
+
+@actions.post("delete_account")
+def delete_account(body: dict[str, Any]) -> Response:
+    """The account is deleted (``services.account_deletion``) and this browser logged out."""
+    user, data, rt = signed_in_write(AccountDeletion, body)
+    _require_current_password(user, data.currentPassword)
+    account_deletion.delete(rt.db, user.id, now=clock.now())
+    response = ok({"ok": True, "deleted": True})
+    forget_session_cookie(response, request)
     return response
 
 

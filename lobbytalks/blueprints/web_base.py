@@ -26,6 +26,7 @@ from ..models.common import plain_int
 from ..models.web import DEFAULT_COMMUNITY
 from ..prose import fill
 from ..security import has_control_chars
+from ..services import accounts
 from .common import base_url  # noqa: F401  (pages import it from here with bp, render)
 from .community_text import community_about, community_about_marks, community_label  # noqa: F401
 # (pages import these from here too)
@@ -188,7 +189,9 @@ def choice_arg(name: str, choices: tuple[str, ...], default: str) -> str:
 # --- template helpers ----------------------------------------------------------------
 
 def person_link(username: str) -> Markup:
-    """A person's name linking to their public profile."""
+    """A person's name linking to their public profile (a deleted account has none)."""
+    if accounts.is_deleted_name(username):
+        return Markup('<span class="person">{0}</span>').format(username)
     return Markup('<a class="person" href="/u/{0}">{0}</a>').format(username)
 
 
@@ -212,6 +215,7 @@ def page_globals() -> dict[str, Any]:
         "page_strings": page_strings(code), "static_url": static_url, "when": when,
         "on_day": on_day, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
+        "is_deleted_name": accounts.is_deleted_name,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "community_about_marks": community_about_marks,
         "remembered": remembered, "host_of": host_of, "lang_of": lang_of, "dir_of": dir_of,

@@ -12,6 +12,8 @@ CHANGES = {
     "revoke": "take the admin role from USERNAME",
     "reset-password": "give USERNAME a new password (generated and printed, or read from "
                       "standard input) and end all their logins",
+    "delete-user": "delete USERNAME's account as its owner could under Settings (for someone "
+                   "who can no longer log in): renamed, emptied, every login and token ended",
     "log": "print the newest entries of the admin audit log, oldest first",
 }
 
@@ -36,13 +38,14 @@ def _admin_setup(p: argparse.ArgumentParser) -> None:
 
 
 @command("admin", "grant or revoke the admin role (admin grant|revoke USERNAME), give a "
-                  "person who forgot theirs a new password (admin reset-password USERNAME), or "
-                  "print the audit log of admin actions (admin log [--limit N])",
+                  "person who forgot theirs a new password (admin reset-password USERNAME), "
+                  "delete an account (admin delete-user USERNAME), or print the audit log of "
+                  "admin actions (admin log [--limit N])",
          setup=_admin_setup)
 def admin(args: argparse.Namespace) -> int:
-    from .. import clock, ops
+    from .. import ops
     from ..db import DatabaseError, SchemaTooNew
-    from ..services import accounts, audit
+    from ..services import audit
     from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
     from ..startup import open_migrated
 
@@ -62,25 +65,38 @@ def admin(args: argparse.Namespace) -> int:
         if args.change == "log":
             print_audit_log(audit.recent(db, args.limit))
             return 0
-        if args.change == "reset-password":
-            found = accounts.reset_password(db, args.username, password,
-                                            cost=settings.password_cost, now=clock.now())
-            told = "" if from_stdin else f"; the new password is {password}"
-            done = (f"password reset, logged out everywhere{told} (they can change it under "
-                    "Settings once logged in)")
-        else:
-            changed = accounts.change_admin(db, args.username, args.change == "grant",
-                                            now=clock.now())
-            found = changed is not None
-            done = (f"admin {'granted' if args.change == 'grant' else 'revoked'}" if changed
-                    else f"{'already' if args.change == 'grant' else 'not'} an admin, nothing "
-                         "changed")
+        found, done = _change(args, db, settings, password, from_stdin)
     finally:
         db.close()
     if not found:
-        return fail(f"no user named {args.username!r}")
+        return fail(f"no user named {args.username!r}" if done is None else done)
     print(f"{args.username}: {done}")
     return 0
+
+
+def _change(args: argparse.Namespace, db, settings, password: str,
+            from_stdin: bool) -> tuple[bool, str | None]:
+    """(whether the account was found, what was done or why not: None for no account)."""
+    from .. import clock
+    from ..errors import ApiError
+    from ..services import account_deletion, accounts
+
+    if args.change == "reset-password":
+        found = accounts.reset_password(db, args.username, password,
+                                        cost=settings.password_cost, now=clock.now())
+        told = "" if from_stdin else f"; the new password is {password}"
+        return found, (f"password reset, logged out everywhere{told} (they can change it "
+                       "under Settings once logged in)")
+    if args.change == "delete-user":
+        try:
+            name = account_deletion.delete_by_name(db, args.username, now=clock.now())
+        except ApiError:  # the one refusal: an admin
+            return False, f"{args.username} is an admin: revoke the role first (admin revoke)"
+        return name is not None, f"account deleted, now named {name}" if name else None
+    changed = accounts.change_admin(db, args.username, args.change == "grant", now=clock.now())
+    return changed is not None, (
+        f"admin {'granted' if args.change == 'grant' else 'revoked'}" if changed
+        else f"{'already' if args.change == 'grant' else 'not'} an admin, nothing changed")
 
 
 def _refusal(args: argparse.Namespace, settings) -> str | None:

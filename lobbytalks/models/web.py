@@ -55,6 +55,12 @@ class WebAuth(BaseModel):
     password: Password
 
 
+class AccountDeletion(Strict):
+    """Deleting the signed-in account, confirmed by its password."""
+    action: Literal["delete_account"]
+    currentPassword: Text(1, PASSWORD_MAX_LENGTH)
+
+
 class PasswordForgotten(Strict):
     """A reset link asked for, mailed to the account's confirmed address if it has one."""
     action: Literal["forgot_password"]

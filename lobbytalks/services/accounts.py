@@ -11,6 +11,14 @@ from .audit import record
 from .locks import hold_user
 
 LOGIN_FAILED = "用户名或密码不正确"
+NAME_TAKEN = "username: 用户名已被使用"
+# the names deleted accounts get (services.account_deletion): never a new account's
+DELETED_PREFIX = "deleted_"
+
+
+def is_deleted_name(username: str) -> bool:
+    """Whether ``username`` is one only a deleted account has (no profile to link to)."""
+    return username.lower().startswith(DELETED_PREFIX)
 
 
 class AdminNameTaken(RuntimeError):
@@ -19,7 +27,10 @@ class AdminNameTaken(RuntimeError):
 
 def register(db: Database, username: str, password: str, *, now: int,
              cost: Argon2Cost) -> int:
-    """Create an account; :raise 409: when the name is taken (case-insensitively)."""
+    """Create an account; :raise 409: when the name is taken (case-insensitively), or is
+    one only deleted accounts get."""
+    if is_deleted_name(username):
+        raise ApiError("invalid_request", NAME_TAKEN, status=409)
     password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:
@@ -27,7 +38,7 @@ def register(db: Database, username: str, password: str, *, now: int,
                                                 "password_hash": password_hash, "is_admin": 0,
                                                 "now": now}).fetchone()[0]
     except IntegrityError:
-        raise ApiError("invalid_request", "username: 用户名已被使用", status=409) from None
+        raise ApiError("invalid_request", NAME_TAKEN, status=409) from None
 
 
 def authenticate(db: Database, username: str, password: str, *, cost: Argon2Cost

@@ -1,9 +1,10 @@
 -- Whether someone is an admin or suspended is public (a name like "administrator" is no
 -- admin; a suspended account's questions stay listed); why they were suspended is not.
+-- (a deleted account has no profile: its questions and answers name it, nothing more)
 -- name: get_person_by_name
 SELECT id, username, created, is_admin,
        CASE WHEN suspended_at IS NULL THEN 0 ELSE 1 END AS suspended
-FROM users WHERE lower(username) = lower(:username);
+FROM users WHERE lower(username) = lower(:username) AND deleted_at IS NULL;
 
 -- A person's newest questions, public fields only (anyone may read them), and their
 -- published cards: none of a question an admin took down.

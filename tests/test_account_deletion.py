@@ -1,0 +1,195 @@
+"""Deleting one's own account from /settings: what identified the person goes in one write,
+what others wrote stays under a name that says nothing."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import Person, contributor, count, joined_person
+from helpers import assert_web_error
+from qa_helpers import answer, claim_ok
+
+from lobbytalks.services import accounts
+from lobbytalks.services.account_deletion import DELETED_TASK
+from test_mail import mail_app, smtp  # noqa: F401 (the fixture)
+
+PRIVATE = "私密：生产库 40 GB，凌晨三点有批量写入。"
+NEW_PRIVATE = "私密（第二版）：库现在 60 GB。"
+
+
+@pytest.fixture
+def leaving(app):
+    """Someone with a bit of everything: an address, two communities, an open question
+    (two versions of private context) and a closed one, an agent whose answer to another's
+    question left a pending memory, a live lease, a notification and a report."""
+    rt = app.config["LOBBYTALKS"]
+    person = joined_person(app)
+    person.mail_to("leaving@example.org")
+    assert person.communities_post("create", name="备份互助",
+                                   description="聊备份").status_code == 200
+    own = person.ask(title="怎样备份 40 GB 的 SQLite？", privateContext=PRIVATE)
+    assert person.web_post("revise", topic=own, privateContext=NEW_PRIVATE).status_code == 200
+    closed = person.ask(title="WAL 文件为什么这么大？")
+    assert person.web_post("close", topic=closed).status_code == 200
+    other_asker = joined_person(app)
+    elsewhere = other_asker.ask(title="VACUUM 要锁多久？")
+    agent = person.new_agent("离开的虾")
+    kept_answer = answer(agent, elsewhere)
+    leased = claim_ok(agent, other_asker.ask(title="备份要校验吗？"))["task"]["id"]
+    helper, helper_agent = contributor(app, "帮忙虾")
+    answer(helper_agent, own)  # a notification for the person
+    assert person.web_post("report", topic=other_asker.ask(title="广告？"),
+                           reason="像是广告").status_code == 200
+    person.user_id = person.web_get(action="me").get_json()["user"]["id"]
+    return {"person": person, "own": own, "closed": closed, "elsewhere": elsewhere,
+            "other_asker": other_asker, "agent": agent, "answer": kept_answer,
+            "leased": leased, "db": rt.db}
+
+
+def delete(person: Person, password: str | None = None):
+    return person.web_post("delete_account", currentPassword=password or person.password)
+
+
+def test_deleting_erases_what_identified_the_person_in_one_write(app, leaving):
+    person, db, uid = leaving["person"], leaving["db"], leaving["person"].user_id
+    other_browser = Person(app, username=person.username)
+    assert other_browser.web_post("login", username=person.username,
+                                  password=person.password).status_code == 200
+    lobby_members = db.value("SELECT member_count FROM communities WHERE id = 'lobby'")
+    assert count(db, "memories", "user_id = :u", {"u": uid}) == 1
+    assert count(db, "notifications", "user_id = :u", {"u": uid}) >= 1
+
+    r = delete(person)
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "deleted": True}
+    cookie = r.headers["Set-Cookie"]
+    assert cookie.startswith("xia_session=;") and "Max-Age=0" in cookie
+    row = db.one("SELECT username, password_hash, email, email_confirmed, email_notify,"
+                 " deleted_at FROM users WHERE id = :id", {"id": uid})
+    assert re.fullmatch(r"deleted_[0-9a-f]{16}", row["username"])
+    assert (row["password_hash"], row["email"], row["email_confirmed"], row["email_notify"]) == \
+        ("!", "", "", 0)
+    assert row["deleted_at"] is not None
+    for table, where in (("sessions", "user_id = :u"), ("memories", "user_id = :u"),
+                         ("notifications", "user_id = :u"), ("reports", "reporter_id = :u"),
+                         ("memberships", "user_id = :u"), ("agent_requests", "user_id = :u"),
+                         ("tokens", "user_id = :u AND revoked = 0"),
+                         ("profiles", "user_id = :u AND archived_at IS NULL"),
+                         ("topics", "author_id = :u AND status = 'open'"),
+                         ("question_versions", "private_context IS NOT NULL AND topic_id IN"
+                                               " (SELECT id FROM topics WHERE author_id = :u)")):
+        assert count(db, table, where, {"u": uid}) == 0, table
+    assert db.value("SELECT member_count FROM communities WHERE id = 'lobby'") == lobby_members - 1
+    assert db.value("SELECT state || ' ' || error FROM tasks WHERE id = :id",
+                    {"id": leaving["leased"]}) == f"failed {DELETED_TASK}"
+    # every login of it has ended, its tokens say so, and the old password opens nothing
+    assert person.web_get(action="me").get_json()["user"] is None
+    assert other_browser.web_get(action="me").get_json()["user"] is None
+    assert_web_error(leaving["agent"].http.get("/api/external?action=list_topics",
+                                               headers=leaving["agent"].headers), 401)
+    assert_web_error(Person(app).web_post("login", username=person.username,
+                                          password=person.password), 401)
+    assert_web_error(Person(app).web_post("login", username=row["username"],
+                                          password=person.password), 401)
+
+
+def test_what_others_wrote_stays_under_a_name_that_says_nothing(app, leaving):
+    person, db = leaving["person"], leaving["db"]
+    assert delete(person).status_code == 200
+    name = db.value("SELECT username FROM users WHERE id = :id", {"id": person.user_id})
+    reader = leaving["other_asker"]
+    page = reader.http.get(f"/q/{leaving['elsewhere']}").get_data(as_text=True)
+    assert leaving["answer"] in page and "离开的虾" in page and name in page
+    assert person.username not in page
+    own = Person(app).http.get(f"/q/{leaving['own']}?lang=en").get_data(as_text=True)
+    assert "怎样备份 40 GB 的 SQLite？" in own and name in own and PRIVATE not in own
+    for who in (person.username, name):
+        assert Person(app).http.get(f"/u/{who}").status_code == 404
+    # the old name is free again, and what the deleted account wrote does not move to it
+    newcomer = Person(app, username=person.username).register()
+    assert newcomer.http.get(f"/u/{person.username}").status_code == 200
+    assert person.username not in reader.http.get(
+        f"/q/{leaving['elsewhere']}").get_data(as_text=True)
+
+
+def test_a_wrong_password_deletes_nothing_and_counts_as_a_failed_login(app, leaving):
+    person, db = leaving["person"], leaving["db"]
+    r = delete(person, "not my password")
+    assert_web_error(r, 403, "forbidden")
+    assert r.get_json()["error"].startswith("currentPassword: ")
+    assert db.value("SELECT username FROM users WHERE id = :id",
+                    {"id": person.user_id}) == person.username
+    assert person.web_get(action="me").get_json()["user"]["username"] == person.username
+    assert db.value("SELECT deleted_at FROM users WHERE id = :id", {"id": person.user_id}) is None
+
+
+def test_an_admin_cannot_delete_their_account(app):
+    admin = Person(app).register()
+    assert accounts.set_admin(app.config["LOBBYTALKS"].db, admin.username, True)
+    assert_web_error(delete(admin), 403, "forbidden")
+    assert admin.web_get(action="me").get_json()["user"]["username"] == admin.username
+    page = admin.http.get("/settings?lang=en").get_data(as_text=True)
+    assert 'data-action="delete_account"' not in page and "revoke your admin role" in page
+
+
+@pytest.mark.parametrize("name", ["deleted_0123456789abcdef", "Deleted_me", "DELETED_"])
+def test_no_one_may_register_a_name_deleted_accounts_get(app, name):
+    r = Person(app).web_post("register", username=name, password="correct horse 1")
+    assert_web_error(r, 409, "invalid_request")
+
+
+def test_a_deleted_account_is_mailed_nothing_more(settings, smtp):
+    app = mail_app(settings, smtp.port)
+    rt = app.config["LOBBYTALKS"]
+    rt.mailer.stop()  # what waits is sent by hand below
+    person = joined_person(app)
+    person.mail_to("leaving@example.org")
+    answer(contributor(app)[1], person.ask(title="怎样备份 40 GB 的 SQLite？"))
+    assert Person(app).web_post("forgot_password", account=person.username).status_code == 200
+    assert count(rt.db, "mail_outbox") == 1
+    assert delete(person).status_code == 200
+    assert count(rt.db, "mail_outbox") == 0
+    assert rt.mailer.drain() == 0 and smtp.envelopes == []
+
+
+def test_the_settings_page_explains_and_asks_for_the_password(app):
+    person = joined_person(app)
+    page = person.http.get("/settings?lang=en").get_data(as_text=True)
+    form = re.search(r'<form[^>]*data-action="delete_account"[^>]*>', page).group(0)
+    assert 'method="post"' in form and "data-confirm=" in form and 'data-then="go:/"' in form
+    assert 'id="f-delete-currentPassword"' in page and "cannot be undone" in page
+    assert "Download your data above first" in page
+
+
+def test_pages_name_a_deleted_account_without_a_link_to_a_profile(app, leaving):
+    person, db = leaving["person"], leaving["db"]
+    assert delete(person).status_code == 200
+    name = db.value("SELECT username FROM users WHERE id = :id", {"id": person.user_id})
+    answers = leaving["other_asker"].http.get(f"/q/{leaving['elsewhere']}").get_data(as_text=True)
+    asked = Person(app).http.get(f"/q/{leaving['own']}").get_data(as_text=True)
+    for page in (answers, asked):
+        assert name in page and f'href="/u/{name}"' not in page
+
+
+def test_the_operator_deletes_an_account_from_the_command_line(app, leaving, capsys):
+    """For someone who can no longer log in (suspended, say): the same erasure, audited
+    under the new name only."""
+    from conftest import run_cli
+    person, db = leaving["person"], leaving["db"]
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    capsys.readouterr()
+    assert run_cli(["admin", "delete-user", person.username.upper()], data_dir) == 0
+    name = db.value("SELECT username FROM users WHERE id = :id", {"id": person.user_id})
+    assert capsys.readouterr().out.strip() == \
+        f"{person.username.upper()}: account deleted, now named {name}"
+    assert person.web_get(action="me").get_json()["user"] is None
+    assert count(db, "topics", "author_id = :u AND status = 'open'", {"u": person.user_id}) == 0
+    assert [tuple(r) for r in db.all("SELECT action, target_id, actor_id FROM audit_log")] == \
+        [("delete_user", name, None)]
+    # gone already, or never there: nothing to delete
+    assert run_cli(["admin", "delete-user", person.username], data_dir) == 1
+    assert "no user named" in capsys.readouterr().err
+    admin = Person(app).register()
+    accounts.set_admin(db, admin.username, True)
+    assert run_cli(["admin", "delete-user", admin.username], data_dir) == 1
+    assert "is an admin: revoke the role first" in capsys.readouterr().err
+    assert admin.web_get(action="me").get_json()["user"]["username"] == admin.username
