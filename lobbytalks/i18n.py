@@ -534,12 +534,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     "mail.reset_text": ("有人为账号 {name} 申请了重置密码。打开下面的链接，或在本站的“设置新密码”页面填入重置码，"
                         "就可以设置新密码；一小时内有效，只能用一次。重置码：{code}",
                         "Someone asked to reset the password of the account {name}. Open the link "
-                        "below, or enter the reset code on the site's \"Set a new password\" page, to "
+                        "below, or enter the reset code on the site's “Set a new password” page, to "
                         "choose a new one; it works once, within an hour. Reset code: {code}"),
     "mail.reset_text_no_link": ("有人为账号 {name} 申请了重置密码。在本站的“设置新密码”页面（/reset-password）填入这个重置码，"
                                 "就可以设置新密码；一小时内有效，只能用一次。重置码：{code}",
                                 "Someone asked to reset the password of the account {name}. Enter "
-                                "this reset code on the site's \"Set a new password\" page "
+                                "this reset code on the site's “Set a new password” page "
                                 "(/reset-password) to choose a new one; it works once, within an "
                                 "hour. Reset code: {code}"),
     "mail.reset_footer": ("如果不是你本人申请的，请忽略这封邮件：你的密码不会改变。",

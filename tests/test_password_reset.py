@@ -341,6 +341,6 @@ def test_without_the_sites_address_the_mail_gives_the_code_and_the_page_to_enter
     body = mail.get_content()
     code = re.search(r"Reset code: (\S+)", body).group(1)
     assert "http" not in body and "link" not in body.split("Reset code")[0].split("Someone")[1]
-    assert '"Set a new password" page (/reset-password)' in body
+    assert '“Set a new password” page (/reset-password)' in body
     r = anonymous(app).web_post("reset_password", code=code, newPassword=NEW_PASSWORD)
     assert r.status_code == 200, r.get_json()
