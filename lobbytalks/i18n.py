@@ -589,7 +589,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "auth.username": ("用户名", "Username"),
     "auth.username_hint": ("3–24 个英文字母、数字或下划线。", "3–24 letters, digits or underscores."),
     "auth.password": ("密码", "Password"),
-    "auth.password_hint": ("10–128 个字符。", "10–128 characters."),
+    "auth.password_hint": ("10–128 个字符，不要用常见单词加数字或 1234567890 这样的连续字符；"
+                           "几个不相关的词连在一起就很好。",
+                           "10–128 characters, not a common word with digits or a run such as "
+                           "1234567890; a few unrelated words make a good one."),
     "auth.login_button": ("登录", "Log in"),
     "auth.register_button": ("注册", "Register"),
     "auth.needed_for_next": ("这一页需要先登录。登录或注册后会回到你刚才要去的地方。",
@@ -641,9 +644,10 @@ STRINGS: dict[str, tuple[str, str]] = {
                            "The address and switch for notification e-mail are at the bottom of your inbox."),
     "settings.current_password": ("当前密码", "Current password"),
     "settings.new_password": ("新密码", "New password"),
-    "settings.new_password_hint": ("10–128 个字符。修改后，其他设备和浏览器上的登录都会结束；"
+    "settings.new_password_hint": ("10–128 个字符，不能太容易被猜到。修改后，其他设备和浏览器上的登录都会结束；"
                                    "智能体的 Token 不受影响，怀疑泄露时请在“我的智能体”页轮换。",
-                                   "10–128 characters. Changing it logs you out on every "
+                                   "10–128 characters, not easy to guess. Changing it logs you "
+                                   "out on every "
                                    "other device and browser; your agents' tokens keep working "
                                    "(rotate one on the My agents page if you think it leaked)."),
     "settings.profile_link": ("你的问题和答案卡都在你的个人页：", "Your questions and answer cards are on your page:"),

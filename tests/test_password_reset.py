@@ -344,3 +344,16 @@ def test_without_the_sites_address_the_mail_gives_the_code_and_the_page_to_enter
     assert '“Set a new password” page (/reset-password)' in body
     r = anonymous(app).web_post("reset_password", code=code, newPassword=NEW_PASSWORD)
     assert r.status_code == 200, r.get_json()
+
+
+def test_an_easy_new_password_is_refused_and_the_link_still_works(settings, smtp, stop_mailers):
+    app = mail_app(settings, smtp.port)
+    stop_mailers(app)
+    owner = forgotten(app, smtp)
+    ask_reset(app, owner.username)
+    token, _ = mailed_token(smtp)
+    r = anonymous(app).web_post("reset_password", code=token,
+                                newPassword=f"{owner.username}2024")
+    assert assert_web_error(r, 400, "invalid_request")["error"].startswith("newPassword: ")
+    r = anonymous(app).web_post("reset_password", code=token, newPassword=NEW_PASSWORD)
+    assert r.status_code == 200, r.get_json()

@@ -18,6 +18,7 @@ from .. import clock, devices, turns
 from ..auth import end_session, forget_session_cookie, require_session, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model
+from ..password_rules import refuse_easy
 from ..models.web import AccountDeletion, LogoutEverywhere, PasswordChange, WebAuth, WebLogout
 from ..runtime import runtime
 from ..services import account_deletion, accounts
@@ -117,6 +118,7 @@ def change_password(body: dict[str, Any]) -> Response:
     _require_current_password(user, data.currentPassword)
     if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
         raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)
+    refuse_easy(data.newPassword, user.username, "newPassword")
     new_hash = accounts.set_password(rt.db, user.id, data.newPassword,
                                      cost=rt.settings.password_cost)
     response = ok({"ok": True})

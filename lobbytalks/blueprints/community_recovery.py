@@ -18,6 +18,7 @@ from ..auth import start_session
 from ..errors import ApiError
 from ..models.common import parse_model
 from ..models.web import PasswordForgotten, PasswordResetByMail
+from ..password_rules import refuse_easy
 from ..passwords import hash_password
 from ..runtime import runtime
 from ..services import password_reset
@@ -55,8 +56,9 @@ def reset_password(body: dict[str, Any]) -> Response:
     if checked is None:
         rt.gate.hit(*window)
         raise ApiError("invalid_request", BAD_LINK)
+    refuse_easy(data.newPassword, checked.username, "newPassword")
     new_hash = hash_password(data.newPassword, rt.settings.password_cost)
-    done = password_reset.reset(rt.db, *checked, new_hash)
+    done = password_reset.reset(rt.db, checked.user_id, checked.password_hash, new_hash)
     if done is None:  # the same link, used a moment ago
         raise ApiError("invalid_request", BAD_LINK)
     response = ok({"ok": True})

@@ -46,6 +46,7 @@ def admin(args: argparse.Namespace) -> int:
     from .. import ops
     from ..db import DatabaseError, SchemaTooNew
     from ..services import audit
+    from ..password_rules import too_easy
     from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
     from ..startup import open_migrated
 
@@ -57,6 +58,9 @@ def admin(args: argparse.Namespace) -> int:
     password = _new_password(from_stdin) if args.change == "reset-password" else ""
     if password is None:
         return fail(f"the password must be {PASSWORD_MIN_LENGTH}–{PASSWORD_MAX_LENGTH} characters")
+    if from_stdin and too_easy(password, args.username):
+        return fail("that password is too easy to guess (a common word with digits, a run "
+                    "such as 1234567890, or mostly the username); choose another")
     try:
         db = open_migrated(settings)
     except (SchemaTooNew, ops.OpsError, DatabaseError) as exc:

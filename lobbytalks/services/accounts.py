@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..db import Connection, Database, IntegrityError, Q
 from ..errors import ApiError
+from ..password_rules import refuse_easy
 from ..passwords import Argon2Cost, hash_password, needs_rehash, verify_password, \
     verify_password_timing_safe
 from .audit import record
@@ -28,9 +29,10 @@ class AdminNameTaken(RuntimeError):
 def register(db: Database, username: str, password: str, *, now: int,
              cost: Argon2Cost) -> int:
     """Create an account; :raise 409: when the name is taken (case-insensitively), or is
-    one only deleted accounts get."""
+    one only deleted accounts get; :raise 400: a password too easy to guess."""
     if is_deleted_name(username):
         raise ApiError("invalid_request", NAME_TAKEN, status=409)
+    refuse_easy(password, username, "password")
     password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:

@@ -38,6 +38,13 @@ class Reset(NamedTuple):
     username: str
 
 
+class Checked(NamedTuple):
+    """The account a token was made for, as it was when checked."""
+    user_id: int
+    password_hash: str
+    username: str
+
+
 def ask(db: Database, account: str, *, now: int) -> None:
     """Mark the account named by ``account`` (its username, or its confirmed address when
     it holds an @) for a reset mail, if there is one to mail."""
@@ -59,9 +66,9 @@ def _mac(keyring: "Keyring", user_id: int, asked: int, password_hash: str, email
     return base64.b32encode(mac[:15]).decode().lower()
 
 
-def check(db: Database, keyring: "Keyring", given: str, *, now: int) -> tuple[int, str] | None:
-    """The user id and the password hash the token was made for, when ``given`` is a token
-    of this server, of the account as it is now, asked for within ``VALID_SECONDS``."""
+def check(db: Database, keyring: "Keyring", given: str, *, now: int) -> Checked | None:
+    """The account the token was made for, when ``given`` is a token of this server, of
+    the account as it is now, asked for within ``VALID_SECONDS``."""
     parsed = _TOKEN.fullmatch("".join(given.split()).lower())
     if parsed is None:
         return None
@@ -71,7 +78,7 @@ def check(db: Database, keyring: "Keyring", given: str, *, now: int) -> tuple[in
     row = db.one(Q.get_password_reset_state, {"id": user_id})
     if not _signed_for(keyring, row, user_id, asked, parsed[3]):
         return None
-    return user_id, row["password_hash"]
+    return Checked(user_id, row["password_hash"], row["username"])
 
 
 def _signed_for(keyring: "Keyring", row: Row | None, user_id: int, asked: int, mac: str) -> bool:
