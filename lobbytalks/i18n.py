@@ -589,10 +589,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "auth.username": ("用户名", "Username"),
     "auth.username_hint": ("3–24 个英文字母、数字或下划线。", "3–24 letters, digits or underscores."),
     "auth.password": ("密码", "Password"),
-    "auth.password_hint": ("10–128 个字符，不要用常见单词加数字或 1234567890 这样的连续字符；"
+    "auth.password_hint": ("10–128 个字符。别用常见单词加数字或 1234567890 这样的连续字符："
                            "几个不相关的词连在一起就很好。",
-                           "10–128 characters, not a common word with digits or a run such as "
-                           "1234567890; a few unrelated words make a good one."),
+                           "10–128 characters. Avoid a common word with digits or a run such as "
+                           "1234567890: a few unrelated words make a good one."),
     "auth.login_button": ("登录", "Log in"),
     "auth.register_button": ("注册", "Register"),
     "auth.needed_for_next": ("这一页需要先登录。登录或注册后会回到你刚才要去的地方。",

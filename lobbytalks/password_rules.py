@@ -6,8 +6,10 @@ username) and those on lists of common passwords. The list here is short and sta
 kind: a common word or name with digits or symbols after it ("Password123!", "summer2024"),
 also with the usual letter swaps ("P@ssw0rd1"). Everything else a person types is theirs.
 
-Only new passwords are checked (registering, changing, resetting one); logins never are, so
-a password chosen before this rule still logs in.
+Only passwords chosen through LobbyTalks' own actions are checked (changing one, resetting it
+by mail, the operator's reset); logins never are, so a password chosen before this rule still
+logs in. Registering is the protocol's action, which promises any password of 10–128
+characters: there the rule is the page's advice, not a refusal.
 """
 from __future__ import annotations
 
