@@ -519,6 +519,9 @@ STRINGS: dict[str, tuple[str, str]] = {
                                "until it is. We sent an 8-digit code to {email}; it is good for 1–2 days."),
     "inbox.mail_code": ("确认码", "Code"),
     "inbox.mail_code_hint": ("邮件里的 8 位数字。", "The 8 digits in the mail."),
+    "inbox.mail_password_hint": ("为了账号安全：确认过的地址可以收到重置密码的邮件。",
+                                 "For your account's safety: a confirmed address can receive "
+                                 "password-reset mail."),
     "inbox.mail_confirm": ("确认地址", "Confirm the address"),
     "inbox.done_confirm": ("邮箱地址已确认。", "Your address is confirmed."),
     "inbox.mail_code_again": ("重新发送确认码", "Send the code again"),

@@ -129,6 +129,8 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
         "这个账号已被管理员停用，密码没有改变。管理员给出的原因：{reason}。如有疑问，请联系本站管理员。",
         "An administrator has suspended this account; its password was not changed. The "
         "reason they gave: {reason}. Ask this site's administrators if you have questions."),
+    "err.community.confirm_email.forbidden": ("当前密码不正确，地址没有确认。",
+                                              "The current password is not right; the address is not confirmed."),
     "err.community.delete_account.forbidden": ("当前密码不正确，账号没有删除。",
                                                "The current password is not right; nothing was deleted."),
     "err.community.change_password.forbidden": ("当前密码不正确。", "The current password is not right."),

@@ -192,7 +192,7 @@ class Person:
         rt = self.app.config["LOBBYTALKS"]
         user_id = self.web_get(action="me").get_json()["user"]["id"]
         code = mail_address.code(rt.keyring, user_id, email, now=clock.now())
-        r = self.web_post("confirm_email", code=code)
+        r = self.web_post("confirm_email", code=code, currentPassword=self.password)
         assert r.status_code == 200 and r.get_json()["emailConfirmed"] is True, r.get_json()
 
     def manage_post(self, action: str, **fields: Any):

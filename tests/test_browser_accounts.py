@@ -269,7 +269,8 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, s
         code = re.search(r"\b(\d{8})\b", smtp.wait(1)[0].get_content()).group(1)
         smtp.envelopes.clear()
         owner.post(base + "/api/community",
-                   json={"action": "confirm_email", "code": code}).raise_for_status()
+                   json={"action": "confirm_email", "code": code,
+                         "currentPassword": PASSWORD}).raise_for_status()
 
         problems: list[str] = []
         context = browser.new_context(locale="en-GB")

@@ -76,7 +76,7 @@ def confirm_by_mail(app, person, smtp, address="asker@example.org", by_hand=Fals
     [mail] = smtp.wait(1)
     code = re.search(r"\b(\d{8})\b", mail.get_content()).group(1)
     smtp.envelopes.clear()
-    r = person.web_post("confirm_email", code=code)
+    r = person.web_post("confirm_email", code=code, currentPassword=person.password)
     assert r.status_code == 200 and r.get_json()["emailConfirmed"] is True, r.get_json()
     return mail, code
 
@@ -304,7 +304,8 @@ def test_a_served_process_mails_from_its_own_thread(tmp_path, smtp):
         code = re.search(r"\b(\d{8})\b", code_mail.get_content()).group(1)
         smtp.envelopes.clear()
         assert asker.post(base + "/api/community", json={
-            "action": "confirm_email", "code": code}).json()["emailConfirmed"] is True
+            "action": "confirm_email", "code": code,
+            "currentPassword": "correct horse 1"}).json()["emailConfirmed"] is True
         topic = asker.post(base + "/api/community", json={
             "action": "topic", "title": TITLE, "privateContext": PRIVATE}).json()["id"]
         owner = web_session(server)
@@ -356,7 +357,8 @@ def test_an_unconfirmed_address_gets_its_code_and_nothing_else(settings, smtp, s
     page = asker.http.get("/inbox?lang=en").get_data(as_text=True)
     assert "This address is not confirmed yet" in page and 'data-action="confirm_email"' in page
     smtp.envelopes.clear()
-    assert asker.web_post("confirm_email", code=f" {code[:4]} {code[4:]} ").status_code == 200
+    assert asker.web_post("confirm_email", code=f" {code[:4]} {code[4:]} ",
+                          currentPassword=asker.password).status_code == 200
     assert "Confirmed" in asker.http.get("/inbox?lang=en").get_data(as_text=True)
     answer(contributor(app)[1], topic)
     [mail] = smtp.wait(1)
@@ -375,16 +377,16 @@ def test_a_wrong_or_old_code_confirms_nothing_and_guessing_is_bounded(settings, 
     db = app.config["LOBBYTALKS"].db
     confirmed = "SELECT email_confirmed FROM users WHERE username = :name"
     for wrong in (code, "00000000", "abc", "１２３４５６７８", "é€"):  # never a 5xx
-        assert_web_error(asker.web_post("confirm_email", code=wrong), 400)
+        assert_web_error(asker.web_post("confirm_email", code=wrong, currentPassword=asker.password), 400)
     assert db.value(confirmed, {"name": asker.username}) == "first@example.org"
     # a code lasts one to two days
     advance(clock_file, 2 * 86400)
-    assert_web_error(asker.web_post("confirm_email", code=second), 400)
+    assert_web_error(asker.web_post("confirm_email", code=second, currentPassword=asker.password), 400)
     # six wrong codes: the seventh try is refused before it is checked, even a right one
     rt = app.config["LOBBYTALKS"]
     fresh = mail_address.code(rt.keyring, asker.web_get(action="me").get_json()["user"]["id"],
                               "second@example.org", now=clock.now())
-    assert_web_error(asker.web_post("confirm_email", code=fresh), 429)
+    assert_web_error(asker.web_post("confirm_email", code=fresh, currentPassword=asker.password), 429)
     assert db.value(confirmed, {"name": asker.username}) == "first@example.org"
     # going back to the confirmed address needs no code
     smtp.envelopes.clear()

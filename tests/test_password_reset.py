@@ -140,12 +140,42 @@ def test_a_link_ends_with_its_hour_a_new_password_or_another_address(
 
     ask_reset(app, owner.username)
     moved, _ = mailed_token(smtp)
-    assert owner.web_post("notify_settings", email="elsewhere@example.org",
-                          emailNotify=True).status_code == 200
+    owner.password = "changed meanwhile 1"
+    confirm_by_mail(app, owner, smtp, "elsewhere@example.org")  # another address confirmed
     assert_web_error(anonymous(app).web_post("reset_password", code=moved,
                                              newPassword=NEW_PASSWORD), 400, "invalid_request")
     assert anonymous(app).web_post("login", username=owner.username,
                                    password="changed meanwhile 1").status_code == 200
+
+
+def test_a_browser_left_logged_in_cannot_point_the_reset_at_another_address(
+        settings, smtp, stop_mailers):
+    """Confirming an address takes the password, and until a new one is confirmed the reset
+    mail goes to the one confirmed before: a session alone is no way to the account."""
+    app = mail_app(settings, smtp.port)
+    stop_mailers(app)
+    owner = forgotten(app, smtp)
+    intruder = owner  # the owner's browser, in someone else's hands
+    assert intruder.web_post("notify_settings", email="intruder@example.org",
+                             emailNotify=True).status_code == 200
+    code = re.search(r"\b(\d{8})\b", smtp.wait(1)[0].get_content()).group(1)
+    smtp.envelopes.clear()
+    assert_web_error(intruder.web_post("confirm_email", code=code), 400, "invalid_request")
+    r = intruder.web_post("confirm_email", code=code, currentPassword="a guess at it 1")
+    assert assert_web_error(r, 403, "forbidden")["error"].startswith("currentPassword: ")
+    ask_reset(app, "intruder@example.org")
+    ask_reset(app, owner.username)
+    [mail] = smtp.wait(1)
+    assert mail["To"] == "owner@example.org"
+    time.sleep(0.3)
+    assert len(smtp.envelopes) == 1
+    # an owner who removes their address is mailed nothing
+    smtp.envelopes.clear()
+    assert owner.web_post("notify_settings", email="", emailNotify=False).status_code == 200
+    ask_reset(app, owner.username)
+    ask_reset(app, "owner@example.org")
+    time.sleep(0.5)
+    assert smtp.envelopes == []
 
 
 def test_a_made_up_or_altered_code_changes_nothing(settings, smtp, stop_mailers):

@@ -66,7 +66,7 @@ def _checked_password(username: str, password: str) -> tuple[int, str] | None:
     return verified
 
 
-def _require_current_password(user: Any, password: str) -> None:
+def require_current_password(user: Any, password: str) -> None:
     """:raise 403: ``password`` is not the signed-in user's (counted as a failed login)."""
     verified = _checked_password(user.username, password)
     if verified is None or verified[0] != user.id:
@@ -115,7 +115,7 @@ def logout(body: dict[str, Any]) -> Response:
 def change_password(body: dict[str, Any]) -> Response:
     """Every session of the account ends, this browser gets a new one."""
     user, data, rt = signed_in_write(PasswordChange, body)
-    _require_current_password(user, data.currentPassword)
+    require_current_password(user, data.currentPassword)
     if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
         raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)
     refuse_easy(data.newPassword, user.username, "newPassword")
@@ -131,7 +131,7 @@ def change_password(body: dict[str, Any]) -> Response:
 def delete_account(body: dict[str, Any]) -> Response:
     """The account is deleted (``services.account_deletion``) and this browser logged out."""
     user, data, rt = signed_in_write(AccountDeletion, body)
-    _require_current_password(user, data.currentPassword)
+    require_current_password(user, data.currentPassword)
     account_deletion.delete(rt.db, user.id, now=clock.now())
     response = ok({"ok": True, "deleted": True})
     forget_session_cookie(response, request)

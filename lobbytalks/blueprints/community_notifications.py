@@ -15,6 +15,7 @@ from ..runtime import runtime
 from ..services import mail_address, notifications
 from .common import ActionTable, ok, read_conn
 from .community import signed_in_write
+from .community_account import require_current_password
 
 actions = ActionTable()
 
@@ -76,6 +77,7 @@ def confirm_email(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(EmailConfirm, body)
     # wrong codes have the per-address login window: guessing eight digits stays hopeless
     rt.gate.check(rt.settings.rate_login_pair, "email-code-wrong", user.id)
+    require_current_password(user, data.currentPassword)
     entered = "".join(data.code.split())
     confirmed = mail_address.confirm(rt.db, rt.keyring, user.id, entered, now=clock.now())
     if confirmed is None:

@@ -167,8 +167,11 @@ class EmailCodeAgain(Strict):
 
 
 class EmailConfirm(Strict):
+    """A confirmed address can receive password-reset links: the password confirms it too,
+    so that a browser left logged in is not a way to take the account over."""
     action: Literal["confirm_email"]
     code: Text(1, 32, single_line=True)  # the mailed digits; spaces in it are dropped
+    currentPassword: Text(1, PASSWORD_MAX_LENGTH)
 
 
 class MemoryAction(Strict):

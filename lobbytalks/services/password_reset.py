@@ -7,8 +7,9 @@ from the data folder's secret key. So a link works once (the new password change
 for ``VALID_SECONDS``, and not after the address changed or the key was rotated.
 
 Whether an account of that name or address exists, or has a confirmed address, is never
-told: every request is answered alike, and only a confirmed address is ever mailed (an
-address anyone could type into their settings is not a way into an account).
+told: every request is answered alike. The link goes to the address the owner confirmed last
+(confirming takes the password: a session alone cannot point it elsewhere), never to one
+still waiting for its code, and to none once the owner removed their address.
 """
 from __future__ import annotations
 

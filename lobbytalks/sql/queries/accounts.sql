@@ -67,15 +67,17 @@ UPDATE tokens SET last_used = :now WHERE id = :id;
 
 -- A forgotten password: the account named, by its name or its confirmed address, is marked
 -- for the mailer (services.password_reset). Nothing is marked for an account without a
--- confirmed address or a suspended one, and the caller is not told which it was.
+-- confirmed address (or whose owner removed their address), or a suspended one, and the
+-- caller is not told which it was. The address is the one confirmed last: a new one
+-- saved since, not confirmed (which takes the password), does not take its place.
 -- name: queue_password_reset_by_name
 UPDATE users SET password_reset_due = :now
-WHERE lower(username) = lower(:username) AND email <> '' AND email = email_confirmed
+WHERE lower(username) = lower(:username) AND email <> '' AND email_confirmed <> ''
   AND suspended_at IS NULL;
 
 -- name: queue_password_reset_by_email
 UPDATE users SET password_reset_due = :now
-WHERE lower(email) = lower(:email) AND email <> '' AND email = email_confirmed
+WHERE lower(email_confirmed) = lower(:email) AND email_confirmed <> '' AND email <> ''
   AND suspended_at IS NULL;
 
 -- name: list_due_password_resets
@@ -85,9 +87,9 @@ LIMIT :limit;
 -- name: claim_password_reset
 UPDATE users SET password_reset_due = 0 WHERE id = :id AND password_reset_due = :due;
 
--- What a reset link is signed over: the password hash and the address confirmed now ('' when
--- the saved one is not the confirmed one).
+-- What a reset link is signed over, and where it goes: the password hash and the address
+-- confirmed last ('' when the owner removed their address).
 -- name: get_password_reset_state
 SELECT username, password_hash, suspended_at,
-       CASE WHEN email = email_confirmed THEN email ELSE '' END AS email
+       CASE WHEN email <> '' THEN email_confirmed ELSE '' END AS email
 FROM users WHERE id = :id;
