@@ -107,10 +107,11 @@ def start_session(response: Response, request: Request, user_id: int, *,
 
     Under the user's row lock, as a suspension and a password change are, so that neither
     can slip between the check and the session: a login whose password (``checked_hash``)
-    was changed since it was checked gets no session, nor does a suspended user.
+    was changed since it was checked gets no session, nor does a suspended or deleted user.
 
     :raise 403 forbidden: the user is suspended (no session ever starts for them).
-    :raise 401 unauthorized: the password checked is no longer the account's."""
+    :raise 401 unauthorized: the password checked is no longer the account's, or the
+        account was deleted."""
     rt = runtime()
     secret = new_session_secret()
     now = clock.now()
@@ -118,6 +119,7 @@ def start_session(response: Response, request: Request, user_id: int, *,
     presented = request.cookies.get(SESSION_COOKIE)
     with rt.db.transaction() as conn:
         hold_user(conn, user_id)
+        accounts.refuse_if_deleted(conn, user_id)
         moderation.refuse_if_suspended(conn, user_id)
         if checked_hash is not None and not accounts.password_still(conn, user_id, checked_hash):
             raise ApiError("unauthorized", accounts.LOGIN_FAILED)

@@ -578,6 +578,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                                    "The admins handled your report of the question “{title}”"),
     "notify.kind.report_settled_answer": ("管理员已处理你对问题“{title}”下一条回答的举报",
                                           "The admins handled your report of an answer to “{title}”"),
+    "notify.kind.report_settled_untitled": ("管理员已处理你的一条举报", "The admins handled one of your reports"),
     "notify.taken_down_title": ("（此问题已被管理员下架）", "(a question an admin took down)"),
     "notify.agent_of": ("{owner} 的智能体 {agent}", "{owner}'s agent {agent}"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"

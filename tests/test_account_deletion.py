@@ -193,3 +193,70 @@ def test_the_operator_deletes_an_account_from_the_command_line(app, leaving, cap
     assert run_cli(["admin", "delete-user", admin.username], data_dir) == 1
     assert "is an admin: revoke the role first" in capsys.readouterr().err
     assert admin.web_get(action="me").get_json()["user"]["username"] == admin.username
+
+
+def _deleted_right_after(module, name: str, app, user_id: int, monkeypatch) -> None:
+    """``module.name`` runs, then the account is deleted, as another tab's deletion landing
+    between a request's password check and its write."""
+    from lobbytalks import clock
+    from lobbytalks.services import account_deletion
+    checked = getattr(module, name)
+
+    def then_deleted(*args, **kwargs):
+        result = checked(*args, **kwargs)
+        account_deletion.delete(app.config["LOBBYTALKS"].db, user_id, now=clock.now())
+        return result
+    monkeypatch.setattr(module, name, then_deleted)
+
+
+@pytest.mark.parametrize("way", ["change_password", "login"])
+def test_a_request_that_checked_the_password_before_the_deletion_brings_nothing_back(
+        app, way, monkeypatch):
+    from lobbytalks.blueprints import community_account
+    person = joined_person(app)
+    user_id = person.web_get(action="me").get_json()["user"]["id"]
+    other = Person(app, username=person.username)
+    if way == "change_password":
+        assert other.web_post("login", username=person.username,
+                              password=person.password).status_code == 200
+        _deleted_right_after(community_account, "require_current_password", app, user_id,
+                             monkeypatch)
+        r = other.web_post("change_password", currentPassword=person.password,
+                           newPassword="zebra lantern 42 q")
+    else:
+        _deleted_right_after(community_account, "_checked_password", app, user_id, monkeypatch)
+        r = other.web_post("login", username=person.username, password=person.password)
+    assert_web_error(r, 401, "unauthorized")
+    db = app.config["LOBBYTALKS"].db
+    row = db.one("SELECT password_hash, deleted_at FROM users WHERE id = :id", {"id": user_id})
+    assert row["password_hash"] == "!" and row["deleted_at"] is not None
+    assert count(db, "sessions", "user_id = :u", {"u": user_id}) == 0
+    assert other.web_get(action="me").get_json()["user"] is None
+
+
+def test_the_operator_cannot_give_a_deleted_account_a_password(app, capsys):
+    from conftest import run_cli
+    person = joined_person(app)
+    assert delete(person).status_code == 200
+    db = app.config["LOBBYTALKS"].db
+    name = db.value("SELECT username FROM users WHERE deleted_at IS NOT NULL")
+    assert run_cli(["admin", "reset-password", name],
+                   app.config["LOBBYTALKS"].settings.data_dir) == 1
+    assert db.value("SELECT password_hash FROM users WHERE username = :n", {"n": name}) == "!"
+
+
+def test_the_audit_log_names_a_deleted_person_by_the_new_name(app):
+    from lobbytalks import clock
+    from lobbytalks.services import moderation
+    db = app.config["LOBBYTALKS"].db
+    admin = Person(app).register()
+    accounts.set_admin(db, admin.username, True)
+    admin_id = admin.web_get(action="me").get_json()["user"]["id"]
+    person = joined_person(app)
+    moderation.suspend(db, admin_id, person.username.upper(), "刷屏", now=clock.now())
+    moderation.unsuspend(db, admin_id, person.username, "误会", now=clock.now())
+    assert person.web_post("login", username=person.username,  # the suspension ended it
+                           password=person.password).status_code == 200
+    assert delete(person).status_code == 200
+    name = db.value("SELECT username FROM users WHERE deleted_at IS NOT NULL")
+    assert [r[0] for r in db.all("SELECT target_id FROM audit_log ORDER BY id")] == [name, name]

@@ -387,3 +387,20 @@ def test_an_easy_new_password_is_refused_and_the_link_still_works(settings, smtp
     assert assert_web_error(r, 400, "invalid_request")["error"].startswith("newPassword: ")
     r = anonymous(app).web_post("reset_password", code=token, newPassword=NEW_PASSWORD)
     assert r.status_code == 200, r.get_json()
+
+
+def test_strangers_spending_a_names_asks_do_not_keep_its_owners_browser_from_asking(
+        settings, smtp, stop_mailers):
+    app = mail_app(settings, smtp.port, rate_password_reset="2/day")
+    stop_mailers(app)
+    owner = forgotten(app, smtp)  # registered in this browser: it knows the account
+    for n in (1, 2):
+        ask_reset(app, owner.username)
+        smtp.wait(n)
+    assert_web_error(anonymous(app).web_post("forgot_password", account=owner.username),
+                     429, "rate_limited")
+    smtp.envelopes.clear()
+    r = owner.web_post("forgot_password", account=owner.username)
+    assert r.status_code == 200 and r.get_json() == {"ok": True}
+    [mail] = smtp.wait(1)
+    assert mail["To"] == "owner@example.org"

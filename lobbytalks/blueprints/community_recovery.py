@@ -2,8 +2,8 @@
 account's confirmed address, ``reset_password`` sets a new password with it and logs in.
 
 Every ask is answered alike, whether an account of that name or address exists or not, and
-counted per name or address (each is a mail to someone: ``RATE_PASSWORD_RESET``) and per
-client address. Wrong links are counted per client address in the login window, before any
+counted per name or address (each is a mail to someone: ``RATE_PASSWORD_RESET``; a browser
+that has logged in to the account before counts on its own) and per client address. Wrong links are counted per client address in the login window, before any
 password is hashed.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..models.web import PasswordForgotten, PasswordResetByMail
 from ..password_rules import refuse_easy
 from ..passwords import hash_password
 from ..runtime import runtime
-from ..services import password_reset
+from ..services import accounts, password_reset
 from .common import ActionTable, client_address, ok
 
 actions = ActionTable()
@@ -38,11 +38,22 @@ def forgot_password(body: dict[str, Any]) -> Response:
         raise ApiError("invalid_request", NO_MAIL, status=409)
     account = data.account.strip()
     rt.gate.hit(rt.settings.rate_login_client, "password-reset-client", client_address(request))
-    # the name or address as a digest: what was typed, whether or not it names anyone
-    named = hashlib.sha256(account.lower().encode()).hexdigest()[:32]
-    rt.gate.hit(rt.settings.rate_password_reset, "password-reset", named)
+    rt.gate.hit(rt.settings.rate_password_reset, *_ask_window(account))
     password_reset.ask(rt.db, account, now=clock.now())
     return ok({"ok": True})
+
+
+def _ask_window(account: str) -> tuple[str, str]:
+    """Whose asks this one counts with: the name or address typed (as a digest, whether or
+    not it names anyone), or, for a browser that has logged in to the account named before,
+    that browser's own (``devices``), so that strangers spending the name's asks do not keep
+    its owner from asking."""
+    if "@" not in account and devices.offered(request):
+        device = devices.known(request, account,
+                               accounts.password_hash_of(runtime().db, account))
+        if device:
+            return "password-reset-device", device
+    return "password-reset", hashlib.sha256(account.lower().encode()).hexdigest()[:32]
 
 
 @actions.post("reset_password")

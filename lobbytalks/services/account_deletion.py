@@ -8,8 +8,8 @@ private context of every version of every question they asked is erased.
 
 What stays is what others wrote or rely on: the questions' public text with their answers,
 and the answers of the person's agents (others asked for them and may have built a card on
-them), now under the new name, whose profile page is not found. The row itself stays for
-them to point at. An admin cannot delete their account (the operator revokes the role
+them), now under the new name, whose profile page is not found; the audit log's entries
+about the person name it by the new name too. The row itself stays for them to point at. An admin cannot delete their account (the operator revokes the role
 first), as an admin cannot be suspended.
 """
 from __future__ import annotations
@@ -66,6 +66,7 @@ def _delete(conn: Connection, user_id: int, now: int) -> str | None:
         raise ApiError("forbidden", ADMIN_REFUSED)
     name = DELETED_PREFIX + secrets.token_hex(8)
     conn.execute(Q.anonymize_user, {"id": user_id, "name": name, "now": now})
+    conn.execute(Q.rename_audit_target, {"name": name, "old": state["username"]})
     conn.execute(Q.fail_leased_of_user, {"user": user_id, "reason": DELETED_TASK, "now": now})
     for query in _ERASE:
         conn.execute(query, {"user": user_id, "user_id": user_id, "now": now})

@@ -11,6 +11,7 @@ from .audit import record
 from .locks import hold_user
 
 LOGIN_FAILED = "用户名或密码不正确"
+ACCOUNT_DELETED = "账号已删除"
 NAME_TAKEN = "username: 用户名已被使用"
 # the names deleted accounts get (services.account_deletion): never a new account's
 DELETED_PREFIX = "deleted_"
@@ -94,11 +95,24 @@ def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost)
 
 
 def replace_password(conn: Connection, user_id: int, password_hash: str) -> None:
-    # The one place a password is replaced: whoever held a session under the old
-    # password must log in again. Under the user's row lock, as a session's start is.
+    """The one place a password is replaced: whoever held a session under the old password
+    must log in again. Under the user's row lock, as a session's start and a deletion are.
+
+    :raise 401: the account was deleted meanwhile (its password stays one that matches
+        nothing)."""
     hold_user(conn, user_id)
-    conn.execute(Q.set_password_hash, {"password_hash": password_hash, "id": user_id})
+    if conn.execute(Q.set_password_hash, {"password_hash": password_hash,
+                                          "id": user_id}).rowcount != 1:
+        raise ApiError("unauthorized", ACCOUNT_DELETED)
     conn.execute(Q.delete_user_sessions, {"user_id": user_id})
+
+
+def refuse_if_deleted(conn: Connection, user_id: int) -> None:
+    """:raise 401: the account was deleted (a login or a password change that checked its
+    password just before the deletion gets nothing)."""
+    state = conn.execute(Q.get_account_state, {"id": user_id}).fetchone()
+    if state is None or state["deleted_at"] is not None:
+        raise ApiError("unauthorized", ACCOUNT_DELETED)
 
 
 def reset_password(db: Database, username: str, password: str, *, cost: Argon2Cost,
@@ -108,7 +122,7 @@ def reset_password(db: Database, username: str, password: str, *, cost: Argon2Co
     password_hash = hash_password(password, cost)
     with db.transaction() as conn:
         row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
-        if row is None:
+        if row is None or row["deleted_at"] is not None:
             return False
         replace_password(conn, row["id"], password_hash)
         record(conn, None, "reset_password", "user", row["username"], "", now)

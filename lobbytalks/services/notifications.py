@@ -135,6 +135,9 @@ def describe(item: dict[str, Any], lang: str, *,
     translate = translate or (lambda key, **values: i18n.translate(lang, key, **values))
     set_apart = set_apart or _isolated
     key = f"notify.kind.{item['kind']}" + (f"_{item['cause']}" if item.get("cause") else "")
+    if item["kind"] == "report_settled" and item["topicTitle"] is None:
+        # a report on a question since taken down: "taken down" would say how it was settled
+        key = "notify.kind.report_settled_untitled"
     name = item["actor"] or ""
     if item.get("actorOwner"):
         name = translate("notify.agent_of", agent=name, owner=item["actorOwner"])

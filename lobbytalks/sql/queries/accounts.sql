@@ -31,7 +31,8 @@ WHERE user_id = :user_id AND rowid NOT IN (
 SELECT COUNT(*) FROM sessions WHERE user_id = :user_id AND expires > :now;
 
 -- name: get_user_by_name
-SELECT id, username, password_hash, is_admin FROM users WHERE lower(username) = lower(:username);
+SELECT id, username, password_hash, is_admin, deleted_at FROM users
+WHERE lower(username) = lower(:username);
 
 -- name: insert_user
 INSERT INTO users (username, password_hash, is_admin, created) VALUES (:username, :password_hash, :is_admin, :now) RETURNING id;
@@ -48,8 +49,9 @@ UPDATE users SET is_admin = :is_admin WHERE lower(username) = lower(:username);
 -- name: get_password_hash
 SELECT password_hash FROM users WHERE id = :id;
 
+-- (never on a deleted account: a password set there would bring its login back)
 -- name: set_password_hash
-UPDATE users SET password_hash = :password_hash WHERE id = :id;
+UPDATE users SET password_hash = :password_hash WHERE id = :id AND deleted_at IS NULL;
 
 -- Re-hash the same password, unless the stored hash changed since it was checked.
 -- name: replace_password_hash

@@ -2,13 +2,19 @@
 
 -- The person's row, under their lock: whether it may be deleted and is not already.
 -- name: get_account_state
-SELECT is_admin, deleted_at FROM users WHERE id = :id;
+SELECT username, is_admin, deleted_at FROM users WHERE id = :id;
 
 -- What named or reached the person goes; the password can match nothing ('!' is no hash).
 -- name: anonymize_user
 UPDATE users SET username = :name, password_hash = '!', email = '', email_confirmed = '',
        email_notify = 0, email_code_due = 0, password_reset_due = 0, deleted_at = :now
 WHERE id = :id AND deleted_at IS NULL;
+
+-- The audit log names a person by their name: the entries about the deleted account name it
+-- by its new one, so that the old name, free again, carries no one else's record.
+-- name: rename_audit_target
+UPDATE audit_log SET target_id = :name
+WHERE target_kind = 'user' AND lower(target_id) = lower(:old);
 
 -- name: archive_agents_of_user
 UPDATE profiles SET archived_at = :now WHERE user_id = :user AND archived_at IS NULL;
