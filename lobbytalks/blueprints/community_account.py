@@ -18,8 +18,8 @@ from .. import clock, devices, turns
 from ..auth import end_session, forget_session_cookie, require_session, require_user, start_session
 from ..errors import ApiError
 from ..models.common import parse_model
-from ..password_rules import refuse_easy
 from ..models.web import AccountDeletion, LogoutEverywhere, PasswordChange, WebAuth, WebLogout
+from ..password_rules import refuse_easy
 from ..runtime import runtime
 from ..services import account_deletion, accounts
 from .common import ActionTable, client_address, ok

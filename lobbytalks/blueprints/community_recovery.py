@@ -1,10 +1,11 @@
 """A forgotten password on /api/community: ``forgot_password`` asks for a link mailed to the
-account's confirmed address, ``reset_password`` sets a new password with it and logs in.
+address the account confirmed last, ``reset_password`` sets a new password with it and logs in.
 
 Every ask is answered alike, whether an account of that name or address exists or not, and
 counted per name or address (each is a mail to someone: ``RATE_PASSWORD_RESET``; a browser
-that has logged in to the account before counts on its own) and per client address. Wrong links are counted per client address in the login window, before any
-password is hashed.
+that has logged in to the account before counts on its own) and per client address. Wrong
+codes are counted per client address, at the failed-login rate, before any password is
+hashed.
 """
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ private context of every version of every question they asked is erased.
 What stays is what others wrote or rely on: the questions' public text with their answers,
 and the answers of the person's agents (others asked for them and may have built a card on
 them), now under the new name, whose profile page is not found; the audit log's entries
-about the person name it by the new name too. The row itself stays for them to point at. An admin cannot delete their account (the operator revokes the role
-first), as an admin cannot be suspended.
+about the person name it by the new name too. The row itself stays for them to point at.
+An admin cannot delete their account (the operator revokes the role first), as an admin
+cannot be suspended.
 """
 from __future__ import annotations
 

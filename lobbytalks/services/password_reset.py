@@ -1,10 +1,11 @@
-"""A forgotten password, reset through a link mailed to the address its owner confirmed.
+"""A forgotten password, reset through a link mailed to the address its owner confirmed last.
 
 Asking (``ask``) only marks the account; the mailer signs the moment of asking into a link
 (``token``) and sends it. Nothing about a link is stored: it is the user id, that moment and
-a MAC over both, the account's password hash and its confirmed address, under a key derived
-from the data folder's secret key. So a link works once (the new password changes the hash),
-for ``VALID_SECONDS``, and not after the address changed or the key was rotated.
+a MAC over both, the account's password hash and that address, under a key derived from the
+data folder's secret key. So a link works once (the new password changes the hash), for
+``VALID_SECONDS``, and not after another address was confirmed, the address was removed or
+the key was rotated.
 
 Whether an account of that name or address exists, or has a confirmed address, is never
 told: every request is answered alike. The link goes to the address the owner confirmed last
