@@ -70,10 +70,9 @@ def reset_password(body: dict[str, Any]) -> Response:
         raise ApiError("invalid_request", BAD_LINK)
     refuse_easy(data.newPassword, checked.username, "newPassword")
     new_hash = hash_password(data.newPassword, rt.settings.password_cost)
-    done = password_reset.reset(rt.db, checked.user_id, checked.password_hash, new_hash)
-    if done is None:  # the same link, used a moment ago
+    if not password_reset.reset(rt.db, checked, new_hash):  # the same link, used a moment ago
         raise ApiError("invalid_request", BAD_LINK)
     response = ok({"ok": True})
-    start_session(response, request, done.user_id)
-    devices.remember(response, request, done.username, new_hash)
+    start_session(response, request, checked.user_id)
+    devices.remember(response, request, checked.username, new_hash)
     return response

@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..db import Database, Q, Row
-from .accounts import replace_password
+from .accounts import password_still, replace_password
 from .locks import hold_user
 from .moderation import refuse_if_suspended
 
@@ -35,11 +35,6 @@ _PURPOSE = b"password-reset"
 # user id, moment asked, 120 bits of MAC in lower-case base32; ids and moments short enough
 # for a 64-bit integer column (a longer number never reaches the database)
 _TOKEN = re.compile(r"([1-9]\d{0,14})-([1-9]\d{0,11})-([a-z2-7]{24})")
-
-
-class Reset(NamedTuple):
-    user_id: int
-    username: str
 
 
 class Checked(NamedTuple):
@@ -90,18 +85,17 @@ def _signed_for(keyring: "Keyring", row: Row | None, user_id: int, asked: int, m
         _mac(keyring, user_id, asked, row["password_hash"], row["email"]), mac)
 
 
-def reset(db: Database, user_id: int, checked_hash: str, new_hash: str) -> Reset | None:
-    """The new password, if the account's password is still the one the token was checked
-    against (a link works once, however many tabs send it at the same moment); every
-    session of the account ends in the same write.
+def reset(db: Database, checked: Checked, new_hash: str) -> bool:
+    """Set the new password, if the account's password is still the one the token was
+    checked against (a link works once, however many tabs send it at the same moment);
+    every session of the account ends in the same write. False when it is not.
 
     :raise 403: the account was suspended.
     """
     with db.transaction() as conn:
-        hold_user(conn, user_id)
-        row = conn.execute(Q.get_password_reset_state, {"id": user_id}).fetchone()
-        if row is None or row["password_hash"] != checked_hash:
-            return None
-        refuse_if_suspended(conn, user_id)
-        replace_password(conn, user_id, new_hash)
-        return Reset(user_id, row["username"])
+        hold_user(conn, checked.user_id)
+        if not password_still(conn, checked.user_id, checked.password_hash):
+            return False
+        refuse_if_suspended(conn, checked.user_id)
+        replace_password(conn, checked.user_id, new_hash)
+        return True
