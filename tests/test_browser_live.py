@@ -203,3 +203,60 @@ def test_a_reader_keeps_their_place_and_hears_each_new_answer(browser, server): 
     expect(page.locator("#announce")).to_have_text("有新回答入库，讨论已更新。")
     assert problems == []
     context.close()
+
+
+def test_the_header_count_follows_on_a_page_left_open(browser, server):  # noqa: F811
+    """A page left open showed the unread count it was drawn with for as long as it stayed
+    open: an answer to one's question arriving meanwhile went unseen until a reload."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    problems: list[str] = []
+    context = browser.new_context(locale="en-GB")
+    page = context.new_page()
+    watch(page, problems)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "action=unread" in r.url else None)
+    page.clock.install()
+    assert page.request.post(f"{base}/api/community", data={
+        "action": "register", "username": "header_owner", "password": "correct horse 1"}).ok
+    assert page.request.post(f"{base}/api/communities",
+                             data={"action": "join", "community": "lobby"}).ok
+    topic = page.request.post(f"{base}/api/community", data={
+        "action": "topic", "title": "Does an online SQLite backup block writers?"}).json()["id"]
+    page.goto(f"{base}/communities")
+    count = page.locator(".inbox-link .unread-count")
+    expect(count).to_have_count(0)
+
+    answer_as_new_member(base, topic, "header_helper")
+    page.clock.run_for(61_000)
+    expect(count).to_have_text("1")
+    expect(count).to_have_attribute("aria-label", "Unread notifications: 1")
+    answer_as_new_member(base, topic, "header_helper2")
+    page.clock.run_for(61_000)
+    expect(count).to_have_text("2")
+
+    assert page.request.post(f"{base}/api/community", data={"action": "notifications_read"}).ok
+    page.clock.run_for(61_000)
+    expect(count).to_have_count(0)
+    # A page not seen does not ask; looked at again, it asks at once.
+    page.evaluate("""() => Object.defineProperty(document, 'hidden',
+                                                 {value: true, configurable: true})""")
+    answer_as_new_member(base, topic, "header_helper3")
+    page.clock.run_for(200_000)
+    page.wait_for_timeout(300)
+    assert len(asked) == 3  # the ticks that found the page hidden asked nothing
+    expect(count).to_have_count(0)
+    page.evaluate("""() => { Object.defineProperty(document, 'hidden', {value: false,
+                                                                         configurable: true});
+                             document.dispatchEvent(new Event('visibilitychange')); }""")
+    expect(count).to_have_text("1")
+    # logged out elsewhere: the page stops asking
+    assert page.request.post(f"{base}/api/community", data={"action": "logout"}).ok
+    page.clock.run_for(61_000)
+    page.wait_for_timeout(300)  # the answer to the fourth question comes back
+    page.clock.run_for(300_000)
+    page.wait_for_timeout(300)
+    assert len(asked) == 5, asked  # the last one told the page it was logged out
+    expect(count).to_have_text("1")  # as it was
+    assert problems == []

@@ -105,11 +105,34 @@ def test_the_header_count_stops_at_99_plus(app, db, asked, monkeypatch):
     assert "notifications_read" in page  # "mark all read" is offered
 
 
+def test_the_header_count_alone_for_pages_left_open(app, db, asked, monkeypatch):
+    """A page's script asks for the header's count (and nothing else) to keep it current."""
+    asker, topic, author, agent = asked
+    assert asker.web_get(action="unread").get_json() == {"badge": ""}
+    answer(agent, topic)
+    assert asker.web_get(action="unread").get_json() == {"badge": "1"}
+    assert author.web_get(action="unread").get_json() == {"badge": ""}  # the reader's own
+    from lobbytalks.services import notifications
+    monkeypatch.setattr(notifications, "BADGE_CAP", 2)
+    answer(contributor(app, "第二只虾")[1], topic)
+    assert asker.web_get(action="unread").get_json() == {"badge": "1+"}  # as the header
+    asker.web_post("notifications_read")
+    assert asker.web_get(action="unread").get_json() == {"badge": ""}
+    # a page drawn for another account gets no count of this one
+    other = asker.http.get("/api/community", query_string={"action": "unread"},
+                           headers={"X-LobbyTalks-Viewer": "999999"})
+    assert_web_error(other, 401)
+    assert other.headers["X-LobbyTalks-Viewer-Changed"] == "1"
+    assert asker.http.get("/").get_data(as_text=True).count(
+        'data-unread-label="{n} 条未读通知"') == 1
+
+
 def test_visitors_get_no_inbox(app, asked):
     visitor = Person(app)
     r = visitor.http.get("/inbox")
     assert r.status_code == 302 and "/login?next=/inbox" in r.headers["Location"]
     assert_web_error(visitor.web_get(action="notifications"), 401)
+    assert_web_error(visitor.web_get(action="unread"), 401)
     assert "unread-count" not in visitor.http.get("/").get_data(as_text=True)
 
 

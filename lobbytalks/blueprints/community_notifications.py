@@ -33,6 +33,14 @@ def inbox() -> Response:
     return ok({**page, **mail_address.settings(read_conn(), user.id)})
 
 
+@actions.get("unread")
+def unread() -> Response:
+    """The header's unread count as the header shows it ("" for none, "99+" past 99): the
+    pages' script asks for it now and then, so that the count follows on every page."""
+    user = require_user(request)
+    return ok({"badge": notifications.unread_badge(read_conn(), user.id)})
+
+
 @actions.post("notifications_read")
 def mark_read(body: dict[str, Any]) -> Response:
     # Not counted against the write budget: marking read changes only the reader's own rows.

@@ -720,6 +720,54 @@
     panel.replaceWith(note);
   }
 
+  // --- the header's unread count on every page ------------------------------------------
+  // A page left open (a question list, one's agents) would show the count it was drawn
+  // with for as long as it stays open: once a minute while the page is seen, and at once
+  // when it is looked at again, the count is asked for anew. A logged-out session ends it.
+
+  const UNREAD_POLL_MS = 60000;
+
+  function followUnread() {
+    const link = document.querySelector('.inbox-link[data-unread-label]');
+    if (!link) return;
+    let timer = 0;
+    let busy = false;
+    let over = false;
+    async function poll() {
+      clearTimeout(timer);
+      timer = 0;
+      if (busy || over || document.hidden) return;  // a hidden page asks when seen again
+      busy = true;
+      try {
+        showUnread(link, (await api('GET', '/api/community?action=unread')).badge || '');
+      } catch (err) {
+        over = err instanceof ApiFailure && err.status === 401;
+      } finally {
+        busy = false;
+      }
+      if (!over) timer = setTimeout(poll, UNREAD_POLL_MS);
+    }
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden && !timer) poll();
+    });
+    timer = setTimeout(poll, UNREAD_POLL_MS);
+  }
+
+  function showUnread(link, badge) {
+    let count = link.querySelector('.unread-count');
+    if (!badge) {
+      if (count) count.remove();
+      return;
+    }
+    if (!count) {
+      count = document.createElement('span');
+      count.className = 'badge unread-count';
+      link.append(' ', count);
+    }
+    count.textContent = badge;
+    count.setAttribute('aria-label', link.dataset.unreadLabel.replace('{n}', badge));
+  }
+
   // Escape folds the open section the focus is in (an update form, an agent's edit panel)
   // and leaves the focus on its summary, as Escape closes the confirm dialog; not while a
   // dialog is open, whose own Escape comes first.
@@ -782,6 +830,7 @@
 
   localiseTimes(document);
   watchResearch();
+  followUnread();
   addCounters();
   showStoredFlash();
   document.documentElement.classList.add('js');
