@@ -27,6 +27,7 @@ import smtplib
 import threading
 from email.message import EmailMessage
 from typing import TYPE_CHECKING, Callable
+from urllib.parse import quote
 
 from . import clock
 from .db import Database, DatabaseError, Q, Row
@@ -209,11 +210,13 @@ class Mailer:
 
     def compose_reset(self, to: str, username: str, token: str) -> EmailMessage:
         # The token rides in the link's fragment, which browsers never send: it reaches no
-        # access log and no Referer. Without the site's public address there is no link.
+        # access log and no Referer; the name beside it is for the browser's password
+        # manager. Without the site's public address there is no link.
         text = "mail.reset_text" if self.settings.public_url else "mail.reset_text_no_link"
         return self._message(to, translate("zh", "mail.reset_subject", name=username),
                              lambda lang: translate(lang, text, name=username, code=token),
-                             f"/reset-password#{token}", "mail.reset_footer")
+                             f"/reset-password#code={token}&user={quote(username)}",
+                             "mail.reset_footer")
 
     def _message(self, to: str, subject: str, said: Callable[[str], str], path: str,
                  footer: str) -> EmailMessage:

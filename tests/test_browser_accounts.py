@@ -284,10 +284,12 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, s
         expect(page.locator("#flash")).to_contain_text("a reset mail is on its way")
         link = re.search(rf"{re.escape(base)}/reset-password#\S+",
                          smtp.wait(1)[0].get_content()).group(0)
-        token = link.split("#", 1)[1]
+        token = re.search(r"#code=([^&]+)&user=forgetful$", link).group(1)
         page.goto(link)  # on the page already: only the "#" changes
         expect(page.get_by_label("Reset code")).to_have_value(token)
         assert page.url == f"{base}/reset-password"  # it leaves the address bar
+        # the password manager saving the new password is told whose it is
+        expect(page.locator('#reset-form [autocomplete="username"]')).to_have_value("forgetful")
         page.get_by_label("New password").fill("a fresh password 3")
         page.get_by_label("Password again").fill("a fresh password 3")
         page.get_by_role("button", name="Set the password and log in").click()
@@ -300,9 +302,10 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, s
         # the same link again: the page says why it fails, at the field
         context.clear_cookies()
         with page.expect_request(lambda r: "/reset-password" in r.url) as opened:
-            page.goto(link)
+            page.goto(f"{base}/reset-password#{token}")  # as links mailed before the name
         assert token not in opened.value.url  # the fragment never leaves the browser
         expect(page.get_by_label("Reset code")).to_have_value(token)
+        expect(page.locator('#reset-form [autocomplete="username"]')).to_have_value("")
         assert page.url == f"{base}/reset-password"
         page.get_by_label("New password").fill("yet another one 4")
         page.get_by_label("Password again").fill("yet another one 4")

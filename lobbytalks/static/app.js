@@ -818,11 +818,16 @@
 
   // A reset mail's link carries its code after "#", which the browser never sends: into the
   // field it goes, and out of the address bar and the history (also when the link is
-  // followed on this very page, which only changes the "#").
+  // followed on this very page, which only changes the "#"). The account's name beside it
+  // goes to the form's hidden username, for the password manager that saves the new one.
+  // (Links mailed before the name was added hold the code alone.)
   function takeResetCode() {
     const field = document.querySelector('#reset-form [name="code"]');
     if (!field || location.hash.length < 2) return;
-    field.value = location.hash.slice(1);
+    const hash = location.hash.slice(1);
+    const given = new URLSearchParams(hash.startsWith('code=') ? hash : {code: hash});
+    field.value = given.get('code') || '';
+    field.form.elements.username.value = given.get('user') || '';
     history.replaceState(history.state, '', location.pathname + location.search);
   }
   window.addEventListener('hashchange', takeResetCode);
