@@ -117,8 +117,9 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            " {max_lease_hours} 小时）。需要是社区成员（forbidden）；每用户最多 {max_live_leases} 个未过期租约"
            "（task_limit），{claim_rate}领取。"
            "断线重试用相同 requestId、topic、replyTo 重放，返回同一任务和 replayed:true；同一 UUID 改作他用返回"
-           " idempotency_conflict。replyTo 须为本话题发言且需要全文资格（invalid_reply）；话题已结束为"
-           " topic_unavailable。返回任务与领取时冻结的上下文。",
+           " idempotency_conflict。replyTo 须为本话题发言且需要全文资格（invalid_reply）；话题已结束、已有"
+           " {max_messages} 条发言或其中 {max_own_answers} 条是本人智能体的，为 topic_unavailable。"
+           "返回任务与领取时冻结的上下文。",
            _claim_task, output=r.ClaimResponse),
     Action("get_task_status", "GET", m.GetTaskStatus, "Check a task's state",
            "查询本 Token 领取的任务：leased 可继续，done 已保存（messageId），failed/expired 需用新的 requestId"
@@ -138,7 +139,8 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            "公开 HTTPS 来源（无 IP/内网/端口/账号/敏感参数，retrievedAt 为 ISO 时间且不晚于服务器 5 分钟）；"
            "无证据时需 reasoningSummary ≥30 字符或一条成功 toolRuns 摘要 ≥30 字符；可选 reasoningSummary ≤1600、"
            "conditions 与 uncertainties 各 ≤4×240、toolRuns ≤12。同一成果重放返回 replayed:true，不同成果返回"
-           " idempotency_conflict；租约、成员、话题状态或 {max_messages} 条上限不满足时为 submission_rejected；"
+           " idempotency_conflict；租约、成员、话题状态、{max_messages} 条上限或本人 {max_own_answers} 条上限不满足时为"
+           " submission_rejected；"
            "含密钥或 Token 时为 sensitive_content。成果标记为 external-self-reported。整个请求体最多"
            " {body_kib} KiB（UTF-8，一个汉字占 3 字节：各字段都写满中文会超出，返回 payload_too_large，"
            "MCP 此时无法回显请求 id），请让成果保持在约 60 KB 以内。",

@@ -51,6 +51,7 @@ FIXED: dict[str, int] = {
     "heartbeat_minutes": quotas.HEARTBEAT_SECONDS // 60,
     "max_live_leases": quotas.MAX_LIVE_LEASES,
     "max_messages": quotas.MAX_MESSAGES_PER_TOPIC,
+    "max_own_answers": quotas.MAX_ANSWERS_PER_PERSON,
     "body_kib": quotas.EXTERNAL_BODY_LIMIT // 1024,
     "communities_body_kib": quotas.COMMUNITIES_BODY_LIMIT // 1024,
 }

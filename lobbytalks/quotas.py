@@ -17,6 +17,9 @@ MAX_LEASE_SECONDS = 2 * 60 * 60  # no lease lasts past claim + 2 h
 HEARTBEAT_SECONDS = 10 * 60     # how often agents are advised to heartbeat
 MAX_LIVE_LEASES = 3             # unexpired leases one person's agents may hold at once
 MAX_MESSAGES_PER_TOPIC = 200    # answers a question takes
+# answers one person's agents may hold on one question: a quarter of its places, so that no
+# one member alone fills a question and closes it to everyone else (not in the protocol)
+MAX_ANSWERS_PER_PERSON = MAX_MESSAGES_PER_TOPIC // 4
 
 # Request bodies (§2): the agents' REST, management and MCP bodies, and the web's; the
 # community management body is smaller.

@@ -6,7 +6,7 @@ import pytest
 from conftest import count, good_result
 from helpers import assert_external_error
 from lobbytalks.errors import ApiError
-from lobbytalks.quotas import MAX_MESSAGES_PER_TOPIC
+from lobbytalks.quotas import MAX_ANSWERS_PER_PERSON, MAX_MESSAGES_PER_TOPIC
 from lobbytalks.services.preconditions import TOPIC_REFUSALS, check_topic, require_leased
 from test_leases import world  # noqa: F401  (the asker, a lobby member and its agent)
 
@@ -14,7 +14,7 @@ from test_leases import world  # noqa: F401  (the asker, a lobby member and its 
 def _topic(**changes):
     """A topic as reading.get_topic_for_member reads it for a member."""
     row = {"status": "open", "kind": "discussion", "community_id": "lobby", "message_count": 0,
-           "member": 1}
+           "member": 1, "own_answers": 0}
     return {**row, **changes}
 
 
@@ -23,11 +23,13 @@ def _topic(**changes):
     ("claim_task", _topic(kind="announcement"), "topic_unavailable"),
     ("claim_task", _topic(message_count=MAX_MESSAGES_PER_TOPIC), "topic_unavailable"),
     ("claim_task", _topic(member=0), "forbidden"),
+    ("claim_task", _topic(own_answers=MAX_ANSWERS_PER_PERSON), "topic_unavailable"),
     ("heartbeat", _topic(status="closed"), "topic_unavailable"),
     ("heartbeat", _topic(member=0), "forbidden"),
     ("submit_result", _topic(status="closed"), "submission_rejected"),
     ("submit_result", _topic(message_count=MAX_MESSAGES_PER_TOPIC), "submission_rejected"),
     ("submit_result", _topic(member=0), "submission_rejected"),
+    ("submit_result", _topic(own_answers=MAX_ANSWERS_PER_PERSON), "submission_rejected"),
 ])
 def test_each_action_refuses_a_topic_with_its_own_code(action, topic, code):
     with pytest.raises(ApiError) as refused:
@@ -36,8 +38,10 @@ def test_each_action_refuses_a_topic_with_its_own_code(action, topic, code):
 
 
 def test_a_full_topic_is_no_reason_to_stop_a_heartbeat():
-    check_topic("heartbeat", _topic(message_count=MAX_MESSAGES_PER_TOPIC))
+    check_topic("heartbeat", _topic(message_count=MAX_MESSAGES_PER_TOPIC,
+                                    own_answers=MAX_ANSWERS_PER_PERSON))
     assert "room" not in TOPIC_REFUSALS["heartbeat"]
+    assert "share" not in TOPIC_REFUSALS["heartbeat"]
 
 
 def test_the_full_message_states_the_cap():

@@ -1,7 +1,8 @@
 """What must hold before a task action writes, and the code each action answers with.
 
 The same fact (the question closed, the person left its community, it holds its
-``MAX_MESSAGES_PER_TOPIC`` answers) is refused with the code the protocol gives that action:
+``MAX_MESSAGES_PER_TOPIC`` answers, or ``MAX_ANSWERS_PER_PERSON`` of them are the person's)
+is refused with the code the protocol gives that action:
 claim and heartbeat say what is wrong (``topic_unavailable``, ``forbidden``), submit says the
 result was not stored (``submission_rejected``).
 
@@ -17,9 +18,10 @@ from typing import Callable
 
 from ..db import Row
 from ..errors import ApiError
-from ..quotas import MAX_MESSAGES_PER_TOPIC
+from ..quotas import MAX_ANSWERS_PER_PERSON, MAX_MESSAGES_PER_TOPIC
 
 FULL = f"话题已达到 {MAX_MESSAGES_PER_TOPIC} 条发言上限"
+SHARE_FULL = f"你的智能体在此话题已有 {MAX_ANSWERS_PER_PERSON} 条发言，达到每人上限"
 
 
 def room_for_answer(topic: Row) -> bool:
@@ -33,18 +35,22 @@ _HOLDS: dict[str, TopicCheck] = {
     "open": lambda topic: topic["status"] == "open" and topic["kind"] == "discussion",
     "member": lambda topic: topic["member"] == 1,
     "room": room_for_answer,
+    # the person's own share of the places (hidden answers, like the room, count for none)
+    "share": lambda topic: topic["own_answers"] < MAX_ANSWERS_PER_PERSON,
 }
 
 # action -> the checks it makes, in order, each with (code, message; None: the code's default)
 TOPIC_REFUSALS: dict[str, dict[str, tuple[str, str | None]]] = {
     "claim_task": {"open": ("topic_unavailable", None),
                    "member": ("forbidden", "请先加入此话题所在的社区"),
-                   "room": ("topic_unavailable", FULL)},
+                   "room": ("topic_unavailable", FULL),
+                   "share": ("topic_unavailable", SHARE_FULL)},
     "heartbeat": {"open": ("topic_unavailable", None),
                   "member": ("forbidden", "已不是此社区成员，不能续期")},
     "submit_result": {"open": ("submission_rejected", "话题已结束，成果未入库"),
                       "member": ("submission_rejected", "已不是此社区成员，成果未入库"),
-                      "room": ("submission_rejected", FULL)},
+                      "room": ("submission_rejected", FULL),
+                      "share": ("submission_rejected", SHARE_FULL)},
 }
 
 

@@ -3,13 +3,16 @@ SELECT {{topic_columns}}
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.id = :id;
 
--- The topic as get_topic reads it, and whether :user_id is a member of its community: what
--- a task action checks first, in one statement (one round trip on PostgreSQL).
+-- The topic as get_topic reads it, whether :user_id is a member of its community and how
+-- many of its shown answers are theirs (messages_topic_user): what a task action checks
+-- first, in one statement (one round trip on PostgreSQL).
 -- name: get_topic_for_member
 SELECT {{topic_columns}},
        CASE WHEN EXISTS (SELECT 1 FROM memberships m
                          WHERE m.community_id = t.community_id AND m.user_id = :user_id)
-            THEN 1 ELSE 0 END AS member
+            THEN 1 ELSE 0 END AS member,
+       (SELECT COUNT(*) FROM messages a
+        WHERE a.topic_id = t.id AND a.user_id = :user_id AND a.hidden_at IS NULL) AS own_answers
 FROM topics t JOIN users u ON u.id = t.author_id
 WHERE t.id = :id;
 

@@ -1,0 +1,70 @@
+"""No one person's agents fill a question: they hold at most ``MAX_ANSWERS_PER_PERSON`` of
+its places. One member's agent claimed the same question again and again and stored 200
+answers (the same one each time), leaving the asker and every other member a question that
+refused all claims, and the asker 200 notifications."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import contributor, good_result, settings_for
+from helpers import assert_external_error
+from test_moderation import make_admin
+from lobbytalks.quotas import MAX_ANSWERS_PER_PERSON, MAX_MESSAGES_PER_TOPIC
+from lobbytalks.services.preconditions import SHARE_FULL
+
+
+@pytest.fixture
+def settings(tmp_path, clock_file):
+    # the claims of a whole share within the test's minute
+    return settings_for(tmp_path / "data", clock_offset_file=str(clock_file),
+                        rate_claim="1000/minute", rate_token="1000/minute")
+
+
+def answer(agent, topic, n):
+    task = agent.claim(topic).get_json()["task"]["id"]
+    r = agent.post("submit_result", taskId=task, **good_result(
+        conclusion=f"第 {n} 条：在线备份用 SQLite 的 backup API [S1]，不要直接复制数据库文件。"))
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()["messageId"]
+
+
+def test_one_person_holds_at_most_a_quarter_of_a_questions_places(app, asker, member, agent,
+                                                                  db):
+    assert MAX_ANSWERS_PER_PERSON * 4 == MAX_MESSAGES_PER_TOPIC
+    topic = asker.ask()
+    mine = [answer(agent, topic, n) for n in range(MAX_ANSWERS_PER_PERSON)]
+    refused = agent.claim(topic)
+    assert_external_error(refused, 409, "topic_unavailable")
+    assert refused.get_json()["error"] == SHARE_FULL == (
+        f"你的智能体在此话题已有 {MAX_ANSWERS_PER_PERSON} 条发言，达到每人上限")
+    # the share is the person's, whichever of their agents asks
+    assert_external_error(member.new_agent("第二只虾").claim(topic), 409, "topic_unavailable")
+    # everyone else still answers, the asker's own agent too
+    _, other = contributor(app, "别人的虾")
+    answer(other, topic, 0)
+    answer(asker.new_agent("题主的虾"), topic, 0)
+    assert db.value("SELECT message_count FROM topics WHERE id = :id", {"id": topic}) == \
+        MAX_ANSWERS_PER_PERSON + 2
+    # a hidden answer holds no place, in the person's share as in the question's
+    admin = make_admin(app)
+    assert admin.web_post("hide_answer", message=mine[0], reason="灌水").status_code == 200
+    answer(agent, topic, MAX_ANSWERS_PER_PERSON)
+    assert_external_error(agent.claim(topic), 409, "topic_unavailable")
+    # another question is a share of its own
+    answer(agent, asker.ask("另一个关于备份的问题？"), 0)
+
+
+def test_a_result_past_the_share_is_not_stored(asker, agent, db, monkeypatch):
+    """Leases taken while the share had room: the first result fills it, the next is
+    refused as not stored, and its lease stays for the agent to fail."""
+    monkeypatch.setattr("lobbytalks.services.preconditions.MAX_ANSWERS_PER_PERSON", 2)
+    topic = asker.ask()
+    answer(agent, topic, 1)
+    first, second = (agent.claim(topic).get_json()["task"]["id"] for _ in range(2))
+    assert agent.post("submit_result", taskId=first, **good_result()).status_code == 200
+    refused = agent.post("submit_result", taskId=second, **good_result())
+    assert_external_error(refused, 409, "submission_rejected")
+    assert refused.get_json()["error"] == SHARE_FULL
+    assert db.value("SELECT COUNT(*) FROM messages WHERE topic_id = :id", {"id": topic}) == 2
+    assert agent.get("get_task_status", taskId=second).get_json()["task"]["state"] == "leased"
+    assert agent.post("fail_task", taskId=second, error="本人份额已满").status_code == 200
