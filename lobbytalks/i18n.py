@@ -1086,10 +1086,12 @@ STRINGS: dict[str, tuple[str, str]] = {
                             "Close “{title}”? Running tasks can no longer renew or submit."),
     "admin.done_close": ("问题已结束。", "Question closed."),
     "admin.signups": ("最近注册", "Recent sign-ups"),
-    "admin.suspend_hint": ("停用会立即结束此人的登录、撤销其全部 Token、终止其任务；恢复后需重新登录并轮换 Token。",
+    "admin.suspend_hint": ("停用会立即结束此人的登录、撤销其全部 Token、终止其任务；恢复后需重新登录并轮换 Token。"
+                           "刷屏的人：勾选“同时隐藏其全部回答”，每个问题一次腾出位置。",
                            "Suspending ends the person's logins, revokes all their tokens and ends "
                            "their tasks at once. After reinstating they log in again and rotate "
-                           "their tokens."),
+                           "their tokens. For a flood, tick “Also hide all their answers”: every "
+                           "question gets its places back at once."),
     "admin.suspend_others": ("不在这份名单里的人：在下面填用户名，或在其个人页 /u/用户名 操作。",
                              "Anyone not listed here: by username below, or on their page, "
                              "/u/NAME."),
@@ -1105,6 +1107,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                               "Suspend {name}? Every login of the account ends, every token is revoked and running tasks fail. Reinstated, they log in again and rotate their tokens."),
     "admin.suspend_confirm_named": ("停用这个账号？其所有登录都会结束，所有 Token 被撤销，进行中的任务失败。恢复后需要重新登录并轮换 Token。",
                                     "Suspend this account? Every login of it ends, every token is revoked and running tasks fail. Reinstated, they log in again and rotate their tokens."),
+    "admin.suspend_hide_answers": ("同时隐藏其全部回答", "Also hide all their answers"),
     "admin.unsuspend": ("恢复账号", "Reinstate"),
     "admin.done_suspend": ("账号已停用。", "Account suspended."),
     "admin.done_unsuspend": ("账号已恢复。", "Account reinstated."),

@@ -68,3 +68,51 @@ def test_a_result_past_the_share_is_not_stored(asker, agent, db, monkeypatch):
     assert db.value("SELECT COUNT(*) FROM messages WHERE topic_id = :id", {"id": topic}) == 2
     assert agent.get("get_task_status", taskId=second).get_json()["task"]["state"] == "leased"
     assert agent.post("fail_task", taskId=second, error="本人份额已满").status_code == 200
+
+
+def test_suspending_a_flooder_can_hide_every_answer_they_gave(app, asker, member, agent, db):
+    """Four accounts still fill a question, and hiding a flood took an admin one click per
+    answer: suspending a person can hide every answer their agents gave, in one write."""
+    from test_moderation import audit_rows
+    admin = make_admin(app)
+    first, second = asker.ask(), asker.ask("另一个关于备份的问题？")
+    for page in (f"/u/{member.username}?lang=en", "/admin?lang=en"):  # the option, labelled
+        assert "> Also hide all their answers</label>" in \
+            admin.http.get(page).get_data(as_text=True)
+    flood = [answer(agent, topic, n) for n, topic in enumerate((first, first, second))]
+    _, other = contributor(app, "别人的虾")
+    kept = answer(other, first, 9)
+    task = agent.claim(second).get_json()["task"]["id"]  # a lease held as it happens
+    assert admin.web_post("suspend_user", username=member.username, reason="刷屏",
+                          hideAnswers="yes").status_code == 400  # a boolean, nothing else
+    r = admin.web_post("suspend_user", username=member.username, reason="刷屏", hideAnswers=True)
+    assert r.get_json() == {"ok": True, "username": member.username, "suspended": True,
+                            "answersHidden": 3}
+    assert [row[0] for row in db.all("SELECT id FROM messages WHERE hidden_at IS NULL")] == [kept]
+    assert [row[0] for row in db.all(
+        "SELECT message_count FROM topics WHERE id IN (:a, :b) ORDER BY id = :b",
+        {"a": first, "b": second})] == [1, 0]
+    assert [m["id"] for m in asker.web_get(topic=first).get_json()["messages"]] == [kept]
+    assert db.value("SELECT state FROM tasks WHERE id = :id", {"id": task}) == "failed"
+    assert sorted(row[2] for row in audit_rows(db) if row[0] == "hide_answer") == sorted(flood)
+    assert [row[:2] for row in audit_rows(db)][-1] == ("suspend_user", "user")
+    # the suspended person is not told of each (their suspension says why)
+    assert db.value("SELECT COUNT(*) FROM notifications WHERE kind = 'answer_hidden'") == 0
+    # again: nothing more to hide, a replay; hiding also works for someone suspended before
+    again = admin.web_post("suspend_user", username=member.username, reason="刷屏",
+                           hideAnswers=True).get_json()
+    assert again == {"ok": True, "username": member.username, "suspended": True,
+                     "answersHidden": 0, "replayed": True}
+    # without the option nothing is hidden, as before
+    _, third = contributor(app, "第三只虾")
+    third_answer = answer(third, second, 1)
+    owner = db.value("SELECT u.username FROM users u JOIN messages m ON m.user_id = u.id"
+                     " WHERE m.id = :id", {"id": third_answer})
+    assert "answersHidden" not in admin.web_post("suspend_user", username=owner,
+                                                 reason="另一个").get_json()
+    assert db.value("SELECT hidden_at IS NULL FROM messages WHERE id = :id",
+                    {"id": third_answer}) == 1
+    r = admin.web_post("suspend_user", username=owner, reason="另一个", hideAnswers=True)
+    assert r.get_json()["answersHidden"] == 1 and "replayed" not in r.get_json()
+    # reinstating takes no such option
+    assert admin.web_post("unsuspend_user", username=owner, hideAnswers=True).status_code == 400

@@ -167,7 +167,7 @@ def test_admin_page_in_both_languages_and_widths(browser, server):  # noqa: F811
     # under its field pushed the reason down, level with the hint, and the button with it).
     for form in ("#hide-by-id", "#suspend-by-name"):
         boxes = [page.locator(f"{form} {part}").bounding_box()
-                 for part in (".field:first-child input", ".field + .field input", "button")]
+                 for part in (".field:first-child input", ".field:nth-child(2) input", "button")]
         inputs_top, other_top = boxes[0]["y"], boxes[1]["y"]
         middle = boxes[2]["y"] + boxes[2]["height"] / 2
         assert abs(inputs_top - other_top) < 1 and \

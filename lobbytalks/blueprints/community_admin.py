@@ -9,7 +9,8 @@ from flask import Response, request
 
 from .. import clock
 from ..auth import require_admin
-from ..models.web import AnswerModeration, PersonModeration, ReportSettle, TopicModeration
+from ..models.web import (AnswerModeration, PersonModeration, ReportSettle, Suspension,
+                          TopicModeration)
 from ..screening import refuse_secrets
 from ..services import moderation, reports
 from .common import ActionTable, ok
@@ -21,7 +22,7 @@ actions = ActionTable()
 ADMIN_ACTIONS: dict[str, tuple[Any, str, Callable[..., dict[str, Any]]]] = {
     "hide_answer": (AnswerModeration, "message", moderation.hide_answer),
     "unhide_answer": (AnswerModeration, "message", moderation.unhide_answer),
-    "suspend_user": (PersonModeration, "username", moderation.suspend),
+    "suspend_user": (Suspension, "username", moderation.suspend),
     "unsuspend_user": (PersonModeration, "username", moderation.unsuspend),
     "reopen": (TopicModeration, "topic", moderation.reopen),
     "hide_question": (TopicModeration, "topic", moderation.hide_question),
@@ -42,7 +43,7 @@ def _admin_action(model: Any, target: str, service: Callable[..., dict[str, Any]
         # quoting the spam they remove must not pass on a key it carried
         refuse_secrets({"reason": data.reason})
         return ok(service(rt.db, user.id, getattr(data, target), data.reason.strip(),
-                          now=clock.now()))
+                          now=clock.now(), **data.service_options()))
     return handle
 
 

@@ -1,7 +1,7 @@
 """Requests of the cookie-authenticated web APIs (/api/community, /api/communities)."""
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -238,6 +238,10 @@ REASON_REQUIRED = ("hide_answer", "suspend_user", "hide_question")
 class _Moderation(Strict):
     reason: Reason = ""
 
+    def service_options(self) -> dict[str, Any]:
+        """What the action's service takes besides its target and reason."""
+        return {}
+
     @model_validator(mode="after")
     def _reason_when_required(self):
         if self.action in REASON_REQUIRED and not self.reason.strip():  # type: ignore[attr-defined]
@@ -253,6 +257,15 @@ class AnswerModeration(_Moderation):
 class PersonModeration(_Moderation):
     action: Literal["suspend_user", "unsuspend_user"]
     username: Text(*USERNAME_LENGTH, pattern=USERNAME_PATTERN)
+
+
+class Suspension(PersonModeration):
+    """``hideAnswers``: every answer the person's agents gave is hidden with it (a flood)."""
+    action: Literal["suspend_user"]
+    hideAnswers: bool = False
+
+    def service_options(self) -> dict[str, Any]:
+        return {"hide_answers": self.hideAnswers}
 
 
 class TopicModeration(_Moderation):

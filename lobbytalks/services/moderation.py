@@ -94,14 +94,33 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
         message = _held_message(conn, message_id)
         if message["hidden_at"] is not None:
             return {"ok": True, "id": message_id, "hidden": True, "replayed": True}
-        conn.execute(Q.hide_message, {"id": message_id, "reason": reason, "now": now,
-                                      "admin": admin_id})
-        conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": -1})
-        hide_cards_using(conn, message["topic_id"], message_id, reason="moderated", now=now)
-        settle_on(conn, admin_id, message["topic_id"], message_id, now=now)
+        _hide(conn, admin_id, message, reason, now)
         _tell_author(conn, admin_id, message, "answer_hidden", now)
-        record(conn, admin_id, "hide_answer", "message", message_id, reason, now)
     return {"ok": True, "id": message_id, "hidden": True}
+
+
+def _hide(conn: Connection, admin_id: int, message: Row, reason: str, now: int) -> None:
+    """Hide a shown answer, its question held: its place given back, the cards built on it
+    hidden, the reports on it settled, an audit row."""
+    conn.execute(Q.hide_message, {"id": message["id"], "reason": reason, "now": now,
+                                  "admin": admin_id})
+    conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": -1})
+    hide_cards_using(conn, message["topic_id"], message["id"], reason="moderated", now=now)
+    settle_on(conn, admin_id, message["topic_id"], message["id"], now=now)
+    record(conn, admin_id, "hide_answer", "message", message["id"], reason, now)
+
+
+def _hide_every_answer_of(conn: Connection, admin_id: int, user_id: int, reason: str,
+                          now: int) -> int:
+    """Every shown answer of a person being suspended, hidden as ``hide_answer`` hides one
+    (a flood over many questions, in one write); the user already held, their questions
+    locked in one order. They are not told: their suspension says why. How many."""
+    shown = conn.execute(Q.list_shown_answers_of_user, {"user": user_id}).fetchall()
+    for topic_id in sorted({row["topic_id"] for row in shown}):
+        hold_topic(conn, topic_id)
+    for message in shown:
+        _hide(conn, admin_id, message, reason, now)
+    return len(shown)
 
 
 def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
@@ -133,27 +152,31 @@ def _person(conn: Connection, username: str) -> Row:
     return row
 
 
-def suspend(db: Database, admin_id: int, username: str, reason: str, *,
-            now: int) -> dict[str, Any]:
+def suspend(db: Database, admin_id: int, username: str, reason: str, *, now: int,
+            hide_answers: bool = False) -> dict[str, Any]:
     """Suspend a person: their sessions end, their tokens are revoked and their leases fail,
-    all in one write. :raise 404: unknown user; :raise 403: an admin."""
+    all in one write; with ``hide_answers`` every answer their agents gave is hidden too
+    (also of someone suspended before). :raise 404: unknown user; :raise 403: an admin."""
     with db.transaction() as conn:
         person = _person(conn, username)
         hold_user(conn, person["id"])  # their leases end against their agents' submits
         if person["is_admin"]:  # includes oneself; admins are answerable to the operator
             raise ApiError("forbidden", "不能停用管理员（包括自己）；请先由运维撤销其管理员身份")
+        hidden = _hide_every_answer_of(conn, admin_id, person["id"], reason, now) \
+            if hide_answers else 0
+        done = {"ok": True, "username": person["username"], "suspended": True,
+                **({"answersHidden": hidden} if hide_answers else {})}
         suspended = conn.execute(Q.suspend_user, {"now": now, "reason": reason,
                                                   "id": person["id"]})
         if suspended.rowcount == 0:
-            return {"ok": True, "username": person["username"], "suspended": True,
-                    "replayed": True}
+            return {**done, "replayed": True} if hidden == 0 else done
         conn.execute(Q.end_sessions_of_suspended, {"user_id": person["id"]})
         conn.execute(Q.fail_leased_of_user,
                      {"user": person["id"], "reason": SUSPENDED_TASK, "now": now})
         conn.execute(Q.revoke_tokens_of_user, {"user_id": person["id"]})
         settle_of_reporter(conn, admin_id, person["id"], now=now)
         record(conn, admin_id, "suspend_user", "user", person["username"], reason, now)
-    return {"ok": True, "username": person["username"], "suspended": True}
+    return done
 
 
 def unsuspend(db: Database, admin_id: int, username: str, reason: str, *,

@@ -12,6 +12,12 @@ LIMIT :limit;
 -- name: get_message_moderation_state
 SELECT id, topic_id, user_id, hidden_at FROM messages WHERE id = :id;
 
+-- Every shown answer of one person (messages_user), for a suspension that hides them all.
+-- name: list_shown_answers_of_user
+SELECT id, topic_id, user_id, hidden_at FROM messages
+WHERE user_id = :user AND hidden_at IS NULL
+ORDER BY topic_id, id;
+
 -- name: hide_message
 UPDATE messages SET hidden_reason = :reason, hidden_at = :now, hidden_by = :admin
 WHERE id = :id AND hidden_at IS NULL;
