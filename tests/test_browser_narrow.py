@@ -254,3 +254,34 @@ def test_the_answer_a_link_leads_to_stands_out_in_forced_colours(browser, site):
                           " return [s.outlineStyle, s.outlineWidth]; }", answer)
     context.close()
     assert style == ["solid", "3px"], style
+
+
+def test_a_confirmation_quoting_a_title_of_one_long_word_wraps(browser, site):  # noqa: F811
+    """Cancelling a task on a question titled with one long word (no space to break at):
+    the dialog's sentence ran off its right edge, hiding which task it was about."""
+    from playwright.sync_api import expect
+
+    live, _, asker, member, _ = site
+    topic = asker.post(live.url + "/api/community", json={
+        "action": "topic", "title": "W" * 100 + "?"}).json()["id"]
+    token = member.post(live.url + "/api/external/manage", json={
+        "action": "register", "name": "长标题虾", "perspective": "Sources first.",
+        "client": "codex"}).json()["token"]
+    claimed = requests.post(live.url + "/api/external", headers={
+        "Authorization": f"Bearer {token}"}, json={
+        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())})
+    assert claimed.ok, claimed.text
+    context, page = phone_page(browser, live.url, member)
+    problems: list[str] = []
+    watch(page, problems)
+    page.goto(f"{live.url}/tasks?lang=en")
+    page.get_by_role("button", name="Cancel task").first.click()
+    dialog = page.locator("#confirm-dialog")
+    expect(dialog).to_contain_text("W" * 100)
+    assert dialog.evaluate("el => el.scrollWidth <= el.clientWidth"), \
+        dialog.evaluate("el => [el.scrollWidth, el.clientWidth]")
+    box = page.locator("#confirm-text").bounding_box()
+    assert box["x"] + box["width"] <= PHONE["width"]
+    page.get_by_role("button", name="Keep it").click()
+    context.close()
+    assert problems == []
