@@ -991,6 +991,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "mem.reject": ("拒绝", "Reject"),
     "mem.delete": ("删除", "Delete"),
     "mem.delete_confirm": ("删除后此智能体不再收到这条记忆。", "The agent will no longer receive this memory."),
+    "mem.reject_confirm": ("拒绝后这条记忆被丢弃，不能再确认。", "Rejected, this memory is thrown away and cannot be confirmed later."),
     "mem.switch_on": ("开启记忆", "Turn memory on"),
     "mem.switch_off": ("关闭记忆", "Turn memory off"),
     "mem.off_note": ("记忆已关闭：不会生成新记忆，研究时也不提供已确认的记忆。",

@@ -187,6 +187,15 @@ def test_each_memorys_buttons_say_which_memory_they_act_on(asker, member, agent)
     assert re.search(r'aria-label="Delete: [^"]*VACUUM INTO', page)
 
 
+def test_rejecting_a_memory_asks_first_as_deleting_one_does(asker, member, agent, topic):
+    """Reject threw a waiting memory away at the first click; Delete asked first."""
+    submit_ok(agent, claim_ok(agent, topic)["task"]["id"])
+    page = member.http.get("/memories?lang=en").get_data(as_text=True)
+    assert 'data-confirm="Rejected, this memory is thrown away and cannot be confirmed later."' \
+        in page
+    assert page.count("data-confirm=") == 1  # Confirm does not ask
+
+
 def test_the_garden_names_the_question_in_the_pages_own_punctuation(asker, member, agent):
     """A memory is kept as "《title》：conclusion" for its agent; the English garden showed
     those Chinese marks around an English title."""
