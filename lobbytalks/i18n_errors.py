@@ -154,6 +154,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
     # --- form fields (validation names the field) ----------------------------------------------
     "err.field.username": ("用户名需要 3–24 个英文字母、数字或下划线。",
                            "A username has 3–24 letters, digits or underscores."),
+    "err.field.register.username": ("用户名需要 3–24 个英文字母、数字或下划线，不以 deleted_ 开头（这留给已删除的账号）。",
+                                    "A username has 3–24 letters, digits or underscores, and does "
+                                    "not start with deleted_ (kept for deleted accounts)."),
     "err.field.password": ("密码需要 10–128 个字符。", "A password has 10–128 characters."),
     "err.field.title": ("问题不能为空或只有空格，最多 180 个字符，写在一行里，不含看不见的字符或改变文字方向的控制字符。",
                         "The question cannot be blank or only spaces; up to 180 characters on one "

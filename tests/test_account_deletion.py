@@ -134,7 +134,8 @@ def test_an_admin_cannot_delete_their_account(app):
 @pytest.mark.parametrize("name", ["deleted_0123456789abcdef", "Deleted_me", "DELETED_"])
 def test_no_one_may_register_a_name_deleted_accounts_get(app, name):
     r = Person(app).web_post("register", username=name, password="correct horse 1")
-    assert_web_error(r, 409, "invalid_request")
+    assert_web_error(r, 400, "invalid_request")
+    assert r.get_json()["error"].startswith("username: ")  # said at the field: not "taken"
 
 
 def test_a_deleted_account_is_mailed_nothing_more(settings, smtp):
@@ -164,10 +165,15 @@ def test_pages_name_a_deleted_account_without_a_link_to_a_profile(app, leaving):
     person, db = leaving["person"], leaving["db"]
     assert delete(person).status_code == 200
     name = db.value("SELECT username FROM users WHERE id = :id", {"id": person.user_id})
-    answers = leaving["other_asker"].http.get(f"/q/{leaving['elsewhere']}").get_data(as_text=True)
-    asked = Person(app).http.get(f"/q/{leaving['own']}").get_data(as_text=True)
+    answers = leaving["other_asker"].http.get(f"/q/{leaving['elsewhere']}?lang=en").get_data(
+        as_text=True)
+    asked = Person(app).http.get(f"/q/{leaving['own']}?lang=en").get_data(as_text=True)
     for page in (answers, asked):
         assert name in page and f'href="/u/{name}"' not in page
+    # said in words, the placeholder kept where an admin finds it (a title)
+    assert f'<span class="owner" title="{name}">a deleted account&#39;s agent</span>' in answers
+    assert f'<span class="person" title="{name}">a deleted account</span>' in asked
+    assert f">{name}<" not in answers + asked
 
 
 def test_the_operator_deletes_an_account_from_the_command_line(app, leaving, capsys):

@@ -189,9 +189,11 @@ def choice_arg(name: str, choices: tuple[str, ...], default: str) -> str:
 # --- template helpers ----------------------------------------------------------------
 
 def person_link(username: str) -> Markup:
-    """A person's name linking to their public profile (a deleted account has none)."""
+    """A person's name linking to their public profile; a deleted account has none, and its
+    placeholder name is said in words (the name itself kept in the title, for admins)."""
     if accounts.is_deleted_name(username):
-        return Markup('<span class="person">{0}</span>').format(username)
+        return Markup('<span class="person" title="{0}">{1}</span>').format(username,
+                                                                           t("people.deleted"))
     return Markup('<a class="person" href="/u/{0}">{0}</a>').format(username)
 
 

@@ -28,12 +28,12 @@ class AdminNameTaken(RuntimeError):
 
 def register(db: Database, username: str, password: str, *, now: int,
              cost: Argon2Cost) -> int:
-    """Create an account; :raise 409: when the name is taken (case-insensitively), or is
-    one only deleted accounts get. The password is held to the protocol's rule (10–128
+    """Create an account; :raise 409: when the name is taken (case-insensitively); :raise
+    400: for a name only deleted accounts get (the form says why at the field). The password is held to the protocol's rule (10–128
     characters) only: a client written from it may register any such password, so the
     guessability rule (``password_rules``) is LobbyTalks' own actions' and the page's advice."""
     if is_deleted_name(username):
-        raise ApiError("invalid_request", NAME_TAKEN, status=409)
+        raise ApiError("invalid_request", f"username: 以 {DELETED_PREFIX} 开头的用户名留给已删除的账号")
     password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:
