@@ -1045,6 +1045,9 @@ STRINGS: dict[str, tuple[str, str]] = {
                     "lines are fine); do not paste private context or keys."),
     "report.send": ("发送举报", "Send report"),
     "report.done": ("已报告给管理员。", "Reported to the admins."),
+    "report.done_again": ("你之前的举报还在等管理员处理，这次写的原因没有另外保存。",
+                          "Your earlier report of this is still waiting for an admin; this "
+                          "new reason was not added to it."),
     "admin.answers_hint": ("能读到讨论的人可以用回答下方的“举报”告诉你（见上面的举报），也可以把回答的链接（每条回答上的时间就是它的链接）或其中 #m- 后面的编号发给你。隐藏后谁都看不到它，也不再计入问题的回答数：它占的位置（每题 200 个）空出来了。",
                            "People who can read a discussion report an answer with the Report "
                            "button under it (see Reports above), or send you its link (the "

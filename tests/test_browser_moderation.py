@@ -384,6 +384,13 @@ def test_a_report_sent_from_a_question_page_reaches_the_admins_and_is_settled(
     shot(page, "report-en-desktop")
     send.click()
     expect(page.locator("#flash")).to_have_text("Reported to the admins.")
+    # sent again while the first waits: said so, not "Reported" over a reason dropped
+    answer.locator("details.report summary").click()
+    answer.locator("textarea[name=reason]").fill("And it links to a shop.")
+    send.click()
+    expect(page.locator("#flash")).to_have_text(
+        "Your earlier report of this is still waiting for an admin; this new reason was not "
+        "added to it.")
     context.close()
 
     phone, mobile = signed_in(browser, base, problems, "chief", "chief password 1",

@@ -264,7 +264,8 @@
 
   async function afterSuccess(source, result, context) {
     const how = source.dataset.then || 'reload';
-    const done = source.dataset.done;
+    // (an action that stored nothing new, as its answer says, may say so in words of its own)
+    const done = (result && result.replayed && source.dataset.doneReplayed) || source.dataset.done;
     if (how === 'token') {
       showToken(result, context);
       flash(done);
