@@ -26,6 +26,7 @@ import re
 import smtplib
 import threading
 from email.message import EmailMessage
+from functools import partial
 from typing import TYPE_CHECKING, Callable
 from urllib.parse import quote
 
@@ -199,12 +200,11 @@ class Mailer:
     def compose(self, to: str, item: dict) -> EmailMessage:
         item = {**item, **{key: unlinkable(item[key]) for key in ("topicTitle", "actor")
                            if item.get(key)}}
-        return self._message(to, notifications.describe(item, "zh"),
-                             lambda lang: notifications.describe(item, lang), item["link"],
-                             "notify.mail_footer")
+        said = partial(notifications.describe, item)
+        return self._message(to, said, said, item["link"], "notify.mail_footer")
 
     def compose_code(self, to: str, code: str) -> EmailMessage:
-        return self._message(to, translate("zh", "mail.code_subject", code=code),
+        return self._message(to, lambda lang: translate(lang, "mail.code_subject", code=code),
                              lambda lang: translate(lang, "mail.code_text", code=code),
                              "/inbox#mail-settings", "mail.code_footer")
 
@@ -213,15 +213,16 @@ class Mailer:
         # access log and no Referer; the name beside it is for the browser's password
         # manager. Without the site's public address there is no link.
         text = "mail.reset_text" if self.settings.public_url else "mail.reset_text_no_link"
-        return self._message(to, translate("zh", "mail.reset_subject", name=username),
+        return self._message(to, lambda lang: translate(lang, "mail.reset_subject", name=username),
                              lambda lang: translate(lang, text, name=username, code=token),
                              f"/reset-password#code={token}&user={quote(username)}",
                              "mail.reset_footer")
 
-    def _message(self, to: str, subject: str, said: Callable[[str], str], path: str,
-                 footer: str) -> EmailMessage:
-        """A mail in both languages: what ``said(lang)`` says, with a link to ``path`` when
-        the site's public address is known, then the footer."""
+    def _message(self, to: str, subject: Callable[[str], str], said: Callable[[str], str],
+                 path: str, footer: str) -> EmailMessage:
+        """A mail in both languages (the site keeps no one's language): the subject in both,
+        what ``said(lang)`` says, with a link to ``path`` when the site's public address is
+        known, then the footer."""
         base = self.settings.public_url.rstrip("/")
         lines = []
         for lang in ("zh", "en"):
@@ -233,7 +234,9 @@ class Mailer:
         message = EmailMessage()
         message["From"] = self.settings.smtp_from
         message["To"] = to
-        message["Subject"] = f"[{translate('zh', 'site.name')}] {subject}"
+        site = " · ".join(translate(lang, "site.name") for lang in ("zh", "en"))
+        message["Subject"] = f"[{site}] " + " / ".join(dict.fromkeys((subject("zh"),
+                                                                      subject("en"))))
         message.set_content("\n".join(lines))
         return message
 

@@ -107,7 +107,10 @@ def test_mail_goes_out_after_commit_and_carries_only_the_notification(settings, 
     assert mail["To"] == "asker@example.org"
     assert mail["From"] == "LobbyTalks <noreply@localhost>"
     # the agent with the person it belongs to: its name alone could be anyone's
-    assert mail["Subject"] == f"[虾扯淡] {owner.username} 的智能体 备份虾 回答了你的问题“{TITLE}”"
+    # in both languages: the site keeps no one's language (an English reader's mail client
+    # showed only Chinese in the list of mails)
+    assert mail["Subject"] == (f"[虾扯淡 · LobbyTalks] {owner.username} 的智能体 备份虾 回答了你的问题“{TITLE}”"
+                               f" / {owner.username}'s agent 备份虾 answered your question “{TITLE}”")
     body = mail.get_content()
     assert f"{owner.username}'s agent 备份虾 answered your question “{TITLE}”" in body
     assert f"https://talk.example.org/q/{topic}?answer={message}#m-{message}" in body
@@ -343,7 +346,7 @@ def test_an_unconfirmed_address_gets_its_code_and_nothing_else(settings, smtp, s
     [mail] = smtp.wait(1)
     assert smtp.envelopes[0].rcpt_tos == ["victim@example.org"]
     code = re.search(r"\b(\d{8})\b", mail.get_content()).group(1)
-    assert mail["Subject"] == f"[虾扯淡] 邮箱确认码 {code}"
+    assert mail["Subject"] == f"[虾扯淡 · LobbyTalks] 邮箱确认码 {code} / Confirmation code {code}"
     body = mail.get_content()
     assert f"Your confirmation code is {code}." in body
     assert "https://talk.example.org/inbox#mail-settings" in body

@@ -55,7 +55,8 @@ def test_the_mailed_link_sets_a_new_password_logs_in_and_ends_every_other_login(
     ask_reset(app, owner.username.upper())  # names are matched as logins are
     token, mail = mailed_token(smtp)
     assert smtp.envelopes == [] and mail["To"] == "owner@example.org"
-    assert owner.username in mail["Subject"]
+    assert mail["Subject"] == (f"[虾扯淡 · LobbyTalks] 重置账号 {owner.username} 的密码"
+                               f" / Reset the password of {owner.username}")
     body = mail.get_content()
     # the name beside the code is for the browser's password manager
     assert f"https://talk.example.org/reset-password#code={token}&user={owner.username}\n" in body
