@@ -554,6 +554,47 @@ def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
     context.close()
 
 
+def test_a_question_half_written_is_not_lost_to_a_reload_without_asking(browser, site):
+    """Reloading /ask with a question typed emptied every field without a word; the
+    question's update form was the same."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": "draft_keeper", "password": PASSWORD})
+    page.request.post(f"{site['base']}/api/communities",
+                      data={"action": "join", "community": "lobby"})
+    asked = []
+
+    def on_dialog(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.goto(site["base"] + "/ask")
+    page.reload()  # nothing typed: nothing to ask about
+    assert asked == []
+    page.fill("#f-title", "Does VACUUM INTO block writers on a busy database?")
+    page.fill("#f-privateContext", "Our database is 40 GB.")
+    page.locator(".main-nav a", has_text="My tasks").click()
+    page.wait_for_timeout(500)
+    assert asked == ["beforeunload"] and page.url.endswith("/ask")
+    expect(page.locator("#f-privateContext")).to_have_value("Our database is 40 GB.")
+    page.get_by_role("button", name="Ask").click()  # sent: the next page comes unasked
+    page.wait_for_url(re.compile(r".*/q/t_"))
+    assert asked == ["beforeunload"]
+
+    page.locator("details.revise summary").click()
+    page.fill("#r-note", "Added the size.")
+    page.evaluate("location.reload()")  # (a reload refused never ends for page.reload)
+    page.wait_for_timeout(500)
+    assert asked == ["beforeunload"] * 2
+    page.fill("#r-title", "Does VACUUM INTO block writers on a 40 GB database?")
+    page.get_by_role("button", name="Publish new version").click()
+    expect(page.locator("h1")).to_contain_text("40 GB database")
+    assert asked == ["beforeunload"] * 2
+    context.close()
+
+
 # --- /ask before joining anything ------------------------------------------------------------
 
 @pytest.mark.parametrize("width, lang", [("phone", "zh"), ("desktop", "en")])

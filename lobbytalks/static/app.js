@@ -274,6 +274,7 @@
       return;
     }
     leaveWithFlash(done);
+    sentAndLeaving = true;  // what was typed is saved: no "leave the page?" now
     if (how.startsWith('go:')) {
       // What was sent is done: Back must not bring it (a private context) into the next one.
       if (source.tagName === 'FORM') source.reset();
@@ -290,6 +291,20 @@
   let tokenCopied = true;
   window.addEventListener('beforeunload', (event) => {
     if (tokenCopied) return;
+    event.preventDefault();
+    event.returnValue = '';
+  });
+
+  // A question half written (or its update) was lost to a reload or a closed tab without a
+  // word: a form marked so asks first while anything in it differs from what it was drawn
+  // with; not once something sent leads to the next page (or reloads this one).
+  let sentAndLeaving = false;
+  window.addEventListener('beforeunload', (event) => {
+    if (sentAndLeaving) return;
+    const unsent = [...document.querySelectorAll('form[data-keep-typed]')].some((form) =>
+      [...form.elements].some((el) => el.name && !el.disabled && el.type !== 'hidden'
+        && !el.dataset.sameAs && changed(el)));
+    if (!unsent) return;
     event.preventDefault();
     event.returnValue = '';
   });
