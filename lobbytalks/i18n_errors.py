@@ -158,6 +158,11 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                     "A username has 3–24 letters, digits or underscores, and does "
                                     "not start with deleted_ (kept for deleted accounts)."),
     "err.field.password": ("密码需要 10–128 个字符。", "A password has 10–128 characters."),
+    "err.field.register.password": ("密码需要 10–128 个字符，而且不能太容易被猜到（常见单词加数字、1234567890 "
+                                    "这样的连续字符，或主要是用户名）。",
+                                    "A password has 10–128 characters and must not be easy to "
+                                    "guess (a common word with digits, a run such as 1234567890, "
+                                    "or mostly your username)."),
     "err.field.title": ("问题不能为空或只有空格，最多 180 个字符，写在一行里，不含看不见的字符或改变文字方向的控制字符。",
                         "The question cannot be blank or only spaces; up to 180 characters on one "
                         "line, without invisible or text-direction control characters."),

@@ -213,6 +213,21 @@ def test_an_error_on_the_field_being_typed_in_is_said_aloud(browser, server):  #
     name_error = page.locator(".field", has=page.locator("#f-username")).locator(".field-error")
     expect(name_error).to_contain_text("taken")
     expect(page.locator("#announce")).to_have_text(name_error.inner_text())
+
+    # the page's own advice is its rule: an easy password is refused at its field, in words;
+    # a name only deleted accounts get is refused as reserved, not as taken
+    page.fill("#f-username", "fresh_name")
+    for field in ("#f-password", "#f-passwordAgain"):
+        page.fill(field, "password123")
+    page.press("#f-password", "Enter")
+    password_error = page.locator(".field", has=page.locator("#f-password")).locator(".field-error")
+    expect(password_error).to_contain_text("must not be easy to guess")
+    page.fill("#f-username", "deleted_me")
+    for field in ("#f-password", "#f-passwordAgain"):
+        page.fill(field, PASSWORD)
+    page.press("#f-username", "Enter")
+    expect(name_error).to_contain_text("does not start with deleted_")
+    assert page.url.endswith("/register?lang=en")
     context.close()
 
 

@@ -33,6 +33,7 @@ EXTRA_UNION_MEMBERS = {("ManageRequest", ""): {"UpdateAgent", "ArchiveAgent", "R
                        ("CommunityRequest", ""): {"CommunityUpdate"}}
 # Optional extension fields of a response (everything inside them is new, not changed).
 EXTENSION_FIELDS = {("Connections", "archivedAgents"), ("WebTopicCreate", "requestId"),
+                    ("WebAuth", "checkPassword"),
                     ("CommunityCreate", "requestId"), ("WebError", "code"),
                     *(("Connections", f"agents[].{field}")
                       for field in ("client", "memoryEnabled", "created"))}

@@ -46,6 +46,30 @@ def test_changing_refuses_an_easy_one_registering_takes_what_the_protocol_allows
                                 password=person.password).status_code == 200
 
 
+def test_the_register_page_asks_for_the_rule_and_is_held_to_it(tmp_path):
+    """The register page advised against "password123" and took it; the same password was
+    refused on /settings. The page now asks for the rule (an extension field); a refusal
+    spends none of the client's registrations."""
+    from conftest import settings_for
+    from lobbytalks import create_app
+    app = create_app(settings_for(tmp_path / "data", rate_register="2/hour"))
+    db = app.config["LOBBYTALKS"].db
+    for password in ("password123", "1234567890", "bob_the_1bob_the_1"):
+        r = Person(app).web_post("register", username="bob_the_1", password=password,
+                                 checkPassword=True)
+        assert assert_web_error(r, 400, "invalid_request")["error"].startswith("password: ")
+    assert db.value("SELECT COUNT(*) FROM users WHERE username = 'bob_the_1'") == 0
+    r = Person(app).web_post("register", username="bob_the_1", password="password123",
+                             checkPassword="yes")
+    assert_web_error(r, 400, "invalid_request")  # a boolean, nothing else
+    assert Person(app).web_post("register", username="bob_the_1", password="maple river lamp",
+                                checkPassword=True).status_code == 200
+    assert Person(app).web_post("register", username="carol_2", password="password123",
+                                checkPassword=False).status_code == 200  # the protocol's rule
+    page = Person(app).http.get("/register").get_data(as_text=True)
+    assert '<input type="checkbox" name="checkPassword" checked hidden>' in page
+
+
 def test_an_easy_password_chosen_before_the_rule_still_logs_in(app):
     rt = app.config["LOBBYTALKS"]
     person = Person(app).register()

@@ -76,6 +76,8 @@ def require_current_password(user: Any, password: str) -> None:
 @actions.post("register")
 def register(body: dict[str, Any]) -> Response:
     data = parse_model(WebAuth, body)
+    if data.checkPassword:  # (before the budget: choosing again costs no registration)
+        refuse_easy(data.password, data.username, "password")
     rt = runtime()
     rt.gate.hit(rt.settings.rate_register, "register", client_address(request))
     user_id = accounts.register(rt.db, data.username, data.password, now=clock.now(),

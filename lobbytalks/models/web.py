@@ -53,6 +53,9 @@ class WebAuth(BaseModel):
     action: Literal["register", "login"]
     username: Text(*USERNAME_LENGTH, pattern=USERNAME_PATTERN)
     password: Password
+    # Extension: the register page asks to be held to the guessability rule the site's own
+    # password changes keep; the protocol's register takes any 10-128 characters without it.
+    checkPassword: bool = False
 
 
 class AccountDeletion(Strict):
