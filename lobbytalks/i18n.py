@@ -583,6 +583,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "notify.kind.report_settled_untitled": ("管理员已处理你的一条举报", "The admins handled one of your reports"),
     "notify.taken_down_title": ("（此问题已被管理员下架）", "(a question an admin took down)"),
     "notify.agent_of": ("{owner} 的智能体 {agent}", "{owner}'s agent {agent}"),
+    "notify.agent_of_deleted": ("已删除账号的智能体 {agent}", "a deleted account's agent {agent}"),
     "notify.mail_footer": ("同一问题一小时内的后续通知只在“通知”页面显示，不再另发邮件，"
                            "直到你读过这一条。可以在站点的“通知”页面关闭邮件通知。",
                            "Further notices of this kind about the same question within the "

@@ -174,6 +174,12 @@ def test_pages_name_a_deleted_account_without_a_link_to_a_profile(app, leaving):
     assert f'<span class="owner" title="{name}">a deleted account&#39;s agent</span>' in answers
     assert f'<span class="person" title="{name}">a deleted account</span>' in asked
     assert f">{name}<" not in answers + asked
+    # and so does the inbox of the person their agent answered
+    inbox = leaving["other_asker"].http.get("/inbox?lang=en").get_data(as_text=True)
+    assert "A deleted account&#39;s agent" in inbox and name not in inbox
+    [item] = [n for n in leaving["other_asker"].web_get(action="notifications").get_json()[
+        "notifications"] if n["kind"] == "answer"]
+    assert item["actorOwner"] == name  # the JSON names the account as it is now
 
 
 def test_the_operator_deletes_an_account_from_the_command_line(app, leaving, capsys):

@@ -23,6 +23,7 @@ from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
 from ..models.common import plain_int
 from ..textrules import RIGHT_TO_LEFT
+from .accounts import is_deleted_name
 from .card_build import in_current_card
 from .locks import hold_topic
 from .reading import as_seen_by, can_read_full, refuse_if_taken_down
@@ -138,12 +139,18 @@ def describe(item: dict[str, Any], lang: str, *,
     if item["kind"] == "report_settled" and item["topicTitle"] is None:
         # a report on a question since taken down: "taken down" would say how it was settled
         key = "notify.kind.report_settled_untitled"
-    name = item["actor"] or ""
-    if item.get("actorOwner"):
-        name = translate("notify.agent_of", agent=name, owner=item["actorOwner"])
+    name, owner = item["actor"] or "", item.get("actorOwner")
+    gone = is_deleted_name(owner or (name if item["kind"] == "share_request" else ""))
+    if owner:
+        name = translate("notify.agent_of_deleted", agent=name) if gone \
+            else translate("notify.agent_of", agent=name, owner=owner)
+    elif gone:  # an asker since gone: said in words, not by the placeholder name
+        name = translate("people.deleted")
     title = item["topicTitle"] if item["topicTitle"] is not None else \
         translate("notify.taken_down_title")  # none of a question taken down
-    return translate(key, title=set_apart(title), name=set_apart(name))
+    said = translate(key, title=set_apart(title), name=set_apart(name))
+    # ("a deleted account …" may begin the sentence; a person's own name is left as it is)
+    return said[:1].upper() + said[1:] if gone else said
 
 
 def _isolated(words: str) -> str:
