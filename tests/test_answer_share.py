@@ -116,3 +116,27 @@ def test_suspending_a_flooder_can_hide_every_answer_they_gave(app, asker, member
     assert r.get_json()["answersHidden"] == 1 and "replayed" not in r.get_json()
     # reinstating takes no such option
     assert admin.web_post("unsuspend_user", username=owner, hideAnswers=True).status_code == 400
+
+
+def test_an_answer_another_admin_hides_meanwhile_is_not_hidden_twice(app, asker, member, agent,
+                                                                     db, monkeypatch):
+    """The suspension lists the answers, then waits for each question's lock: one hidden by
+    another admin in between must not give its place back a second time."""
+    from lobbytalks.services import moderation
+    admin = make_admin(app)
+    topic = asker.ask()
+    first, second = answer(agent, topic, 1), answer(agent, topic, 2)
+    hold = moderation.hold_topic
+
+    def another_admin_first(conn, topic_id):  # as if their hide had committed just before
+        conn.execute("UPDATE messages SET hidden_at = 1, hidden_reason = 'x' WHERE id = :id",
+                     {"id": first})
+        conn.execute("UPDATE topics SET message_count = message_count - 1 WHERE id = :id",
+                     {"id": topic_id})
+        hold(conn, topic_id)
+
+    monkeypatch.setattr(moderation, "hold_topic", another_admin_first)
+    r = admin.web_post("suspend_user", username=member.username, reason="刷屏", hideAnswers=True)
+    assert r.get_json()["answersHidden"] == 1
+    assert db.value("SELECT message_count FROM topics WHERE id = :id", {"id": topic}) == 0
+    assert db.value("SELECT hidden_reason FROM messages WHERE id = :id", {"id": second}) == "刷屏"

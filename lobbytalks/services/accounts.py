@@ -29,11 +29,13 @@ class AdminNameTaken(RuntimeError):
 def register(db: Database, username: str, password: str, *, now: int,
              cost: Argon2Cost) -> int:
     """Create an account; :raise 409: when the name is taken (case-insensitively); :raise
-    400: for a name only deleted accounts get (the form says why at the field). The password is held to the protocol's rule (10–128
-    characters) only: a client written from it may register any such password, so the
-    guessability rule (``password_rules``) is LobbyTalks' own actions' and the page's advice."""
+    400: for a name only deleted accounts get (the form says why, at the field). The
+    password is held to the protocol's rule (10–128 characters) only: a client written from
+    it may register any such password, so the guessability rule (``password_rules``) is for
+    LobbyTalks' own actions, and for the register page, which asks for it."""
     if is_deleted_name(username):
-        raise ApiError("invalid_request", f"username: 以 {DELETED_PREFIX} 开头的用户名留给已删除的账号")
+        raise ApiError("invalid_request",
+                       f"username: 以 {DELETED_PREFIX} 开头的用户名留给已删除的账号")
     password_hash = hash_password(password, cost)
     try:
         with db.transaction() as conn:

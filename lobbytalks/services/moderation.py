@@ -99,28 +99,29 @@ def hide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
     return {"ok": True, "id": message_id, "hidden": True}
 
 
-def _hide(conn: Connection, admin_id: int, message: Row, reason: str, now: int) -> None:
+def _hide(conn: Connection, admin_id: int, message: Row, reason: str, now: int) -> bool:
     """Hide a shown answer, its question held: its place given back, the cards built on it
-    hidden, the reports on it settled, an audit row."""
-    conn.execute(Q.hide_message, {"id": message["id"], "reason": reason, "now": now,
-                                  "admin": admin_id})
+    hidden, the reports on it settled, an audit row. False: another admin hid it first."""
+    if conn.execute(Q.hide_message, {"id": message["id"], "reason": reason, "now": now,
+                                     "admin": admin_id}).rowcount == 0:
+        return False
     conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": -1})
     hide_cards_using(conn, message["topic_id"], message["id"], reason="moderated", now=now)
     settle_on(conn, admin_id, message["topic_id"], message["id"], now=now)
     record(conn, admin_id, "hide_answer", "message", message["id"], reason, now)
+    return True
 
 
 def _hide_every_answer_of(conn: Connection, admin_id: int, user_id: int, reason: str,
                           now: int) -> int:
     """Every shown answer of a person being suspended, hidden as ``hide_answer`` hides one
     (a flood over many questions, in one write); the user already held, their questions
-    locked in one order. They are not told: their suspension says why. How many."""
+    locked in one order (one another admin hides meanwhile is not counted twice). They are
+    not told: their suspension says why. How many."""
     shown = conn.execute(Q.list_shown_answers_of_user, {"user": user_id}).fetchall()
     for topic_id in sorted({row["topic_id"] for row in shown}):
         hold_topic(conn, topic_id)
-    for message in shown:
-        _hide(conn, admin_id, message, reason, now)
-    return len(shown)
+    return sum(_hide(conn, admin_id, message, reason, now) for message in shown)
 
 
 def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
