@@ -79,6 +79,9 @@ def test_suspending_a_flooder_can_hide_every_answer_they_gave(app, asker, member
     for page in (f"/u/{member.username}?lang=en", "/admin?lang=en"):  # the option, labelled
         assert "> Also hide all their answers</label>" in \
             admin.http.get(page).get_data(as_text=True)
+    # repeated for every person listed, each box says whose answers it hides
+    assert f'aria-label="Also hide all their answers: {member.username}"' in \
+        admin.http.get("/admin?lang=en").get_data(as_text=True)
     flood = [answer(agent, topic, n) for n, topic in enumerate((first, first, second))]
     _, other = contributor(app, "别人的虾")
     kept = answer(other, first, 9)

@@ -843,7 +843,8 @@
     const hash = location.hash.slice(1);
     const given = new URLSearchParams(hash.startsWith('code=') ? hash : {code: hash});
     field.value = given.get('code') || '';
-    field.form.elements.username.value = given.get('user') || '';
+    const name = field.form.elements.username;  // (absent from a page cached before it came)
+    if (name) name.value = given.get('user') || '';
     history.replaceState(history.state, '', location.pathname + location.search);
   }
   window.addEventListener('hashchange', takeResetCode);
