@@ -1110,10 +1110,14 @@ STRINGS: dict[str, tuple[str, str]] = {
     "admin.suspended_because": ("{when} 停用，原因：{reason}", "Suspended {when}. Reason: {reason}"),
     "admin.joined": ("注册于 {when}", "joined {when}"),
     "admin.suspend": ("停用账号", "Suspend"),
-    "admin.suspend_confirm": ("停用 {name}？其所有登录都会结束，所有 Token 被撤销，进行中的任务失败。恢复后需要重新登录并轮换 Token。",
-                              "Suspend {name}? Every login of the account ends, every token is revoked and running tasks fail. Reinstated, they log in again and rotate their tokens."),
-    "admin.suspend_confirm_named": ("停用这个账号？其所有登录都会结束，所有 Token 被撤销，进行中的任务失败。恢复后需要重新登录并轮换 Token。",
-                                    "Suspend this account? Every login of it ends, every token is revoked and running tasks fail. Reinstated, they log in again and rotate their tokens."),
+    "admin.suspend_confirm": ("停用 {name}？其所有登录都会结束，所有 Token 被撤销，进行中的任务失败。恢复后需要重新登录并轮换 Token。"
+                              "勾选了“同时隐藏其全部回答”时，其全部回答也会被隐藏。",
+                              "Suspend {name}? Every login of the account ends, every token is revoked and running tasks fail. Reinstated, they log in again and rotate their tokens. "
+                              "With “Also hide all their answers” ticked, every answer of theirs is hidden too."),
+    "admin.suspend_confirm_named": ("停用这个账号？其所有登录都会结束，所有 Token 被撤销，进行中的任务失败。恢复后需要重新登录并轮换 Token。"
+                                    "勾选了“同时隐藏其全部回答”时，其全部回答也会被隐藏。",
+                                    "Suspend this account? Every login of it ends, every token is revoked and running tasks fail. Reinstated, they log in again and rotate their tokens. "
+                                    "With “Also hide all their answers” ticked, every answer of theirs is hidden too."),
     "admin.suspend_hide_answers": ("同时隐藏其全部回答", "Also hide all their answers"),
     "admin.unsuspend": ("恢复账号", "Reinstate"),
     "admin.done_suspend": ("账号已停用。", "Account suspended."),

@@ -143,3 +143,22 @@ def test_an_answer_another_admin_hides_meanwhile_is_not_hidden_twice(app, asker,
     assert r.get_json()["answersHidden"] == 1
     assert db.value("SELECT message_count FROM topics WHERE id = :id", {"id": topic}) == 0
     assert db.value("SELECT hidden_reason FROM messages WHERE id = :id", {"id": second}) == "刷屏"
+
+
+def test_showing_an_answer_again_keeps_to_the_share(app, asker, agent, db, monkeypatch):
+    """An admin showing a hidden answer again put its author past the share (51 of theirs):
+    the places are counted as a claim counts them."""
+    from helpers import assert_web_error
+    monkeypatch.setattr("lobbytalks.services.preconditions.MAX_ANSWERS_PER_PERSON", 2)
+    admin = make_admin(app)
+    topic = asker.ask()
+    first, _ = answer(agent, topic, 1), answer(agent, topic, 2)
+    assert admin.web_post("hide_answer", message=first, reason="重复").status_code == 200
+    third = answer(agent, topic, 3)
+    r = admin.web_post("unhide_answer", message=first)
+    assert assert_web_error(r, 409, "topic_unavailable")["error"] == SHARE_FULL
+    assert db.value("SELECT hidden_at IS NOT NULL FROM messages WHERE id = :id",
+                    {"id": first}) == 1
+    assert admin.web_post("hide_answer", message=third, reason="重复").status_code == 200
+    assert admin.web_post("unhide_answer", message=first).status_code == 200
+    assert db.value("SELECT message_count FROM topics WHERE id = :id", {"id": topic}) == 2

@@ -592,6 +592,12 @@ def test_a_question_half_written_is_not_lost_to_a_reload_without_asking(browser,
     page.get_by_role("button", name="Publish new version").click()
     expect(page.locator("h1")).to_contain_text("40 GB database")
     assert asked == ["beforeunload"] * 2
+    # another button that leads away asks all the same (its send was not the question's)
+    page.goto(site["base"] + "/ask")
+    page.fill("#f-title", "Is WAL mode safe on a network drive?")
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_timeout(500)
+    assert asked == ["beforeunload"] * 3 and page.url.endswith("/ask")
     context.close()
 
 

@@ -195,9 +195,18 @@ def test_a_made_up_or_altered_code_changes_nothing(settings, smtp, stop_mailers)
                   f"{'9' * 15}-{asked}-{mac}", f"{user_id}-{'9' * 12}-{mac}", "１-２-３"):
         r = anonymous(app).web_post("reset_password", code=wrong, newPassword=NEW_PASSWORD)
         assert_web_error(r, 400, "invalid_request")
+    # the link's own code with another account's name beside it: altered, refused (a password
+    # manager would have saved the new password under that other name)
+    r = anonymous(app).web_post("reset_password", code=token, newPassword=NEW_PASSWORD,
+                                username=other.username)
+    assert assert_web_error(r, 400, "invalid_request")["error"].startswith("code: ")
     for name, person in ((owner.username, owner), (other.username, other)):
         assert anonymous(app).web_post("login", username=name,
                                        password=person.password).status_code == 200
+    # its own name, in any case, or none (a code typed in): the link works
+    r = anonymous(app).web_post("reset_password", code=token, newPassword=NEW_PASSWORD,
+                                username=owner.username.upper())
+    assert r.status_code == 200, r.get_json()
 
 
 @pytest.mark.parametrize("body", [
@@ -215,6 +224,8 @@ def test_a_malformed_ask_is_a_400_naming_its_field(settings, smtp, stop_mailers,
     {"code": 1, "newPassword": NEW_PASSWORD}, {"code": "1-2-" + "a" * 24, "newPassword": "short"},
     {"code": "1-2-" + "a" * 24, "newPassword": None}, {"newPassword": NEW_PASSWORD},
     {"code": "1-2-" + "a" * 24, "newPassword": "x" * 129},
+    {"code": "1-2-" + "a" * 24, "newPassword": NEW_PASSWORD, "username": 5},
+    {"code": "1-2-" + "a" * 24, "newPassword": NEW_PASSWORD, "username": "a" * 25},
 ])
 def test_a_malformed_reset_is_a_400(settings, smtp, stop_mailers, body):
     app = mail_app(settings, smtp.port)

@@ -65,7 +65,7 @@ def reset_password(body: dict[str, Any]) -> Response:
     window = (rt.settings.rate_login_client, "password-reset-wrong", client_address(request))
     rt.gate.check(*window)
     checked = password_reset.check(rt.db, rt.keyring, data.code, now=clock.now())
-    if checked is None:
+    if checked is None or data.username.strip().lower() not in ("", checked.username.lower()):
         rt.gate.hit(*window)
         raise ApiError("invalid_request", BAD_LINK)
     refuse_easy(data.newPassword, checked.username, "newPassword")

@@ -74,6 +74,9 @@ class PasswordResetByMail(Strict):
     action: Literal["reset_password"]
     code: Text(1, 100, single_line=True)  # the token the link carries; spaces in it dropped
     newPassword: Password
+    # the name the link carries beside the code (the page's hidden field, for a password
+    # manager): when given, it must be the code's account, or the link was altered
+    username: Text(0, USERNAME_LENGTH[1], single_line=True) = ""
 
 
 class WebLogout(Strict):

@@ -21,11 +21,11 @@ from .audit import record
 from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
 from .notifications import notify, notify_asker
-from .preconditions import FULL, room_for_answer
+from .preconditions import ROOM, check_topic
 from .reports import settle_of_reporter, settle_on
 # get_topic from reading, where it lives (topics only passes it on): topics -> communities ->
 # moderation -> topics would be a cycle.
-from .reading import TAKEN_DOWN, get_topic
+from .reading import TAKEN_DOWN, get_topic, get_topic_for_member
 
 SUSPENDED_TASK = "账号已被管理员停用，此任务已终止"
 SUSPENDED_LOGIN = "此账号已被管理员停用"
@@ -127,13 +127,15 @@ def _hide_every_answer_of(conn: Connection, admin_id: int, user_id: int, reason:
 def unhide_answer(db: Database, admin_id: int, message_id: str, reason: str, *,
                   now: int) -> dict[str, Any]:
     """Show a hidden answer again (cards it was in stay hidden until republished).
-    :raise 409 topic_unavailable: the question already holds as many answers as it may."""
+    :raise 409 topic_unavailable: the question already holds as many answers as it may, or
+    as many of its author's as one person may hold."""
     with db.transaction() as conn:
         message = _held_message(conn, message_id)
         if message["hidden_at"] is None:
             return {"ok": True, "id": message_id, "hidden": False, "replayed": True}
-        if not room_for_answer(get_topic(conn, message["topic_id"])):
-            raise ApiError("topic_unavailable", FULL)  # the claim's own refusal
+        # the claim's own refusals, for the author's next answer
+        check_topic("claim_task", get_topic_for_member(conn, message["topic_id"],
+                                                       message["user_id"]), only=ROOM)
         conn.execute(Q.unhide_message, {"id": message_id})
         conn.execute(Q.move_message_count, {"id": message["topic_id"], "by": 1})
         _tell_author(conn, admin_id, message, "answer_restored", now)

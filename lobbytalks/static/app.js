@@ -274,7 +274,7 @@
       return;
     }
     leaveWithFlash(done);
-    sentAndLeaving = true;  // what was typed is saved: no "leave the page?" now
+    if (source.tagName === 'FORM') source.dataset.sent = '';  // saved: it asks no more
     if (how.startsWith('go:')) {
       // What was sent is done: Back must not bring it (a private context) into the next one.
       if (source.tagName === 'FORM') source.reset();
@@ -297,13 +297,11 @@
 
   // A question half written (or its update) was lost to a reload or a closed tab without a
   // word: a form marked so asks first while anything in it differs from what it was drawn
-  // with; not once something sent leads to the next page (or reloads this one).
-  let sentAndLeaving = false;
+  // with, until it is sent (another button's reload, or logging out, asks all the same).
   window.addEventListener('beforeunload', (event) => {
-    if (sentAndLeaving) return;
-    const unsent = [...document.querySelectorAll('form[data-keep-typed]')].some((form) =>
-      [...form.elements].some((el) => el.name && !el.disabled && el.type !== 'hidden'
-        && !el.dataset.sameAs && changed(el)));
+    const forms = document.querySelectorAll('form[data-keep-typed]:not([data-sent])');
+    const unsent = [...forms].some((form) => [...form.elements].some((el) => el.name
+      && !el.disabled && el.type !== 'hidden' && !el.dataset.sameAs && changed(el)));
     if (!unsent) return;
     event.preventDefault();
     event.returnValue = '';
@@ -841,7 +839,7 @@
     const field = document.querySelector('#reset-form [name="code"]');
     if (!field || location.hash.length < 2) return;
     const hash = location.hash.slice(1);
-    const given = new URLSearchParams(hash.startsWith('code=') ? hash : {code: hash});
+    const given = new URLSearchParams(/(^|&)code=/.test(hash) ? hash : {code: hash});
     field.value = given.get('code') || '';
     const name = field.form.elements.username;  // (absent from a page cached before it came)
     if (name) name.value = given.get('user') || '';
