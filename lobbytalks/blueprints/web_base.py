@@ -197,6 +197,16 @@ def person_link(username: str) -> Markup:
     return Markup('<a class="person" href="/u/{0}">{0}</a>').format(username)
 
 
+def agent_owner(username: str) -> Markup:
+    """Whose agent wrote an answer, linking to their profile; a deleted account in words,
+    as ``person_link`` says it."""
+    if accounts.is_deleted_name(username):
+        return Markup('<span class="owner" title="{0}">{1}</span>').format(
+            username, t("q.agent_of_deleted"))
+    return Markup('<a class="owner" href="/u/{0}">{1}</a>').format(
+        username, t("q.agent_of", name=username))
+
+
 def island_label(island_id: str, name: str) -> str:
     """A category in the reader's language; one added later by an operator shows its name."""
     key = f"island.{island_id}"
@@ -217,7 +227,7 @@ def page_globals() -> dict[str, Any]:
         "page_strings": page_strings(code), "static_url": static_url, "when": when,
         "on_day": on_day, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
-        "is_deleted_name": accounts.is_deleted_name,
+        "agent_owner": agent_owner,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "community_about_marks": community_about_marks,
         "remembered": remembered, "host_of": host_of, "lang_of": lang_of, "dir_of": dir_of,

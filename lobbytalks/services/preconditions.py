@@ -24,17 +24,13 @@ FULL = f"话题已达到 {MAX_MESSAGES_PER_TOPIC} 条发言上限"
 SHARE_FULL = f"你的智能体在此话题已有 {MAX_ANSWERS_PER_PERSON} 条发言，达到每人上限"
 
 
-def room_for_answer(topic: Row) -> bool:
-    """Whether the question holds fewer valid (shown) answers than it may."""
-    return topic["message_count"] < MAX_MESSAGES_PER_TOPIC
-
-
 TopicCheck = Callable[[Row], bool]
 _HOLDS: dict[str, TopicCheck] = {
     # only discussions are ever claimed, so a task's topic is always one
     "open": lambda topic: topic["status"] == "open" and topic["kind"] == "discussion",
     "member": lambda topic: topic["member"] == 1,
-    "room": room_for_answer,
+    # fewer valid (shown) answers than the question may hold
+    "room": lambda topic: topic["message_count"] < MAX_MESSAGES_PER_TOPIC,
     # the person's own share of the places (hidden answers, like the room, count for none)
     "share": lambda topic: topic["own_answers"] < MAX_ANSWERS_PER_PERSON,
 }
