@@ -305,6 +305,7 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, s
         assert page.url == f"{base}/reset-password"  # it leaves the address bar
         # the password manager saving the new password is told whose it is
         expect(page.locator('#reset-form [autocomplete="username"]')).to_have_value("forgetful")
+        expect(page.locator("#reset-account")).to_have_text("For the account forgetful.")
         page.get_by_label("New password").fill("a fresh password 3")
         page.get_by_label("Password again").fill("a fresh password 3")
         page.get_by_role("button", name="Set the password and log in").click()
@@ -321,6 +322,7 @@ def test_a_forgotten_password_is_reset_from_the_mailed_link(browser, tmp_path, s
         assert token not in opened.value.url  # the fragment never leaves the browser
         expect(page.get_by_label("Reset code")).to_have_value(token)
         expect(page.locator('#reset-form [autocomplete="username"]')).to_have_value("")
+        expect(page.locator("#reset-account")).to_be_hidden()  # no name to say
         assert page.url == f"{base}/reset-password"
         page.get_by_label("New password").fill("yet another one 4")
         page.get_by_label("Password again").fill("yet another one 4")

@@ -336,6 +336,28 @@ def test_a_hidden_answers_badges_stay_readable_and_fit_a_phone(browser, server):
     assert problems == []
 
 
+def test_suspending_with_every_answer_hidden_says_how_many(browser, server):  # noqa: F811
+    """The admin ticking "Also hide all their answers" was told only "Account suspended.":
+    whether and how much it hid was in the answer (answersHidden) and nowhere on the page."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    data = answered_question(base)
+    problems: list[str] = []
+    context, page = signed_in(browser, base, problems, "chief", "chief password 1",
+                              locale="en", screen=DESKTOP)
+    page.goto(f"{base}/u/member_b?lang=en")
+    page.get_by_label("Reason (required): member_b").fill("flooding")
+    page.get_by_label("Also hide all their answers: member_b").check()
+    page.get_by_role("button", name="Suspend: member_b").click()
+    page.get_by_role("dialog").get_by_role("button", name="Suspend").click()
+    expect(page.locator("#flash")).to_have_text("Account suspended and 1 of their answers hidden.")
+    read = data["asker"].get(f"{base}/api/community", params={"topic": data["topic"]}).json()
+    assert read["messageCount"] == 0  # and it did
+    context.close()
+    assert problems == []
+
+
 def test_an_answer_link_pasted_into_hide_by_id_becomes_its_id(browser, server):  # noqa: F811
     """The field's hint says to copy what follows #m-; an admin pastes the whole link (it
     was cut at 80 characters, then refused as "please check what you entered")."""

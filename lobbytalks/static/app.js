@@ -178,6 +178,17 @@
       (data && data[key] !== undefined ? encodeURIComponent(String(data[key])) : whole));
   }
 
+  // A text's {placeholders} filled from an answer, or null when it lacks one of them.
+  function counted(template, data) {
+    let lacking = false;
+    const text = template.replace(/\{(\w+)\}/g, (whole, key) => {
+      if (data && typeof data[key] === 'number') return String(data[key]);
+      lacking = true;
+      return whole;
+    });
+    return lacking ? null : text;
+  }
+
   // Only ever leave for this site: the browser's own URL parser decides (it drops tabs and
   // newlines and reads a backslash as "/"), so nothing that looks local can lead elsewhere.
   // A path it resolves to "//host/..." ("/.//host" loses its dot segment) would be read
@@ -265,7 +276,10 @@
   async function afterSuccess(source, result, context) {
     const how = source.dataset.then || 'reload';
     // (an action that stored nothing new, as its answer says, may say so in words of its own)
-    const done = (result && result.replayed && source.dataset.doneReplayed) || source.dataset.done;
+    // (or with figures from its answer, where the words for them are given and it has them all)
+    const done = (result && result.replayed && source.dataset.doneReplayed)
+      || (source.dataset.doneCounted && counted(source.dataset.doneCounted, result))
+      || source.dataset.done;
     if (how === 'token') {
       showToken(result, context);
       flash(done);
@@ -843,6 +857,12 @@
     field.value = given.get('code') || '';
     const name = field.form.elements.username;  // (absent from a page cached before it came)
     if (name) name.value = given.get('user') || '';
+    // Whose password this sets, said where a person reads it (the field is for managers).
+    const said = document.getElementById('reset-account');
+    if (said) {
+      said.textContent = said.dataset.template.replace('{name}', given.get('user') || '');
+      said.hidden = !given.get('user');
+    }
     history.replaceState(history.state, '', location.pathname + location.search);
   }
   window.addEventListener('hashchange', takeResetCode);
