@@ -194,19 +194,27 @@ def test_admin_reset_password_from_standard_input(app, db, capsys, monkeypatch):
     assert run_cli(["admin", "reset-password", "irene", "--password-stdin"], data_dir) == 0
     assert "a chosen password 9" not in capsys.readouterr().out
     assert _logs_in(app, "irene", "a chosen password 9")
+    capsys.readouterr()
     assert run_cli(["admin", "reset-password", "nobody"], data_dir) == 1
+    # a mistyped name is said to be one, with no password given out for no one
+    assert capsys.readouterr().err.strip() == "lobbytalks: no user named 'nobody'"
     with pytest.raises(SystemExit) as refused:  # not an option of grant: argparse says so
         run_cli(["admin", "grant", "irene", "--password-stdin"], data_dir)
     assert refused.value.code == 2
     assert db.value("SELECT is_admin FROM users WHERE username='irene'") == 0
 
 
-def test_admin_grant_command(app, db):
+def test_admin_grant_command(app, db, capsys):
     Person(app, username="henry").register()
     data_dir = app.config["LOBBYTALKS"].settings.data_dir
     assert run_cli(["admin", "grant", "henry"], data_dir) == 0
     assert db.value("SELECT is_admin FROM users WHERE username='henry'") == 1
-    assert run_cli(["admin", "grant", "nobody"], data_dir) == 1
+    capsys.readouterr()
+    assert run_cli(["admin", "grant", "henry"], data_dir) == 0  # asked twice: done already
+    assert capsys.readouterr().out.strip() == "henry: already an admin, nothing changed"
+    for change in ("grant", "revoke"):  # not "already an admin" / "not an admin"
+        assert run_cli(["admin", change, "nobody"], data_dir) == 1
+        assert capsys.readouterr().err.strip() == "lobbytalks: no user named 'nobody'"
 
 
 @pytest.mark.parametrize("argv", [

@@ -88,9 +88,11 @@ def _change(args: argparse.Namespace, db, settings, password: str,
     if args.change == "reset-password":
         found = accounts.reset_password(db, args.username, password,
                                         cost=settings.password_cost, now=clock.now())
+        if not found:  # (never a password printed for no one)
+            return False, None
         told = "" if from_stdin else f"; the new password is {password}"
-        return found, (f"password reset, logged out everywhere{told} (they can change it "
-                       "under Settings once logged in)")
+        return True, (f"password reset, logged out everywhere{told} (they can change it "
+                      "under Settings once logged in)")
     if args.change == "delete-user":
         try:
             name = account_deletion.delete_by_name(db, args.username, now=clock.now())
@@ -98,7 +100,9 @@ def _change(args: argparse.Namespace, db, settings, password: str,
             return False, f"{args.username} is an admin: revoke the role first (admin revoke)"
         return name is not None, f"account deleted, now named {name}" if name else None
     changed = accounts.change_admin(db, args.username, args.change == "grant", now=clock.now())
-    return changed is not None, (
+    if changed is None:
+        return False, None
+    return True, (
         f"admin {'granted' if args.change == 'grant' else 'revoked'}" if changed
         else f"{'already' if args.change == 'grant' else 'not'} an admin, nothing changed")
 

@@ -158,7 +158,7 @@ def change_admin(db: Database, username: str, admin: bool, *, now: int) -> bool 
             return None
         if bool(row["is_admin"]) == admin:
             return False
-        set_admin(db, username, admin)
+        conn.execute(Q.set_admin, {"is_admin": int(admin), "username": username})
         record(conn, None, f"{'grant' if admin else 'revoke'}_admin", "user", row["username"], "",
                now)
     return True
