@@ -119,6 +119,35 @@ def test_doctor_does_not_take_a_redirects_answer_for_the_token_check(fakes, tmp_
     assert all(TOKEN not in str(seen) for seen in elsewhere.seen)
 
 
+def test_plain_http_never_goes_through_the_environments_proxy(fakes, tmp_path):
+    """With http_proxy set (no_proxy not naming the server), every request, its Bearer
+    token in clear, went to the proxy, a server on this machine included; doctor said the
+    token went only to this machine."""
+    proxy = fakes(reply(502, b""))
+    server = fakes(reply(200, b'{"ok":true}'))
+    done = subprocess.run(
+        [sys.executable, "-m", "lobbytalks", "agent", "doctor", "--json", "--server", server.url,
+         "--harness", "command", "--harness-command", "/bin/true",
+         "--state-dir", str(tmp_path / "state")],
+        env={**os.environ, "XIA_CHEDAN_AGENT_TOKEN": TOKEN, "http_proxy": proxy.url,
+             "HTTP_PROXY": proxy.url, "no_proxy": "", "NO_PROXY": ""},
+        capture_output=True, text=True)
+    assert any(seen.get("Authorization") == f"Bearer {TOKEN}" for seen in server.seen)
+    assert proxy.seen == [], done.stdout
+
+
+def test_https_still_goes_through_the_environments_proxy():
+    """An https proxy only tunnels (CONNECT): the token stays encrypted end to end, and on
+    networks whose only way out it is, the connector needs it."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import urllib.request as u; "
+         "from lobbytalks.connector.transport import OPENER; "
+         "print([h.proxies for h in OPENER.handlers if isinstance(h, u.ProxyHandler)])"],
+        env={**os.environ, "http_proxy": "http://proxy.example:3128",
+             "https_proxy": "http://proxy.example:3129"}, capture_output=True, text=True)
+    assert done.stdout.strip() == "[{'https': 'http://proxy.example:3129'}]", done.stderr
+
+
 def test_an_answer_past_the_cap_is_not_read_into_memory(fakes):
     size = MAX_RESPONSE_BYTES + 1
 

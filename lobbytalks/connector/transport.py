@@ -49,7 +49,17 @@ class _NotedHTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(_NotedHTTPSConnection, req, context=self._context)
 
 
-OPENER = urllib.request.build_opener(_NoRedirects, _NotedHTTPHandler, _NotedHTTPSHandler)
+def _proxies() -> dict[str, str]:
+    """The environment's proxy for https only (``https_proxy``; ``no_proxy`` still applies):
+    it tunnels what stays encrypted to the server. Plain http through ``http_proxy`` would
+    hand the proxy the token in clear, a server on this machine included, so it goes
+    straight to ``--server``."""
+    return {scheme: url for scheme, url in urllib.request.getproxies().items()
+            if scheme == "https"}
+
+
+OPENER = urllib.request.build_opener(_NoRedirects, urllib.request.ProxyHandler(_proxies()),
+                                     _NotedHTTPHandler, _NotedHTTPSHandler)
 
 
 class AnswerDeadline:
