@@ -5,6 +5,7 @@ Rows sealed with private context are found by the named queries in ``sql/queries
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from .crypto import ENV_NAME, DecryptionFailed, Keyring, SecretKeyProblem
 from .db import Connection, Q
@@ -36,12 +37,15 @@ def verify_keyring(conn: Connection, keyring: Keyring) -> None:
             f"{ENV_NAME} that was used with this database")
 
 
-def reencrypt_all(conn: Connection, old: Keyring, new: Keyring) -> int:
-    """Re-seal every private context with ``new.current_id`` in one write transaction.
+def reencrypt_all(conn: Connection, old: Keyring, new: Keyring,
+                  before_commit: Callable[[], None] = lambda: None) -> int:
+    """Re-seal every private context with ``new.current_id`` in one write transaction,
+    calling ``before_commit`` once every row is re-sealed, right before it commits.
 
     ``old`` must hold every key id in use. Returns the number of rows. On any error (e.g.
-    DecryptionFailed for a corrupt row) the transaction is rolled back, no row changes and
-    the error propagates. ``conn`` must be in autocommit mode (isolation_level=None).
+    DecryptionFailed for a corrupt row, a database that cannot be written, or one raised by
+    ``before_commit``) the transaction is rolled back, no row changes and the error
+    propagates. ``conn`` must be in autocommit mode (isolation_level=None).
     """
     conn.execute(write_begin(conn))
     try:
@@ -51,6 +55,7 @@ def reencrypt_all(conn: Connection, old: Keyring, new: Keyring) -> int:
             new_id, new_blob = new.encrypt(plaintext, topic_id=topic_id, version=version)
             conn.execute(Q.reseal_private_context, {"key_id": new_id, "sealed": new_blob,
                                                     "topic": topic_id, "version": version})
+        before_commit()
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -64,18 +69,18 @@ def rotate_key(
 ) -> tuple[Keyring, int]:
     """Add a fresh current key and re-seal every row with it; returns (new keyring, rows).
 
-    Order keeps data readable at every instant: first the key file is atomically replaced by
-    old keys + new key (so it opens rows sealed either way), then all rows are re-sealed in
-    one transaction. Old keys stay in the file. Raises SecretKeyProblem if the keyring came
-    from LOBBYTALKS_SECRET_KEY (that value would override the file on the next start), OSError
-    if the file cannot be written (nothing changed), or the re-encryption error (rows keep
-    their old keys; the file already holds both).
+    Order keeps data readable at every instant: every row is re-sealed in one transaction,
+    and before it commits the key file is atomically replaced by old keys + new key (so it
+    opens rows sealed either way, whether or not the commit happens). Old keys stay in the
+    file. Raises SecretKeyProblem if the keyring came from LOBBYTALKS_SECRET_KEY (that value
+    would override the file on the next start), OSError if the file cannot be written, or
+    the re-encryption's error (a corrupt row, a database that cannot be written): in each
+    case nothing changed, rows and file alike, and no key is added that nothing uses.
     """
     if keyring.from_env:
         raise SecretKeyProblem(
             f"the key comes from {ENV_NAME}, which would override the key file on the next "
             f"start; rotate by appending a new KEYID:BASE64 line to that value instead")
     new = keyring.with_new_key()
-    save_keyring(new, key_path)
-    count = reencrypt_all(conn, keyring, new)
+    count = reencrypt_all(conn, keyring, new, before_commit=lambda: save_keyring(new, key_path))
     return new, count

@@ -356,6 +356,34 @@ def test_rotate_key_with_the_key_in_the_environment_says_the_steps_that_work(
     assert run("rotate-key", "--data-dir", data_dir) == 0
 
 
+@pytest.mark.sqlite_only
+def test_rotate_key_that_cannot_write_says_so_and_adds_no_key(app, data_dir, capsys,
+                                                               monkeypatch):
+    """A database refusing the re-sealing (read-only for a non-root operator) ended in a
+    traceback, and each attempt left one more key in secret.key that nothing used."""
+    from lobbytalks import key_rotation
+    from lobbytalks.db import Q
+
+    add_private_question(app)
+    key_file = Path(data_dir) / "secret.key"
+    before = key_file.read_bytes()
+
+    class Refusing:  # the named queries, the re-sealing refused as a read-only file does
+        reseal_private_context = "UPDATE no_such_table SET refused = 1"
+
+        def __getattr__(self, name):
+            return getattr(Q, name)
+    monkeypatch.setattr(key_rotation, "Q", Refusing())
+    assert run("rotate-key", "--data-dir", data_dir) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("lobbytalks: nothing was rotated: no such table") and \
+        "Traceback" not in said
+    assert key_file.read_bytes() == before
+    monkeypatch.undo()
+    assert run("rotate-key", "--data-dir", data_dir) == 0  # and it works once it can write
+    assert key_file.read_bytes() != before
+
+
 # --- the key test: a backup under load restores to a complete, healthy database -------------
 
 @pytest.mark.sqlite_only

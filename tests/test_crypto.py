@@ -368,14 +368,24 @@ def test_rotation_is_atomic_when_a_row_fails(db, tmp_path):
 
     assert rows(db) == before
     assert not db.in_transaction
-    # the file was written first: it holds old + new keys and still opens every good row
+    # the file is written only once every row is re-sealed: no key added that nothing uses
     on_disk = keystore.load_keyring(env_value="", key_path=path, create=False)
-    assert on_disk.ids == ("k1", "k2") and on_disk.fingerprint("k1") == kr.fingerprint("k1")
+    assert on_disk.ids == ("k1",) and on_disk.fingerprint("k1") == kr.fingerprint("k1")
     for topic in ("t1", "t2"):
         (key_id, blob), = db.execute(
             "SELECT private_key_id, private_context FROM question_versions WHERE topic_id = ?",
             (topic,))
         assert on_disk.decrypt(key_id, blob, topic_id=topic, version=1) == f"context of {topic}"
+
+
+def test_rotation_that_cannot_write_its_key_file_changes_no_row(db, tmp_path):
+    kr = Keyring.generate()
+    store(db, kr, "t1", 1, SECRET)
+    before = rows(db)
+    (tmp_path / "not-a-folder").write_text("")
+    with pytest.raises(OSError):
+        key_rotation.rotate_key(db, tmp_path / "not-a-folder" / "secret.key", kr)
+    assert rows(db) == before and not db.in_transaction  # still sealed with k1, as the file says
 
 
 def test_reencrypt_all_rolls_back_on_unknown_key_id(db):

@@ -197,10 +197,12 @@ def rotate_key(args: argparse.Namespace) -> int:
         return fail(f"{settings.db_path}: no such database file")
     try:
         opened = _opened_alone(settings)
-    except (serverlock.DatabaseInUse, DatabaseError) as exc:
+    except serverlock.DatabaseInUse as exc:
         # A running server keeps the old keyring in memory and could not open rows re-sealed
         # under the new key, so rotation needs every server stopped.
         return fail(f"stop the server before rotating the key: {exc}")
+    except DatabaseError as exc:  # (a read-only folder, a file that is no database)
+        return fail(f"cannot open {settings.database_shown}: {exc}")
     conn, let_go = opened
     try:
         keyring = keystore.load_keyring(env_value="", key_path=settings.secret_key_path,
@@ -209,6 +211,8 @@ def rotate_key(args: argparse.Namespace) -> int:
         new, count = key_rotation.rotate_key(conn, settings.secret_key_path, keyring)
     except crypto.SecretKeyProblem as exc:
         return fail(str(exc))
+    except (DatabaseError, OSError) as exc:  # rolled back, the key file as it was
+        return fail(f"nothing was rotated: {exc}")
     finally:
         let_go()
     print(f"re-encrypted {count} private context value(s) under key {new.current_id} "
