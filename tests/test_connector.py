@@ -1984,6 +1984,30 @@ def test_an_empty_token_file_is_no_token(scene, tmp_path):
     assert not scene.state_dir.exists()
 
 
+def test_a_token_file_too_large_for_a_token_is_refused_without_reading_it_all(scene, tmp_path):
+    """--token-file /dev/zero read until memory ran out (a file named by mistake)."""
+    large = tmp_path / "token"
+    large.write_text(scene.agent["token"] + "\n" + "x" * 5000)
+    large.chmod(0o600)
+    for named in (large, "/dev/zero"):
+        code, _ = scene.finish(scene.connector("run", "--token-file", str(named)))
+        assert code == 2
+        assert f"--token-file {named} is larger than a token file" in \
+            scene.outputs[-2] + scene.outputs[-1]
+    assert not scene.state_dir.exists()
+
+
+def test_a_harness_command_with_a_quote_left_open_is_the_options_mistake(scene):
+    """It ended in a traceback (exit 1), which a unit restarting on 1 repeats forever."""
+    for command, exit_code in (("run", 2), ("doctor", EXIT_TASK_FAILED)):
+        code, _ = scene.finish(scene.connector(command, harness=[
+            "--harness", "command", "--harness-command", f"{scene.stub} 'abc"]))
+        said = scene.outputs[-2] + scene.outputs[-1]
+        assert (command, code) == (command, exit_code), said
+        assert "--harness-command cannot be read as a command: No closing quotation" in said
+        assert "Traceback" not in said
+
+
 @pytest.mark.parametrize("written", ["{token}\nold line\n", "\ufeff{token}\r\n", "\xff\xfe"])
 def test_a_token_file_with_more_than_the_token_is_refused_without_showing_it(scene, tmp_path,
                                                                             written):

@@ -5,6 +5,7 @@ import argparse
 import ipaddress
 import os
 import re
+import shlex
 import signal
 import threading
 import urllib.parse
@@ -30,6 +31,7 @@ from .state import StateStore, default_state_dir
 # What an HTTP header can carry: a token with anything else (a second line, a byte-order
 # mark) made the request itself fail, in a traceback quoting the header, token and all.
 _ONE_TOKEN = re.compile(r"[\x21-\x7e]+")
+_TOKEN_FILE_MAX = 4096  # bytes: a token is about 50, a line break and a BOM aside
 
 
 def read_token(args: argparse.Namespace) -> str:
@@ -39,7 +41,12 @@ def read_token(args: argparse.Namespace) -> str:
     if args.token_file:
         where = f"--token-file {args.token_file}"
         try:
-            token = Path(args.token_file).read_text("utf-8-sig").strip()
+            with open(args.token_file, "rb") as file:  # (bounded: /dev/zero named by mistake)
+                held = file.read(_TOKEN_FILE_MAX + 1)
+            if len(held) > _TOKEN_FILE_MAX:
+                raise UsageError(f"{where} is larger than a token file ({_TOKEN_FILE_MAX} "
+                                 "bytes); save the token shown on /agents in it, alone")
+            token = held.decode("utf-8-sig").strip()
         except OSError as exc:
             raise UsageError(f"cannot read {where}: {exc.strerror}") from None
         except UnicodeDecodeError:
@@ -94,6 +101,12 @@ def _loopback(host: str) -> bool:
 def harness_config(args: argparse.Namespace) -> HarnessConfig:
     if args.harness == "command" and not args.harness_command.strip():
         raise UsageError('--harness command needs --harness-command "PROGRAM ARGS"')
+    if args.harness == "command":
+        try:  # read as a shell would: a quote left open is the option's mistake
+            shlex.split(args.harness_command)
+        except ValueError as exc:
+            raise UsageError(f"--harness-command cannot be read as a command: {exc} "
+                             "(quote it as you would in a shell)") from None
     return HarnessConfig(kind=args.harness, command=args.harness_command,
                          claude_tools=args.claude_tools or DEFAULT_CLAUDE_TOOLS,
                          codex_sandbox=args.codex_sandbox or DEFAULT_CODEX_SANDBOX,
