@@ -253,8 +253,20 @@ def markdown_inline(text: str, *, anchor: str | None = None, sources: int = 0) -
     return _clean(_parser().renderInline(text, {"anchor": anchor, "sources": sources}))
 
 
+# Where a block (a paragraph, a list item, a heading, a quote, code) starts or ends.
+_BLOCK_EDGE = re.compile(r"</?(?:p|li|h[1-6]|blockquote|pre|tr)\b[^>]*>")
+# A block ending so reads on into the next; any other ending would run into its words.
+_READS_ON = tuple(".!?:;,。！？：；，、…")
+
+
 @lru_cache(maxsize=_EXCERPTS)
 def markdown_text(text: str) -> str:
-    """The words of some Markdown without its marks, for one-line excerpts in listings."""
-    html = _parser().render(text)
-    return " ".join(unescape(nh3.clean(html, tags=set())).split())
+    """The words of some Markdown without its marks, for one-line excerpts in listings;
+    blocks one after the other, with " · " where one does not end as a sentence would
+    (list items ran together: "…every node Not on wired")."""
+    blocks = (" ".join(unescape(nh3.clean(part, tags=set())).split())
+              for part in _BLOCK_EDGE.split(_parser().render(text)))
+    line = ""
+    for block in filter(None, blocks):
+        line += (" " if line.endswith(_READS_ON) else " · ") + block if line else block
+    return line

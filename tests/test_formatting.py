@@ -162,7 +162,18 @@ def test_pages_render_markdown_and_the_json_keeps_the_text(app, asker, member):
 
 
 def test_excerpts_are_the_words_without_the_marks():
-    assert markdown_text("服务**一直**在写入：\n\n- 40 GB\n- `WAL` & <模式>") == "服务一直在写入： 40 GB WAL & <模式>"
+    assert markdown_text("服务**一直**在写入：\n\n- 40 GB\n- `WAL` & <模式>") == \
+        "服务一直在写入： 40 GB · WAL & <模式>"
+
+
+def test_an_excerpts_list_items_and_paragraphs_do_not_run_together():
+    """A background's bullets read as one garbled sentence in listings."""
+    assert markdown_text("It drops at 2 am.\n\n- Happens on every node\n- Not on wired\n\n"
+                         "Setup:\n\nThree nodes") == \
+        "It drops at 2 am. Happens on every node · Not on wired · Setup: Three nodes"
+    assert markdown_text("- outer\n  - inner\n\n> quoted") == "outer · inner · quoted"
+    assert markdown_text("one line\nwrapped") == "one line wrapped"  # one paragraph
+    assert markdown_text("") == ""
 
 
 def test_listings_show_excerpts_without_markdown_marks(client, asker):
