@@ -624,6 +624,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "recovery.done_forgot": ("如果这个账号有确认过的邮箱，重置邮件正在路上。打开邮件里的链接，或把重置码填在这里。",
                              "If that account has a confirmed address, a reset mail is on its way. "
                              "Open its link, or enter its reset code here."),
+    "recovery.done_forgot_code": ("如果这个账号有确认过的邮箱，重置邮件正在路上。把邮件里的重置码填在这里。",
+                                  "If that account has a confirmed address, a reset mail is on its "
+                                  "way. Enter its reset code here."),
     "recovery.no_address": ("没有确认过邮箱，或者收不到邮件？", "No confirmed address, or no mail arrived?"),
     "recovery.no_mail": ("本站没有配置邮件服务器，不能用邮件重置密码。",
                          "This site sends no e-mail, so a password cannot be reset by mail here."),
@@ -632,6 +635,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "recovery.code": ("重置码", "Reset code"),
     "recovery.code_hint": ("打开重置邮件里的链接会自动填好；也可以把邮件里的重置码粘贴到这里。",
                            "The reset mail's link fills it in; or paste the reset code from the mail."),
+    "recovery.code_hint_code": ("把重置邮件里的重置码粘贴到这里。", "Paste the reset code from the reset mail."),
     "recovery.reset_button": ("设置新密码并登录", "Set the password and log in"),
     "recovery.done_reset": ("密码已重置，你已登录；其他地方的登录都已结束。",
                             "Your password is reset and you are logged in; every other login has ended."),

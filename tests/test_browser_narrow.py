@@ -143,6 +143,29 @@ def test_the_account_fits_beside_the_logo_on_the_narrowest_phone(browser, site):
     context.close()
 
 
+def test_a_menu_item_tabbed_to_on_a_phone_is_shown_whole(browser, site):  # noqa: F811
+    """The menu strip scrolls sideways: an item half past its edge took the focus and stayed
+    cut off ("My ta"), the strip scrolling only for the next one wholly out of sight."""
+    live, _, asker, _, _ = site
+    context, page = phone_page(browser, live.url, asker)
+    page.goto(f"{live.url}/?lang=en")
+    strip = page.locator(".main-nav ul")
+    seen = 0
+    for _ in range(30):  # every menu item, in the order Tab reaches them
+        page.keyboard.press("Tab")
+        if not page.evaluate("document.activeElement.closest('.main-nav') !== null"):
+            continue
+        seen += 1
+        page.wait_for_timeout(100)  # (a smooth scroll would take this long at most)
+        item = page.evaluate("(() => { const r = document.activeElement.getBoundingClientRect();"
+                             " return [r.left, r.right, document.activeElement.textContent]; })()")
+        edges = strip.evaluate("el => [el.getBoundingClientRect().left,"
+                               " el.getBoundingClientRect().right]")
+        assert edges[0] - 1 <= item[0] and item[1] <= edges[1] + 1, (item, edges)
+    assert seen >= 5
+    context.close()
+
+
 def test_deeply_nested_lists_and_quotes_fit_the_narrowest_phone(browser, site):  # noqa: F811
     """Each level of a list took the browser's 40 px, and each quote 16: a question nesting
     them many levels deep scrolled the page sideways at 320 px (427 px wide)."""

@@ -554,6 +554,58 @@ def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
     context.close()
 
 
+def test_a_token_copied_by_hand_lets_the_page_go_unasked(browser, site):
+    """Only the Copy button counted: selecting the token and pressing Ctrl+C still asked
+    before leaving, as if it had not been copied."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": "hand_copier", "password": PASSWORD})
+    page.goto(site["base"] + "/agents")
+    page.fill("#f-name", "手抄虾")
+    page.fill("#f-perspective", "先给结论。")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#token-panel")).to_be_visible()
+    asked = []
+
+    def on_dialog(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.locator("#token-value").focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Control+c")
+    page.locator(".main-nav a", has_text="My tasks").click()
+    page.wait_for_url(site["base"] + "/tasks")
+    assert asked == []
+    context.close()
+
+
+def test_an_agents_or_communitys_words_typed_are_not_lost_without_asking(browser, site):
+    """The agent's "How it should answer" (400 characters) and a new community's
+    description went with any link followed, where /ask asked first."""
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": "word_keeper", "password": PASSWORD})
+    asked = []
+
+    def on_dialog(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    for path, field in (("/agents", "#f-perspective"), ("/communities", "#f-description")):
+        page.goto(site["base"] + path)
+        page.fill(field, "Cite the manual first, then say what you measured yourself.")
+        page.locator(".main-nav a", has_text="My tasks").click()
+        page.wait_for_timeout(500)
+        assert page.url.endswith(path) and asked[-1:] == ["beforeunload"], (path, asked)
+        page.fill(field, "")  # as it was drawn: nothing to ask about
+    assert asked == ["beforeunload"] * 2
+    context.close()
+
+
 def test_a_question_half_written_is_not_lost_to_a_reload_without_asking(browser, site):
     """Reloading /ask with a question typed emptied every field without a word; the
     question's update form was the same."""

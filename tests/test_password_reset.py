@@ -387,6 +387,17 @@ def test_without_the_sites_address_the_mail_gives_the_code_and_the_page_to_enter
     assert '“Set a new password” page (/reset-password)' in body
     r = anonymous(app).web_post("reset_password", code=code, newPassword=NEW_PASSWORD)
     assert r.status_code == 200, r.get_json()
+    # and the pages say what such a mail holds: a code to enter, not a link to open
+    visitor = anonymous(app)
+    forgot = visitor.http.get("/forgot-password?lang=en").get_data(as_text=True)
+    assert "a reset mail is on its way. Enter its reset code here." in forgot
+    reset = visitor.http.get("/reset-password?lang=en").get_data(as_text=True)
+    assert "Paste the reset code from the reset mail." in reset
+    assert "link" not in forgot.split('data-done="')[1].split('"')[0] + reset.split(
+        'id="f-code-hint"')[1].split("</p>")[0]
+    linked_app = mail_app(settings, smtp.port)  # the mails link: the pages say so
+    stop_mailers(linked_app)
+    assert "Open its link" in anonymous(linked_app).http.get("/forgot-password?lang=en").get_data(as_text=True)
 
 
 def test_an_easy_new_password_is_refused_and_the_link_still_works(settings, smtp, stop_mailers):

@@ -94,7 +94,9 @@ def password_recovery(mode: str):
     (someone signed in on a shared computer may be resetting another account of theirs)."""
     settings = runtime().settings
     return render("recovery.html", mode=mode, mail_available=settings.sends_mail,
-                  admin_contact=settings.admin_contact)
+                  admin_contact=settings.admin_contact,
+                  # without the site's public address a mail carries the code, no link
+                  links_mailed=bool(settings.public_url))
 
 
 @pages.get("/settings")

@@ -321,6 +321,11 @@
     event.returnValue = '';
   });
 
+  // Copied by hand (selected, Ctrl+C or the menu) is copied as well as with the button.
+  document.addEventListener('copy', (event) => {
+    if (event.target && event.target.id === 'token-value') tokenCopied = true;
+  });
+
   function showToken(result, context) {
     const panel = document.getElementById('token-panel');
     if (!panel) return;
@@ -356,7 +361,12 @@
   }
 
   function changed(el) {
-    if (el.tagName === 'SELECT') return Array.from(el.options).some((o) => o.selected !== o.defaultSelected);
+    if (el.tagName === 'SELECT') {
+      // drawn with no option marked, a single choice shows its first one
+      const options = [...el.options];
+      const marked = options.some((o) => o.defaultSelected);
+      return options.some((o, i) => o.selected !== (marked ? o.defaultSelected : !el.multiple && i === 0));
+    }
     if (el.type === 'checkbox' || el.type === 'radio') return el.checked !== el.defaultChecked;
     return el.value !== el.defaultValue;
   }
@@ -865,6 +875,16 @@
     }
     history.replaceState(history.state, '', location.pathname + location.search);
   }
+  // The phone's menu is one strip that scrolls sideways: the browser scrolls a link that
+  // gets the focus into it only once wholly out of sight, and one half past the edge stayed
+  // cut off. Shown whole, the nearest way.
+  const menu = document.querySelector('.main-nav ul');
+  if (menu) {
+    menu.addEventListener('focusin', (event) => {
+      event.target.scrollIntoView({block: 'nearest', inline: 'nearest'});
+    });
+  }
+
   window.addEventListener('hashchange', takeResetCode);
   takeResetCode();
 
