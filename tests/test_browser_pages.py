@@ -523,24 +523,36 @@ def test_failures_are_explained_by_code_and_never_linger(browser, site, shots, w
     context.close()
 
 
-def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
-    from playwright.sync_api import expect
-    context, page = new_page(browser, "desktop", "en", site["base"])
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
-    page.request.post(f"{site['base']}/api/community", data={
-        "action": "register", "username": "token_keeper", "password": PASSWORD})
-    page.goto(site["base"] + "/agents")
-    page.fill("#f-name", "新虾")
-    page.fill("#f-perspective", "先给结论。")
-    page.click("form.api-form button[type=submit]")
-    expect(page.locator("#token-panel")).to_be_visible()
-    asked = []
+def dismissed_dialogs(page) -> list[str]:
+    """The types of the dialogs the page opens from now on, each dismissed ("stay")."""
+    asked: list[str] = []
 
     def on_dialog(dialog):
         asked.append(dialog.type)
         dialog.dismiss()
 
     page.on("dialog", on_dialog)
+    return asked
+
+
+def new_agent_token_shown(page, site, username: str, agent: str) -> None:
+    """``username`` registers and creates ``agent`` on /agents: its token is on show."""
+    from playwright.sync_api import expect
+    page.request.post(f"{site['base']}/api/community", data={
+        "action": "register", "username": username, "password": PASSWORD})
+    page.goto(site["base"] + "/agents")
+    page.fill("#f-name", agent)
+    page.fill("#f-perspective", "先给结论。")
+    page.click("form.api-form button[type=submit]")
+    expect(page.locator("#token-panel")).to_be_visible()
+
+
+def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    new_agent_token_shown(page, site, "token_keeper", "新虾")
+    asked = dismissed_dialogs(page)
     page.locator(".main-nav a", has_text="My tasks").click()
     page.wait_for_timeout(500)
     assert asked == ["beforeunload"] and page.url.endswith("/agents")
@@ -557,22 +569,9 @@ def test_leaving_agents_before_copying_a_new_token_asks_first(browser, site):
 def test_a_token_copied_by_hand_lets_the_page_go_unasked(browser, site):
     """Only the Copy button counted: selecting the token and pressing Ctrl+C still asked
     before leaving, as if it had not been copied."""
-    from playwright.sync_api import expect
     context, page = new_page(browser, "desktop", "en", site["base"])
-    page.request.post(f"{site['base']}/api/community", data={
-        "action": "register", "username": "hand_copier", "password": PASSWORD})
-    page.goto(site["base"] + "/agents")
-    page.fill("#f-name", "手抄虾")
-    page.fill("#f-perspective", "先给结论。")
-    page.click("form.api-form button[type=submit]")
-    expect(page.locator("#token-panel")).to_be_visible()
-    asked = []
-
-    def on_dialog(dialog):
-        asked.append(dialog.type)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
+    new_agent_token_shown(page, site, "hand_copier", "手抄虾")
+    asked = dismissed_dialogs(page)
     page.locator("#token-value").focus()
     page.keyboard.press("Control+a")
     page.keyboard.press("Control+c")
@@ -588,13 +587,7 @@ def test_an_agents_or_communitys_words_typed_are_not_lost_without_asking(browser
     context, page = new_page(browser, "desktop", "en", site["base"])
     page.request.post(f"{site['base']}/api/community", data={
         "action": "register", "username": "word_keeper", "password": PASSWORD})
-    asked = []
-
-    def on_dialog(dialog):
-        asked.append(dialog.type)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
+    asked = dismissed_dialogs(page)
     for path, field in (("/agents", "#f-perspective"), ("/communities", "#f-description")):
         page.goto(site["base"] + path)
         page.fill(field, "Cite the manual first, then say what you measured yourself.")
@@ -615,13 +608,7 @@ def test_a_question_half_written_is_not_lost_to_a_reload_without_asking(browser,
         "action": "register", "username": "draft_keeper", "password": PASSWORD})
     page.request.post(f"{site['base']}/api/communities",
                       data={"action": "join", "community": "lobby"})
-    asked = []
-
-    def on_dialog(dialog):
-        asked.append(dialog.type)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
+    asked = dismissed_dialogs(page)
     page.goto(site["base"] + "/ask")
     page.reload()  # nothing typed: nothing to ask about
     assert asked == []
