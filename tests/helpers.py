@@ -65,10 +65,15 @@ _KINDS_0007 = ("'answer', 'share_request', 'card_published', 'card_hidden', "
                "'card_republishable', 'task_failed', 'task_expired'")
 _KINDS_0015 = _KINDS_0007 + (", 'answer_hidden', 'answer_restored', 'question_closed', "
                              "'question_reopened', 'question_hidden', 'question_restored'")
+_KINDS_0025 = _KINDS_0015 + ", 'report_settled'"
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
+# 0027 rebuilt the notifications table to hold report_received, and indexed the admins.
+UNDO_0027 = _notifications_holding(_KINDS_0025) + """
+    DROP INDEX users_admins;
+"""
 # 0026 added the moment an account was deleted.
-UNDO_0026 = """
+UNDO_0026 = UNDO_0027 + """
     ALTER TABLE users DROP COLUMN deleted_at;
 """
 # 0025 rebuilt the notifications table to hold report_settled.

@@ -40,6 +40,7 @@ FROZEN = {
         "0024_password_reset": "6ca1634765382051",
         "0025_report_notices": "91d744cc65d72b36",
         "0026_deleted_accounts": "1bf5ac50ab22ccbb",
+        "0027_report_alerts": "33fa67499bdce215",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -66,6 +67,7 @@ FROZEN = {
         "0024_password_reset": "1b6bb4e71f8f86e3",
         "0025_report_notices": "06b59cc91a690072",
         "0026_deleted_accounts": "0ae73f30b0ec7f8f",
+        "0027_report_alerts": "a68b681766fdd256",
     },
 }
 

@@ -138,6 +138,13 @@ def test_a_username_lookup_uses_the_lower_case_index(conn, name):
     assert "USING INDEX users_username" in plan, plan
 
 
+@pytest.mark.sqlite_only
+def test_the_admins_told_of_a_report_are_found_by_their_own_index(conn):
+    plan = query_plan(conn, "list_admins_but", {"user": 1})
+    # (a scan of the partial index: the admins' rows alone)
+    assert re.fullmatch(r"SCAN users USING (COVERING )?INDEX users_admins", plan), plan
+
+
 def test_usernames_stay_unique_regardless_of_case(app, db):
     Person(app, username="Alice_1").register()
     r = Person(app, username="aLICE_1").web_post("register", username="aLICE_1",

@@ -33,8 +33,8 @@ KINDS = ("answer", "share_request", "card_published", "card_hidden", "card_repub
          # what an admin did to the recipient's own answer or question
          "answer_hidden", "answer_restored", "question_closed", "question_reopened",
          "question_hidden", "question_restored",
-         # an admin settled the recipient's report
-         "report_settled")
+         # an admin settled the recipient's report; (to admins) someone reported something
+         "report_settled", "report_received")
 INBOX_PAGE_SIZE = 30
 BADGE_CAP = 100
 # One e-mail per question and kind while the person has not read it, for an hour: a burst
@@ -51,7 +51,7 @@ def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int
     """Write one notification in the caller's transaction; queue its e-mail when wanted.
     ``cause`` tells apart what the kind alone would mislead about, in words of its own
     ("notify.kind.KIND_CAUSE"): ``moderated`` on a card_hidden, when an admin hid the answer;
-    ``answer`` on a report_settled, when the report was of an answer."""
+    ``answer`` on a report_settled or report_received, when the report was of an answer."""
     mailed = _mail_wanted(conn, user_id, kind, topic_id, now)
     notification_id = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
@@ -112,6 +112,8 @@ def link(row: Row | dict[str, Any]) -> str:
         return f"/q/{topic}?answer={row['message_id']}#m-{row['message_id']}"
     if kind == "card_republishable":
         return f"/q/{topic}#card-republish"
+    if kind == "report_received":  # the queue, with the reason (the question: a click away)
+        return "/admin#admin-reports"
     return f"/q/{topic}"
 
 
@@ -136,9 +138,9 @@ def describe(item: dict[str, Any], lang: str, *,
     translate = translate or (lambda key, **values: i18n.translate(lang, key, **values))
     set_apart = set_apart or _isolated
     key = f"notify.kind.{item['kind']}" + (f"_{item['cause']}" if item.get("cause") else "")
-    if item["kind"] == "report_settled" and item["topicTitle"] is None:
+    if item["kind"] in ("report_settled", "report_received") and item["topicTitle"] is None:
         # a report on a question since taken down: "taken down" would say how it was settled
-        key = "notify.kind.report_settled_untitled"
+        key = f"notify.kind.{item['kind']}_untitled"
     name, owner = item["actor"] or "", item.get("actorOwner")
     gone = is_deleted_name(owner or (name if item["kind"] == "share_request" else ""))
     if owner:

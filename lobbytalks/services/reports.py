@@ -8,6 +8,7 @@ the states) with that reason and the reporter's name, and links the thing report
 waits until an admin settles it: by hand (``settle``), or by hiding the answer or taking the
 question down (``moderation``), which settles every waiting report on it in the same write,
 and its sender is told (``report_settled``: that it was handled, never how or by whom);
+every admin is told of a new report (``report_received``);
 suspending a person settles the reports they sent, and tells them nothing. The queue is served oldest first, so a
 flood of new reports pushes no earlier one out of sight.
 
@@ -48,9 +49,22 @@ def report(db: Database, user_id: int, topic_id: str, message_id: str | None, re
         row = conn.execute(Q.insert_report, {"id": new_id("rep"), "now": now,
                                              "reporter": user_id, "topic": topic_id,
                                              "message": message_id, "reason": reason}).fetchone()
+        if row is not None:
+            _tell_admins(conn, user_id, topic_id, message_id, now)
     if row is None:  # theirs on the same thing still waits
         return {"ok": True, "reported": True, "replayed": True}
     return {"ok": True, "reported": True, "id": row[0]}
+
+
+def _tell_admins(conn: Connection, reporter_id: int, topic_id: str, message_id: str | None,
+                 now: int) -> None:
+    """Every admin hears of a new report (``report_received``; by mail where they asked
+    for it, one a question an hour): the queue waited unseen for whoever next opened /admin.
+    What was reported is named as the reporter's notice names it, the answer by its
+    question; the reason stays on /admin."""
+    for admin in conn.execute(Q.list_admins_but, {"user": reporter_id}).fetchall():
+        notify(conn, admin["id"], "report_received", topic_id, now=now,
+               cause="answer" if message_id else None)
 
 
 def _reportable_answer(conn: Connection, topic: Row, message_id: str, user_id: int) -> None:

@@ -6,6 +6,10 @@ VALUES (:id, :now, :reporter, :topic, :message, :reason)
 ON CONFLICT (reporter_id, topic_id, COALESCE(message_id, '')) WHERE settled_at IS NULL
 DO NOTHING RETURNING id;
 
+-- The admins a new report is news to: every one but its sender (users_admins).
+-- name: list_admins_but
+SELECT id FROM users WHERE is_admin = 1 AND id <> :user ORDER BY id;
+
 -- name: get_report_state
 SELECT id, settled_at FROM reports WHERE id = :id;
 
