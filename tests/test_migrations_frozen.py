@@ -41,6 +41,7 @@ FROZEN = {
         "0025_report_notices": "91d744cc65d72b36",
         "0026_deleted_accounts": "1bf5ac50ab22ccbb",
         "0027_report_alerts": "33fa67499bdce215",
+        "0028_search_hyphenated_words": "8ac64b4e04e49f12",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -68,6 +69,7 @@ FROZEN = {
         "0025_report_notices": "06b59cc91a690072",
         "0026_deleted_accounts": "0ae73f30b0ec7f8f",
         "0027_report_alerts": "a68b681766fdd256",
+        "0028_search_hyphenated_words": "8ac64b4e04e49f12",
     },
 }
 

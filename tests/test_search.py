@@ -21,6 +21,7 @@ from lobbytalks.services.search import index_terms, match_query
     ("NEAR(a b)", '"near"* AND "a" AND "b"'),
     ("", None), ("   ", None), ("*** !!!", '""'),
     ("C++", '"c"'), ("Go modules", '"go" AND "modules"*'),  # short words: whole words only
+    ("Wi-Fi", '"wifi"*'), ("e-mail setup", '"email"* AND "setup"*'),  # hyphens: one word
 ])
 def test_match_query_quotes_every_term(q, expected):
     assert match_query(q) == expected
@@ -28,6 +29,7 @@ def test_match_query_quotes_every_term(q, expected):
 
 def test_index_terms_write_cjk_runs_as_characters_and_pairs():
     assert index_terms("在线备份 of SQLite") == "在 线 备 份 在线 线备 备份  of sqlite"
+    assert index_terms("Wi-Fi 信号") == "wi fi  wifi 信 号 信号"
 
 
 @pytest.fixture
@@ -88,6 +90,18 @@ def test_accents_and_punctuation_are_searched_alike_on_either_database(site, ask
         assert found(client, q=q) == [cpp], q
     for q in ("name", "dotted.name", "foo-bar", "2024-10-01"):
         assert found(client, q=q) == [dotted], q
+
+
+def test_a_hyphenated_word_and_the_same_word_without_hyphens_find_each_other(site, asker):
+    """"wifi" and "WiFi" found nothing of a question about "Wi-Fi", and "Wi-Fi" nothing of
+    one about "WiFi"."""
+    hyphened = asker.ask("Wi-Fi mesh drops at night", description="an e-mail alert each time")
+    joined = asker.ask("WiFi 6 router keeps rebooting", description="email me")
+    client = site.test_client()
+    for q in ("wifi", "WiFi", "Wi-Fi", "wi‐fi", "email", "e-mail"):
+        assert sorted(found(client, q=q)) == sorted([hyphened, joined]), q
+    assert found(client, q="mesh wi-fi") == [hyphened]
+    assert found(client, q="wi fi") == [hyphened]  # (its parts are words of it too)
 
 
 def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):
@@ -195,6 +209,20 @@ def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings
     assert found(site.test_client(), q="备份") == []
     again = create_app(settings)
     assert found(again.test_client(), q="备份") == [topic]
+
+
+@pytest.mark.sqlite_only
+def test_an_index_written_before_hyphenated_words_were_joined_is_written_again(
+        site, asker, settings):
+    topic = asker.ask("Wi-Fi drops at night")
+    conn = connect(settings.db_path)
+    conn.execute("UPDATE topic_search SET terms = 'wi fi drops at night'")  # as 0027 left it
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 28")
+    conn.commit()
+    conn.close()
+    assert found(site.test_client(), q="wifi") == []
+    again = create_app(settings)
+    assert found(again.test_client(), q="wifi") == [topic]
 
 
 @pytest.mark.sqlite_only

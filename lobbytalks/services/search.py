@@ -4,7 +4,8 @@ The index is an FTS5 table (``topic_search``) whose rowid is the topic's rowid. 
 tokenizers split Latin text into words but keep a run of Chinese characters as one token,
 and the trigram tokenizer cannot match the two-character words Chinese mostly uses (备份,
 索引). So the text is prepared here: every run of CJK characters is written as its single
-characters followed by its overlapping pairs, and everything else is left to ``unicode61``.
+characters followed by its overlapping pairs, a hyphenated word also as one word ("Wi-Fi":
+"wi fi wifi"), and everything else is left to ``unicode61``.
 A query for 数据库 then becomes the phrase "数据 据库", 库 the single character, and a
 Latin word a prefix (``backup*`` finds "backups").
 
@@ -40,6 +41,15 @@ def _folded(text: str) -> str:
     return _SEPARATORS.sub(" ", bare)
 
 
+# A word written with hyphens ("Wi-Fi", "e-mail"): indexed as its parts and as one word,
+# and searched as one, so that "wifi", "WiFi" and "Wi-Fi" find each other.
+_HYPHENATED = re.compile(r"\w+(?:[-\u2010]\w+)+")
+
+
+def _hyphens_joined(text: str) -> str:
+    return _HYPHENATED.sub(lambda m: re.sub(r"[-\u2010]", "", m.group()), text)
+
+
 def _cjk_tokens(run: str) -> list[str]:
     return [*run, *(run[i:i + 2] for i in range(len(run) - 1))]
 
@@ -51,11 +61,17 @@ def index_terms(*texts: str) -> str:
         normal = as_read(text)
         last = 0
         for match in _CJK_RUN.finditer(normal):
-            parts.append(_folded(normal[last:match.start()]))
+            parts.extend(_latin_terms(normal[last:match.start()]))
             parts.extend(_cjk_tokens(match.group()))
             last = match.end()
-        parts.append(_folded(normal[last:]))
+        parts.extend(_latin_terms(normal[last:]))
     return " ".join(p for p in parts if p.strip())
+
+
+def _latin_terms(text: str) -> list[str]:
+    """Text outside CJK runs, folded, then its hyphenated words written as one."""
+    return [_folded(text), *(_folded(_hyphens_joined(m.group()))
+                             for m in _HYPHENATED.finditer(text))]
 
 
 # How each dialect writes "these words in a row" and "a word starting so", joined by AND.
@@ -90,7 +106,7 @@ def _query_terms(q: str) -> list[tuple[list[str], bool]]:
             # a word of one or two letters ("C" of "C++", "Go") is a whole word: as a prefix
             # it would match every word that starts with it ("coffee", "good")
             terms.extend(([word], len(word) >= PREFIX_FROM)
-                         for word in _WORD.findall(_folded(text)))
+                         for word in _WORD.findall(_folded(_hyphens_joined(text))))
     return terms[:MAX_QUERY_TERMS]
 
 
