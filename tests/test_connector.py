@@ -436,6 +436,9 @@ def test_run_takes_requested_questions_first_and_skips_answered_ones(scene):
     assert code == EXIT_OK
     [chosen] = [e for e in events if e["event"] == "chosen"]
     assert chosen["topic"] == wanted and chosen["requestedByMe"] is True
+    # the README's fields of the attempt run starts, as answer's
+    [created] = [e for e in events if e["event"] == "attempt_created"]
+    assert created["topic"] == wanted and created["resumed"] is False and created["requestId"]
     assert world.query("SELECT COUNT(*) FROM tasks WHERE topic_id = :topic AND profile_id = :profile",
                        {"topic": answered, "profile": scene.agent["profileId"]})[0][0] == 0
     assert world.query("SELECT state FROM tasks WHERE topic_id = :topic",

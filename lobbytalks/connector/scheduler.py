@@ -180,7 +180,8 @@ class Scheduler:
                      requestedByMe=topic.get("requestedByMe"), askedByMe=topic.get("askedByMe"))
             attempt = self.store.new_attempt(topic["id"], version=topic.get("questionVersion"))
             self.store.count_run(today, attempt)
-            self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"])
+            self.say("attempt_created", topic=topic["id"], requestId=attempt["requestId"],
+                     resumed=False)  # (open attempts resume in _run, without this event)
             self._start(attempt)
 
     def _harness_gone(self) -> bool:
