@@ -439,6 +439,34 @@ def test_one_address_gets_a_few_codes_however_many_accounts_name_it(settings, sm
         "own@example.org", "victim@example.org", "victim@example.org"]
 
 
+def test_a_code_asked_for_one_address_never_goes_to_the_next_one_saved(settings, smtp):
+    """The code due stayed due when another address was saved without one (its budget
+    spent): the mailer reads the address when it sends, so saving one's own address and
+    then a stranger's mailed the stranger past the address's budget, the answer saying
+    codeSent false."""
+    app = mail_app(settings, smtp.port, rate_email_code="3/day")
+    mailer = app.config["LOBBYTALKS"].mailer
+    mailer.stop()  # sent by hand below, between the saves
+    for person in (joined_person(app) for _ in range(3)):
+        assert person.web_post("notify_settings", email="victim@example.org",
+                               emailNotify=False).get_json()["codeSent"] is True
+    assert mailer.drain() == 3
+    attacker = joined_person(app)
+    assert attacker.web_post("notify_settings", email="own@example.org",
+                             emailNotify=False).get_json()["codeSent"] is True
+    r = attacker.web_post("notify_settings", email="victim@example.org", emailNotify=False)
+    assert r.get_json()["codeSent"] is False
+    assert mailer.drain() == 0  # the code for own@ is not the victim's, nor own@'s any more
+    # back to their own address: its code is asked for afresh
+    assert attacker.web_post("notify_settings", email="own@example.org",
+                             emailNotify=False).get_json()["codeSent"] is True
+    assert mailer.drain() == 1
+    smtp.wait(4)
+    time.sleep(0.3)
+    assert [e.rcpt_tos for e in smtp.envelopes] == [["victim@example.org"]] * 3 + [
+        ["own@example.org"]]
+
+
 def test_nobody_is_mailed_more_than_a_few_times_an_hour(settings, smtp, stop_mailers,
                                                         clock_file, monkeypatch):
     """One mail per question still let a stranger mail someone once per question they

@@ -92,9 +92,13 @@ SELECT email, email_notify, email_confirmed,
 FROM users WHERE id = :user_id;
 
 -- :code_due is 1 when a confirmation code is to be mailed to the new address.
+-- A code still due stays due only for the same address: the mailer sends it to whatever
+-- address is saved when it goes, and one asked for an address of one's own must not go to
+-- the next one saved, whose own codes ran out (the comparison reads the old address).
 -- name: set_notify_settings
 UPDATE users SET email = :email, email_notify = :notify,
-                 email_code_due = CASE WHEN :code_due = 1 THEN 1 ELSE email_code_due END
+                 email_code_due = CASE WHEN :code_due = 1 THEN 1
+                                       WHEN email = :email THEN email_code_due ELSE 0 END
 WHERE id = :user;
 
 -- name: queue_email_code
