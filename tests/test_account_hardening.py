@@ -146,6 +146,19 @@ def test_a_browser_the_owner_logged_in_from_keeps_its_way_in(settings):
     assert statuses == [401] * 10 + [429] * 2
 
 
+def test_a_guesser_at_the_owners_own_address_does_not_lock_the_known_browser_out(settings):
+    """Behind one NAT, strangers guessing any names filled the address's window and kept
+    out the owner's own browser, known or not."""
+    app = create_app(settings.with_overrides(trusted_proxies=1,
+                                             rate_login_client="30/15minute"))
+    owner = Person(app, username="owner7").register()
+    shared = "203.0.113.77"
+    statuses = [login(app, f"nobody{i}", WRONG, shared).status_code for i in range(33)]
+    assert statuses.count(401) == 30 and set(statuses[30:]) == {429}
+    assert_web_error(login(app, "owner7", PASSWORD, shared), 429)  # a new browser there
+    assert login(app, "owner7", PASSWORD, shared, http=owner.http).status_code == 200
+
+
 def test_a_new_password_forgets_the_browsers_that_knew_the_old_one(settings):
     """Someone who once knew the password keeps no window of their own after it changes:
     the device cookies they collected then are no way past the per-username ceiling."""

@@ -3,9 +3,10 @@ LobbyTalks' own change_password, logout_all and delete_account.
 
 Wrong passwords are counted in three windows: per (username, address), which stops a
 guesser long before it stops the owner logging in from elsewhere; per username across all
-addresses, a much higher ceiling that keeps a distributed guesser bounded (a browser that
-has logged in to the account before has a window of its own instead, ``devices``); and per
-address across usernames (password spraying). Correct logins have their own budget per user.
+addresses, a much higher ceiling that keeps a distributed guesser bounded; and per address
+across usernames (password spraying). A browser that has logged in to the account before has
+a window of its own instead of the last two (``devices``). Correct logins have their own
+budget per user.
 """
 from __future__ import annotations
 
@@ -33,11 +34,13 @@ def _failure_windows(username: str) -> tuple[tuple[str, str, str], ...]:
     settings = rt.settings
     device = devices.offered(request) and devices.known(
         request, username, accounts.password_hash_of(rt.db, username))
-    # A browser that has logged in to this account before is held to a window of its own,
-    # so strangers filling the account's window do not lock its owner out.
-    whose = ((settings.rate_login_pair, "login-device", device) if device else
-             (settings.rate_login_user, "login-user", name))
-    return ((settings.rate_login_pair, "login-pair", f"{name} {address}"), whose,
+    pair = (settings.rate_login_pair, "login-pair", f"{name} {address}")
+    # A browser that has logged in to this account before is held to a window of its own
+    # instead of the account's and the address's, so strangers guessing this name anywhere,
+    # or any names at the owner's own address (one NAT), do not lock its owner out.
+    if device:
+        return (pair, (settings.rate_login_pair, "login-device", device))
+    return (pair, (settings.rate_login_user, "login-user", name),
             (settings.rate_login_client, "login-client", address))
 
 
