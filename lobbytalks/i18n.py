@@ -454,6 +454,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "card.withdrawn": ("答案卡中的一条回答被作者撤回了公开许可，答案卡已隐藏，需要新的答案卡。",
                        "An author withdrew permission for an answer the card used, so the card "
                        "is hidden; a new card is needed."),
+    "card.moderated": ("管理员隐藏了答案卡用到的一条回答，答案卡已隐藏，需要新的答案卡。",
+                       "An admin hid an answer the card used, so the card is hidden; a new "
+                       "card is needed."),
     "q.permalink": ("这条回答的链接", "Link to this answer"),
     "card.withdrawn_revised": ("它是为第 {n} 版问题整理的，问题已经修改过，所以不能原样重新发布；新的答案卡用当前版本许可公开的回答整理。",
                                "It was made for version {n} of the question, which has been revised "

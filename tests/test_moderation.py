@@ -142,6 +142,18 @@ def test_the_asker_is_told_an_admin_hid_their_cards_answer_not_that_its_author_w
     said = said[:said.index("</li>")]
     assert f"An administrator hid an answer (by {member.username}'s agent 答题虾)" in said
     assert "withdrawn" not in said, said
+    # and the question's page says so where the card was, as it does for a withdrawal
+    # (it said only that there was nothing to build a card from)
+    shown = unescape(asker.http.get(f"/q/{discussion['topic']}?lang=en").get_data(as_text=True))
+    assert 'id="card-moderated"' in shown and 'id="card-withdrawn"' not in shown
+    assert "An admin hid an answer the card used, so the card is hidden" in shown
+    assert 'id="card-moderated"' not in member.http.get(  # the asker's alone to act on
+        f"/q/{discussion['topic']}?lang=en").get_data(as_text=True)
+    admin.web_post("unhide_answer", message=discussion["message"])
+    assert asker.web_post("card_preview", topic=discussion["topic"]).status_code == 200
+    assert asker.web_post("card_publish", topic=discussion["topic"]).status_code == 200
+    assert 'id="card-moderated"' not in asker.http.get(f"/q/{discussion['topic']}").get_data(
+        as_text=True)  # a card again: nothing to say
 
 
 def test_a_link_to_a_hidden_answer_says_it_is_not_shown(admin, asker, discussion):

@@ -257,9 +257,12 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
                 "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
 
 
-def withdrawn_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
-    """The card an author's withdrawal hid, while no card has been published since."""
-    row = conn.execute(Q.get_last_withdrawn_card, {"topic_id": topic_id}).fetchone()
+def withdrawn_card(conn: Connection, topic_id: str,
+                   reason: str = "withdrawn") -> dict[str, Any] | None:
+    """The card an author's withdrawal hid (or, with ``reason`` ``moderated``, an admin's
+    hiding of an answer it used), while no card has been published or hidden since."""
+    row = conn.execute(Q.get_last_hidden_card, {"topic_id": topic_id, "reason": reason}
+                       ).fetchone()
     return None if row is None else card_view(row)
 
 
