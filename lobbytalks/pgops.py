@@ -8,6 +8,7 @@ operator controls. The secret key is never in the database, on either backend.
 from __future__ import annotations
 
 import shlex
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -87,10 +88,22 @@ def check(conn: Any, shown: str) -> PgCheckReport:
     return report
 
 
-def other_sessions(conn: Any) -> int:
-    """Sessions on this database besides ours: a server holds its pool open while it runs."""
-    return conn.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = "
-                        "current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+# A server stopped a moment ago has closed its connections, but PostgreSQL ends their
+# backends a little later: they are waited for this long before counting as in use.
+SESSIONS_ENDING_SECONDS = 5.0
+
+
+def other_sessions(conn: Any, *, wait: float = SESSIONS_ENDING_SECONDS) -> int:
+    """Sessions on this database besides ours (a server holds its pool open while it runs),
+    once those still ending have had ``wait`` seconds to go."""
+    deadline = time.monotonic() + wait
+    while True:
+        conn.execute("SELECT pg_stat_clear_snapshot()")  # (read afresh inside a transaction)
+        others = conn.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = "
+                              "current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+        if not others or time.monotonic() >= deadline:
+            return others
+        time.sleep(0.2)
 
 
 def url_in_shell(env: Mapping[str, str]) -> str:

@@ -148,6 +148,19 @@ def dump_line(said: str) -> str:
                 if line.strip().startswith("(umask 077 && pg_dump "))
 
 
+def test_rotate_key_waits_for_a_session_that_is_ending(cli, pg_url, tmp_path):
+    """Right after a server stopped, PostgreSQL still listed its connections for a moment,
+    and rotate-key said to stop the server that was stopped (a CI run caught it)."""
+    import threading
+    seeded(tmp_path, pg_url).stop()
+    ending = psycopg.connect(pg_url)  # a session that goes a second after the command starts
+    threading.Timer(1.0, ending.close).start()
+    done = cli("rotate-key")
+    assert done.returncode == 0, done.stderr
+    assert rows(pg_url, "SELECT DISTINCT private_key_id FROM question_versions "
+                        "WHERE private_context IS NOT NULL") == [("k2",)]
+
+
 def test_the_dump_command_reads_the_url_where_it_is_kept(cli, pg_url, tmp_path):
     """With only LOBBYTALKS_DATABASE_URL_FILE set (the compose file's way), the printed
     pg_dump line reads the file: "$LOBBYTALKS_DATABASE_URL" would be empty there."""
