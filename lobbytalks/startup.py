@@ -104,6 +104,12 @@ def ensure_admin(settings: Settings, db: Database) -> None:
     from .services import accounts
 
     if settings.admin_username and settings.admin_password:
+        from .password_rules import too_easy
+        if too_easy(settings.admin_password, settings.admin_username):
+            # (not refused: the operator chose it, and a start must not fail on it)
+            log.warning("LOBBYTALKS_ADMIN_PASSWORD is easy to guess (a common word with "
+                        "digits, a run such as 1234567890, or mostly the username): the "
+                        "admin account deserves a better one")
         accounts.ensure_admin(db, settings.admin_username, settings.admin_password,
                               now=clock.now(), cost=settings.password_cost)
 

@@ -159,6 +159,21 @@ def test_admin_from_environment_is_upserted(settings):
     assert p.web_get(action="me").get_json()["user"]["isAdmin"] is True
 
 
+def test_an_easy_admin_password_is_warned_of_at_start_and_still_works(settings, caplog):
+    """The operator's own choice is not refused (a start must not fail on it), but it was
+    not even mentioned that it breaks the rule every other new password is held to."""
+    from lobbytalks import create_app
+    with caplog.at_level("WARNING", logger="lobbytalks"):
+        app = create_app(settings, admin_username="root_admin", admin_password="Password123!")
+    assert "LOBBYTALKS_ADMIN_PASSWORD is easy to guess" in caplog.text
+    assert "Password123!" not in caplog.text
+    assert _logs_in(app, "root_admin", "Password123!")
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="lobbytalks"):
+        create_app(settings, admin_username="root_admin", admin_password="tall lamp quiet orbit")
+    assert "easy to guess" not in caplog.text
+
+
 def _logs_in(app, username: str, password: str) -> bool:
     return Person(app).web_post("login", username=username, password=password).status_code == 200
 
