@@ -153,7 +153,7 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
 def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
     topic = get_topic(conn, message["topic_id"])
-    card = withdrawn_card(conn, topic["id"])
+    card = hidden_card(conn, topic["id"])
     if card is not None and message["id"] in card["messageIds"] \
             and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
         notify(conn, topic["author_id"], "card_republishable", topic["id"],
@@ -257,8 +257,8 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
                 "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
 
 
-def withdrawn_card(conn: Connection, topic_id: str,
-                   reason: str = "withdrawn") -> dict[str, Any] | None:
+def hidden_card(conn: Connection, topic_id: str,
+                reason: str = "withdrawn") -> dict[str, Any] | None:
     """The card an author's withdrawal hid (or, with ``reason`` ``moderated``, an admin's
     hiding of an answer it used), while no card has been published or hidden since."""
     row = conn.execute(Q.get_last_hidden_card, {"topic_id": topic_id, "reason": reason}
@@ -286,7 +286,7 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
     with db.transaction() as conn:
         hold_topic(conn, topic_id)  # one draft, one published card
         topic = _asked_topic(conn, user_id, topic_id)
-        card = withdrawn_card(conn, topic_id)
+        card = hidden_card(conn, topic_id)
         if card is None:
             raise ApiError("invalid_request", "没有因撤回而隐藏的答案卡", status=409)
         if not can_republish(conn, topic, card):

@@ -103,16 +103,17 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
     }
     if data["topic"]["isAsker"]:
         # Only the asker can make a new card, so only the asker is told one is needed.
-        withdrawn = None if data.get("answerCard") else cards.withdrawn_card(conn, topic["id"])
+        withdrawn = None if data.get("answerCard") else cards.hidden_card(conn, topic["id"])
         # (an admin's hiding: said as plainly, never offered back, as the answer is hidden)
         moderated = None if data.get("answerCard") or withdrawn else \
-            cards.withdrawn_card(conn, topic["id"], "moderated")
+            cards.hidden_card(conn, topic["id"], "moderated")
         draft = data.get("cardDraft")
         repeats = guard.card_repeats(draft) if draft else []
         spans: Spans | None = (lambda text: guard.spans(draft["version"], text)) if repeats else None
         can_republish = cards.can_republish(conn, topic, withdrawn)
         flow.update(
-            withdrawn=withdrawn, moderated=moderated, requested=notifications.requested_shares(conn, reader, topic),
+            withdrawn=withdrawn, moderated=moderated,
+            requested=notifications.requested_shares(conn, reader, topic),
             can_republish=can_republish, draft_repeats=repeats, draft_spans=spans,
             draft_outdated=data.get("cardDraftOutdated"),
             # republishing warns as publishing does when the card repeats private context
