@@ -21,7 +21,9 @@ from lobbytalks.services.search import index_terms, match_query
     ("NEAR(a b)", '"near"* AND "a" AND "b"'),
     ("", None), ("   ", None), ("*** !!!", '""'),
     ("C++", '"c"'), ("Go modules", '"go" AND "modules"*'),  # short words: whole words only
-    ("Wi-Fi", '"wifi"*'), ("e-mail setup", '"email"* AND "setup"*'),  # hyphens: one word
+    # a hyphenated word: as one word, or as its parts in a row
+    ("Wi-Fi", '("wifi"* OR ("wi" AND "fi"))'),
+    ("e-mail setup", '("email"* OR ("e" AND "mail"*)) AND "setup"*'),
 ])
 def test_match_query_quotes_every_term(q, expected):
     assert match_query(q) == expected
@@ -102,6 +104,20 @@ def test_a_hyphenated_word_and_the_same_word_without_hyphens_find_each_other(sit
         assert sorted(found(client, q=q)) == sorted([hyphened, joined]), q
     assert found(client, q="mesh wi-fi") == [hyphened]
     assert found(client, q="wi fi") == [hyphened]  # (its parts are words of it too)
+
+
+@pytest.mark.parametrize("q, title", [
+    # a hyphenated search still finds its parts written apart, or inside a longer chain
+    ("Wi-Fi", "non-Wi-Fi devices drop"), ("Wi-Fi", "Wi Fi 6 router"),
+    ("UTF-8", "a non-UTF-8 file"), ("2024-10-01", "2024/10/01 outage"),
+    ("2024-10-01", "pre-2024-10-01 builds"), ("x86-64", "x86_64 build"),
+    ("COVID-19", "COVID 19 rules"), ("state-of-the-art", "state of the art tools"),
+    ("10-01", "2024-10-01 outage"), ("2024-10-01", "2024年10月01日 故障"),
+])
+def test_a_hyphenated_search_finds_the_words_written_apart_too(site, asker, q, title):
+    topic = asker.ask(title)
+    asker.ask("an unrelated question about backups")
+    assert found(site.test_client(), q=q) == [topic]
 
 
 def test_a_revision_reindexes_in_the_same_transaction(site, asker, db):
@@ -209,6 +225,24 @@ def test_a_database_from_before_search_is_indexed_at_start(site, asker, settings
     assert found(site.test_client(), q="备份") == []
     again = create_app(settings)
     assert found(again.test_client(), q="备份") == [topic]
+
+
+def test_filling_the_index_at_start_waits_for_another_process_filling_it(site, asker):
+    """Two servers starting together on PostgreSQL after a migration emptied the index both
+    filled it, and one died in a deadlock on the index's rows."""
+    import threading
+    import time
+    from lobbytalks.startup import index_for_search
+    db = site.config["LOBBYTALKS"].db
+    asker.ask("Wi-Fi drops at night")
+    other = threading.Thread(target=index_for_search, args=(db,))
+    with db.transaction() as conn:  # the first process, filling it
+        conn.execute(Q.lock_search_index)
+        other.start()
+        time.sleep(0.5)
+        assert other.is_alive()  # the second waits
+    other.join(10)
+    assert not other.is_alive()
 
 
 @pytest.mark.sqlite_only

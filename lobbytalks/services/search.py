@@ -5,7 +5,7 @@ tokenizers split Latin text into words but keep a run of Chinese characters as o
 and the trigram tokenizer cannot match the two-character words Chinese mostly uses (备份,
 索引). So the text is prepared here: every run of CJK characters is written as its single
 characters followed by its overlapping pairs, a hyphenated word also as one word ("Wi-Fi":
-"wi fi wifi"), and everything else is left to ``unicode61``.
+"wi fi wifi", searched as "wifi" or "wi fi"), and everything else is left to ``unicode61``.
 A query for 数据库 then becomes the phrase "数据 据库", 库 the single character, and a
 Latin word a prefix (``backup*`` finds "backups").
 
@@ -42,12 +42,12 @@ def _folded(text: str) -> str:
 
 
 # A word written with hyphens ("Wi-Fi", "e-mail"): indexed as its parts and as one word,
-# and searched as one, so that "wifi", "WiFi" and "Wi-Fi" find each other.
-_HYPHENATED = re.compile(r"\w+(?:[-\u2010]\w+)+")
-
-
-def _hyphens_joined(text: str) -> str:
-    return _HYPHENATED.sub(lambda m: re.sub(r"[-\u2010]", "", m.group()), text)
+# and searched as either, so that "wifi", "WiFi", "Wi-Fi" and "wi fi" find each other.
+# (Possessive: a word that has no hyphen after it is given up at once, not letter by letter.)
+_HYPHENATED = re.compile(r"\b\w++(?:[-\u2010]\w++)+")
+_HYPHEN = re.compile(r"[-\u2010]")
+# What a query is read as outside CJK runs: words, each with the hyphenated ones whole.
+_QUERY_WORD = re.compile(r"\w++(?:[-\u2010]\w++)*")
 
 
 def _cjk_tokens(run: str) -> list[str]:
@@ -70,17 +70,20 @@ def index_terms(*texts: str) -> str:
 
 def _latin_terms(text: str) -> list[str]:
     """Text outside CJK runs, folded, then its hyphenated words written as one."""
-    return [_folded(text), *(_folded(_hyphens_joined(m.group()))
+    if not _HYPHEN.search(text):  # (most text: spared the scan for hyphenated words)
+        return [_folded(text)]
+    return [_folded(text), *(_folded(_HYPHEN.sub("", m.group()))
                              for m in _HYPHENATED.finditer(text))]
 
 
 # How each dialect writes "these words in a row" and "a word starting so", joined by AND.
 # A term is (words, is_prefix): a CJK run is its overlapping pairs as one phrase, a Latin
 # word a prefix. Each word is quoted, so nothing a visitor types is read as query syntax.
-_FTS5 = {"quote": lambda w: '"' + w.replace('"', '""') + '"', "prefix": "*", "and": " AND ", "nothing": '""'}
+_FTS5 = {"quote": lambda w: '"' + w.replace('"', '""') + '"', "prefix": "*", "and": " AND ",
+         "or": " OR ", "nothing": '""'}
 # PostgreSQL: a to_tsquery('simple', ...) text; '' holds no lexeme, so it matches nothing.
 _TSQUERY = {"quote": lambda w: "'" + w.replace("\\", "\\\\").replace("'", "''") + "'",
-            "phrase": " <-> ", "prefix": ":*", "and": " & ", "nothing": ""}
+            "phrase": " <-> ", "prefix": ":*", "and": " & ", "or": " | ", "nothing": ""}
 _SYNTAX = {"sqlite": _FTS5, "postgresql": _TSQUERY}
 
 PREFIX_FROM = 3  # letters a search word needs to match longer words too ("backup": "backups")
@@ -89,8 +92,14 @@ PREFIX_FROM = 3  # letters a search word needs to match longer words too ("backu
 MATCHES_NOTHING = _FTS5["nothing"]
 
 
-def _query_terms(q: str) -> list[tuple[list[str], bool]]:
-    terms: list[tuple[list[str], bool]] = []
+# Some words in a row, the last one a prefix or not; a term of a query is alternatives,
+# one of which must match, each of them such rows that must all match.
+Phrase = tuple[list[str], bool]
+Term = list[list[Phrase]]
+
+
+def _query_terms(q: str) -> list[Term]:
+    terms: list[Term] = []
     normal = as_read(q)
     last = 0
     pieces: list[tuple[str, bool]] = []
@@ -101,13 +110,25 @@ def _query_terms(q: str) -> list[tuple[list[str], bool]]:
     pieces.append((normal[last:], False))
     for text, is_cjk in pieces:
         if is_cjk:
-            terms.append(([text[i:i + 2] for i in range(len(text) - 1)] or [text], False))
-        else:
-            # a word of one or two letters ("C" of "C++", "Go") is a whole word: as a prefix
-            # it would match every word that starts with it ("coffee", "good")
-            terms.extend(([word], len(word) >= PREFIX_FROM)
-                         for word in _WORD.findall(_folded(_hyphens_joined(text))))
+            terms.append([[([text[i:i + 2] for i in range(len(text) - 1)] or [text], False)]])
+            continue
+        for match in _QUERY_WORD.finditer(text):
+            words = _WORD.findall(_folded(match.group()))
+            if _HYPHEN.search(match.group()) and len(words) > 1:
+                # written as one word, or as its parts, however they were joined ("x86_64",
+                # "2024年10月01日": not always in a row)
+                joined = "".join(words)
+                terms.append([[([joined], _prefix(joined))],
+                              [([word], _prefix(word)) for word in words]])
+            else:
+                terms.extend([[([word], _prefix(word))]] for word in words)
     return terms[:MAX_QUERY_TERMS]
+
+
+def _prefix(word: str) -> bool:
+    # a word of one or two letters ("C" of "C++", "Go") is a whole word: as a prefix it
+    # would match every word that starts with it ("coffee", "good")
+    return len(word) >= PREFIX_FROM
 
 
 def match_query(q: str, dialect: str = "sqlite") -> str | None:
@@ -117,16 +138,27 @@ def match_query(q: str, dialect: str = "sqlite") -> str | None:
     if not q.strip():
         return None
     syntax = _SYNTAX[dialect]
-    quote = syntax["quote"]
     rendered = []
-    for words, is_prefix in _query_terms(q):
-        if dialect == "sqlite":  # FTS5 quotes a whole phrase once
-            rendered.append(quote(" ".join(words)) + (syntax["prefix"] if is_prefix else ""))
-        else:
-            tail = syntax["prefix"] if is_prefix else ""
-            phrase = syntax["phrase"].join(quote(w) + tail for w in words)
-            rendered.append(f"({phrase})" if len(words) > 1 else phrase)
+    for alternatives in _query_terms(q):
+        either = [_all_of(phrases, dialect) for phrases in alternatives]
+        rendered.append(either[0] if len(either) == 1 else f"({syntax['or'].join(either)})")
     return syntax["and"].join(rendered) or syntax["nothing"]
+
+
+def _all_of(phrases: list[Phrase], dialect: str) -> str:
+    joined = _SYNTAX[dialect]["and"].join(_rendered(words, is_prefix, dialect)
+                                          for words, is_prefix in phrases)
+    return f"({joined})" if len(phrases) > 1 else joined
+
+
+def _rendered(words: list[str], is_prefix: bool, dialect: str) -> str:
+    """Words in a row, the last a prefix when ``is_prefix``, in the dialect's syntax."""
+    syntax = _SYNTAX[dialect]
+    quote, tail = syntax["quote"], syntax["prefix"] if is_prefix else ""
+    if dialect == "sqlite":  # FTS5 quotes a whole phrase once; its * is on the last word
+        return quote(" ".join(words)) + tail
+    phrase = syntax["phrase"].join([*map(quote, words[:-1]), quote(words[-1]) + tail])
+    return f"({phrase})" if len(words) > 1 else phrase
 
 
 def searched_listing(conn: Connection, listings: tuple[str, str], q: str) -> tuple[str, str | None]:
@@ -144,7 +176,9 @@ def index_topic(conn: Connection, topic_id: str, title: str, description: str) -
 
 
 def index_missing(conn: Connection) -> int:
-    """Index every question the index lacks (a database from before search existed)."""
+    """Index every question the index lacks (a database from before search existed, or a
+    migration emptied it); a second process starting meanwhile waits, then finds none."""
+    conn.execute(Q.lock_search_index)
     rows = conn.execute(Q.list_topics_missing_from_search).fetchall()
     for row in rows:
         conn.execute(Q.search_index_topic,

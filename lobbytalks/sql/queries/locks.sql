@@ -12,3 +12,9 @@ SELECT 1 FROM topics WHERE id = :id;
 -- The task as it is once locked: what was read of it before may have changed meanwhile.
 -- name: lock_task
 SELECT {{task_columns}} FROM tasks WHERE id = :id;
+
+-- Filling the search index at start (search.index_missing): one process at a time, so that
+-- two servers starting together on one database do not insert the same rows (PostgreSQL's
+-- takes an advisory lock; SQLite's BEGIN IMMEDIATE already serialises it).
+-- name: lock_search_index
+SELECT 1;

@@ -15,3 +15,6 @@ SELECT 1 FROM topics WHERE id = :id FOR NO KEY UPDATE;
 -- The task as it is once locked: what was read of it before may have changed meanwhile.
 -- name: lock_task
 SELECT {{task_columns}} FROM tasks WHERE id = :id FOR NO KEY UPDATE;
+
+-- name: lock_search_index
+SELECT pg_advisory_xact_lock(hashtext('lobbytalks.topic_search'));
