@@ -3,8 +3,9 @@ strangers have filled that account's window of failed logins (OWASP's "device co
 
 Without it, a guesser with a few addresses can fill the per-username window (or does so on
 purpose) and lock the owner out for an hour. A browser holding the device cookie for the
-username it logs in to is counted in a window of its own instead, as strict per device as
-the per-address one; every other window still applies.
+username it logs in to is counted in a window of its own instead of the per-username one
+and the per-address one across usernames (``community_account._failure_windows``), as
+strict per device as the (username, address) one, which still applies.
 
 The cookie is ``NONCE.MAC``: the MAC binds the nonce to the username (case aside) and to the
 account's password hash with a key derived from the data folder's secret key, so nothing is

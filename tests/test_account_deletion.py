@@ -200,6 +200,10 @@ def test_the_operator_deletes_an_account_from_the_command_line(app, leaving, cap
     # gone already, or never there: nothing to delete
     assert run_cli(["admin", "delete-user", person.username], data_dir) == 1
     assert "no user named" in capsys.readouterr().err
+    # nor an admin to make of what is left of it (it would be told of every report)
+    assert run_cli(["admin", "grant", name], data_dir) == 1
+    assert capsys.readouterr().err.strip() == f"lobbytalks: no user named {name!r}"
+    assert db.value("SELECT is_admin FROM users WHERE id = :id", {"id": person.user_id}) == 0
     admin = Person(app).register()
     accounts.set_admin(db, admin.username, True)
     assert run_cli(["admin", "delete-user", admin.username], data_dir) == 1

@@ -68,20 +68,44 @@ def test_question_page_updates_itself_while_an_agent_researches(browser, server)
     expect(page.get_by_role("button", name="撤回请求")).to_have_count(0)
 
     # Someone else's agent answers: the asker is notified, and the header says so at once.
-    helper = requests.Session()
-    helper.post(f"{base}/api/community", json={"action": "register", "username": "live_helper",
-                                               "password": "correct horse 1"}).raise_for_status()
-    helper.post(f"{base}/api/communities", json={"action": "join", "community": "lobby"}).raise_for_status()
-    token = helper.post(f"{base}/api/external/manage", json={
-        "action": "register", "name": "帮手虾", "perspective": "先给结论。", "client": "codex"}).json()["token"]
-    agent = {"Authorization": f"Bearer {token}"}
-    task = requests.post(f"{base}/api/external", headers=agent, json={
-        "action": "claim_task", "topic": topic, "requestId": str(uuid.uuid4())}).json()["task"]["id"]
-    assert requests.post(f"{base}/api/external", headers=agent, json={
-        "action": "submit_result", "taskId": task, **good_result()}).ok
+    answer_as_new_member(base, topic, "live_helper")
     page.clock.run_for(11_000)
     expect(page.locator("#answer-count")).to_have_text("2 条回答")
     expect(page.locator(".inbox-link .unread-count")).to_have_text("1")
+    assert problems == []
+
+
+def test_a_report_being_typed_is_not_wiped_by_an_answer_arriving(browser, server):  # noqa: F811
+    """The discussion was re-rendered when an answer arrived, report forms and all: the
+    reason typed into one was gone, its box closed, without a word."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    asker = registered(base, "live_reporter")
+    topic = asker.post(f"{base}/api/community", json={
+        "action": "topic", "title": "Does VACUUM block readers?"}).json()["id"]
+    answer_as_new_member(base, topic, "first_helper")
+    context = browser.new_context(locale="en")
+    context.add_cookies([{"name": "xia_session", "value": asker.cookies.get("xia_session"),
+                          "url": base}])
+    page = context.new_page()
+    problems: list[str] = []
+    watch(page, problems)
+    page.clock.install()
+    page.goto(f"{base}/q/{topic}?lang=en")
+    report = page.locator("section.discussion details.report").first
+    report.locator("summary").click()
+    report.locator("textarea").fill("It only links to a paid course.")
+    answer_as_new_member(base, topic, "second_helper")
+    page.clock.run_for(11_000)
+    expect(page.locator("#answer-count")).to_contain_text("2")  # the rest of the page follows
+    expect(report.locator("textarea")).to_have_value("It only links to a paid course.")
+    assert report.evaluate("el => el.open")
+    expect(page.locator("section.discussion .conclusion")).to_have_count(1)  # waits meanwhile
+    report.locator("textarea").fill("")  # given up: the discussion catches up at the next tick
+    page.clock.run_for(11_000)
+    expect(page.locator("section.discussion .conclusion")).to_have_count(2)
+    context.close()
     assert problems == []
 
 

@@ -573,11 +573,19 @@ def test_a_token_copied_by_hand_lets_the_page_go_unasked(browser, site):
     new_agent_token_shown(page, site, "hand_copier", "手抄虾")
     asked = dismissed_dialogs(page)
     page.locator("#token-value").focus()
+    # a part of it, or the caret alone, copied: not the token, still asked about
+    for selection in ("el => el.setSelectionRange(0, 5)", "el => el.setSelectionRange(3, 3)"):
+        page.locator("#token-value").evaluate(selection)
+        page.keyboard.press("Control+c")
+        page.locator(".main-nav a", has_text="My tasks").click()
+        page.wait_for_timeout(500)
+        assert page.url.endswith("/agents") and asked[-1:] == ["beforeunload"]
+    page.locator("#token-value").focus()
     page.keyboard.press("Control+a")
     page.keyboard.press("Control+c")
     page.locator(".main-nav a", has_text="My tasks").click()
     page.wait_for_url(site["base"] + "/tasks")
-    assert asked == []
+    assert asked == ["beforeunload"] * 2
     context.close()
 
 

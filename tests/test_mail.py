@@ -467,6 +467,22 @@ def test_a_code_asked_for_one_address_never_goes_to_the_next_one_saved(settings,
         ["own@example.org"]]
 
 
+def test_a_code_asked_again_is_queued_only_for_the_address_whose_budget_it_spent(app):
+    """email_code spent the budget of the address it read, then queued the code in another
+    transaction: an address saved in between (a stranger's) would have been mailed."""
+    from lobbytalks.services import mail_address
+    person = joined_person(app)
+    person.web_post("notify_settings", email="own@example.org", emailNotify=False)
+    db = app.config["LOBBYTALKS"].db
+    user_id = person.web_get(action="me").get_json()["user"]["id"]
+    with db.transaction() as conn:  # (its first code sent)
+        conn.execute("UPDATE users SET email_code_due = 0 WHERE id = :id", {"id": user_id})
+    assert mail_address.send_code_again(db, user_id, "victim@example.org")["codeSent"] is False
+    assert db.value("SELECT email_code_due FROM users WHERE id = :id", {"id": user_id}) == 0
+    assert mail_address.send_code_again(db, user_id, "own@example.org")["codeSent"] is True
+    assert db.value("SELECT email_code_due FROM users WHERE id = :id", {"id": user_id}) == 1
+
+
 def test_nobody_is_mailed_more_than_a_few_times_an_hour(settings, smtp, stop_mailers,
                                                         clock_file, monkeypatch):
     """One mail per question still let a stranger mail someone once per question they

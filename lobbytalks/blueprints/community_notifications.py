@@ -68,8 +68,9 @@ def mail_settings(body: dict[str, Any]) -> Response:
 def send_code_again(body: dict[str, Any]) -> Response:
     user, _, rt = signed_in_write(EmailCodeAgain, body, limit="rate_email_code",
                                   scope="email-code")
-    _spend_address_budget(rt, mail_address.settings(read_conn(), user.id)["email"])
-    return ok(mail_address.send_code_again(rt.db, user.id))
+    email = mail_address.settings(read_conn(), user.id)["email"]
+    _spend_address_budget(rt, email)
+    return ok(mail_address.send_code_again(rt.db, user.id, email))
 
 
 def _spend_address_budget(rt: Any, email: str) -> None:

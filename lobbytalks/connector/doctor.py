@@ -83,7 +83,8 @@ def _check_harness(check: Any, args: argparse.Namespace) -> None:
     try:
         config = harness_config(args)
     except UsageError as exc:
-        check("harness", False, str(exc), "name the program with --harness-command")
+        check("harness", False, str(exc), "name the program with --harness-command, quoted "
+              "as in a shell")
         return
     found = config.found(None)  # on the PATH the connector itself has
     if not found and config.lacks_x_bit():

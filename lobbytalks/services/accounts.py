@@ -154,7 +154,7 @@ def change_admin(db: Database, username: str, admin: bool, *, now: int) -> bool 
     (nothing recorded), None when there is no such user."""
     with db.transaction() as conn:  # the change and its audit entry commit together
         row = conn.execute(Q.get_user_by_name, {"username": username}).fetchone()
-        if row is None:
+        if row is None or row["deleted_at"] is not None:  # (as reset_password has it)
             return None
         if bool(row["is_admin"]) == admin:
             return False

@@ -71,14 +71,17 @@ def checked(email: str, enabled: bool) -> str:
     return email
 
 
-def send_code_again(db: Database, user_id: int) -> dict[str, Any]:
-    """:raise 409: no address saved, or the one saved is confirmed already."""
+def send_code_again(db: Database, user_id: int, email: str) -> dict[str, Any]:
+    """Mail the saved address its code again, if it is still ``email`` (the one whose
+    budget the request spent: another saved meanwhile gets none, ``codeSent`` false).
+
+    :raise 409: no address saved, or the one saved is confirmed already."""
     with db.transaction() as conn:
         now = settings(conn, user_id)
         if not now["email"] or now["emailConfirmed"]:
             raise ApiError("invalid_request", "email: 没有待确认的邮箱地址", status=409)
-        conn.execute(Q.queue_email_code, {"user": user_id})
-    return {"ok": True, "codeSent": True}
+        queued = conn.execute(Q.queue_email_code, {"user": user_id, "email": email}).rowcount
+    return {"ok": True, "codeSent": queued == 1}
 
 
 def code(keyring: "Keyring", user_id: int, email: str, *, now: int, days_ago: int = 0) -> str:

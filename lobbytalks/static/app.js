@@ -230,14 +230,19 @@
 
   async function refreshRegion(...selectors) {
     // Re-render parts of the page from the server without reloading (a reload would lose
-    // a token that is shown only once, or text being typed elsewhere on the page).
+    // a token that is shown only once, or text being typed elsewhere on the page). A part
+    // with words typed in it and not sent (a report's reason) is left as it is: whether
+    // every part was re-rendered is the answer.
     const response = await fetch(location.href, {credentials: 'same-origin'});
     const html = await response.text();
     const page = new DOMParser().parseFromString(html, 'text/html');
+    let whole = true;
     for (const selector of selectors) {
       const fresh = page.querySelector(selector);
       const current = document.querySelector(selector);
-      if (fresh && current) {
+      if (current && typedIn(current)) {
+        whole = false;
+      } else if (fresh && current) {
         const place = focusPlace(current);
         current.replaceWith(document.importNode(fresh, true));
         const replaced = document.querySelector(selector);
@@ -245,6 +250,7 @@
         refocus(replaced, place);
       }
     }
+    return whole;
   }
 
   // Where focus was in a part about to be replaced (a reader in the middle of the answers
@@ -313,17 +319,24 @@
   // word: a form marked so asks first while anything in it differs from what it was drawn
   // with, until it is sent (another button's reload, or logging out, asks all the same).
   window.addEventListener('beforeunload', (event) => {
-    const forms = document.querySelectorAll('form[data-keep-typed]:not([data-sent])');
-    const unsent = [...forms].some((form) => [...form.elements].some((el) => el.name
-      && !el.disabled && el.type !== 'hidden' && !el.dataset.sameAs && changed(el)));
-    if (!unsent) return;
+    if (!typedIn(document)) return;
     event.preventDefault();
     event.returnValue = '';
   });
 
-  // Copied by hand (selected, Ctrl+C or the menu) is copied as well as with the button.
+  // Whether a form so marked inside ``root`` holds what was typed and not sent yet.
+  function typedIn(root) {
+    const forms = root.querySelectorAll('form[data-keep-typed]:not([data-sent])');
+    return [...forms].some((form) => [...form.elements].some((el) => el.name
+      && !el.disabled && el.type !== 'hidden' && !el.dataset.sameAs && changed(el)));
+  }
+
+  // Copied by hand (all of it selected, Ctrl+C or the menu) is copied as well as with the
+  // button; a part of it, or nothing selected, is not.
   document.addEventListener('copy', (event) => {
-    if (event.target && event.target.id === 'token-value') tokenCopied = true;
+    const field = event.target;
+    if (field && field.id === 'token-value' && field.selectionStart === 0
+        && field.selectionEnd === field.value.length && field.value) tokenCopied = true;
   });
 
   function showToken(result, context) {
@@ -715,13 +728,13 @@
           count.textContent = live.researching === 1 ? count.dataset.one
             : live.researching ? count.dataset.some.replace('{n}', live.researching)
               : count.dataset.none;
-          if (live.messageCount !== known) {
-            known = live.messageCount;
+          // (the discussion waits while a report is being typed in it: the next tick)
+          if (live.messageCount !== known && await refreshRegion(
             // the answer count and what the asker can build from the answers change too
             // (and the header's unread count: an answer by someone else's agent notified;
             // and the reader's own request, which their agent's answer fulfilled)
-            await refreshRegion('section.discussion', '#answer-count', '#card-tools', '.inbox-link',
-                                '#agents-request');
+            'section.discussion', '#answer-count', '#card-tools', '.inbox-link', '#agents-request')) {
+            known = live.messageCount;
             const news = panel.querySelector('.live-new');
             // shown, it is read out once; the next answers bring the same words, said again
             if (news.hidden) news.hidden = false;
@@ -870,7 +883,8 @@
     // Whose password this sets, said where a person reads it (the field is for managers).
     const said = document.getElementById('reset-account');
     if (said) {
-      said.textContent = said.dataset.template.replace('{name}', given.get('user') || '');
+      // (a function: "$&" in a name is no replacement pattern)
+      said.textContent = said.dataset.template.replace('{name}', () => given.get('user') || '');
       said.hidden = !given.get('user');
     }
     history.replaceState(history.state, '', location.pathname + location.search);

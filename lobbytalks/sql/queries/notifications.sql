@@ -101,8 +101,9 @@ UPDATE users SET email = :email, email_notify = :notify,
                                        WHEN email = :email THEN email_code_due ELSE 0 END
 WHERE id = :user;
 
+-- Only while the address is still the one whose budget the request spent (:email).
 -- name: queue_email_code
-UPDATE users SET email_code_due = 1 WHERE id = :user AND email <> '';
+UPDATE users SET email_code_due = 1 WHERE id = :user AND email <> '' AND email = :email;
 
 -- Confirms the address only if it is still the one the code was made for.
 -- name: confirm_email

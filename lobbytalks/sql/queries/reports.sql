@@ -8,7 +8,7 @@ DO NOTHING RETURNING id;
 
 -- The admins a new report is news to: every one but its sender (users_admins).
 -- name: list_admins_but
-SELECT id FROM users WHERE is_admin = 1 AND id <> :user ORDER BY id;
+SELECT id FROM users WHERE is_admin = 1 AND id <> :user AND deleted_at IS NULL ORDER BY id;
 
 -- name: get_report_state
 SELECT id, settled_at FROM reports WHERE id = :id;
