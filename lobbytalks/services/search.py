@@ -5,7 +5,8 @@ tokenizers split Latin text into words but keep a run of Chinese characters as o
 and the trigram tokenizer cannot match the two-character words Chinese mostly uses (备份,
 索引). So the text is prepared here: every run of CJK characters is written as its single
 characters followed by its overlapping pairs, a hyphenated word also as one word ("Wi-Fi":
-"wi fi wifi", searched as "wifi" or "wi fi"), and everything else is left to ``unicode61``.
+"wi fi wifi", searched as "wifi" or as its parts), and everything else is left to
+``unicode61``.
 A query for 数据库 then becomes the phrase "数据 据库", 库 the single character, and a
 Latin word a prefix (``backup*`` finds "backups").
 
@@ -42,7 +43,7 @@ def _folded(text: str) -> str:
 
 
 # A word written with hyphens ("Wi-Fi", "e-mail"): indexed as its parts and as one word,
-# and searched as either, so that "wifi", "WiFi", "Wi-Fi" and "wi fi" find each other.
+# and searched as either, so that "wifi", "WiFi" and "Wi-Fi" find each other.
 # (Possessive: a word that has no hyphen after it is given up at once, not letter by letter.)
 _HYPHENATED = re.compile(r"\b\w++(?:[-\u2010]\w++)+")
 _HYPHEN = re.compile(r"[-\u2010]")
@@ -76,8 +77,8 @@ def _latin_terms(text: str) -> list[str]:
                              for m in _HYPHENATED.finditer(text))]
 
 
-# How each dialect writes "these words in a row" and "a word starting so", joined by AND.
-# A term is (words, is_prefix): a CJK run is its overlapping pairs as one phrase, a Latin
+# How each dialect writes "these words in a row", "a word starting so", AND and OR. A
+# phrase is (words, is_prefix): a CJK run is its overlapping pairs as one phrase, a Latin
 # word a prefix. Each word is quoted, so nothing a visitor types is read as query syntax.
 _FTS5 = {"quote": lambda w: '"' + w.replace('"', '""') + '"', "prefix": "*", "and": " AND ",
          "or": " OR ", "nothing": '""'}
