@@ -109,6 +109,20 @@ def test_services_blueprints_and_the_app_run_named_queries_only():
     assert inline == []
 
 
+def test_no_statement_written_elsewhere_is_taken_for_a_query_postgresql_overrides():
+    """PostgreSQL's version of a named query is found by the query's text: a no-op lock
+    written "SELECT 1" on SQLite made every "SELECT 1" sent on PostgreSQL (a health check,
+    a pool's probe) take an advisory lock and answer nothing."""
+    overridden = {getattr(Q, name).strip().rstrip(";") for name in Q.overridden("postgresql")}
+    written = set()
+    for path in [*PACKAGE.rglob("*.py"), *Path(__file__).parent.glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Call) and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                written.add(node.args[0].value.strip().rstrip(";"))
+    assert not overridden & written, sorted(overridden & written)
+
+
 # The index tests read SQLite's EXPLAIN QUERY PLAN and SQLite's migration history: sqlite_only.
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize("status, match", [(None, None), ("open", None), (None, '"备份"'),

@@ -15,6 +15,8 @@ SELECT {{task_columns}} FROM tasks WHERE id = :id;
 
 -- Filling the search index at start (search.index_missing): one process at a time, so that
 -- two servers starting together on one database do not insert the same rows (PostgreSQL's
--- takes an advisory lock; SQLite's BEGIN IMMEDIATE already serialises it).
+-- takes an advisory lock; SQLite's BEGIN IMMEDIATE already serialises it). Its text is its
+-- own: a named query's text is how the PostgreSQL override is found, so a bare "SELECT 1"
+-- here made every "SELECT 1" on PostgreSQL take the lock instead.
 -- name: lock_search_index
-SELECT 1;
+SELECT 1 AS search_index_held;
