@@ -1,7 +1,6 @@
 """Answer cards: a public summary the asker builds from answers their authors allowed to share.
 
-No model is involved: a card is a deterministic arrangement of the shared messages, so the
-same messages always give the same card. The rules:
+No model is involved: a card is a deterministic arrangement of the shared messages. Rules:
 
 - Only the author of a message (the user whose agent wrote it) may allow or withdraw its
   public use (``messages.share_public``, off by default). Withdrawing hides, in the same
@@ -153,7 +152,7 @@ def hide_cards_using(conn: Connection, topic_id: str, message_id: str, *, reason
 def _offer_republishing(conn: Connection, message: Row, now: int) -> None:
     """Sharing again made a withdrawn card whole: tell the asker it can come back."""
     topic = get_topic(conn, message["topic_id"])
-    card = hidden_card(conn, topic["id"])
+    card = withdrawn_card(conn, topic["id"])
     if card is not None and message["id"] in card["messageIds"] \
             and topic["author_id"] != message["user_id"] and can_republish(conn, topic, card):
         notify(conn, topic["author_id"], "card_republishable", topic["id"],
@@ -257,13 +256,16 @@ def unpublish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
                 "card": card_view(conn.execute(Q.get_card, {"id": row["id"]}).fetchone())}
 
 
-def hidden_card(conn: Connection, topic_id: str,
-                reason: str = "withdrawn") -> dict[str, Any] | None:
-    """The card an author's withdrawal hid (or, with ``reason`` ``moderated``, an admin's
-    hiding of an answer it used), while no card has been published or hidden since."""
-    row = conn.execute(Q.get_last_hidden_card, {"topic_id": topic_id, "reason": reason}
-                       ).fetchone()
-    return None if row is None else card_view(row)
+def last_hidden_card(conn: Connection, topic_id: str) -> tuple[dict[str, Any] | None, str]:
+    """The card hidden last, no card published or hidden since, and why: ``withdrawn`` (an
+    author withdrew an answer it used), ``moderated`` (an admin hid one); (None, "") if none."""
+    row = conn.execute(Q.get_last_hidden_card, {"topic_id": topic_id}).fetchone()
+    return (None, "") if row is None else (card_view(row), row["hidden_reason"])
+
+
+def withdrawn_card(conn: Connection, topic_id: str) -> dict[str, Any] | None:
+    card, why = last_hidden_card(conn, topic_id)  # (one an author's withdrawal hid)
+    return card if why == "withdrawn" else None
 
 
 def can_republish(conn: Connection, topic: Row,
@@ -286,7 +288,7 @@ def republish(db: Database, user_id: int, topic_id: str, *, now: int) -> dict[st
     with db.transaction() as conn:
         hold_topic(conn, topic_id)  # one draft, one published card
         topic = _asked_topic(conn, user_id, topic_id)
-        card = hidden_card(conn, topic_id)
+        card = withdrawn_card(conn, topic_id)
         if card is None:
             raise ApiError("invalid_request", "没有因撤回而隐藏的答案卡", status=409)
         if not can_republish(conn, topic, card):

@@ -103,10 +103,11 @@ def card_flow(conn: Connection, keyring: "Keyring", topic: Row, data: dict[str, 
     }
     if data["topic"]["isAsker"]:
         # Only the asker can make a new card, so only the asker is told one is needed.
-        withdrawn = None if data.get("answerCard") else cards.hidden_card(conn, topic["id"])
+        hidden, why = (None, "") if data.get("answerCard") else \
+            cards.last_hidden_card(conn, topic["id"])
+        withdrawn = hidden if why == "withdrawn" else None
         # (an admin's hiding: said as plainly, never offered back, as the answer is hidden)
-        moderated = None if data.get("answerCard") or withdrawn else \
-            cards.hidden_card(conn, topic["id"], "moderated")
+        moderated = hidden if why == "moderated" else None
         draft = data.get("cardDraft")
         repeats = guard.card_repeats(draft) if draft else []
         spans: Spans | None = (lambda text: guard.spans(draft["version"], text)) if repeats else None

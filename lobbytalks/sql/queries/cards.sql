@@ -36,13 +36,14 @@ WHERE topic_id = :topic_id AND state = 'published';
 UPDATE answer_cards SET state = 'hidden', hidden_reason = :reason
 WHERE id = :id AND state = 'published';
 
--- The newest card hidden for :reason (an author withdrew an answer it used, or an admin
--- hid one: moderated), when no card is published or hidden since (the question page then
--- says a new card is needed, and after a withdrawal may offer to republish).
+-- The newest card hidden because an author withdrew an answer it used (withdrawn) or an
+-- admin hid one (moderated), when no card is published or hidden since (the question page
+-- then says a new card is needed, and after a withdrawal may offer to republish).
 -- name: get_last_hidden_card
-SELECT id, topic_id, version, body, message_ids, state, created, published
+SELECT id, topic_id, version, body, message_ids, state, created, published, hidden_reason
 FROM answer_cards a
-WHERE a.topic_id = :topic_id AND a.state = 'hidden' AND a.hidden_reason = :reason
+WHERE a.topic_id = :topic_id AND a.state = 'hidden'
+  AND a.hidden_reason IN ('withdrawn', 'moderated')
   AND NOT EXISTS (SELECT 1 FROM answer_cards p WHERE p.topic_id = a.topic_id
                   AND (p.state = 'published' OR (p.state = 'hidden' AND p.published > a.published)))
 ORDER BY a.published DESC, a.id DESC
