@@ -291,10 +291,11 @@ def test_the_queue_is_served_oldest_first_and_says_how_many_are_not_shown(app, a
 
 # --- the admins hear of it ------------------------------------------------------------------
 
-def received(person: Person) -> list[dict]:
+def inbox_of(person: Person, kind: str = "report_settled") -> list[dict]:
+    """The person's notifications of ``kind``: a report settled, or (admins) received."""
     r = person.web_get(action="notifications")
     assert r.status_code == 200, r.get_json()
-    return [n for n in r.get_json()["notifications"] if n["kind"] == "report_received"]
+    return [n for n in r.get_json()["notifications"] if n["kind"] == kind]
 
 
 def test_every_admin_but_its_sender_hears_of_a_new_report_and_is_mailed_if_they_asked(
@@ -305,11 +306,11 @@ def test_every_admin_but_its_sender_hears_of_a_new_report_and_is_mailed_if_they_
     second.mail_to("second@example.org")
     assert report(asker, topic, message).status_code == 200
     for person in (admin, second):
-        [told] = received(person)
+        [told] = inbox_of(person, "report_received")
         assert told["topic"] == topic and told["cause"] == "answer" and told["read"] is False
         assert told["link"] == "/admin#admin-reports" and told["actor"] is None
         assert told["topicTitle"] == db.value("SELECT title FROM topics WHERE id = :t", {"t": topic})
-    assert received(asker) == []  # news to the admins only
+    assert inbox_of(asker, "report_received") == []  # news to the admins only
     mailed = db.all("SELECT n.user_id FROM mail_outbox o JOIN notifications n"
                     " ON n.id = o.notification_id WHERE n.kind = 'report_received'")
     assert [r[0] for r in mailed] == [second.web_get(action="me").get_json()["user"]["id"]]
@@ -319,16 +320,16 @@ def test_every_admin_but_its_sender_hears_of_a_new_report_and_is_mailed_if_they_
     assert asker.username not in page.split('id="main"')[1] and REASON not in page
     # sent again while it waits: no news; another person's report on the question: news
     assert report(asker, topic, message).get_json()["replayed"] is True
-    assert len(received(admin)) == 1
+    assert len(inbox_of(admin, "report_received")) == 1
     assert report(joined_person(app), topic).status_code == 200
-    assert [n["cause"] for n in received(admin)] == [None, "answer"]
+    assert [n["cause"] for n in inbox_of(admin, "report_received")] == [None, "answer"]
 
 
 def test_an_admins_own_report_is_no_news_to_them(app, asker, admin, discussion):
     from lobbytalks.services import accounts
     assert accounts.set_admin(app.config["LOBBYTALKS"].db, asker.username, True)
     assert report(asker, discussion["topic"], discussion["message"]).status_code == 200
-    assert received(asker) == [] and len(received(admin)) == 1
+    assert inbox_of(asker, "report_received") == [] and len(inbox_of(admin, "report_received")) == 1
 
 
 def test_a_report_on_a_question_since_taken_down_is_told_without_its_title(
@@ -336,19 +337,13 @@ def test_a_report_on_a_question_since_taken_down_is_told_without_its_title(
     topic = discussion["topic"]
     assert report(joined_person(app), topic).status_code == 200
     assert admin.web_post("hide_question", topic=topic, reason="违规").status_code == 200
-    [told] = received(admin)
+    [told] = inbox_of(admin, "report_received")
     assert told["topicTitle"] is None
     page = unescape(admin.http.get("/inbox?lang=en").get_data(as_text=True))
     assert "A new report came in" in page
 
 
 # --- the reporter hears back ----------------------------------------------------------------
-
-def inbox_of(person: Person) -> list[dict]:
-    r = person.web_get(action="notifications")
-    assert r.status_code == 200, r.get_json()
-    return [n for n in r.get_json()["notifications"] if n["kind"] == "report_settled"]
-
 
 def test_the_reporter_is_told_once_it_is_handled_never_how_or_by_whom(
         app, asker, admin, discussion):
