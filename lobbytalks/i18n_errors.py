@@ -91,6 +91,9 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                       "Only the asker or an admin can close the question."),
     "err.community.share.forbidden": ("只有回答的作者可以决定是否公开使用。",
                                       "Only the answer's author decides whether it is used in public."),
+    "err.community.share.invalid_request": ("这条回答已被管理员隐藏，不能再用于答案卡。",
+                                            "This answer was hidden by an admin, so it cannot "
+                                            "be used in answer cards."),
     "err.community.card_preview.invalid_request": ("还没有作者允许公开使用的回答（针对当前版本），所以无法生成答案卡。",
                                                    "No answer to the current version allows public "
                                                    "use yet, so there is nothing to build a card from."),

@@ -167,6 +167,25 @@ def test_a_link_to_a_hidden_answer_says_it_is_not_shown(admin, asker, discussion
     assert f'id="m-{discussion["message"]}"' not in page
 
 
+def test_a_hidden_answer_is_asked_for_and_allowed_in_cards_no_more(admin, asker, member,
+                                                                   discussion, db):
+    """Shown to no one, a hidden answer cannot be asked of its author for a card (404, as a
+    report of it is) nor allowed by its author; withdrawing it stays open to the author."""
+    message = discussion["message"]
+    assert member.web_post("share", message=message, sharePublic=False).status_code == 200
+    admin.web_post("hide_answer", message=message, reason="广告")
+    before = db.value("SELECT COUNT(*) FROM notifications WHERE kind = 'share_request'")
+    assert_web_error(asker.web_post("share_request", message=message), 404, "not_found")
+    assert db.value("SELECT COUNT(*) FROM notifications WHERE kind = 'share_request'") == before
+    assert_web_error(member.web_post("share", message=message, sharePublic=True), 409,
+                     "invalid_request")
+    assert db.value("SELECT share_public FROM messages") == 0
+    assert member.web_post("share", message=message, sharePublic=False).status_code == 200
+    admin.web_post("unhide_answer", message=message)
+    assert asker.web_post("share_request", message=message).status_code == 200
+    assert member.web_post("share", message=message, sharePublic=True).status_code == 200
+
+
 def test_hiding_replays_and_showing_again_restores_it(admin, asker, discussion, db):
     topic, message = discussion["topic"], discussion["message"]
     admin.web_post("hide_answer", message=message, reason="垃圾信息")

@@ -107,9 +107,7 @@ def card_answers(messages: list[dict[str, Any]], version: int) -> tuple[int, int
 def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
           now: int) -> dict[str, Any]:
     """Allow or withdraw public use of one's own message; withdrawing hides dependent cards.
-
-    :raise 404: unknown message; :raise 403: not the author of the message.
-    """
+    :raise 404: unknown message; 403: not its author; 409: allowing one an admin hid."""
     with db.transaction() as conn:
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
         if message is None:
@@ -121,6 +119,8 @@ def share(db: Database, user_id: int, message_id: str, allowed: bool, *,
         # Read again under the lock: a share at the same moment may have changed it, and
         # each would offer the asker to republish.
         now_shared = conn.execute(Q.get_message, {"id": message_id}).fetchone()
+        if allowed and now_shared["hidden_at"] is not None:
+            raise ApiError("invalid_request", "管理员已隐藏这条回答，不能许可公开使用", status=409)
         was_shared = bool(now_shared["share_public"])
         conn.execute(Q.set_message_share, {"share": int(allowed), "id": message_id,
                                            "user_id": user_id})

@@ -223,7 +223,7 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
     """The asker asks an answer's author to allow the answer in the answer card.
 
     Asking again while the author has not read the request adds nothing (``replayed``).
-    :raise 404: unknown message; :raise 403: not the asker of its question;
+    :raise 404: unknown message, or one an admin hid; :raise 403: not the asker of its question;
     :raise 409: the answer is the asker's own, already shared, or about an earlier version
         of the question (a card uses answers to the current one only).
     """
@@ -235,6 +235,8 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
         # at once would each find none pending and each tell the author.
         hold_topic(conn, message["topic_id"])
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
+        if message["hidden_at"] is not None:  # an admin hid it: shown to no one, as reports say
+            raise ApiError("not_found", "发言不存在")
         # (read here, not through topics.get_topic: topics -> cards -> this module)
         topic = as_seen_by(conn.execute(Q.get_topic, {"id": message["topic_id"]}).fetchone(),
                            user_id, unknown="发言不存在")

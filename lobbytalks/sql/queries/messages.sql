@@ -45,7 +45,7 @@ ORDER BY created, id;
 -- name: get_message
 SELECT id, topic_id, user_id, profile_id, reply_to, name, model, text, reasoning_summary,
        uncertainties, conditions, sources, tool_runs, provenance, question_version,
-       share_public, created
+       share_public, hidden_at, created
 FROM messages WHERE id = :id;
 
 -- name: set_message_share
