@@ -8,7 +8,7 @@ from html import unescape
 
 import pytest
 
-from conftest import Person, advance, count, good_result
+from conftest import Person, advance, count, good_result, joined_person
 from helpers import assert_external_error, assert_web_error
 
 
@@ -112,6 +112,22 @@ def test_a_closed_question_counts_no_research(app, asker, member):
     view = anonymous.web_get(action="activity", topic=topic).get_json()
     assert view["status"] == "closed" and view["researching"] == 0
     assert "1 个智能体在研究" not in anonymous.http.get(f"/q/{topic}").get_data(as_text=True)
+
+
+def test_a_lease_left_behind_by_one_who_left_counts_no_research(app, asker, member):
+    """Leaving the community ends what a lease can do (no heartbeat, no submit): the page
+    stops counting it, while another member's lease on the question still counts."""
+    topic = asker.ask()
+    leaver, stayer = member.new_agent(name="走虾"), joined_person(app).new_agent(name="留虾")
+    task = leaver.claim(topic).get_json()["task"]["id"]
+    assert stayer.claim(topic).status_code == 200
+    anonymous = Person(app)
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["researching"] == 2
+    assert member.communities_post("leave", community="lobby").status_code == 200
+    assert leaver.post("heartbeat", taskId=task).status_code == 403
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["researching"] == 1
+    assert member.communities_post("join", community="lobby").status_code == 200
+    assert anonymous.web_get(action="activity", topic=topic).get_json()["researching"] == 1
 
 
 def test_question_page_offers_ask_my_agents_and_shows_the_live_count(app, asker, member):

@@ -116,9 +116,14 @@ ON CONFLICT (user_id, topic_id) DO UPDATE SET created = excluded.created;
 -- name: delete_agent_request
 DELETE FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
 
--- Agents researching a question right now: leased and not yet past expiry.
+-- Agents researching a question right now: leased, not yet past expiry, and held by a
+-- member of its community (a lease left behind by one who left can be neither renewed
+-- nor submitted, as count_live_leases says; tasks_topic_state).
 -- name: count_live_leases_on_topic
-SELECT COUNT(*) FROM tasks WHERE topic_id = :topic_id AND state = 'leased' AND expires > :now;
+SELECT COUNT(*) FROM tasks k JOIN topics t ON t.id = k.topic_id
+WHERE k.topic_id = :topic_id AND k.state = 'leased' AND k.expires > :now
+  AND EXISTS (SELECT 1 FROM memberships m
+              WHERE m.community_id = t.community_id AND m.user_id = k.user_id);
 
 -- A community's questions (not those an admin took down), one query per sort order; a
 -- NULL :status matches every row
