@@ -1224,6 +1224,20 @@ def test_budget_and_quiet_hours_start_no_research(scene):
     assert scene.tasks() == [] and not started(scene)
 
 
+@pytest.mark.parametrize("per_day", [None, "x", -3, [9], 2.5])
+def test_a_budget_file_of_another_shape_counts_no_runs(scene, per_day):
+    """A budget file valid as JSON but edited by hand or damaged (a list, or a day counted
+    by no whole number) stopped every poll with a traceback; it counts no runs, as a
+    missing or unreadable one does."""
+    now = int(scene.world.clock.read_text()) + time.time()
+    days = [time.strftime("%Y-%m-%d", time.localtime(now + shift)) for shift in (-86400, 0, 86400)]
+    budget = [1, 2] if per_day is None else {day: per_day for day in days}
+    scene.state_dir.mkdir(parents=True, exist_ok=True)
+    (scene.state_dir / "budget.json").write_text(json.dumps(budget))
+    code, events = scene.finish(scene.run_once("--daily-budget", "1"))
+    assert code == EXIT_OK and started(scene), events
+
+
 def test_https_to_a_plain_http_server_is_said_at_once_with_the_address_to_give(scene):
     """Seven tries of 20 s each, then exit 4 on "[SSL: UNEXPECTED_EOF_WHILE_READING]" with
     no word of what was wrong."""

@@ -264,11 +264,14 @@ class StateStore:
     # --- the daily budget ------------------------------------------------------------------
 
     def runs_today(self, today: str) -> int:
+        """Runs counted for ``today``; a budget file that is unreadable or of another shape
+        (edited by hand, a damaged disk) counts none, as a missing one does."""
         try:
             data = json.loads((self.root / "budget.json").read_text("utf-8"))
         except (OSError, ValueError):
             return 0
-        return int(data.get(today, 0))
+        runs = data.get(today, 0) if isinstance(data, dict) else 0
+        return runs if type(runs) is int and runs >= 0 else 0
 
     def count_run(self, today: str, attempt: dict[str, Any]) -> None:
         """A research run of ``today``'s budget, for ``attempt`` (refunded if its claim is
