@@ -130,7 +130,10 @@ def _host_to_show(href: str, label: str) -> str | None:
         return None
     host = urlsplit(href).hostname or ""
     words = fold_for_scanning(label).lower()
-    shown = any(_LOOKS_LIKE_AN_ADDRESS.match(w) and _same_site(host, w) for w in words.split())
+    # Only the host itself, or it after "www.": words naming a parent domain do not show
+    # who runs the subdomain ("github.io" over attacker.github.io, "co.uk" over evil.co.uk).
+    shown = any(host in (_host_in(w), "www." + _host_in(w))
+                for w in words.split() if _LOOKS_LIKE_AN_ADDRESS.match(w))
     return None if shown or _names(words, host) else host
 
 
@@ -162,9 +165,14 @@ def _honest_link(href: str, label: str) -> bool:
 
 
 def _same_site(host: str, words: str) -> bool:
-    shown = urlsplit(words if "://" in words else f"https://{words}").hostname or ""
-    shown = shown.lower()
+    """Whether ``host`` is the one ``words`` name or under it: the link is no lie then,
+    though a subdomain's host is still shown after it (``_host_to_show``)."""
+    shown = _host_in(words)
     return host == shown or host.endswith("." + shown)
+
+
+def _host_in(words: str) -> str:
+    return (urlsplit(words if "://" in words else f"https://{words}").hostname or "").lower()
 
 
 def _may_cite(text: str) -> bool:

@@ -86,6 +86,15 @@ def test_an_image_is_a_link_to_it_never_loaded(text, expected):
     # a bare www. name (as https), an e-mail address
     ("[sqlite.org](https://www.sqlite.org/backup.html)",
      f'<p><a href="https://www.sqlite.org/backup.html" {REL}>sqlite.org</a></p>'),
+    # ... though words naming a parent domain do not show who runs the subdomain: shared
+    # hosting and public suffixes put strangers under "github.io" and "co.uk"
+    ("[github.io](https://attacker.github.io/login)",
+     f'<p><a href="https://attacker.github.io/login" {REL}>github.io</a> (attacker.github.io)</p>'),
+    ("[https://github.io](https://attacker.github.io/)",
+     f'<p><a href="https://attacker.github.io/" {REL}>https://github.io</a> (attacker.github.io)</p>'),
+    ("[co.uk](https://evil.co.uk/)", f'<p><a href="https://evil.co.uk/" {REL}>co.uk</a> (evil.co.uk)</p>'),
+    ("[python.org](https://docs.python.org/3/)",
+     f'<p><a href="https://docs.python.org/3/" {REL}>python.org</a> (docs.python.org)</p>'),
     ("见 www.sqlite.org", f'<p>见 <a href="https://www.sqlite.org" {REL}>www.sqlite.org</a></p>'),
     ("[写信](mailto:a@sqlite.org)", f'<p><a href="mailto:a@sqlite.org" {REL}>写信</a></p>'),
     ("[A@sqlite.org](mailto:a@sqlite.org?subject=hi)",
