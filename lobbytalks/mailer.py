@@ -60,11 +60,19 @@ _SCHEME = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*):(?=//)")
 # a dot between parts of a name whose next part holds a letter, in any script ("例子.com",
 # "Евил.com"), not one between digits ("3.14", "v1.2")
 _NAME_DOT = re.compile(r"(?<=[\w-])\.(?=[\w-]*[^\W\d_])")
+# the dots a browser reads as "." in a host ("evil。com"), between Latin names only: a
+# Chinese sentence's full stop stays as it is
+_WIDE_DOT = re.compile(r"(?i)(?<=[a-z0-9-])[\u3002\uff0e\uff61](?=[a-z0-9-]*[a-z])")
+# an IPv4 address ("203.0.113.9/login"), whose dots are all between digits
+_IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?!\w|\.\d)")
 
 
 def unlinkable(text: str) -> str:
-    """``text`` with nothing a mail client would make a link of (a scheme, a dotted name)."""
-    return _NAME_DOT.sub("[.]", _SCHEME.sub(r"\1[:]", text))
+    """``text`` with nothing a mail client would make a link of (a scheme, a dotted name,
+    an IPv4 address)."""
+    text = _NAME_DOT.sub("[.]", _SCHEME.sub(r"\1[:]", text))
+    text = _WIDE_DOT.sub(lambda dot: f"[{dot[0]}]", text)
+    return _IPV4.sub(lambda address: address[0].replace(".", "[.]"), text)
 SECURITY = ("starttls", "ssl", "none")
 
 

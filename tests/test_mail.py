@@ -530,6 +530,10 @@ def test_a_strangers_address_in_a_title_reaches_mail_defanged(settings, smtp, st
     ("请访问 例子.com/login", "请访问 例子[.]com/login"),
     ("Евил.com и evil.com", "Евил[.]com и evil[.]com"),
     ("版本 3.14 与 v1.2", "版本 3.14 与 v1.2"),          # numbers are no names
+    ("见 203.0.113.9/login 或 10.0.0.1", "见 203[.]0[.]113[.]9/login 或 10[.]0[.]0[.]1"),
+    ("版本 1.2.3 与 1.2.3.4.5", "版本 1.2.3 与 1.2.3.4.5"),  # no address: three or five parts
+    ("evil。com 与 evil．com/x", "evil[。]com 与 evil[．]com/x"),  # dots a browser reads as "."
+    ("我同意。Next 好。下一个", "我同意。Next 好。下一个"),  # a sentence's full stop is no dot
     ("ftp://a.example", "ftp[:]//a[.]example"),
     ("见https://a.example", "见https[:]//a[.]example"),      # after a Chinese character too
     ("x_https://a.example", "x_https[:]//a[.]example"),
