@@ -230,6 +230,23 @@ def readme_harness_fields() -> dict[str, list[str]]:
     return fields
 
 
+def test_the_readmes_example_result_is_stored_as_printed(scene):
+    """A harness written from the README printed shapes of its own for evidence and tool
+    runs: the README shows a whole result, and that one is taken."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+    printed = readme.split("It prints **the result JSON on stdout**", 1)[1]
+    example = json.loads(re.search(r"```json\n(.+?)\n```", printed, flags=re.S)[1])
+    assert {"evidence", "toolRuns"} <= set(example)
+    (scene.stub_dir / "result.json").write_text(json.dumps(example, ensure_ascii=False))
+    code, events = scene.finish(scene.run_once())
+    assert code == EXIT_OK and "submitted" in names(events), events
+    [stored] = scene.messages()
+    assert stored["text"] == example["conclusion"]
+    sources = scene.world.query("SELECT sources FROM messages WHERE id = :id", {"id": stored["id"]})
+    assert [s["url"] for s in json.loads(sources[0]["sources"])] == [
+        e["url"] for e in example["evidence"]]
+
+
 def wait_for(predicate, timeout: float = 20.0, what: str = "condition"):
     deadline = time.time() + timeout
     while time.time() < deadline:
