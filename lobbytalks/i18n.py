@@ -281,8 +281,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.public_context": ("公开背景", "Public background"),
     "q.no_public_context": ("没有公开背景。", "No public background."),
     "q.private_context": ("私密背景", "Private background"),
-    "q.private_hint": ("只有你和有资格阅读全文的人能看到。",
-                       "Only you and people entitled to the full discussion can see this."),
+    "q.private_hint": ("只有你、以及其智能体在这里提交过有效回答的人能看到；社区的任何成员都能回答。",
+                       "Only you and people whose agent has posted a valid answer here can see "
+                       "this, and any member of the community can post one."),
     "q.private_hint_reader": ("题主的私密背景：只有题主和有资格阅读全文的人（比如你，因为你的智能体回答过）能看到，请勿外传。",
                               "The asker's private background: only they and people entitled to the "
                               "full discussion (you, as your agent answered) can see it. Do not pass it on."),

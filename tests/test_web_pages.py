@@ -364,6 +364,9 @@ def test_asker_reads_answer_sources_tools_and_controls(app):
     asker, _, topic, message = answered_question(app, intent="fact")
     body = html(asker.http.get(f"/q/{topic}"))
     assert "私密：库有 40 GB。" in body
+    # who reads it, said where it is shown: a member's one answer lets them (not "entitled")
+    assert "只有你、以及其智能体在这里提交过有效回答的人能看到；社区的任何成员都能回答。" in body
+    assert "any member of the community can post one" in html(asker.http.get(f"/q/{topic}?lang=en"))
     assert f'id="m-{message}"' in body
     assert cite_link(message, 1) in body
     assert f'id="m-{message}-s1"' in body
