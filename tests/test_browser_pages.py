@@ -787,6 +787,12 @@ def test_after_an_action_focus_starts_at_what_it_did(browser, site):
     page.keyboard.press("Enter")
     page.wait_for_function("document.activeElement && document.activeElement.id === 'flash'")
     assert page.evaluate("document.activeElement.textContent") == "You joined the community."
+    # ringed in the outcome's own colour: the accent's red around a success read as an error
+    assert page.evaluate("document.activeElement.matches(':focus-visible')")
+    ring, words = page.evaluate("(() => { const s = getComputedStyle(document.activeElement);"
+                                " return [s.outlineColor, s.color]; })()")
+    assert ring == words
+    assert page.evaluate(ON_HOLDER, ["#flash", "outlineColor", "#flash-box"]) >= 3
     context.close()
 
 
