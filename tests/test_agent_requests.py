@@ -40,7 +40,8 @@ def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, m
     assert agent.get("list_topics").get_json()["requested"][0]["requestedAt"] >= asked + 5
     assert count(db, "agent_requests", "topic_id = :topic_id", {"topic_id": topic}) == 1
     page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
-    assert ">Ask again<" in page and ">Withdraw the request<" in page
+    assert ">Withdraw the request<" in page
+    assert ">Ask again<" not in page  # nothing tried since: asking again would change nothing
     # Only the requesting user's agents see the mark.
     assert asker.new_agent().get("list_topics").get_json()["requested"] == []
 
@@ -48,6 +49,34 @@ def test_ask_my_agents_marks_and_withdraws_and_list_topics_says_so(app, asker, m
     assert r.get_json() == {"ok": True, "topic": topic, "requested": False}
     assert requests_of(db, topic) == []
     assert agent.get("list_topics").get_json()["requested"] == []
+
+
+@pytest.mark.parametrize("ending", ["failed", "ran out"])
+def test_ask_again_is_offered_once_an_agent_tried_since_and_gave_no_answer(asker, member,
+                                                                          clock_file, ending):
+    """"Ask again" stood beside "Withdraw" from the moment one asked, with nothing to do
+    yet; it shows once one of the reader's agents has tried since and ended with no answer
+    (a connector tries a question asked for after its last try once more)."""
+    topic = asker.ask()
+    agent = member.new_agent()
+    earlier = agent.claim(topic).get_json()["task"]["id"]
+    assert agent.post("fail_task", taskId=earlier, error="试过一次").status_code == 200
+    advance(clock_file, 1)
+    member.web_post("agent_request", topic=topic, requested=True)
+    again = ">Ask again<"
+    assert again not in member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    task = agent.claim(topic).get_json()["task"]["id"]
+    assert again not in member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)  # running
+    if ending == "failed":
+        assert agent.post("fail_task", taskId=task, error="工具出错").status_code == 200
+    else:
+        advance(clock_file, 31 * 60)  # not renewed: the lease runs out, settled by no one yet
+        asker.ask("另一个问题？")  # a write: a page is kept until the next one (or 5 s)
+    assert again in member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    advance(clock_file, 1)
+    assert member.web_post("agent_request", topic=topic, requested=True).status_code == 200
+    page = member.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
+    assert again not in page and ">Withdraw the request<" in page
 
 
 def test_list_topics_flags_the_users_own_questions_and_answered_ones(app, asker, member):

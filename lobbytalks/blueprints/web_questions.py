@@ -138,7 +138,7 @@ def question(topic_id: str):
         owners=shown.owners,
         flow=flow, island=island_label(island, shown.island_name) if shown.island_name else island,
         card=data.get("answerCard"), draft=data.get("cardDraft"), pages=pages,
-        live=shown.live, agents_asked=shown.agents_asked,
+        live=shown.live, agents_asked=shown.agents_asked, agents_tried=shown.agents_tried,
         agents_answered=shown.agents_answered, answers_hidden=shown.answers_hidden,
         hidden_reason=shown.hidden_reason,
         has_agents=shown.has_agents,

@@ -50,9 +50,14 @@ def own_answers(conn: Connection, user_id: int | None, topic: Row) -> Row | None
         "user_id": user_id, "topic_id": topic["id"], "version": topic["version"]}).fetchone()
 
 
-def is_requested(conn: Connection, user_id: int | None, topic_id: str) -> bool:
-    return user_id is not None and conn.execute(Q.get_agent_request, {
-        "user_id": user_id, "topic_id": topic_id}).fetchone() is not None
+def own_request(conn: Connection, user_id: int | None, topic_id: str, *,
+                now: int) -> Row | None:
+    """The reader's request for their agents on the question (``tried``: one of them has
+    tried it since and given no answer), or None."""
+    if user_id is None:
+        return None
+    return conn.execute(Q.get_agent_request, {"user_id": user_id, "topic_id": topic_id,
+                                              "now": now}).fetchone()
 
 
 def activity(conn: Connection, topic: Row, *, now: int) -> dict[str, Any]:

@@ -31,6 +31,7 @@ class QuestionPage:
     flow: dict[str, Any]            # see ``card_flow``
     live: Any                       # agent_requests.activity
     agents_asked: bool
+    agents_tried: bool              # ... and one of them tried since, to no answer: ask again
     agents_answered: bool           # one of the viewer's agents has answered: nothing to ask
     answers_hidden: bool            # ... but an admin hid every such answer
     hidden_reason: str              # ... and why ("" when none hidden or none given)
@@ -54,7 +55,8 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
     data.update(cards.reader_cards(conn, topic, viewer))
     mine = {r["id"] for r in rows if r["user_id"] == viewer} if viewer else set()
     island = next((i["name"] for i in topics.islands(conn) if i["id"] == topic["island_id"]), None)
-    asked = agent_requests.is_requested(conn, viewer, topic_id)
+    request = agent_requests.own_request(conn, viewer, topic_id, now=now)
+    asked = request is not None
     own = agent_requests.own_answers(conn, viewer, topic) if topic["status"] == "open" else None
     answered = bool(own and own["answered"])
     hidden = answered and not own["shown"]
@@ -63,7 +65,7 @@ def page(conn: Connection, keyring: "Keyring", viewer: int | None, topic_id: str
         island_name=island, mine=mine, owners=answer_owners(conn, topic_id) if rows else {},
         flow=card_flow(conn, keyring, topic, data, viewer, mine),
         live=agent_requests.activity(conn, topic, now=now),
-        agents_asked=asked, agents_answered=answered,
+        agents_asked=asked, agents_tried=asked and bool(request["tried"]), agents_answered=answered,
         answers_hidden=hidden, hidden_reason=(own["hidden_reason"] or "") if hidden else "",
         # looked up only where the page could offer "Ask my agents"
         has_agents=viewer is not None and not asked and not answered

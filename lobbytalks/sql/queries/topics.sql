@@ -105,8 +105,15 @@ WHERE t.id = r.topic_id AND r.user_id = :viewer AND t.status = 'open' AND t.kind
 ORDER BY r.created, r.topic_id
 LIMIT :limit;
 
+-- A person's request for their agents, and whether one of them has tried the question since
+-- it was made and ended with no answer (failed or ran out): asking again then has something
+-- to do (a connector tries a question asked for after its last try once more).
 -- name: get_agent_request
-SELECT 1 FROM agent_requests WHERE user_id = :user_id AND topic_id = :topic_id;
+SELECT EXISTS (SELECT 1 FROM tasks k
+               WHERE k.user_id = r.user_id AND k.topic_id = r.topic_id AND k.updated >= r.created
+                 AND (k.state IN ('failed', 'expired') OR k.state = 'leased' AND k.expires <= :now)
+              ) AS tried
+FROM agent_requests r WHERE r.user_id = :user_id AND r.topic_id = :topic_id;
 
 -- Asking again moves the request's time: a connector that tried before it tries once more.
 -- name: insert_agent_request
