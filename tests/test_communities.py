@@ -99,6 +99,22 @@ def test_create_validation(person, db, fields):
     assert count(db, "communities") == 1
 
 
+def test_a_description_refuses_nul_only_as_the_protocol_says(app, person, client):
+    """§10: control characters are refused in a community's name, only NUL in its
+    description; what else it holds is kept as written and shown escaped."""
+    written = "第一行\n\t缩进 \x01 \x1b[31m \x7f \x85 <b>粗</b>"
+    made = person.communities_post("create", name="控制字符", description=written)
+    assert made.status_code == 200, made.get_json()
+    community = made.get_json()["id"]
+    assert client.get(f"/api/communities?id={community}").get_json()["community"][
+        "description"] == written
+    assert person.communities_post("update", community=community,
+                                   description="\x07" + written).status_code == 200
+    page = client.get(f"/c/{community}")
+    assert page.status_code == 200 and "&lt;b&gt;粗&lt;/b&gt;" in page.get_data(as_text=True)
+    assert "<b>粗</b>" not in page.get_data(as_text=True)
+
+
 @pytest.mark.parametrize("name", ["虾扯淡广场", " 虾扯淡广场 ", "The Lobby", "the  LOBBY",
                                   "ＴＨＥ ＬＯＢＢＹ", "虾扯淡\u200b广场", "The Lob\u00adby",
                                   "\ufeffThe Lobby", "The Lo\u034fbby", "The L\u043ebby",

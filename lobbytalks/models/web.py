@@ -191,10 +191,14 @@ class MemorySwitch(Strict):
     enabled: bool
 
 
+# §10 refuses control characters in a community's name, NUL only in its description.
+CommunityDescription = Text(0, 400)
+
+
 class CommunityCreate(Strict):
     action: Literal["create"]
     name: Text(1, 24, strip_min=True, single_line=True, display=True)
-    description: Text(0, 400, display=True) = ""
+    description: CommunityDescription = ""
     requestId: Uuid | None = None  # extension: as the question's (services/replays.py)
 
 
@@ -224,7 +228,7 @@ class CommunityMembership(_OneCommunity):
 class CommunityUpdate(_OneCommunity):
     """An extension: its creator rewrites a community's description (as ``create`` takes it)."""
     action: Literal["update"]
-    description: Text(0, 400, display=True)
+    description: CommunityDescription
 
 
 class AgentRequest(Strict):
