@@ -34,7 +34,6 @@ from .stop_signals import STOP_SIGNALS
 ChildMain = Callable[[Callable[[], None]], None]
 
 POLL_SECONDS = 0.2
-READY_TIMEOUT_SECONDS = 120     # migrating a large database can take a while
 STOP_GRACE_SECONDS = 10         # a child drains for 4 s, then waits 5 s at most (``draining``)
 PARENT_CHECK_SECONDS = 1.0
 
@@ -150,7 +149,9 @@ class Supervisor:
         self._stopping = True
 
     def _start(self, slot: int, restart: bool = False) -> bool:
-        """Fork one child and wait until it serves; False if it died first."""
+        """Fork one child and wait until it serves; False if it died first. No deadline:
+        the first child migrates the database (or waits for another process doing it, or
+        re-indexes), which takes as long as the database is large; a failing one says why."""
         ready_r, ready_w = os.pipe()
         parent = os.getpid()
         self.first_of_run = slot == 0 and not restart
@@ -161,8 +162,7 @@ class Supervisor:
         os.close(ready_w)
         self._children[pid] = _Child(slot, pid, time.monotonic())
         try:
-            deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-            while not self._stopping and time.monotonic() < deadline:
+            while not self._stopping:
                 readable, _, _ = select.select([ready_r], [], [], POLL_SECONDS)
                 if readable:
                     if os.read(ready_r, 1):

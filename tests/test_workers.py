@@ -189,6 +189,19 @@ def test_a_child_that_cannot_start_stops_the_whole_server(tmp_path):
     assert not running.serves()
 
 
+def test_a_first_child_slow_to_start_is_waited_for(tmp_path):
+    """Readiness had a deadline of two minutes: a first worker migrating a large database
+    (or re-indexing it) past it was stopped, its work rolled back, and the server exited 1
+    without a word, at every restart again."""
+    running = Supervised(tmp_path, "slow-start")
+    try:
+        assert len(running.wait_for_children(2)) == 2
+        assert running.proc.poll() is None and running.serves()
+    finally:
+        code, _ = running.stop()
+    assert code == 0
+
+
 def test_a_crashing_child_is_restarted_ever_more_slowly(tmp_path):
     running = Supervised(tmp_path, "crash")
     deadline = time.monotonic() + 30
