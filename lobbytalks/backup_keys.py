@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import crypto, key_rotation, keystore
-from .dbfile import OpsError, holds_a_database, open_existing, list_sealed_key_ids, stamp
+from .dbfile import (OpsError, holds_a_database, open_existing, list_sealed_key_ids,
+                     refuse_what_is_no_file, stamp)
+from .dbswap import unused_name
 
 
 def key_file_for(backup_file: str | Path) -> Path:
@@ -27,6 +29,7 @@ def refuse_a_key_of_no_backup(dest: Path, backup_file: Path) -> None:
     beside it: then ``dest`` is some other key (another installation's
     ``LOBBYTALKS_SECRET_KEY_FILE``, a TLS key), never ours to replace. Asked before the
     backup is made, by the one command that writes a backup's key."""
+    refuse_what_is_no_file(dest)
     if dest.name == "secret.key" and dest.exists():
         raise OpsError(f"refusing to overwrite {dest}: it is the name a data folder keeps its "
                        f"secret key under; choose another name for the backup")
@@ -44,6 +47,7 @@ def export_key(env_value: str, key_path: Path, dest: Path, *, force: bool = Fals
     if dest.exists():
         if not force:
             raise OpsError(f"{dest} already exists; pass --force to overwrite it")
+        refuse_what_is_no_file(dest)
         dest.unlink()
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -67,7 +71,8 @@ def install_key(source: Path, key_path: Path, now: int) -> Path | None:
         with contextlib.suppress(crypto.SecretKeyProblem, OSError, UnicodeDecodeError):
             if crypto.Keyring.parse(key_path.read_text("utf-8")) == new:
                 return None
-        kept = key_path.with_name(f"{key_path.name}.before-restore-{stamp(now)}")
+        # (a second restore in the same second keeps its own, as the database does)
+        kept = unused_name(key_path, f"before-restore-{stamp(now)}")
         os.replace(key_path, kept)
     keystore.save_keyring(new, key_path)
     return kept

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,10 +177,26 @@ def holds_a_database(path: Path) -> bool:
         return False
 
 
+def refuse_what_is_no_file(dest: Path) -> None:
+    """:raise OpsError: ``dest`` exists and is no regular file (a device, a pipe, a
+    socket; through a link too), which --force never replaces: a device read as an empty
+    file and was swapped for the backup, and a pipe's read waited for ever."""
+    try:
+        regular = stat.S_ISREG(os.stat(dest).st_mode)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OpsError(f"cannot read {dest}: {exc.strerror or exc}") from None
+    if not regular:
+        raise OpsError(f"refusing to overwrite {dest}: it is not a regular file (--force "
+                       f"replaces an older backup, nothing else)")
+
+
 def refuse_what_is_no_database(dest: Path) -> None:
     """:raise OpsError: ``dest`` holds something else than a SQLite database: --force
     replaces an older backup, never a key file (``LOBBYTALKS_SECRET_KEY_FILE`` names it
     anywhere), a setting's file or a document."""
+    refuse_what_is_no_file(dest)
     try:
         head = _head(dest)
     except OSError as exc:

@@ -88,6 +88,33 @@ def test_force_replaces_an_older_backup_and_nothing_else(app, tmp_path, content)
     assert ops.check(dest).ok
 
 
+@pytest.mark.parametrize("made", ["a pipe", "a link to a device"])
+def test_force_replaces_no_device_or_pipe(app, tmp_path, made):
+    """A device read as an empty file, and --force swapped it for the backup (as root,
+    /dev/null became a file); a pipe's read waited for ever. Its key beside it alike."""
+    Person(app, username="alice").register()
+    data_dir = app.config["LOBBYTALKS"].settings.data_dir
+    for name in ("b.db", "c.db.key"):
+        path = tmp_path / name
+        if made == "a pipe":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/null")
+    for dest in ("b.db", "c.db"):
+        cli = subprocess.run(
+            [sys.executable, "-m", "lobbytalks", "backup", "--force", "--with-key",
+             "--data-dir", data_dir, str(tmp_path / dest)],
+            capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent)
+        refused = tmp_path / ("b.db" if dest == "b.db" else "c.db.key")
+        assert cli.returncode == 1, cli
+        assert f"refusing to overwrite {refused}: it is not a regular file" in cli.stderr
+        assert not (tmp_path / "c.db").exists()  # (refused before the backup was made)
+    for name in ("b.db", "c.db.key"):
+        path = tmp_path / name
+        assert (stat.S_ISFIFO(path.lstat().st_mode) if made == "a pipe" else path.is_symlink())
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
 def test_a_folder_or_a_place_it_cannot_write_is_named_as_given(app, tmp_path, monkeypatch):
     """The folder was found only once the whole copy was made, and either failure named
     the hidden file being written (".b.db.1234.partial")."""
@@ -585,6 +612,12 @@ def test_key_export_install_and_check(app, tmp_path, make_person):
     kept = ops.install_key(exported, key_path, now=0)
     assert kept == key_path.with_name("secret.key.before-restore-19700101T000000Z")
     assert ops.check_key(path, "", key_path).matches is True
+    # a second restore in the same second kept its key under the same name, over the
+    # first one's: the installation's key before both was lost
+    again = ops.install_key(other, key_path, now=0)
+    assert again == key_path.with_name("secret.key.before-restore-19700101T000000Z-2")
+    assert kept.read_text().endswith("k1:" + "A" * 43 + "=\n")
+    assert again.read_text() == exported.read_text()
 
 
 def test_check_key_needs_no_key_without_private_context(app):
