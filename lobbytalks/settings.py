@@ -183,7 +183,8 @@ class Settings:
                 continue
             name = ENV_PREFIX + f.name.upper()
             raw = env.get(name)
-            if raw is None and f.metadata.get("from_file") and env.get(name + "_FILE"):
+            # empty is unset (a compose file's `X=`), so its _FILE is read all the same
+            if not raw and f.metadata.get("from_file") and env.get(name + "_FILE"):
                 raw = _read_setting_file(name + "_FILE", env[name + "_FILE"])
             if raw is not None and raw != "":
                 values[f.name] = _convert(f.type, raw, name)
@@ -235,7 +236,10 @@ def _read_setting_file(name: str, path: str) -> str:
             data = file.read(SETTING_FILE_LIMIT + 1)
         if len(data) > SETTING_FILE_LIMIT:
             raise SettingsError(f"{name}: {path} is larger than a setting can be (64 KiB)")
-        return data.decode("utf-8").strip()
+        value = data.decode("utf-8").strip()
+        if not value:  # a secret not yet written: read as unset, a new key or SQLite took over
+            raise SettingsError(f"{name}: {path} is empty")
+        return value
     except OSError as exc:
         raise SettingsError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -55,6 +55,24 @@ def test_secret_settings_accept_files(tmp_path):
     assert shown["LOBBYTALKS_ADMIN_PASSWORD"] == "****"
 
 
+def test_an_empty_value_reads_its_file_and_an_empty_file_is_refused(tmp_path):
+    """`LOBBYTALKS_DATABASE_URL=` beside its _FILE (a compose file's empty default) made
+    the file unread: SQLite in the data folder and a new key, each container its own."""
+    url, key, empty = tmp_path / "url", tmp_path / "key", tmp_path / "empty"
+    url.write_text("postgresql://lt:pw@db.example/lt\n")
+    key.write_text("k1:" + "A" * 43 + "=\n")
+    empty.write_text("\n")
+    loaded = Settings.load({"LOBBYTALKS_DATABASE_URL": "", "LOBBYTALKS_DATABASE_URL_FILE": str(url),
+                            "LOBBYTALKS_SECRET_KEY": "", "LOBBYTALKS_SECRET_KEY_FILE": str(key)})
+    assert loaded.uses_postgres and loaded.database_url == "postgresql://lt:pw@db.example/lt"
+    assert loaded.secret_key == "k1:" + "A" * 43 + "="
+    assert Settings.load({"LOBBYTALKS_DATABASE_URL": "postgresql://direct/x",
+                          "LOBBYTALKS_DATABASE_URL_FILE": str(url)}).database_url == "postgresql://direct/x"
+    with pytest.raises(SettingsError) as refused:
+        Settings.load({"LOBBYTALKS_SECRET_KEY_FILE": str(empty)})
+    assert str(refused.value) == f"LOBBYTALKS_SECRET_KEY_FILE: {empty} is empty"
+
+
 def test_a_setting_file_that_is_no_utf8_text_is_one_line_naming_it(tmp_path):
     """Its refusal failed on itself: a traceback (AttributeError: no strerror)."""
     saved = tmp_path / "utf16-password"
