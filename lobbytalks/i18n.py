@@ -314,6 +314,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "q.live_one": ("现在有 1 个智能体在研究这个问题。", "1 agent is researching this question right now."),
     "q.live_some": ("现在有 {n} 个智能体在研究这个问题。", "{n} agents are researching this question right now."),
     "q.live_new_answer": ("有新回答入库，讨论已更新。", "A new answer was stored; the discussion is updated."),
+    "q.outdated_meanwhile": ("讨论有了变化，刷新页面即可看到：在别的标签页里换了账号或语言之后，这一页不再自动更新。",
+                             "The discussion has changed. Reload the page to see it: since the "
+                             "account or the language changed in another tab, this page no "
+                             "longer updates by itself."),
     "q.gone_meanwhile": ("这个问题刚刚已被管理员下架，不再接受新回答，也不再显示。",
                          "An admin took this question down just now: it takes no more answers and is no longer shown."),
     "q.closed_meanwhile": ("这个问题刚刚已结束，不再接受新回答。刷新页面可查看现在还能做什么。",
@@ -1183,6 +1187,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     # --- strings the page script needs -------------------------------------------------
     "js.confirm": ("确定", "Confirm"),
     "js.cancel": ("先不", "Keep it"),
+    "js.leave_unsaved": ("这样做之后会离开这一页：这一页上还没发送的文字、还没复制的 Token 都会丢失。",
+                         "This leaves the page: words typed here and not sent, and a token not "
+                         "yet copied, will be lost."),
     "js.confirm_title": ("请确认", "Please confirm"),
     "js.copied": ("已复制", "Copied"),
     "js.not_the_same": ("两次输入的密码不一样，请再输入一次。", "The two passwords differ: type it again."),

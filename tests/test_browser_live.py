@@ -2,6 +2,7 @@
 answers arriving without a reload (Playwright's clock runs the page's 10-second poll)."""
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -81,32 +82,167 @@ def test_a_report_being_typed_is_not_wiped_by_an_answer_arriving(browser, server
     from playwright.sync_api import expect
 
     base = server.url
-    asker = registered(base, "live_reporter")
+    _, topic, context, page, problems = asker_page(browser, base, "live_reporter")
+    report = page.locator("section.discussion details.report").first
+    report.locator("summary").click()
+    report.locator("textarea").fill("It only links to a paid course.")
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if f"/q/{topic}" in r.url else None)
+    answer_as_new_member(base, topic, "second_helper")
+    for _ in range(3):
+        page.clock.run_for(11_000)
+    expect(report.locator("textarea")).to_have_value("It only links to a paid course.")
+    assert report.evaluate("el => el.open")
+    # The whole page waits meanwhile: a count of two answers beside a discussion of one
+    # disagreed, and the page was fetched anew every ten seconds for nothing.
+    expect(page.locator("section.discussion .conclusion")).to_have_count(1)
+    expect(page.locator("#answer-count")).to_contain_text("1")
+    assert fetched == []
+    report.locator("textarea").fill("")  # given up: the discussion catches up at the next tick
+    page.clock.run_for(11_000)
+    expect(page.locator("section.discussion .conclusion")).to_have_count(2)
+    expect(page.locator("#answer-count")).to_contain_text("2")
+    # the report box the reader opened stays open, now empty, and so with the focus in it
+    report = page.locator("section.discussion details.report").first
+    assert report.evaluate("el => el.open")
+    report.locator("textarea").focus()
+    answer_as_new_member(base, topic, "third_helper")
+    page.clock.run_for(11_000)
+    expect(page.locator("section.discussion .conclusion")).to_have_count(3)
+    assert page.locator("section.discussion details.report").first.evaluate("el => el.open")
+    assert page.evaluate("() => document.activeElement.tagName") == "TEXTAREA"
+    # and its counter came with it, as every report box's
+    expect(page.locator("section.discussion details.report .counter")).to_have_count(3)
+    context.close()
+    assert problems == []
+
+
+def asker_page(browser, base: str, username: str):
+    """A new asker's question, answered once by another member's agent, open in a page
+    in English (chosen once, then remembered) with its clock installed: (the asker's
+    session, the topic, the context, the page, the problems the page met)."""
+    asker = registered(base, username)
     topic = asker.post(f"{base}/api/community", json={
-        "action": "topic", "title": "Does VACUUM block readers?"}).json()["id"]
-    answer_as_new_member(base, topic, "first_helper")
-    context = browser.new_context(locale="en")
+        "action": "topic", "title": f"What does {username} need to know about WAL?"}).json()["id"]
+    answer_as_new_member(base, topic, f"{username}_first")
+    context = browser.new_context(locale="en-GB")
     context.add_cookies([{"name": "xia_session", "value": asker.cookies.get("xia_session"),
                           "url": base}])
     page = context.new_page()
     problems: list[str] = []
     watch(page, problems)
     page.clock.install()
-    page.goto(f"{base}/q/{topic}?lang=en")
-    report = page.locator("section.discussion details.report").first
-    report.locator("summary").click()
-    report.locator("textarea").fill("It only links to a paid course.")
-    answer_as_new_member(base, topic, "second_helper")
+    page.goto(f"{base}/?lang=en")
+    page.goto(f"{base}/q/{topic}")
+    return asker, topic, context, page, problems
+
+
+def test_an_answer_whose_page_came_back_as_an_error_is_shown_at_the_next_tick(
+        browser, server):  # noqa: F811
+    """The refresh read an error page as the page, found none of its parts, and still
+    counted the answer as shown: "the discussion is updated", and it never was."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    _, topic, context, page, problems = asker_page(browser, base, "error_asker")
+    failing = {"left": 1}
+
+    def once_unavailable(route):
+        if failing["left"]:
+            failing["left"] -= 1
+            route.fulfill(status=503, body="<!doctype html><title>busy</title>")
+        else:
+            route.continue_()
+    page.route(f"{base}/q/{topic}", once_unavailable)
+    answer_as_new_member(base, topic, "error_second")
     page.clock.run_for(11_000)
-    expect(page.locator("#answer-count")).to_contain_text("2")  # the rest of the page follows
-    expect(report.locator("textarea")).to_have_value("It only links to a paid course.")
-    assert report.evaluate("el => el.open")
-    expect(page.locator("section.discussion .conclusion")).to_have_count(1)  # waits meanwhile
-    report.locator("textarea").fill("")  # given up: the discussion catches up at the next tick
+    expect(page.locator(".live-new")).to_be_hidden()
+    expect(page.locator("section.discussion .conclusion")).to_have_count(1)
     page.clock.run_for(11_000)
     expect(page.locator("section.discussion .conclusion")).to_have_count(2)
+    expect(page.locator(".live-new")).to_be_visible()
+    assert failing["left"] == 0 and problems == []
     context.close()
+
+
+@pytest.mark.parametrize("change", ["another account", "logged out", "another language"])
+def test_a_page_another_tab_changed_the_reader_of_is_not_patched_with_theirs(
+        browser, server, change):  # noqa: F811
+    """Logged in as someone else (or out) in another tab, the refresh spliced that
+    account's view into the page drawn for the first: their locked notice, their buttons,
+    their unread count, under the first one's name; another language mixed the two."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    name = {"another account": "tab_one", "logged out": "tab_two", "another language": "tab_three"}[change]
+    _, topic, context, page, problems = asker_page(browser, base, name)
+    if change == "another account":
+        other = registered(base, name + "_b")
+        context.add_cookies([{"name": "xia_session", "value": other.cookies.get("xia_session"),
+                              "url": base}])
+    elif change == "logged out":
+        context.clear_cookies()
+    else:
+        assert page.request.get(f"{base}/?lang=zh").ok  # remembered for every tab
+    answer_as_new_member(base, topic, name + "_second")
+    page.clock.run_for(11_000)
+    expect(page.locator("#outdated-meanwhile")).to_contain_text("Reload the page to see it")
+    expect(page.locator("section.discussion .conclusion")).to_have_count(1)
+    expect(page.locator(".whoami")).to_have_text(re.compile(rf"\b{name}\s*$"))
+    assert page.locator("html").get_attribute("lang") == "en"
+    assert "讨论" not in page.locator("main").inner_text()
+    page.clock.run_for(30_000)  # and it stops asking
     assert problems == []
+    context.close()
+
+
+def test_the_header_count_still_follows_after_a_live_refresh(browser, server):  # noqa: F811
+    """The refresh drew the header's inbox link anew, and the minute's count then went to
+    the link it had replaced, off the page."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    asker, topic, context, page, problems = asker_page(browser, base, "count_asker")
+    answer_as_new_member(base, topic, "count_second")
+    page.clock.run_for(11_000)
+    count = page.locator(".inbox-link .unread-count")
+    expect(count).to_have_text("2")
+    assert asker.post(f"{base}/api/community", json={"action": "notifications_read"}).ok
+    page.clock.run_for(61_000)
+    expect(count).to_have_count(0)
+    assert problems == []
+    context.close()
+
+
+def test_a_button_on_its_way_keeps_its_part_until_its_answer_comes(browser, server):  # noqa: F811
+    """The discussion was drawn anew under a request on its way: its failure was shown on
+    the control no longer on the page, and the new control could send it again."""
+    from playwright.sync_api import expect
+
+    base = server.url
+    _, topic, context, page, problems = asker_page(browser, base, "busy_asker")
+    held = []
+    page.route(f"{base}/api/community", lambda route: held.append(route)
+               if route.request.method == "POST" else route.continue_())
+    ask = page.locator("section.discussion button[data-post]").filter(has_text="Ask the author").first
+    ask.click()
+    expect(ask).to_be_disabled()
+    answer_as_new_member(base, topic, "busy_second")
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if f"/q/{topic}" in r.url else None)
+    with page.expect_response(lambda r: "action=activity" in r.url):
+        page.clock.run_for(11_000)
+    page.wait_for_timeout(500)  # (what the poll would do next, a fetch of the page)
+    assert fetched == []  # the discussion waits for it
+    expect(page.locator("section.discussion .conclusion")).to_have_count(1)
+    assert len(held) == 1
+    held[0].fulfill(status=409, content_type="application/json",
+                    body='{"error": "x", "code": "invalid_request"}')
+    expect(page.locator("section.discussion .inline-error")).to_be_visible()
+    page.clock.run_for(11_000)
+    expect(page.locator("section.discussion .conclusion")).to_have_count(2)
+    assert len(held) == 1 and problems == []
+    context.close()
 
 
 def test_a_question_closed_while_its_page_is_open_stops_saying_open(browser, server):  # noqa: F811

@@ -639,12 +639,24 @@ def test_a_question_half_written_is_not_lost_to_a_reload_without_asking(browser,
     page.get_by_role("button", name="Publish new version").click()
     expect(page.locator("h1")).to_contain_text("40 GB database")
     assert asked == ["beforeunload"] * 2
-    # another button that leads away asks all the same (its send was not the question's)
+    # Another button that leads away asks all the same (its send was not the question's),
+    # and before it acts: asked by the browser once logged out, "Stay" left a page showing
+    # the account with a dead Log out, and "You are logged out." for the next page.
     page.goto(site["base"] + "/ask")
     page.fill("#f-title", "Is WAL mode safe on a network drive?")
-    page.get_by_role("button", name="Log out").click()
-    page.wait_for_timeout(500)
-    assert asked == ["beforeunload"] * 3 and page.url.endswith("/ask")
+    logout = page.locator(".account").get_by_role("button", name="Log out")
+    logout.click()
+    expect(page.locator("#confirm-dialog")).to_be_visible()
+    expect(page.locator("#confirm-text")).to_contain_text("words typed here and not sent")
+    page.locator("#confirm-no").click()
+    assert page.request.get(site["base"] + "/api/community?action=me").json()["user"]
+    expect(logout).to_be_enabled()
+    expect(page.locator("#f-title")).to_have_value("Is WAL mode safe on a network drive?")
+    logout.click()
+    page.locator("#confirm-yes").click()  # said once: the browser does not ask again
+    page.wait_for_url(site["base"] + "/")
+    assert asked == ["beforeunload"] * 2
+    assert page.request.get(site["base"] + "/api/community?action=me").json()["user"] is None
     context.close()
 
 
@@ -796,6 +808,25 @@ def test_after_an_action_focus_starts_at_what_it_did(browser, site):
     context.close()
 
 
+def test_copy_pressed_twice_says_copy_again_afterwards(browser, site):
+    """The second press within the pause took "Copied" for the button's own words, and
+    the button said "Copied" for good."""
+    from playwright.sync_api import expect
+    context, page = new_page(browser, "desktop", "en", site["base"])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site["base"])
+    page.clock.install()
+    page.goto(site["base"] + "/developers?lang=en")
+    button = page.locator('[data-copy="#cfg-codex"]')
+    before = button.inner_text()
+    button.click()
+    page.clock.run_for(1_000)
+    button.click()
+    expect(button).to_have_text("Copied")
+    page.clock.run_for(3_000)
+    expect(button).to_have_text(before)
+    context.close()
+
+
 @pytest.mark.parametrize("width, lang", [("phone", "en"), ("desktop", "zh")])
 def test_copy_is_told_to_screen_readers_and_long_code_scrolls_by_keyboard(views, site, width, lang):
     from playwright.sync_api import expect
@@ -836,6 +867,9 @@ def test_escape_folds_the_open_section_the_focus_is_in(views, site, width):
     opened = page.locator("details.config[open]").first.get_attribute("id")
     section = page.locator(f"#{opened}")
     section.locator("summary").focus()
+    # Escape ending a word being composed (an input method) is that word's, not the panel's
+    section.locator("summary").dispatch_event("keydown", {"key": "Escape", "isComposing": True})
+    assert section.evaluate("d => d.open")
     page.keyboard.press("Escape")
     assert section.evaluate("d => !d.open")
     assert section.locator("summary").evaluate("s => s === document.activeElement")

@@ -228,29 +228,64 @@
     }
   }
 
+  // The page as drawn now is not this page's any more: drawn for another account (logged in
+  // or out in another tab since) or in another language (switched in another tab).
+  class PageOutdated extends Error {}
+
   async function refreshRegion(...selectors) {
     // Re-render parts of the page from the server without reloading (a reload would lose
-    // a token that is shown only once, or text being typed elsewhere on the page). A part
-    // with words typed in it and not sent (a report's reason) is left as it is: whether
-    // every part was re-rendered is the answer.
+    // a token that is shown only once, or text being typed elsewhere on the page). While a
+    // part is in use, every part is left as it is (they would disagree otherwise: a count
+    // of answers the discussion does not show yet) and the answer is false: try later.
+    const inUseNow = () => selectors.some((selector) => {
+      const part = document.querySelector(selector);
+      return part && inUse(part);
+    });
+    if (inUseNow()) return false;
     const response = await fetch(location.href, {credentials: 'same-origin'});
-    const html = await response.text();
-    const page = new DOMParser().parseFromString(html, 'text/html');
-    let whole = true;
+    if (!response.ok) throw new ApiFailure(response.status, '');  // an error page has no parts
+    const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+    if (drawnFor(page) !== drawnFor(document)
+        || page.documentElement.lang !== document.documentElement.lang) {
+      throw new PageOutdated();
+    }
+    if (inUseNow()) return false;  // begun while the page was on its way
     for (const selector of selectors) {
       const fresh = page.querySelector(selector);
       const current = document.querySelector(selector);
-      if (current && typedIn(current)) {
-        whole = false;
-      } else if (fresh && current) {
-        const place = focusPlace(current);
-        current.replaceWith(document.importNode(fresh, true));
-        const replaced = document.querySelector(selector);
-        localiseTimes(replaced);
-        refocus(replaced, place);
-      }
+      if (!fresh || !current) continue;
+      const place = focusPlace(current);
+      const replaced = document.importNode(fresh, true);
+      keepOpened(current, replaced);
+      current.replaceWith(replaced);
+      localiseTimes(replaced);
+      addCounters(replaced);
+      refocus(replaced, place);
     }
-    return whole;
+    return true;
+  }
+
+  function drawnFor(doc) {
+    const meta = doc.querySelector('meta[name="lobbytalks-viewer"]');
+    return meta ? meta.content : '';
+  }
+
+  // In use: words typed in it and not sent (a report's reason), or an action of it on its
+  // way (its outcome would land on a control no longer on the page, and the new one could
+  // send it again). (An empty field with the focus is found again in the new part.)
+  function inUse(part) {
+    return typedIn(part) || part.querySelector('[aria-busy="true"]') !== null;
+  }
+
+  // A section the reader opened (a report box) stays open in the new part: found again by
+  // the id of what it holds.
+  function keepOpened(current, replaced) {
+    for (const opened of current.querySelectorAll('details[open]')) {
+      const marked = opened.id ? opened : opened.querySelector('[id]');
+      const again = marked && replaced.querySelector('#' + CSS.escape(marked.id));
+      const section = again && again.closest('details');
+      if (section) section.open = true;
+    }
   }
 
   // Where focus was in a part about to be replaced (a reader in the middle of the answers
@@ -290,7 +325,9 @@
       showToken(result, context);
       flash(done);
       if (source.tagName === 'FORM') source.reset();
-      await refreshRegion('#agent-list');
+      try {
+        await refreshRegion('#agent-list');
+      } catch (err) { /* the agent is made and its token shown: the list is right next time */ }
       return;
     }
     leaveWithFlash(done);
@@ -310,7 +347,7 @@
   // A new token that was never copied is lost for good when the page goes: ask first.
   let tokenCopied = true;
   window.addEventListener('beforeunload', (event) => {
-    if (tokenCopied) return;
+    if (tokenCopied || leaveConfirmed) return;
     event.preventDefault();
     event.returnValue = '';
   });
@@ -319,16 +356,30 @@
   // word: a form marked so asks first while anything in it differs from what it was drawn
   // with, until it is sent (another button's reload, or logging out, asks all the same).
   window.addEventListener('beforeunload', (event) => {
-    if (!typedIn(document)) return;
+    if (leaveConfirmed || !typedIn(document)) return;
     event.preventDefault();
     event.returnValue = '';
   });
 
-  // Whether a form so marked inside ``root`` holds what was typed and not sent yet.
-  function typedIn(root) {
+  // Whether a form so marked inside ``root`` (but ``sending``) holds what was typed and not
+  // sent yet.
+  function typedIn(root, sending) {
     const forms = root.querySelectorAll('form[data-keep-typed]:not([data-sent])');
-    return [...forms].some((form) => [...form.elements].some((el) => el.name
+    return [...forms].some((form) => form !== sending && [...form.elements].some((el) => el.name
       && !el.disabled && el.type !== 'hidden' && !el.dataset.sameAs && changed(el)));
+  }
+
+  // An action that goes on to another page (or reloads this one) while words typed elsewhere
+  // are not sent, or a new token is not copied, asks before it acts. Asked by the browser
+  // once the action was done, staying left a page out of step with it (logged out, yet
+  // showing the account and a dead control) and its outcome's message for the next page.
+  let leaveConfirmed = false;
+
+  async function mayLeave(source, label) {
+    if ((source.dataset.then || 'reload') === 'token') return true;  // it stays on the page
+    if (tokenCopied && !typedIn(document, source)) return true;
+    leaveConfirmed = await confirmAction(S.leave_unsaved, label);
+    return leaveConfirmed;
   }
 
   // Copied by hand (all of it selected, Ctrl+C or the menu) is copied as well as with the
@@ -449,6 +500,7 @@
     if (form.dataset.confirm && !(await confirmAction(form.dataset.confirm, submit.textContent.trim()))) {
       return;
     }
+    if (!(await mayLeave(form, submit.textContent.trim()))) return;
     const body = collect(form);
     // A form that creates something sends the same requestId while it sends the same thing:
     // sent again after a response lost on the way, it gets what the first send made, not a
@@ -465,7 +517,10 @@
       const result = await api('POST', form.dataset.endpoint, body);
       requestsSent.delete(form);  // the next question from this page (Back) is a new one
       return afterSuccess(form, result, {name: body.name, client: body.client});
-    }, (err) => showFormFailure(form, err, body));
+    }, (err) => {
+      leaveConfirmed = false;  // still here: the browser asks again before anything is lost
+      showFormFailure(form, err, body);
+    });
   }
 
   // crypto.randomUUID exists only on HTTPS and localhost; a server on a LAN address is
@@ -483,6 +538,7 @@
     if (button.dataset.confirm && !(await confirmAction(button.dataset.confirm, button.textContent.trim()))) {
       return;
     }
+    if (!(await mayLeave(button, button.textContent.trim()))) return;
     clearMessages();
     const body = JSON.parse(button.dataset.body);
     await busyCall(button, button, async () => {
@@ -493,7 +549,10 @@
         throw failure;
       });
       return afterSuccess(button, result, {name: button.dataset.agentName, client: button.dataset.client});
-    }, (err) => showButtonFailure(button, err, body));
+    }, (err) => {
+      leaveConfirmed = false;
+      showButtonFailure(button, err, body);
+    });
   }
 
   function confirmAction(text, label) {
@@ -536,10 +595,12 @@
       }
     }
     if (copied && button.dataset.copy === '#token-value') tokenCopied = true;
-    const label = button.textContent;
+    // its own words, kept from the first press: a second one within the pause found "Copied"
+    if (!('label' in button.dataset)) button.dataset.label = button.textContent;
+    clearTimeout(Number(button.dataset.restoring));
     button.textContent = copied ? S.copied : S.copy_failed;
     announce(button.textContent);  // the button's aria-label would hide its new words
-    setTimeout(() => { button.textContent = label; }, 2500);
+    button.dataset.restoring = String(setTimeout(() => { button.textContent = button.dataset.label; }, 2500));
   }
 
   function announce(text) {
@@ -572,8 +633,8 @@
     });
   }
 
-  function addCounters() {
-    document.querySelectorAll('textarea[maxlength]').forEach((area) => {
+  function addCounters(root) {
+    (root || document).querySelectorAll('textarea[maxlength]').forEach((area) => {
       const counter = document.createElement('span');
       counter.className = 'counter';
       const update = () => {
@@ -746,6 +807,10 @@
             closedMeanwhile(panel, panel.dataset.goneNote);
             return;
           }
+          if (err instanceof PageOutdated) {  // only a reload shows what is new, as it should
+            panel.replaceWith(notice('outdated-meanwhile', panel.dataset.outdatedNote));
+            return;
+          }
           /* offline for a moment: try again at the next tick */
         }
       }
@@ -763,12 +828,16 @@
       badge.className = 'badge status-closed';
       badge.textContent = panel.dataset.closed;
     }
+    panel.replaceWith(notice('closed-meanwhile', said));
+  }
+
+  function notice(id, said) {
     const note = document.createElement('p');
     note.className = 'notice';
-    note.id = 'closed-meanwhile';
+    note.id = id;
     note.setAttribute('role', 'status');
     note.textContent = said;
-    panel.replaceWith(note);
+    return note;
   }
 
   // --- the header's unread count on every page ------------------------------------------
@@ -790,7 +859,9 @@
       if (busy || over || document.hidden) return;  // a hidden page asks when seen again
       busy = true;
       try {
-        showUnread(link, (await api('GET', '/api/community?action=unread')).badge || '');
+        const badge = (await api('GET', '/api/community?action=unread')).badge || '';
+        // the header's link as it is now: a question page's live refresh draws it anew
+        showUnread(document.querySelector('.inbox-link[data-unread-label]') || link, badge);
       } catch (err) {
         over = err instanceof ApiFailure && err.status === 401;
       } finally {
@@ -823,7 +894,8 @@
   // and leaves the focus on its summary, as Escape closes the confirm dialog; not while a
   // dialog is open, whose own Escape comes first.
   document.addEventListener('keydown', (event) => {
-    if (event.key !== 'Escape' || event.defaultPrevented || document.querySelector('dialog[open]')) return;
+    if (event.key !== 'Escape' || event.isComposing || event.defaultPrevented
+        || document.querySelector('dialog[open]')) return;  // (Escape cancelling a word in an IME)
     const section = document.activeElement && document.activeElement.closest('details[open]');
     if (!section) return;
     section.open = false;
