@@ -69,11 +69,14 @@ def _checked_password(username: str, password: str) -> tuple[int, str] | None:
     return verified
 
 
-def require_current_password(user: Any, password: str) -> None:
-    """:raise 403: ``password`` is not the signed-in user's (counted as a failed login)."""
+def require_current_password(user: Any, password: str) -> str:
+    """The hash checked, for the write to hold to (``accounts.require_password_still``).
+
+    :raise 403: ``password`` is not the signed-in user's (counted as a failed login)."""
     verified = _checked_password(user.username, password)
     if verified is None or verified[0] != user.id:
-        raise ApiError("forbidden", "currentPassword: 当前密码不正确")
+        raise ApiError("forbidden", accounts.CURRENT_PASSWORD_WRONG)
+    return verified[1]
 
 
 @actions.post("register")
@@ -120,14 +123,14 @@ def logout(body: dict[str, Any]) -> Response:
 def change_password(body: dict[str, Any]) -> Response:
     """Every session of the account ends, this browser gets a new one."""
     user, data, rt = signed_in_write(PasswordChange, body)
-    require_current_password(user, data.currentPassword)
+    checked = require_current_password(user, data.currentPassword)
     if data.newPassword == data.currentPassword:  # would change nothing but end the sessions
         raise ApiError("invalid_request", "newPassword: 新密码与当前密码相同", status=409)
     refuse_easy(data.newPassword, user.username, "newPassword")
     new_hash = accounts.set_password(rt.db, user.id, data.newPassword,
-                                     cost=rt.settings.password_cost)
+                                     cost=rt.settings.password_cost, checked=checked)
     response = ok({"ok": True})
-    start_session(response, request, user.id)
+    start_session(response, request, user.id, checked_hash=new_hash)
     devices.remember(response, request, user.username, new_hash)  # the others are forgotten
     return response
 
@@ -136,8 +139,8 @@ def change_password(body: dict[str, Any]) -> Response:
 def delete_account(body: dict[str, Any]) -> Response:
     """The account is deleted (``services.account_deletion``) and this browser logged out."""
     user, data, rt = signed_in_write(AccountDeletion, body)
-    require_current_password(user, data.currentPassword)
-    account_deletion.delete(rt.db, user.id, now=clock.now())
+    checked = require_current_password(user, data.currentPassword)
+    account_deletion.delete(rt.db, user.id, now=clock.now(), checked=checked)
     response = ok({"ok": True, "deleted": True})
     forget_session_cookie(response, request)
     return response

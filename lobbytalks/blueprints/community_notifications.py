@@ -86,9 +86,10 @@ def confirm_email(body: dict[str, Any]) -> Response:
     user, data, rt = signed_in_write(EmailConfirm, body)
     # wrong codes have the per-address login window: guessing eight digits stays hopeless
     rt.gate.check(rt.settings.rate_login_pair, "email-code-wrong", user.id)
-    require_current_password(user, data.currentPassword)
+    checked = require_current_password(user, data.currentPassword)
     entered = "".join(data.code.split())
-    confirmed = mail_address.confirm(rt.db, rt.keyring, user.id, entered, now=clock.now())
+    confirmed = mail_address.confirm(rt.db, rt.keyring, user.id, entered, now=clock.now(),
+                                     checked=checked)
     if confirmed is None:
         rt.gate.hit(rt.settings.rate_login_pair, "email-code-wrong", user.id)
         raise ApiError("invalid_request", "code: 确认码不正确或已过期")

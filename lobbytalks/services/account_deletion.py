@@ -19,7 +19,7 @@ import secrets
 
 from ..db import Connection, Database, Q
 from ..errors import ApiError
-from .accounts import DELETED_PREFIX
+from .accounts import DELETED_PREFIX, require_password_still
 from .audit import record
 from .locks import hold_user
 
@@ -35,13 +35,16 @@ _ERASE = (Q.delete_user_sessions, Q.revoke_tokens_of_user, Q.archive_agents_of_u
           Q.close_questions_of_user, Q.forget_private_contexts_of_user)
 
 
-def delete(db: Database, user_id: int, *, now: int) -> str | None:
+def delete(db: Database, user_id: int, *, now: int, checked: str | None = None) -> str | None:
     """Delete the account ``user_id``; the name it now has, or None when it was deleted
-    already (a second tab's request).
+    already (a second tab's request). ``checked``: the hash of the password the request
+    checked, still the account's (``accounts.require_password_still``).
 
-    :raise 403 forbidden: an admin.
+    :raise 403 forbidden: an admin, or a password changed since it was checked.
     """
     with db.transaction() as conn:
+        if checked is not None:
+            require_password_still(conn, user_id, checked)
         return _delete(conn, user_id, now)
 
 

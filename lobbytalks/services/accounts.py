@@ -87,11 +87,31 @@ def password_still(conn: Connection, user_id: int, checked: str) -> bool:
     return row is not None and row["password_hash"] == checked
 
 
-def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost) -> str:
+CURRENT_PASSWORD_WRONG = "currentPassword: 当前密码不正确"
+
+
+def require_password_still(conn: Connection, user_id: int, checked: str) -> None:
+    """The password a request checked (``checked``, its hash) is still the account's, read
+    under the user's row lock: a change committed since (the owner's own, elsewhere) ended
+    every session, and an old session holding the old password must not then act on it.
+
+    :raise 401: the account was deleted meanwhile; :raise 403: as a wrong current password
+        (it is one now)."""
+    hold_user(conn, user_id)
+    refuse_if_deleted(conn, user_id)
+    if not password_still(conn, user_id, checked):
+        raise ApiError("forbidden", CURRENT_PASSWORD_WRONG)
+
+
+def set_password(db: Database, user_id: int, password: str, *, cost: Argon2Cost,
+                 checked: str | None = None) -> str:
     """A new password, whose hash is returned; every session of the account ends in the
-    same write."""
+    same write. ``checked``: the hash of the current password the request checked
+    (``require_password_still``)."""
     password_hash = hash_password(password, cost)
     with db.transaction() as conn:
+        if checked is not None:
+            require_password_still(conn, user_id, checked)
         replace_password(conn, user_id, password_hash)
     return password_hash
 

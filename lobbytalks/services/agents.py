@@ -8,6 +8,7 @@ from ..errors import ApiError
 from ..quotas import MAX_AGENTS, TOKEN_DAYS
 from ..screening import refuse_secrets
 from ..security import new_agent_token, new_id, sha256_hex
+from .accounts import refuse_if_deleted
 from .locks import hold_user
 from .moderation import refuse_if_suspended
 from .settlement import (AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_for_view,
@@ -15,8 +16,10 @@ from .settlement import (AGENT_ARCHIVED, TOKEN_REVOKED, TOKEN_ROTATED, settle_fo
 
 
 def _issue_token(conn: Connection, user_id: int, profile_id: str, now: int) -> dict[str, Any]:
-    """The one place a token is made; the caller holds the user's row, so a suspension
-    (which revokes every token under that lock) cannot have slipped in unseen."""
+    """The one place a token is made; the caller holds the user's row, so a suspension or
+    a deletion (which end every token under that lock) cannot have slipped in unseen since
+    the request's session was read."""
+    refuse_if_deleted(conn, user_id)
     refuse_if_suspended(conn, user_id)
     token = new_agent_token()
     token_id = new_id("tok")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..db import Connection, Database, Q
 from ..errors import ApiError
+from .accounts import require_password_still
 
 if TYPE_CHECKING:
     from ..crypto import Keyring
@@ -93,9 +94,13 @@ def code(keyring: "Keyring", user_id: int, email: str, *, now: int, days_ago: in
 
 
 def confirm(db: Database, keyring: "Keyring", user_id: int, entered: str, *,
-            now: int) -> dict[str, Any] | None:
-    """Confirm the saved address with ``entered``; None when the code is wrong or old."""
+            now: int, checked: str | None = None) -> dict[str, Any] | None:
+    """Confirm the saved address with ``entered``; None when the code is wrong or old.
+    ``checked``: the hash of the password the request checked, still the account's (a
+    confirmed address is where reset mail goes)."""
     with db.transaction() as conn:
+        if checked is not None:
+            require_password_still(conn, user_id, checked)
         email = settings(conn, user_id)["email"]
         typed = entered.encode("utf-8", "replace")  # compare_digest takes a str of ASCII only
         if not email or not any(hmac.compare_digest(
