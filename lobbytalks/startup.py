@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from . import clock, crypto, key_rotation, keystore, ops
-from .db import (Connection, Database, MigrationFailed, Q, make_private_dir,
-                 migrate)
+from . import clock, crypto, key_rotation, keystore, ops, serverlock
+from .db import (Connection, Database, MigrationFailed, Q, latest_version, make_private_dir,
+                 migrate, schema_version)
 from .db.sqlite import open_writable
 from .db import open_database as open_configured
 from .settings import Settings
@@ -54,15 +54,24 @@ def open_database(settings: Settings) -> tuple[Database, "crypto.Keyring"]:
         db.release_connection()
 
 
-def open_migrated(settings: Settings) -> Database:
+def open_migrated(settings: Settings, *, existing: bool = False) -> Database:
     """The database the settings name, migrated, without the keyring (admin commands use it
     as is). On SQLite the file is copied before migrating; PostgreSQL holds no file of ours
     (its operator backs it up with pg_dump), and several processes may start at once, which
-    ``migrate`` serialises with an advisory lock."""
+    ``migrate`` serialises with an advisory lock.
+
+    ``existing`` (an admin command, which works while a server runs): a SQLite file holding
+    no LobbyTalks database is refused rather than made one, and so is one that would need
+    migrating while another process serves it (an older server, its schema changed under it;
+    ``init`` and ``serve`` refuse that by its lock).
+
+    :raise ops.OpsError: saying why, in one line."""
     if not settings.uses_postgres:
         db_path = Path(settings.db_path)
         conn = open_writable(db_path)
         try:
+            if existing:
+                _refuse_to_change_under_a_server(conn, db_path)
             migrate_database(conn, db_path)
         finally:
             conn.close()
@@ -74,6 +83,16 @@ def open_migrated(settings: Settings) -> Database:
         db.close()
         raise
     return db
+
+
+def _refuse_to_change_under_a_server(conn: Connection, db_path: Path) -> None:
+    version = schema_version(conn)
+    if version == 0:
+        raise ops.OpsError(f"no LobbyTalks database in {db_path} (lobbytalks init creates one)")
+    if version < latest_version() and serverlock.in_use(db_path):
+        raise ops.OpsError(f"{db_path} is served by an older LobbyTalks (schema version "
+                           f"{version}), whose schema this one would change under it: "
+                           f"upgrade and restart that server first (its start migrates)")
 
 
 def open_keyring(conn: Connection, settings: Settings) -> "crypto.Keyring":

@@ -699,3 +699,37 @@ def test_a_start_refused_by_the_database_names_it(tmp_path, monkeypatch, capsys)
     assert server._app_or_none(settings) is None
     assert capsys.readouterr().err == (
         f"lobbytalks: {settings.db_path}: database or disk is full\n")
+
+
+@pytest.mark.sqlite_only
+def test_admin_commands_change_no_schema_under_a_server_nor_make_a_database(app, data_dir,
+                                                                           tmp_path, capsys):
+    """`admin log` after an upgrade migrated the file an older server still served (init
+    refuses that by its lock), and made a whole database in an empty file."""
+    db_path = Path(data_dir) / "lobbytalks.db"
+    app.config["LOBBYTALKS"].db.close()
+    with sqlite3.connect(db_path) as conn:  # as an older server left it: 0028 not applied
+        conn.execute("DELETE FROM schema_migrations WHERE version = :v", {"v": latest_version()})
+    older = latest_version() - 1
+    lock = serverlock.acquire(db_path)  # that older server, serving it
+    try:
+        assert run("admin", "log", "--data-dir", data_dir) == 1
+        said = capsys.readouterr().err
+        assert f"served by an older LobbyTalks (schema version {older})" in said, said
+        assert run("check", "--data-dir", data_dir) == 0
+        assert f"schema version: {older} " in capsys.readouterr().out
+    finally:
+        serverlock.release(lock)
+    assert run("admin", "log", "--data-dir", data_dir) == 0  # nobody serving it: upgraded
+    capsys.readouterr()
+    lock = serverlock.acquire(db_path)  # the same version serving it: works while serving
+    try:
+        assert run("admin", "grant", "nobody_here", "--data-dir", data_dir) == 1
+        assert "no user named 'nobody_here'" in capsys.readouterr().err
+    finally:
+        serverlock.release(lock)
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert run("admin", "log", "--db", str(empty)) == 1
+    assert f"no LobbyTalks database in {empty}" in capsys.readouterr().err
+    assert empty.read_bytes() == b""

@@ -62,7 +62,7 @@ def admin(args: argparse.Namespace) -> int:
         return fail("that password is too easy to guess (a common word with digits, a run "
                     "such as 1234567890, or mostly the username); choose another")
     try:
-        db = open_migrated(settings)
+        db = open_migrated(settings, existing=True)
     except (SchemaTooNew, ops.OpsError, DatabaseError) as exc:
         return fail(str(exc))
     try:
@@ -120,6 +120,9 @@ def _refusal(args: argparse.Namespace, settings) -> str | None:
                 "the next start would refuse to run; change or unset that setting first")
     if not settings.uses_postgres and not Path(settings.db_path).exists():
         return f"no database at {settings.db_path} (lobbytalks init creates one)"
+    if not settings.uses_postgres and Path(settings.db_path).stat().st_size == 0:
+        # (refused before it is opened: opening it would write a header into it)
+        return f"no LobbyTalks database in {settings.db_path} (lobbytalks init creates one)"
     return None
 
 
