@@ -384,6 +384,29 @@ def test_rotate_key_that_cannot_write_says_so_and_adds_no_key(app, data_dir, cap
     assert key_file.read_bytes() != before
 
 
+@pytest.mark.sqlite_only
+def test_rotate_key_on_a_damaged_row_says_so_in_one_line(app, data_dir, capsys):
+    """A sealed value that no longer authenticates (a flipped byte) past the first one,
+    which alone the keyring's check opens, ended in a traceback."""
+    add_private_question(app)
+    add_private_question(app)
+    key_file = Path(data_dir) / "secret.key"
+    before = key_file.read_bytes()
+    app.config["LOBBYTALKS"].db.close()
+    with sqlite3.connect(Path(data_dir) / "lobbytalks.db") as conn:
+        # the last of the two: the first one is the keyring check's sample
+        topic, blob = conn.execute("SELECT topic_id, private_context FROM question_versions "
+                                   "WHERE private_context IS NOT NULL ORDER BY topic_id DESC"
+                                   ).fetchone()
+        conn.execute("UPDATE question_versions SET private_context = ? WHERE topic_id = ?",
+                     (blob[:-1] + bytes([blob[-1] ^ 1]), topic))
+    assert run("rotate-key", "--data-dir", data_dir) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("lobbytalks: nothing was rotated: private context of 't_")
+    assert "does not authenticate" in said and "Traceback" not in said
+    assert key_file.read_bytes() == before
+
+
 # --- the key test: a backup under load restores to a complete, healthy database -------------
 
 @pytest.mark.sqlite_only

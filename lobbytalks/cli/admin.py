@@ -214,7 +214,9 @@ def rotate_key(args: argparse.Namespace) -> int:
         new, count = key_rotation.rotate_key(conn, settings.secret_key_path, keyring)
     except crypto.SecretKeyProblem as exc:
         return fail(str(exc))
-    except (DatabaseError, OSError) as exc:  # rolled back, the key file as it was
+    # rolled back, the key file as it was; a damaged row is named (the keyring's check
+    # opens only the first sealed one)
+    except (DatabaseError, OSError, crypto.DecryptionFailed) as exc:
         return fail(f"nothing was rotated: {exc}")
     finally:
         let_go()
