@@ -244,6 +244,28 @@ def test_a_backup_without_its_key_beside_it_is_told_where_the_key_is(community, 
     assert str(backups / "secret.key") not in done.stdout
 
 
+def test_a_backup_named_by_db_goes_to_the_configured_database(community, empty_target, tmp_path):
+    """--db took the database's place in the settings, the configured URL with it: the
+    docs' route (a final backup by --db, the target from the environment) said to name one."""
+    backups = tmp_path / "backups"
+    done = run_cli("backup", str(backups / "final.db"), "--data-dir", str(community["data"]))
+    assert done.returncode == 0, done.stderr
+    url_file = tmp_path / "db-url"
+    url_file.write_text(empty_target + "\n")
+    done = run_cli("migrate-db", "--db", str(backups / "final.db"),
+                   env={"LOBBYTALKS_DATABASE_URL": "", "LOBBYTALKS_DATABASE_URL_FILE": str(url_file)})
+    assert done.returncode == 0, done.stderr
+    assert pg_tables(empty_target)["topics"] == 2
+
+
+def test_a_url_file_that_is_no_text_is_one_line(community, tmp_path):
+    url_file = tmp_path / "db-url"
+    url_file.write_bytes(b"\xff\xfe\x00bad")
+    done = run_cli("migrate-db", "--data-dir", str(community["data"]), "--to-file", str(url_file))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"lobbytalks: --to-file: {url_file} is not UTF-8 text"
+
+
 def test_a_backup_with_its_key_beside_it_is_told_that_key(community, empty_target, tmp_path):
     """The final backup taken with --with-key, as docs/admin.md says: its FILE.key is named."""
     backups = tmp_path / "backups"

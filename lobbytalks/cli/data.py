@@ -223,11 +223,14 @@ def _migration_target(args: argparse.Namespace, settings) -> str:
     from ..settings import POSTGRESQL_URL_PREFIXES
 
     from ..setting_rules import refuse_unescaped_userinfo
+    from ..settings import Settings
 
     if args.to_file:
         url = Path(args.to_file).read_text("utf-8").strip()
     else:
-        url = args.to or settings.database_url
+        # --db takes the database's place in the settings: the PostgreSQL database the
+        # environment names (LOBBYTALKS_DATABASE_URL or its _FILE) is the target all the same
+        url = args.to or settings.database_url or Settings.load().database_url
     if not url.startswith(POSTGRESQL_URL_PREFIXES):
         return ""
     # As for LOBBYTALKS_DATABASE_URL: the driver would take part of such a password for
@@ -251,6 +254,8 @@ def migrate_db(args: argparse.Namespace) -> int:
         target = _migration_target(args, settings)
     except OSError as exc:
         return fail(f"--to-file: {exc.strerror or exc}: {args.to_file}")
+    except UnicodeDecodeError:
+        return fail(f"--to-file: {args.to_file} is not UTF-8 text")
     if not target:
         print("lobbytalks: migrate-db needs a postgresql:// target: --to URL, --to-file PATH "
               "or LOBBYTALKS_DATABASE_URL", file=sys.stderr)
