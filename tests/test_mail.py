@@ -407,13 +407,31 @@ def test_codes_are_mailed_a_few_times_a_day_at_most(settings, smtp, stop_mailers
     asker.web_post("notify_settings", email="a@example.org", emailNotify=False)
     smtp.wait(1)  # (asked again while one still waits to go, the two are one mail)
     assert asker.web_post("email_code").get_json() == {"ok": True, "codeSent": True}
-    assert_web_error(asker.web_post("notify_settings", email="b@example.org",
+    smtp.wait(2)
+    assert asker.web_post("notify_settings", email="b@example.org",
+                          emailNotify=False).get_json()["codeSent"] is True  # the third
+    assert_web_error(asker.web_post("notify_settings", email="c@example.org",
                                     emailNotify=False), 429)
     assert_web_error(asker.web_post("email_code"), 429)
-    smtp.wait(2)
+    smtp.wait(3)
     time.sleep(0.3)
-    assert [e.rcpt_tos for e in smtp.envelopes] == [["a@example.org"]] * 2
+    assert [e.rcpt_tos for e in smtp.envelopes] == [["a@example.org"]] * 2 + [["b@example.org"]]
     assert Person(app).web_post("email_code").status_code == 401
+
+
+def test_a_code_asked_for_with_nothing_to_confirm_spends_no_budget(settings, smtp, stop_mailers):
+    """The budget was spent before the 409 said there was nothing to send: refused asks
+    used up the day's codes of the person (and of an address confirmed already)."""
+    app = mail_app(settings, smtp.port, rate_email_code="2/day")
+    stop_mailers(app)
+    asker = joined_person(app)
+    for _ in range(3):
+        assert_web_error(asker.web_post("email_code"), 409, "invalid_request")
+    r = asker.web_post("notify_settings", email="a@example.org", emailNotify=False)
+    assert r.status_code == 200 and r.get_json()["codeSent"] is True
+    smtp.wait(1)
+    assert asker.web_post("email_code").get_json() == {"ok": True, "codeSent": True}
+    smtp.wait(2)
 
 
 def test_one_address_gets_a_few_codes_however_many_accounts_name_it(settings, smtp, stop_mailers):

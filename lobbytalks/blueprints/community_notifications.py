@@ -66,9 +66,10 @@ def mail_settings(body: dict[str, Any]) -> Response:
 
 @actions.post("email_code")
 def send_code_again(body: dict[str, Any]) -> Response:
-    user, _, rt = signed_in_write(EmailCodeAgain, body, limit="rate_email_code",
-                                  scope="email-code")
-    email = mail_address.settings(read_conn(), user.id)["email"]
+    user, _, rt = signed_in_write(EmailCodeAgain, body, limit=None)
+    # asked before any budget is spent: a refusal mails nothing (the write checks again)
+    email = mail_address.pending_address(read_conn(), user.id)
+    rt.gate.hit(rt.settings.rate_email_code, "email-code", user.id)
     _spend_address_budget(rt, email)
     return ok(mail_address.send_code_again(rt.db, user.id, email))
 

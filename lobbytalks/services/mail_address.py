@@ -78,11 +78,18 @@ def send_code_again(db: Database, user_id: int, email: str) -> dict[str, Any]:
 
     :raise 409: no address saved, or the one saved is confirmed already."""
     with db.transaction() as conn:
-        now = settings(conn, user_id)
-        if not now["email"] or now["emailConfirmed"]:
-            raise ApiError("invalid_request", "email: 没有待确认的邮箱地址", status=409)
+        pending_address(conn, user_id)
         queued = conn.execute(Q.queue_email_code, {"user": user_id, "email": email}).rowcount
     return {"ok": True, "codeSent": queued == 1}
+
+
+def pending_address(conn: Connection, user_id: int) -> str:
+    """The saved address waiting for its code. :raise 409: none is (no address saved, or
+    the one saved is confirmed already)."""
+    now = settings(conn, user_id)
+    if not now["email"] or now["emailConfirmed"]:
+        raise ApiError("invalid_request", "email: 没有待确认的邮箱地址", status=409)
+    return now["email"]
 
 
 def code(keyring: "Keyring", user_id: int, email: str, *, now: int, days_ago: int = 0) -> str:
