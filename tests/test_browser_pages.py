@@ -805,6 +805,12 @@ def test_after_an_action_focus_starts_at_what_it_did(browser, site):
                                 " return [s.outlineColor, s.color]; })()")
     assert ring == words
     assert page.evaluate(ON_HOLDER, ["#flash", "outlineColor", "#flash-box"]) >= 3
+    # dismissed, the focus goes on to the page's content, not back to the body (where a
+    # screen reader lost its place)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "flash-close"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.tagName") == "MAIN"
     context.close()
 
 

@@ -764,7 +764,12 @@
       copyFrom(copier);
       return;
     }
-    if (event.target.closest('#flash-close')) hideFlash();
+    if (event.target.closest('#flash-close')) {
+      hideFlash();
+      // the button is gone with it: the page's content goes on from its top, not the body
+      const main = document.querySelector('main');
+      if (main) main.focus({preventScroll: true});
+    }
   });
 
   // --- live research on a question page -------------------------------------------------
