@@ -88,6 +88,23 @@ def test_backup_into_a_folder_is_one_line_and_writes_nothing(app, data_dir, tmp_
 
 
 @pytest.mark.sqlite_only
+def test_forced_over_an_older_backup_its_key_left_beside_is_told_of(app, data_dir, tmp_path,
+                                                                    capsys):
+    """--force without --with-key leaves FILE.key as it was: after a key rotation it no
+    longer opens the backup beside it, and nothing said so."""
+    add_private_question(app)
+    dest = tmp_path / "b.db"
+    assert run("backup", "--with-key", "--data-dir", data_dir, str(dest)) == 0
+    assert run("backup", "--force", "--data-dir", data_dir, str(dest)) == 0
+    assert "WARNING" not in capsys.readouterr().out  # the same key: it still opens it
+    app.config["LOBBYTALKS"].db.close()
+    assert run("rotate-key", "--data-dir", data_dir) == 0
+    assert run("backup", "--force", "--data-dir", data_dir, str(dest)) == 0
+    out = capsys.readouterr().out
+    assert f"WARNING: {dest}.key, left from an older backup, does not open this one" in out
+
+
+@pytest.mark.sqlite_only
 def test_backup_with_key_writes_an_owner_only_key_file(app, data_dir, tmp_path, capsys):
     add_private_question(app)
     dest = tmp_path / "b.db"

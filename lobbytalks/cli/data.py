@@ -84,6 +84,9 @@ def backup(args: argparse.Namespace) -> int:
     if not args.with_key:
         print(f"Keep that key with the backup, stored as carefully: run with --with-key to "
               f"write it to {key_dest}, or copy it yourself.")
+        if key_dest.is_file() and ops.check_key(result.path, "", key_dest).matches is False:
+            print(f"WARNING: {key_dest}, left from an older backup, does not open this one; "
+                  f"run with --with-key --force to write the key that does.")
         return 0
     try:
         fingerprint = ops.export_key(settings.secret_key, settings.secret_key_path, key_dest,
