@@ -73,6 +73,8 @@ def unlinkable(text: str) -> str:
     text = _NAME_DOT.sub("[.]", _SCHEME.sub(r"\1[:]", text))
     text = _WIDE_DOT.sub(lambda dot: f"[{dot[0]}]", text)
     return _IPV4.sub(lambda address: address[0].replace(".", "[.]"), text)
+
+
 SECURITY = ("starttls", "ssl", "none")
 
 

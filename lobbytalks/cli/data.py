@@ -223,10 +223,8 @@ def _migration_target(args: argparse.Namespace, settings) -> str:
     a PostgreSQL URL."""
     from pathlib import Path
 
-    from ..settings import POSTGRESQL_URL_PREFIXES
-
     from ..setting_rules import refuse_unescaped_userinfo
-    from ..settings import Settings
+    from ..settings import POSTGRESQL_URL_PREFIXES, Settings
 
     if args.to_file:
         url = Path(args.to_file).read_text("utf-8").strip()
