@@ -12,7 +12,7 @@ from typing import Iterator
 
 from .. import __version__
 from ..connector import commands as connector_commands
-from . import server, admin, data  # each registers its commands, in this order
+from . import server, admin, data, migration  # each registers its commands, in this order
 from .data import ProgressBar
 from ..settings import SettingsError
 from ..stop_signals import STOP_SIGNALS
