@@ -301,10 +301,16 @@ def test_a_citation_group_is_named_in_its_refusal(leased):
 
 
 
-def test_only_ascii_digits_make_a_citation(leased):
-    """"[S٢]" (Arabic-Indic two) and "[S２]" (fullwidth) are text, not a citation of [S2]."""
-    r = submit(leased, conclusion="在线备份 API [S1] 可以取得一致副本；[S٢] 与 [S２] 只是文字，不是引用。")
-    assert r.status_code == 200, r.get_json()
+@pytest.mark.parametrize("cited", ["[S٢]", "[S２]", "［S２］", "[S\u200b2]", "[S\u20602]",
+                                   "[\u200bS2]", "[S2\u200b]", "[S\u00ad2]", "[\u0405 2]"])
+def test_a_citation_in_other_digits_or_with_invisible_characters_must_exist_too(leased, cited):
+    """A reader takes "[S٢]" (Arabic-Indic two), "[S２]" (fullwidth) or "[S\u200b2]" for
+    [S2]: with one source they cited nothing and were stored all the same."""
+    text = f"在线备份 API [S1] 可以取得一致副本，另有佐证 {cited}，请放心使用。"
+    body = submit(leased, conclusion=text).get_json()
+    assert body["code"] == "invalid_citation" and body["error"].startswith("[S2] "), body
+    two = [evidence(), evidence(url="https://www.sqlite.org/wal.html")]
+    assert submit(leased, evidence=two, conclusion=text).status_code == 200
 
 
 @pytest.mark.parametrize("fields, named", [

@@ -8,9 +8,10 @@ import re
 # only (from each: quadratic).
 SOURCE_REF = re.compile(r"\[S([0-9]+)\]", re.IGNORECASE)  # "[s2]" cites too, and must exist
 # What a reader takes for a citation, however it is written: "[S1]", "[s1]", "[S 1]",
-# "[S1, S2]", "[S1-S3]", "［S1］". Every number in one must have its evidence (§5), though
-# the pages link only "[S1]".
-CITED_GROUP = re.compile(r"[\[［]\s*+S\s*+[0-9]++(?:\s*+[,，、;；\-–—~～]\s*+(?:S\s*+)?[0-9]++)*+"
+# "[S1, S2]", "[S1-S3]", "［S1］", in any digits ("[S２]", "[S٢]"), and read as the scanners
+# read text (``textrules.fold_for_scanning``: "[S\u200b3]" shows as [S3]). Every number in
+# one must have its evidence (§5), though the pages link only "[S1]".
+CITED_GROUP = re.compile(r"[\[［]\s*+S\s*+\d++(?:\s*+[,，、;；\-–—~～]\s*+(?:S\s*+)?\d++)*+"
                           r"\s*+[\]］]", re.IGNORECASE)
 # The history's numbering ("[M1]", "[M1:S1]"), which answers no longer use (§5).
 MESSAGE_REF = re.compile(r"\[M[0-9]+(?::S[0-9]+)?\]", re.IGNORECASE)

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import ApiError
 from ..screening import refuse_secrets
 from ..security import parse_retrieved_at
-from ..textrules import js_length, js_trim
+from ..textrules import fold_for_scanning, js_length, js_trim
 from ..urlpolicy import check_source_url, source_identity
 from .citations import CITED_GROUP, MESSAGE_REF
 
@@ -118,12 +118,13 @@ def _check_citations(data: Any, source_count: int) -> None:
 def citation_refusals(texts: list[str], source_count: int) -> list[ApiError]:
     """Every refused citation in ``texts``, each once, in order."""
     refused: dict[str, ApiError] = {}
-    for text in texts:
+    # as written first (a refusal names the group so), then as a reader sees it
+    for text in (read for text in texts for read in dict.fromkeys((text, fold_for_scanning(text)))):
         if MESSAGE_REF.search(text):
             refused.setdefault("M", ApiError(
                 "invalid_citation", "不使用历史 [M1] 引用；定向回应请在领取时指定 replyTo"))
         for group in CITED_GROUP.findall(text):
-            for number in map(int, re.findall(r"[0-9]+", group)):
+            for number in map(int, re.findall(r"\d+", group)):
                 if not 1 <= number <= source_count:
                     refused.setdefault(f"S{number}", ApiError(
                         "invalid_citation", f"[S{number}] 没有对应的 evidence" +
