@@ -11,13 +11,16 @@ SELECT 1 FROM memories
 WHERE user_id = :user_id AND profile_id = :profile_id AND message_id = :message_id;
 
 -- What get_context gives the agent (memories_owner); a question taken down is named by
--- :taken_down, as in its person's garden.
+-- :taken_down, as in its person's garden. One from an answer an admin hid is given to no
+-- agent while it stays hidden (the answer is left out of every reading, and hidden for what
+-- it said, an injection as much as abuse).
 -- name: list_active_memories
 SELECT {{memory_text}} AS text
 FROM memories m
 LEFT JOIN messages k ON k.id = m.message_id
 LEFT JOIN topics t ON t.id = k.topic_id
 WHERE m.user_id = :user_id AND m.profile_id = :profile_id AND m.state = 'active'
+  AND k.hidden_at IS NULL
 ORDER BY m.created DESC, m.id DESC LIMIT :limit;
 
 -- The question a memory came from, and the title the memory names it by, none where an
