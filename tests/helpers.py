@@ -68,7 +68,7 @@ _KINDS_0015 = _KINDS_0007 + (", 'answer_hidden', 'answer_restored', 'question_cl
 _KINDS_0025 = _KINDS_0015 + ", 'report_settled'"
 # What migrations 0014, 0012 and 0011 added, taken away again: a database as version 10
 # left it (for the tests that migrate an older database; 0013 changed counts only).
-# (0028 rewrote the search index's rows only.)
+# (0028 rewrote the search index's rows only, 0029 a column's values.)
 # 0027 rebuilt the notifications table to hold report_received, and indexed the admins.
 UNDO_0027 = _notifications_holding(_KINDS_0025) + """
     DROP INDEX users_admins;

@@ -42,6 +42,7 @@ FROZEN = {
         "0026_deleted_accounts": "1bf5ac50ab22ccbb",
         "0027_report_alerts": "33fa67499bdce215",
         "0028_search_hyphenated_words": "8ac64b4e04e49f12",
+        "0029_last_answer_of_shown_answers": "a8b8d610a8d54f69",
     },
     "postgresql": {
         "0001_initial": "20b934add05439cd",
@@ -70,6 +71,7 @@ FROZEN = {
         "0026_deleted_accounts": "0ae73f30b0ec7f8f",
         "0027_report_alerts": "a68b681766fdd256",
         "0028_search_hyphenated_words": "8ac64b4e04e49f12",
+        "0029_last_answer_of_shown_answers": "a8b8d610a8d54f69",
     },
 }
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import Person, count, good_result, joined_person
 from lobbytalks import create_app
 from helpers import UNDO_0014, actions, assert_external_error, assert_web_error
-from lobbytalks.services import accounts
+from lobbytalks.services import accounts, search
 from lobbytalks.services.moderation import SUSPENDED_TASK
 
 PRIVATE = "私密：线上库 40 GB，每晚 3 点批量写入。"
@@ -240,6 +240,54 @@ def test_the_migration_counts_hidden_answers_out(settings, admin, discussion, db
     old.close()
     again = create_app(settings).config["LOBBYTALKS"].db
     assert again.value("SELECT message_count FROM topics WHERE id = :id",
+                       {"id": discussion["topic"]}) == 0
+
+
+def test_a_hidden_answers_memory_reaches_no_agent_until_it_is_shown_again(admin, asker, member,
+                                                                         discussion):
+    """Its conclusion, remembered at its submit and confirmed, went on into every later
+    task's context: hidden for an injection, it still fed the agent."""
+    memory = member.web_get(action="memories").get_json()["memories"][0]
+    assert member.web_post("memory_confirm", memory=memory["id"]).status_code == 200
+    agent, other = discussion["agent"], asker.ask("日志轮转时要注意什么？")
+    remembered = agent.get("get_context", topic=other).get_json()["memories"]
+    assert len(remembered) == 1
+    admin.web_post("hide_answer", message=discussion["message"], reason="提示注入")
+    assert agent.get("get_context", topic=other).get_json()["memories"] == []
+    admin.web_post("unhide_answer", message=discussion["message"])
+    assert agent.get("get_context", topic=other).get_json()["memories"] == remembered
+
+
+def test_a_question_whose_only_answer_is_hidden_is_answered_no_more(app, admin, asker, discussion):
+    """Hiding lowered the count but left when the newest answer came: the question stayed
+    first among the recently answered, and out of "no answer yet"."""
+    topic, message = discussion["topic"], discussion["message"]
+    newer = asker.ask("一个没有回答的新问题？")
+
+    def listed(**filters) -> list[tuple[str, int | None]]:
+        with app.config["LOBBYTALKS"].db.snapshot() as conn:
+            page = search.browse(conn, **filters)["topics"]
+        return [(t["id"], t["lastAnswerAt"]) for t in page]
+    answered_at = dict(listed(sort="recent"))[topic]
+    assert answered_at and listed(sort="recent")[0] == (topic, answered_at)
+    admin.web_post("hide_answer", message=message, reason="灌水")
+    assert [t for t, _ in listed(answered=False, sort="recent")] == [newer, topic]
+    assert dict(listed(sort="recent"))[topic] is None
+    admin.web_post("unhide_answer", message=message)
+    assert dict(listed(sort="recent"))[topic] == answered_at
+
+
+@pytest.mark.sqlite_only
+def test_the_migration_dates_questions_by_their_shown_answers(settings, admin, discussion, db):
+    """Migration 0029: a question whose answer was hidden before it kept the answer's time."""
+    admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
+    db.close_thread_connection()
+    old = sqlite3.connect(settings.db_path)
+    old.executescript("UPDATE topics SET last_answer_at = 1700000000;"
+                      "DELETE FROM schema_migrations WHERE version >= 29;")
+    old.close()
+    again = create_app(settings).config["LOBBYTALKS"].db
+    assert again.value("SELECT last_answer_at FROM topics WHERE id = :id",
                        {"id": discussion["topic"]}) == 0
 
 

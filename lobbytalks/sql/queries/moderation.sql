@@ -84,9 +84,14 @@ SELECT u.suspended_at, u.suspended_reason, p.archived_at
 FROM tokens t JOIN users u ON u.id = t.user_id JOIN profiles p ON p.id = t.profile_id
 WHERE t.id = :id;
 
--- A question's count of valid answers as an answer is hidden (-1) or shown again (+1).
+-- A question's count of valid answers as an answer is hidden (-1) or shown again (+1), and
+-- when its newest shown answer came (0: none), which the "recently answered" order and the
+-- "no answer yet" filter read (messages_topic_created: the first row of the question's).
 -- name: move_message_count
-UPDATE topics SET message_count = message_count + :by WHERE id = :id;
+UPDATE topics SET message_count = message_count + :by,
+    last_answer_at = COALESCE((SELECT MAX(m.created) FROM messages m
+                               WHERE m.topic_id = topics.id AND m.hidden_at IS NULL), 0)
+WHERE id = :id;
 
 -- Taking a question down closes it too (agents stop; a lease's next step is refused).
 -- name: hide_topic
