@@ -106,12 +106,13 @@ ERROR_STRINGS: dict[str, tuple[str, str]] = {
                                                      "The card was already republished, or cannot be "
                                                      "yet (an answer is still withdrawn, or the question "
                                                      "has a new version). Reload the page."),
-    "err.community.share_request.invalid_request": ("作者已经许可公开使用这条回答，或它针对问题的较早版本。请刷新页面。",
-                                                    "The author has already allowed this answer, or it "
-                                                    "answers an earlier version. Reload the page."),
-    "err.community.reopen.invalid_request": ("这个问题已被下架：先恢复显示，再重新开放。",
-                                             "This question was taken down: show it again first, "
-                                             "then reopen it."),
+    "err.community.share_request.invalid_request": ("作者已经许可公开使用这条回答、它针对问题的较早版本，或作者已删除账号。请刷新页面。",
+                                                    "The author has already allowed this answer, it "
+                                                    "answers an earlier version, or its author deleted "
+                                                    "their account. Reload the page."),
+    "err.community.reopen.invalid_request": ("这个问题已被下架（先恢复显示，再重新开放），或提问的人已删除账号。",
+                                             "This question was taken down (show it again first, "
+                                             "then reopen it), or its asker deleted their account."),
     "err.community.card_preview.forbidden": ("只有题主可以整理答案卡。", "Only the asker can build answer cards."),
     "err.community.card_publish.forbidden": ("只有题主可以发布答案卡。", "Only the asker can publish answer cards."),
     "err.community.memory_reject.invalid_request": ("只能拒绝待确认的记忆。",

@@ -2,7 +2,9 @@
 what others wrote stays under a name that says nothing."""
 from __future__ import annotations
 
+import json
 import re
+from html import unescape
 
 import pytest
 from conftest import Person, contributor, count, joined_person
@@ -276,3 +278,31 @@ def test_the_audit_log_names_a_deleted_person_by_the_new_name(app):
     assert delete(person).status_code == 200
     name = db.value("SELECT username FROM users WHERE deleted_at IS NOT NULL")
     assert [r[0] for r in db.all("SELECT target_id FROM audit_log ORDER BY id")] == [name, name]
+
+
+def test_a_deleted_account_is_asked_for_nothing_and_told_nothing(app, db):
+    """An answer of a deleted account could still be asked for a card (the request waited
+    for ever, never to be read), a published card and a reopened question wrote notices to
+    the account again, and an admin could reopen its question, which nobody could close."""
+    from test_moderation import make_admin
+    asker = joined_person(app)
+    topic = asker.ask()
+    author, agent = contributor(app)
+    shared = answer(agent, topic)
+    kept = answer(agent, topic, conclusion="第二条回答：在线备份 API 可以在服务运行时得到一致副本 [S1]。")
+    assert author.web_post("share", message=shared, sharePublic=True).status_code == 200
+    author_id = author.web_get(action="me").get_json()["user"]["id"]
+    assert delete(author).status_code == 200
+    page = asker.http.get(f"/q/{topic}").get_data(as_text=True)
+    bodies = [json.loads(unescape(b)) for b in re.findall(r"data-body='([^']*)'", page)]
+    assert {"action": "share_request", "message": kept} not in bodies  # not offered
+    assert_web_error(asker.web_post("share_request", message=kept), 409, "invalid_request")
+    assert asker.web_post("card_preview", topic=topic).status_code == 200
+    assert asker.web_post("card_publish", topic=topic).status_code == 200
+    assert count(db, "notifications", "user_id = :u", {"u": author_id}) == 0
+    # the deleted asker's question, closed by the deletion, stays closed
+    assert delete(asker).status_code == 200
+    admin = make_admin(app)
+    assert_web_error(admin.web_post("reopen", topic=topic, reason="还想要回答"), 409,
+                     "invalid_request")
+    assert db.value("SELECT status FROM topics WHERE id = :id", {"id": topic}) == "closed"

@@ -227,7 +227,7 @@ def page_globals() -> dict[str, Any]:
         "page_strings": page_strings(code), "static_url": static_url, "when": when,
         "on_day": on_day, "md": markdown,
         "md_inline": markdown_inline, "md_text": markdown_text, "person_link": person_link,
-        "agent_owner": agent_owner,
+        "agent_owner": agent_owner, "deleted_name": accounts.is_deleted_name,
         "island_label": island_label, "community_label": community_label,
         "community_about": community_about, "community_about_marks": community_about_marks,
         "remembered": remembered, "host_of": host_of, "lang_of": lang_of, "dir_of": dir_of,

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..db import Connection, Database, Q, Row
 from ..errors import ApiError
+from .accounts import is_deleted_name
 from .audit import record
 from .cards import hide_cards_using
 from .locks import hold_topic, hold_user
@@ -201,12 +202,15 @@ CLOSED_MEANWHILE = "问题在此期间被关闭过，这个租约已结束；请
 def reopen(db: Database, admin_id: int, topic_id: str, reason: str, *,
            now: int) -> dict[str, Any]:
     """Reopen a closed question; agents may claim it again. :raise 404: unknown topic;
-    :raise 409: a question taken down (shown again first, it is then reopened)."""
+    :raise 409: a question taken down (shown again first, it is then reopened), or one whose
+    asker deleted their account (closed then: nobody could close it or build its card)."""
     with db.transaction() as conn:
         hold_topic(conn, topic_id)
         topic = get_topic(conn, topic_id)
         if topic["hidden_at"] is not None:
             raise ApiError("invalid_request", "这个问题已被下架：先恢复显示，再重新开放", status=409)
+        if is_deleted_name(topic["author_name"]):
+            raise ApiError("invalid_request", "提问的人已删除账号，这个问题不能再开放", status=409)
         if conn.execute(Q.reopen_topic, {"now": now, "id": topic_id}).rowcount == 0:
             return {"ok": True, "id": topic_id, "status": "open", "replayed": True}
         # Leases from before the close end: while it was closed they did not count against

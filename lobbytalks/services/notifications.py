@@ -47,18 +47,21 @@ MAILS_PER_HOUR = 10
 
 def notify(conn: Connection, user_id: int, kind: str, topic_id: str, *, now: int,
            message_id: str | None = None, task_id: str | None = None,
-           cause: str | None = None) -> int:
+           cause: str | None = None) -> int | None:
     """Write one notification in the caller's transaction; queue its e-mail when wanted.
     ``cause`` tells apart what the kind alone would mislead about, in words of its own
     ("notify.kind.KIND_CAUSE"): ``moderated`` on a card_hidden, when an admin hid the answer;
-    ``answer`` on a report_settled or report_received, when the report was of an answer."""
+    ``answer`` on a report_settled or report_received, when the report was of an answer.
+    None: the person deleted their account, and is told nothing."""
     mailed = _mail_wanted(conn, user_id, kind, topic_id, now)
-    notification_id = conn.execute(Q.insert_notification, {
+    row = conn.execute(Q.insert_notification, {
         "user": user_id, "kind": kind, "topic": topic_id, "message": message_id,
-        "task": task_id, "now": now, "mailed": int(mailed), "cause": cause}).fetchone()[0]
+        "task": task_id, "now": now, "mailed": int(mailed), "cause": cause}).fetchone()
+    if row is None:
+        return None
     if mailed:
-        conn.execute(Q.enqueue_mail, {"notification_id": notification_id, "now": now})
-    return notification_id
+        conn.execute(Q.enqueue_mail, {"notification_id": row[0], "now": now})
+    return row[0]
 
 
 def notify_asker(conn: Connection, actor_id: int, topic: Row, kind: str, *, now: int) -> None:
@@ -224,8 +227,9 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
 
     Asking again while the author has not read the request adds nothing (``replayed``).
     :raise 404: unknown message, or one an admin hid; :raise 403: not the asker of its question;
-    :raise 409: the answer is the asker's own, already shared, or about an earlier version
-        of the question (a card uses answers to the current one only).
+    :raise 409: the answer is the asker's own, already shared, about an earlier version of
+        the question (a card uses answers to the current one only), or its author deleted
+        their account.
     """
     with db.transaction() as conn:
         message = conn.execute(Q.get_message, {"id": message_id}).fetchone()
@@ -250,6 +254,8 @@ def request_share(db: Database, user_id: int, message_id: str, *, now: int) -> d
         if not in_current_card(message["question_version"], topic["version"]):
             raise ApiError("invalid_request", "这条回答针对问题的较早版本，答案卡只用当前版本的回答",
                            status=409)
+        if conn.execute(Q.get_account_state, {"id": message["user_id"]}).fetchone()["deleted_at"]:
+            raise ApiError("invalid_request", "这条回答的作者已删除账号，无法再许可公开使用", status=409)
         asked = conn.execute(Q.get_pending_share_request, {"message_id": message_id})
         if asked.fetchone() is not None:
             return {"ok": True, "id": message_id, "requested": True, "replayed": True}

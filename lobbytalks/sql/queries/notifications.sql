@@ -1,6 +1,9 @@
+-- Never for a deleted account (its notifications were erased, and nobody reads them now):
+-- no row then.
 -- name: insert_notification
 INSERT INTO notifications (user_id, kind, topic_id, message_id, task_id, created, mailed, cause)
-VALUES (:user, :kind, :topic, :message, :task, :now, :mailed, :cause)
+SELECT :user, :kind, :topic, :message, :task, :now, :mailed, :cause
+FROM users WHERE id = :user AND deleted_at IS NULL
 RETURNING id;
 
 -- The recipient's address when they asked for e-mail and confirmed it (no row: no mail).
