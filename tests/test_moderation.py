@@ -229,16 +229,23 @@ def test_hiding_a_flood_gives_the_question_its_room_back(app, admin, asker, memb
     assert db.value("SELECT message_count FROM topics WHERE id = :id", {"id": topic}) == 2
 
 
-@pytest.mark.sqlite_only
-def test_the_migration_counts_hidden_answers_out(settings, admin, discussion, db):
-    """Migration 0013: a database whose hidden answers were still counted counts them out."""
+def hidden_then_migrated_from(settings, admin, discussion, db, older: str):
+    """The discussion's answer hidden, the database set back by ``older`` (SQL), then
+    opened by a new app, which migrates it: that app's database."""
     admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
     db.close_thread_connection()
     old = sqlite3.connect(settings.db_path)
-    old.executescript("UPDATE topics SET message_count = message_count + 1;"
-                      "DELETE FROM schema_migrations WHERE version >= 13;" + UNDO_0014)
+    old.executescript(older)
     old.close()
-    again = create_app(settings).config["LOBBYTALKS"].db
+    return create_app(settings).config["LOBBYTALKS"].db
+
+
+@pytest.mark.sqlite_only
+def test_the_migration_counts_hidden_answers_out(settings, admin, discussion, db):
+    """Migration 0013: a database whose hidden answers were still counted counts them out."""
+    again = hidden_then_migrated_from(settings, admin, discussion, db, (
+        "UPDATE topics SET message_count = message_count + 1;"
+        "DELETE FROM schema_migrations WHERE version >= 13;" + UNDO_0014))
     assert again.value("SELECT message_count FROM topics WHERE id = :id",
                        {"id": discussion["topic"]}) == 0
 
@@ -280,13 +287,9 @@ def test_a_question_whose_only_answer_is_hidden_is_answered_no_more(app, admin, 
 @pytest.mark.sqlite_only
 def test_the_migration_dates_questions_by_their_shown_answers(settings, admin, discussion, db):
     """Migration 0029: a question whose answer was hidden before it kept the answer's time."""
-    admin.web_post("hide_answer", message=discussion["message"], reason="灌水")
-    db.close_thread_connection()
-    old = sqlite3.connect(settings.db_path)
-    old.executescript("UPDATE topics SET last_answer_at = 1700000000;"
-                      "DELETE FROM schema_migrations WHERE version >= 29;")
-    old.close()
-    again = create_app(settings).config["LOBBYTALKS"].db
+    again = hidden_then_migrated_from(settings, admin, discussion, db, (
+        "UPDATE topics SET last_answer_at = 1700000000;"
+        "DELETE FROM schema_migrations WHERE version >= 29;"))
     assert again.value("SELECT last_answer_at FROM topics WHERE id = :id",
                        {"id": discussion["topic"]}) == 0
 
