@@ -3,6 +3,7 @@ answer too large, one that is no JSON, one that trickles, words with terminal co
 Each is a small real HTTP server of its own (the connector's own tests use the real one)."""
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -189,6 +190,9 @@ def test_an_answer_that_is_no_json_object_is_a_refusal_not_a_crash(fakes, body):
     (lambda c: c.list_communities(), {"communities": [{"name": "no id"}]}),
     (lambda c: c.list_topics(), {}),
     (lambda c: c.list_topics(), {"topics": [], "requested": "x"}),
+    (lambda c: c.list_topics(), {"topics": [{"id": "t_1", "title": 5}]}),
+    (lambda c: c.list_topics(), {"topics": [{"id": "t_1", "title": "t", "created": "x"}]}),
+    (lambda c: c.list_topics(), {"topics": [], "requested": [{"id": "t_1", "requestedAt": "x"}]}),
     (lambda c: c.claim("t_1", "r", None), {"task": {"id": "task_1"}}),
     (lambda c: c.claim("t_1", "r", None), {"task": TASK, "context": []}),
     (lambda c: c.status("task_1"), {"task": {**TASK, "state": "done", "messageId": None}}),
@@ -277,6 +281,56 @@ def test_headers_trickling_in_are_given_up_on_with_the_answer_s_deadline(fakes):
         stop.set()
     assert time.monotonic() - started < 10
     assert said == ["the answer took more than 1 s"]
+
+
+def test_an_error_page_trickling_in_is_given_up_on_with_the_answer_s_deadline(fakes):
+    """A refusal's page was read after the deadline had ended: a server or proxy sending
+    503 and then a byte every few seconds held the request, and a stop, for ever."""
+    stop = threading.Event()
+
+    def trickle(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(503)
+        handler.send_header("Content-Length", "600")
+        handler.end_headers()
+        try:
+            for _ in range(600):
+                if stop.wait(0.2):
+                    return
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+        except OSError:
+            pass
+    started = time.monotonic()
+    try:
+        with pytest.raises(Unreachable, match="HTTP 503 after 1 tries"):
+            client(fakes(trickle).url, timeout=0.5).list_topics()
+    finally:
+        stop.set()
+    assert time.monotonic() - started < 30
+
+
+def test_an_answer_cut_short_is_tried_again_not_refused(fakes):
+    """The connection closing before Content-Length's bytes came gave half an answer, read
+    as no JSON: a refusal, final (a claim left its lease held, a heartbeat failed its task)."""
+    whole = json.dumps({"topics": [{"id": "t_1", "title": "备份"}]}).encode()
+    sent: list[int] = []
+
+    def cut(times: int) -> Callable[[BaseHTTPRequestHandler], None]:
+        def answer(handler: BaseHTTPRequestHandler) -> None:
+            sent.append(1)
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(len(whole)))
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(whole if len(sent) > times else whole[:len(whole) // 2])
+            handler.close_connection = True
+        return answer
+    c = Client(fakes(cut(1)).url, TOKEN, retries=1, backoff=0.01, sleep=lambda s: None)
+    assert c.list_topics()["topics"] == [{"id": "t_1", "title": "备份"}]
+    assert len(sent) == 2
+    sent.clear()
+    with pytest.raises(Unreachable):  # cut every time: the server is not answering, no refusal
+        client(fakes(cut(99)).url).list_topics()
 
 
 def test_terminal_controls_in_a_servers_words_never_reach_the_terminal():
@@ -380,3 +434,4 @@ def test_a_state_folder_too_full_to_keep_the_output_is_the_reason_given(tmp_path
     assert str(failed.value).startswith("the state folder could not keep what the harness "
                                         "printed: No space left on device (writing stderr-1")
     harness.stop()
+

@@ -35,6 +35,20 @@ def _objects_with_ids(value: Any, name: str, *, optional: bool = False) -> str |
     return None
 
 
+def _topics(value: Any, name: str, *, optional: bool = False) -> str | None:
+    """A listing's questions, with what choosing one reads of them where present: its
+    title (said when chosen) and its numbers (sorted and compared: a string among them, or
+    a question without a title, stopped every poll)."""
+    wrong = _objects_with_ids(value, name, optional=optional)
+    for topic in [] if wrong else value or []:
+        for field, kind in (("title", str), ("created", NUMBER), ("messageCount", NUMBER),
+                            ("requestedAt", NUMBER), ("questionVersion", int)):
+            found = topic.get(field)
+            if found is not None and (not isinstance(found, kind) or isinstance(found, bool)):
+                return f"{name}[].{field} is of another type"
+    return wrong
+
+
 def _object_or_absent(value: Any, name: str) -> str | None:
     return None if value is None or isinstance(value, dict) else f"{name} is not an object"
 
@@ -47,9 +61,8 @@ def _claim(data: dict[str, Any]) -> str | None:
 
 _CHECKS = {
     "list_communities": lambda data: _objects_with_ids(data.get("communities"), "communities"),
-    "list_topics": lambda data: (_objects_with_ids(data.get("topics"), "topics") or
-                                 _objects_with_ids(data.get("requested"), "requested",
-                                                   optional=True)),
+    "list_topics": lambda data: (_topics(data.get("topics"), "topics") or
+                                 _topics(data.get("requested"), "requested", optional=True)),
     "claim_task": _claim,
     "get_task_status": lambda data: _task(data.get("task")),
     "heartbeat": lambda data: _task(data.get("task")),

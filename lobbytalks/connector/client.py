@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from http.client import HTTPException
+from http.client import HTTPException, IncompleteRead
 from typing import Any, Callable
 
 from .. import __version__
@@ -135,13 +135,11 @@ class Client:
             last = attempt == self.retries
             deadline = AnswerDeadline(ANSWER_TIMEOUTS * self.timeout)
             try:
-                with deadline, OPENER.open(self._request(method, path, body),
-                                            timeout=self.timeout) as response:
-                    return _answer(response.status, self._read(response, deadline))
-            except urllib.error.HTTPError as exc:
-                status, payload = exc.code, _json_or_empty(exc)
-                retry_after, location = exc.headers.get("Retry-After"), exc.headers.get("Location")
-                exc.close()
+                answered = self._exchange(method, path, body, deadline)
+                if isinstance(answered, dict):
+                    return answered
+                status, payload, headers = answered
+                retry_after, location = headers.get("Retry-After"), headers.get("Location")
                 if 300 <= status < 400:
                     raise ProtocolError(status, "redirected", (
                         f"the server redirects to {_settles_on(location, self.base, path)}: "
@@ -169,6 +167,22 @@ class Client:
                 raise Unreachable("stopped while waiting to try again") from None
         raise AssertionError("unreachable")
 
+    def _exchange(self, method: str, path: str, body: bytes | None, deadline: AnswerDeadline
+                  ) -> dict[str, Any] | tuple[int, dict[str, Any], Any]:
+        """One request and its whole answer within ``deadline``: a success's JSON object,
+        or a refusal's status, JSON and headers, its page read within the deadline too (a
+        trickled error page held the request, and a stop waiting for it, for ever)."""
+        with deadline:
+            try:
+                with OPENER.open(self._request(method, path, body),
+                                 timeout=self.timeout) as response:
+                    return _answer(response.status, self._read(response, deadline))
+            except urllib.error.HTTPError as exc:
+                try:
+                    return exc.code, _json_or_empty(exc), exc.headers
+                finally:
+                    exc.close()
+
     def _unless_stopping(self) -> None:
         """No retry is announced, nor made, once the connector is stopping (``sleep`` is
         its stop event's wait, which answers at once whether it is set)."""
@@ -188,6 +202,8 @@ class Client:
             chunks.append(chunk)
         if deadline.passed:
             raise TimeoutError(f"the answer took more than {deadline.seconds:g} s")
+        if getattr(response, "length", None):  # the connection closed before it all came
+            raise IncompleteRead(b"".join(chunks), response.length)
         return b"".join(chunks)
 
     def _refuse_unless_transient(self, status: int, payload: dict[str, Any]) -> None:

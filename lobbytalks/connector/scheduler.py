@@ -176,7 +176,7 @@ class Scheduler:
         if not chosen and not self._threads:
             self.say("idle", "nothing to answer right now")
         for topic in chosen:
-            self.say("chosen", topic["title"], topic=topic["id"],
+            self.say("chosen", topic.get("title") or topic["id"], topic=topic["id"],
                      requestedByMe=topic.get("requestedByMe"), askedByMe=topic.get("askedByMe"))
             attempt = self.store.new_attempt(topic["id"], version=topic.get("questionVersion"))
             self.store.count_run(today, attempt)
