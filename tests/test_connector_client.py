@@ -435,3 +435,25 @@ def test_a_state_folder_too_full_to_keep_the_output_is_the_reason_given(tmp_path
                                         "printed: No space left on device (writing stderr-1")
     harness.stop()
 
+
+def test_a_write_the_disk_takes_in_parts_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """os.write's count went unread: a nearly full disk took part of a kept result, and the
+    part replaced the whole (every retry then sent its broken bytes)."""
+    from lobbytalks.connector import state
+    path = tmp_path / "kept.json"
+    path.write_bytes(b"old")
+    real, calls = os.write, []
+
+    def in_parts(fd, data):
+        calls.append(len(data))
+        if len(calls) > 3 and path.read_bytes() == b"x" * 100:  # the second file: full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, bytes(data[:30]))
+    with monkeypatch.context() as patched:
+        patched.setattr(state.os, "write", in_parts)
+        state.write_atomic(path, b"x" * 100)
+        assert path.read_bytes() == b"x" * 100 and calls == [100, 70, 40, 10]
+        with pytest.raises(OSError):
+            state.write_atomic(path, b"y" * 100)
+    assert path.read_bytes() == b"x" * 100  # the old file, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.json"]  # no part left beside it

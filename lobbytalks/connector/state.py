@@ -68,10 +68,15 @@ def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, data)
+        left = memoryview(data)  # a nearly full disk takes a part, said only by the count:
+        while left:
+            left = left[os.write(fd, left):]
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        tmp.unlink(missing_ok=True)  # the old file stays as it was, whole
+        raise
+    os.close(fd)
     os.replace(tmp, path)
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
@@ -264,8 +269,7 @@ class StateStore:
     # --- the daily budget ------------------------------------------------------------------
 
     def runs_today(self, today: str) -> int:
-        """Runs counted for ``today``; a budget file that is unreadable or of another shape
-        (edited by hand, a damaged disk) counts none, as a missing one does."""
+        """Runs counted for ``today``: none from a file unreadable or of another shape."""
         try:
             data = json.loads((self.root / "budget.json").read_text("utf-8"))
         except (OSError, ValueError):
