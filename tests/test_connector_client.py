@@ -229,13 +229,10 @@ def test_answers_of_the_protocol_s_shape_pass_with_fields_it_may_add(fakes):
     assert c.submit(b'{"action": "submit_result"}') == {"messageId": "m_1"}
 
 
-def test_an_answer_trickling_in_is_given_up_on_as_a_whole(fakes):
-    """A byte every 0.2 s never trips the socket's timeout; the answer's deadline (two
-    timeouts) ends it. Without one this call would take the whole 120 s the server trickles."""
-    stop = threading.Event()
-
+def trickling(status: int, stop: threading.Event) -> Callable[[BaseHTTPRequestHandler], None]:
+    """An answer of ``status`` whose 600 bytes come one every 0.2 s (until ``stop``)."""
     def trickle(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(200)
+        handler.send_response(status)
         handler.send_header("Content-Length", "600")
         handler.end_headers()
         try:
@@ -246,10 +243,17 @@ def test_an_answer_trickling_in_is_given_up_on_as_a_whole(fakes):
                 handler.wfile.flush()
         except OSError:
             pass
+    return trickle
+
+
+def test_an_answer_trickling_in_is_given_up_on_as_a_whole(fakes):
+    """A byte every 0.2 s never trips the socket's timeout; the answer's deadline (two
+    timeouts) ends it. Without one this call would take the whole 120 s the server trickles."""
+    stop = threading.Event()
     started = time.monotonic()
     try:
         with pytest.raises(Unreachable):
-            client(fakes(trickle).url, timeout=0.5).list_topics()
+            client(fakes(trickling(200, stop)).url, timeout=0.5).list_topics()
     finally:
         stop.set()
     assert time.monotonic() - started < 60
@@ -287,23 +291,10 @@ def test_an_error_page_trickling_in_is_given_up_on_with_the_answer_s_deadline(fa
     """A refusal's page was read after the deadline had ended: a server or proxy sending
     503 and then a byte every few seconds held the request, and a stop, for ever."""
     stop = threading.Event()
-
-    def trickle(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(503)
-        handler.send_header("Content-Length", "600")
-        handler.end_headers()
-        try:
-            for _ in range(600):
-                if stop.wait(0.2):
-                    return
-                handler.wfile.write(b" ")
-                handler.wfile.flush()
-        except OSError:
-            pass
     started = time.monotonic()
     try:
         with pytest.raises(Unreachable, match="HTTP 503 after 1 tries"):
-            client(fakes(trickle).url, timeout=0.5).list_topics()
+            client(fakes(trickling(503, stop)).url, timeout=0.5).list_topics()
     finally:
         stop.set()
     assert time.monotonic() - started < 30
