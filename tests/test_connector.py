@@ -568,6 +568,33 @@ def proxy(world):
         p.close()
 
 
+def test_a_claim_the_server_stays_away_from_is_tried_again_at_a_later_poll(scene, proxy):
+    """`run` ended (exit 4) when one claim went unanswered through its retries, and stopped
+    and failed the other question's running research with it; the README says `run` polls
+    again later."""
+    other = scene.world.ask(scene.asker, "第二个问题：WAL 模式下怎么备份？", community=scene.community)
+    away = threading.Event()
+    away.set()
+    p = proxy(lambda path, body: (503, {}, {"error": "busy", "code": "service_unavailable"})
+              if away.is_set() and b'"claim_task"' in body and other.encode() in body else None)
+    proc = scene.connector("run", "--max-tasks", "2", "--poll-interval", "0.5",
+                           "--community", scene.community, server=p.url, retry_backoff="0.01")
+    claims = lambda: sum(1 for _, body in p.seen if b'"claim_task"' in body and other.encode() in body)
+    try:
+        wait_for(lambda: claims() >= 8, timeout=60, what="the other claim's tries to run out")
+        wait_for(lambda: len(scene.messages()) == 1, timeout=60, what="the first answer")
+        away.clear()
+        wait_for(lambda: scene.world.query("SELECT id FROM messages WHERE topic_id = :t",
+                                           {"t": other}), timeout=60, what="the other answer")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    code, events = scene.finish(proc)
+    assert code == EXIT_OK and "unreachable" in names(events), events
+    assert [t["state"] for t in scene.world.query(
+        "SELECT state FROM tasks WHERE topic_id IN (:a, :b)", {"a": scene.topic, "b": other}
+    )] == ["done", "done"]  # the first one's research went on meanwhile
+
+
 def test_kill_during_submit_then_restart_sends_the_same_bytes_once(scene, proxy):
     swallowing = proxy(lambda path, body: "swallow" if b'"submit_result"' in body else None)
     proc = scene.run_once(server=swallowing.url)

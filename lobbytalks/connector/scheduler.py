@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..quotas import MAX_LIVE_LEASES
 from .attempt import AttemptRunner
+from .choosing import priority, tried_since_asked
 from .client import Client, ProtocolError, TokenRejected, Unreachable
 from .commands import LocalFault
 from .events import Reporter, describe
@@ -30,27 +31,12 @@ PRUNE_EVERY_SECONDS = 3600
 TOKEN_CHECK_SECONDS = 300
 
 
-def priority(topic: dict[str, Any]) -> tuple[Any, ...]:
-    """Asked-for-by-the-user first, then the user's own, then unanswered, then oldest."""
-    return (not topic.get("requestedByMe"), not topic.get("askedByMe"),
-            topic.get("messageCount", 0) > 0, topic.get("created", 0), topic["id"])
-
-
 def _account_refused(exc: ProtocolError) -> TokenRejected | None:
     """A 403 to a listing, which refuses only an account (a server before 2026-12-06 said
     so to a suspended owner's agent; now its 401 does): as final as a rejected token."""
     if exc.status != 403:
         return None
     return TokenRejected(exc.status, exc.code, exc.message)
-
-
-def _tried_since_asked(topic: dict[str, Any], tried: dict[tuple[str, int | None], int]) -> bool:
-    """Tried in this version already, and not asked for since (pressing "Ask my agents"
-    after a failed try buys one more; asked in the second the try began is not since)."""
-    keys = ((topic["id"], None), (topic["id"], topic.get("questionVersion")))
-    began = [tried[key] for key in keys if key in tried]
-    asked = topic.get("requestedAt")
-    return bool(began) and (asked is None or asked <= max(began))
 
 
 class Scheduler:
@@ -60,6 +46,7 @@ class Scheduler:
         self.client, self.store, self.runner, self.say = client, store, runner, reporter.emit
         self.plan, self.now, self.stop = plan, now, stop
         self._threads: list[threading.Thread] = []
+        self._away: set[str] = set()  # attempts the server stayed away from: the next poll's
         self._fatal: BaseException | None = None
         self._lock = threading.Lock()
         self.errors = 0  # attempts an unexpected error stopped (--once exits 1 for them)
@@ -216,11 +203,16 @@ class Scheduler:
 
     def _resume_failing(self) -> None:
         """Failures the server could not be told of: told again at every pass (not this
-        run's outcomes: --once exits by the question it took)."""
+        run's outcomes: --once exits by the question it took), and the attempts it stayed
+        away from (their claim, heartbeat or submission tried again)."""
         running = {thread.name for thread in self._threads}
+        with self._lock:
+            away, self._away = self._away, set()
         for attempt in self.store.open_attempts():
-            if attempt["state"] == "failing" and attempt["requestId"] not in running:
-                self._start(attempt, counted=False)
+            if attempt["requestId"] in running:
+                continue
+            if attempt["state"] == "failing" or attempt["requestId"] in away:
+                self._start(attempt, counted=attempt["requestId"] in away)
 
     def _start(self, attempt: dict[str, Any], counted: bool = True) -> None:
         thread = threading.Thread(target=self._drive, args=(attempt, counted), daemon=True,
@@ -235,9 +227,18 @@ class Scheduler:
                 self.outcomes += [outcome] if counted else []
         except Stopped:
             pass
-        except (TokenRejected, Unreachable) as exc:
-            if isinstance(exc, TokenRejected):  # `agent status` says why it stopped here
-                self.store.note_token_rejected(attempt, exc.code)
+        except Unreachable as exc:
+            if not self.plan.once:  # run polls again later, the other attempts going on
+                self.say("unreachable", f"the server stayed away: {exc}; tried again at the "
+                         "next poll", taskId=(attempt.get("task") or {}).get("id"))
+                with self._lock:
+                    self._away.add(attempt["requestId"])
+                return
+            with self._lock:
+                self._fatal = self._fatal or exc
+            self.stop.set()
+        except TokenRejected as exc:  # `agent status` says why it stopped here
+            self.store.note_token_rejected(attempt, exc.code)
             with self._lock:
                 self._fatal = self._fatal or exc
             self.stop.set()  # nothing else can work either: stop the loop, keep the state
@@ -292,5 +293,5 @@ class Scheduler:
                      "not joined are skipped: join them on the site to answer there",
                      topics=unjoined)
         fresh = [t for t in found.values() if t.get("joined") is not False
-                 and not t.get("answeredByMyAgents") and not _tried_since_asked(t, tried)]
+                 and not t.get("answeredByMyAgents") and not tried_since_asked(t, tried)]
         return sorted(fresh, key=priority)
