@@ -99,6 +99,15 @@ def test_create_validation(person, db, fields):
     assert count(db, "communities") == 1
 
 
+def test_the_create_form_says_a_description_shows_as_written(person):
+    """Only the edit form said so: Markdown typed into a new community's description
+    showed as typed, and its creator learnt it only after."""
+    page = person.http.get("/communities?lang=en").get_data(as_text=True)
+    form = page[page.index('data-action="create"'):]
+    form = form[:form.index("</form>")]
+    assert "The description shows as written (no Markdown); line breaks are kept." in form
+
+
 def test_a_description_refuses_nul_only_as_the_protocol_says(app, person, client):
     """§10: control characters are refused in a community's name, only NUL in its
     description; what else it holds is kept as written and shown escaped."""
