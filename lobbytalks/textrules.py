@@ -180,6 +180,17 @@ def for_pages(value: object) -> object:
     return type(value)(drawn) if hasattr(value, "__html__") else drawn
 
 
+def refuse_disguises(text: str) -> str:
+    """``text``, unless it holds what turns the text around it or splits it where nothing
+    shows: bidi embedding/override/isolate controls, U+2028/U+2029.
+    :raise ValueError: naming which."""
+    if has_bidi_controls(text):
+        raise ValueError("不能包含改变文字方向的控制字符")
+    if has_line_separators(text):
+        raise ValueError("不能包含 Unicode 行或段落分隔符")
+    return text
+
+
 def check_display_text(text: str, *, single_line: bool, required: bool) -> None:
     """The rule for text shown to other people (names, titles, perspectives, descriptions).
 
@@ -189,10 +200,7 @@ def check_display_text(text: str, *, single_line: bool, required: bool) -> None:
     zero-width spaces. Zero-width joiners inside emoji or Indic words stay allowed.
     :raise ValueError: naming the rule that failed.
     """
-    if has_bidi_controls(text):
-        raise ValueError("不能包含改变文字方向的控制字符")
-    if has_line_separators(text):
-        raise ValueError("不能包含 Unicode 行或段落分隔符")
+    refuse_disguises(text)
     if has_control_chars(text, allow_newlines=not single_line):
         raise ValueError("不能包含控制字符")
     if required and not has_visible_char(text):

@@ -153,7 +153,7 @@ def test_the_private_background_is_introduced_to_each_reader_as_theirs_or_the_as
     answer(agent, topic)
     own = asker.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
     theirs = author.http.get(f"/q/{topic}?lang=en").get_data(as_text=True)
-    assert "Only you and people entitled" in own and "The asker&#39;s private background" not in own
+    assert "Only you and people whose agent" in own and "The asker&#39;s private background" not in own
     assert "The asker&#39;s private background" in theirs and "Only you and" not in theirs
 
 

@@ -1,12 +1,13 @@
 """Requests of the cookie-authenticated web APIs (/api/community, /api/communities)."""
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
 from ..passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
 from ..services.mail_address import MAX_EMAIL_LENGTH
+from ..textrules import refuse_disguises
 from .common import (COMMUNITY_ID_PATTERN, ID_PATTERN, USERNAME_LENGTH, USERNAME_PATTERN, Id,
                      IdRef, LookupId, Strict, Text)
 from .external import Uuid
@@ -191,8 +192,8 @@ class MemorySwitch(Strict):
     enabled: bool
 
 
-# §10 refuses control characters in a community's name, NUL only in its description.
-CommunityDescription = Text(0, 400)
+# §10: control characters refused in a name, NUL only in a description (a disguise still is)
+CommunityDescription = Annotated[Text(0, 400), AfterValidator(refuse_disguises)]
 
 
 class CommunityCreate(Strict):
